@@ -1,0 +1,33 @@
+// Bootstrap: how the ranks of a new communicator find each other.
+//
+// A Bootstrap answers "who am I, how many are we" and performs the small
+// out-of-band exchanges a communicator needs while it is created (agreeing
+// on a tag, exchanging transport addresses). It is not used on the data
+// path. Implementations: in-process (mccl/inprocess.h); the TCP store, PMIx
+// and MPI come with the real transports.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace mccl {
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Blocking and collective: every rank calls it the same number of times
+  // with a contribution of the same length. Returns size() * mine.size()
+  // bytes, rank r's contribution at offset r * mine.size().
+  // Throws mccl::Error(kTimeout) naming the ranks that never arrived, and
+  // kMismatch when contributions differ in length.
+  virtual std::vector<std::byte> allgather(std::span<const std::byte> mine,
+                                           std::chrono::milliseconds timeout) = 0;
+};
+
+}  // namespace mccl

@@ -1,0 +1,113 @@
+// The communicator and its requests: MPI-style broadcast, allgather(v) and
+// barrier over network multicast.
+//
+// Threading: a Communicator and its Requests are used from one thread at a
+// time (like MPI_THREAD_SERIALIZED). Collectives must be called in the same
+// order on every rank, as in MPI.
+//
+// Buffers: the caller owns every buffer. A buffer handed to a nonblocking
+// call must stay valid and untouched until its Request completes.
+//
+// Errors: every call throws mccl::Error; nothing fails silently. A bad
+// argument throws kInvalidArgument before anything is started. A collective
+// that ranks called with disagreeing arguments fails with kMismatch on the
+// ranks still inside it, and the communicator is then broken: every later
+// call on it, on every rank, throws the same error.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "mccl/bootstrap.h"
+#include "mccl/error.h"
+#include "mccl/options.h"
+#include "mccl/stats.h"
+
+namespace mccl {
+
+namespace detail {
+class CommState;
+class Operation;
+}  // namespace detail
+
+// Pass as the send buffer of allgather/allgatherv to mean "my contribution is
+// already in place in the receive buffer" (MPI_IN_PLACE).
+inline const void* const kInPlace = reinterpret_cast<const void*>(std::uintptr_t{1});
+
+// A nonblocking collective in flight. Move-only.
+class Request {
+ public:
+  Request() = default;
+  Request(Request&&) noexcept;
+  Request& operator=(Request&&) noexcept;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  // Destroying a request that has not completed waits for it (with the
+  // communicator's timeout) so that its buffers are never written after the
+  // caller thinks they are free; an error there is logged, not thrown.
+  ~Request();
+
+  // Never blocks: advances progress once (inline engine) and reports whether
+  // the collective finished. Throws the collective's error if it failed.
+  bool test();
+  // Blocks until done. Throws kTimeout when `timeout` passes first; the
+  // collective itself is then still in flight (call wait again or destroy).
+  void wait();  // with the communicator's timeout
+  void wait(std::chrono::milliseconds timeout);
+  bool valid() const noexcept { return op_ != nullptr; }
+
+ private:
+  friend class Communicator;
+  Request(std::shared_ptr<detail::CommState> comm, std::shared_ptr<detail::Operation> op);
+  std::shared_ptr<detail::CommState> comm_;
+  std::shared_ptr<detail::Operation> op_;
+};
+
+class Communicator {
+ public:
+  // Collective and blocking over the bootstrap's ranks: agrees on a tag and
+  // sets up the transports. Throws kTimeout when a rank does not arrive,
+  // kUnavailable when the chosen transport is absent.
+  explicit Communicator(Bootstrap& bootstrap, const CommOptions& options = {});
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+  // Not collective. Pending requests must be completed or destroyed first.
+  ~Communicator();
+
+  int rank() const;
+  int size() const;
+
+  // Broadcast `bytes` bytes of `buffer` from `root` to every rank.
+  void broadcast(void* buffer, std::size_t bytes, int root);
+  Request ibroadcast(void* buffer, std::size_t bytes, int root);
+
+  // Every rank contributes `bytes_per_rank` bytes; rank r's block lands at
+  // recv + r * bytes_per_rank on every rank. `send` may be kInPlace.
+  void allgather(const void* send, void* recv, std::size_t bytes_per_rank);
+  Request iallgather(const void* send, void* recv, std::size_t bytes_per_rank);
+
+  // counts[r] bytes from rank r land at recv + displacements[r]. Every rank
+  // passes the same counts and displacements (checked). `send` may be
+  // kInPlace (rank r's block already at recv + displacements[r]).
+  void allgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
+                  std::span<const std::size_t> displacements);
+  Request iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
+                      std::span<const std::size_t> displacements);
+
+  void barrier();
+  Request ibarrier();
+
+  // Advances the protocol without blocking (inline engine); harmless with
+  // the others. Useful to overlap computation with a request in flight.
+  void progress();
+
+  Stats stats() const;
+
+ private:
+  std::shared_ptr<detail::CommState> state_;
+};
+
+}  // namespace mccl

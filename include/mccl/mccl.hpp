@@ -1,0 +1,10 @@
+// Everything of MCCL's C++ API.
+#pragma once
+
+#include "mccl/bootstrap.h"
+#include "mccl/communicator.h"
+#include "mccl/error.h"
+#include "mccl/inprocess.h"
+#include "mccl/options.h"
+#include "mccl/stats.h"
+#include "mccl/version.h"

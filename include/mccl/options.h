@@ -1,0 +1,35 @@
+// Options for a communicator. Every field is optional: a field that is set
+// wins over the matching MCCL_* environment setting, which wins over the
+// built-in default (`mccl_info` lists them all). Designated initialisers
+// read best:
+//
+//   mccl::Communicator comm(boot, {.timeout = std::chrono::seconds(5)});
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+namespace mccl {
+
+enum class TransportKind { kAuto, kSim, kUdp, kIb };
+enum class ProgressKind { kInline, kThread, kOffload };
+enum class AllgatherAlgorithm { kAuto, kMulticast, kRing };
+enum class BroadcastAlgorithm { kAuto, kMulticast, kChain };
+
+struct CommOptions {
+  // Datagram transport. kAuto picks the in-memory fabric for in-process
+  // bootstraps. (MCCL_TRANSPORT)
+  std::optional<TransportKind> transport;
+  // Who drives the protocol. (MCCL_PROGRESS)
+  std::optional<ProgressKind> progress;
+  // Deadline of every blocking wait inside a collective, and the default of
+  // Request::wait(). (MCCL_COLL_TIMEOUT_MS)
+  std::optional<std::chrono::milliseconds> timeout;
+  // How many roots of an allgather inject at once. (MCCL_COLL_ALLGATHER_ROOTS)
+  std::optional<int> allgather_concurrent_roots;
+  std::optional<AllgatherAlgorithm> allgather_algorithm;  // MCCL_COLL_ALLGATHER_ALGO
+  std::optional<BroadcastAlgorithm> broadcast_algorithm;  // MCCL_COLL_BCAST_ALGO
+};
+
+}  // namespace mccl

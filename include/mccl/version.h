@@ -1,0 +1,10 @@
+#pragma once
+
+#define MCCL_VERSION_MAJOR 0
+#define MCCL_VERSION_MINOR 1
+#define MCCL_VERSION_PATCH 0
+
+namespace mccl {
+// "0.1.0"
+const char* version_string() noexcept;
+}  // namespace mccl

@@ -1,0 +1,28 @@
+// Rank-prefixed logging to stderr. The level comes from MCCL_LOG_LEVEL
+// (error, warn, info, debug); warnings and errors are on by default.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace mccl::common {
+
+enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
+
+LogLevel log_level();
+void log_message(LogLevel level, int rank, const std::string& text);
+
+// printf-style helper; formatting happens only when the level is enabled.
+template <typename... Args>
+void logf(LogLevel level, int rank, const char* fmt, Args... args) {
+  if (static_cast<int>(level) > static_cast<int>(log_level())) return;
+  char buf[1024];
+  if constexpr (sizeof...(Args) == 0) {
+    log_message(level, rank, fmt);
+  } else {
+    std::snprintf(buf, sizeof buf, fmt, args...);
+    log_message(level, rank, buf);
+  }
+}
+
+}  // namespace mccl::common

@@ -1,0 +1,124 @@
+#include "common/settings.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "mccl/error.h"
+
+namespace mccl::common {
+
+namespace settings {
+using T = SettingType;
+// clang-format off
+const Setting kLogLevel{"MCCL_LOG_LEVEL", T::kString, "warn",
+    "Least severe message printed to stderr.", "error|warn|info|debug"};
+const Setting kTransport{"MCCL_TRANSPORT", T::kString, "auto",
+    "Datagram transport: auto picks sim for in-process worlds, else the best present.",
+    "auto|sim|udp|ib"};
+const Setting kProtoEarlyBytes{"MCCL_PROTO_EARLY_BYTES", T::kInt, "8388608",
+    "Bytes of datagrams kept per communicator for collectives not yet started; overflow is repaired later."};
+const Setting kProtoReorderWindow{"MCCL_PROTO_REORDER_WINDOW", T::kInt, "64",
+    "A missing chunk this many chunks behind the newest one received is taken as lost."};
+const Setting kProtoStallFactor{"MCCL_PROTO_STALL_FACTOR", T::kDouble, "16",
+    "Silence longer than this many observed inter-arrival gaps means the rest was lost."};
+const Setting kProtoStallMinUs{"MCCL_PROTO_STALL_MIN_US", T::kInt, "200",
+    "Lower bound of the observed-rate loss deadline, in microseconds."};
+const Setting kProtoStallMaxUs{"MCCL_PROTO_STALL_MAX_US", T::kInt, "20000",
+    "Upper bound of the observed-rate loss deadline, in microseconds."};
+const Setting kProtoFirstTimeoutUs{"MCCL_PROTO_FIRST_TIMEOUT_US", T::kInt, "2000",
+    "Wait before repairing a stream of which nothing at all has arrived, in microseconds."};
+const Setting kProtoRepairMaxBytes{"MCCL_PROTO_REPAIR_MAX_BYTES", T::kInt, "65536",
+    "Largest payload of one repair message over the reliable transport."};
+const Setting kProtoSendBatch{"MCCL_PROTO_SEND_BATCH", T::kInt, "64",
+    "Datagrams a root injects per progress call before it lets receives run."};
+const Setting kProtoChecksum{"MCCL_PROTO_CHECKSUM", T::kBool, "1",
+    "Protect every datagram with CRC32C (header and payload)."};
+const Setting kCollTimeoutMs{"MCCL_COLL_TIMEOUT_MS", T::kInt, "60000",
+    "Deadline of a collective and of every blocking wait, in milliseconds."};
+const Setting kCollAllgatherAlgo{"MCCL_COLL_ALLGATHER_ALGO", T::kString, "auto",
+    "Allgather algorithm: multicast broadcasts or the point-to-point ring.", "auto|multicast|ring"};
+const Setting kCollAllgatherRoots{"MCCL_COLL_ALLGATHER_ROOTS", T::kInt, "0",
+    "Roots of an allgather injecting at once; 0 means all of them."};
+const Setting kCollBcastAlgo{"MCCL_COLL_BCAST_ALGO", T::kString, "auto",
+    "Broadcast algorithm: multicast or the pipelined point-to-point chain.", "auto|multicast|chain"};
+const Setting kCollChainSegmentBytes{"MCCL_COLL_CHAIN_SEGMENT_BYTES", T::kInt, "131072",
+    "Segment size of the point-to-point chain broadcast and ring allgather."};
+const Setting kProgress{"MCCL_PROGRESS", T::kString, "inline",
+    "Progress engine: inline (the caller's thread), thread (a pinned host thread), offload.",
+    "inline|thread|offload"};
+// clang-format on
+}  // namespace settings
+
+const std::vector<const Setting*>& all_settings() {
+  using namespace settings;
+  static const std::vector<const Setting*> all = {
+      &kLogLevel,          &kTransport,           &kProtoEarlyBytes,     &kProtoReorderWindow,
+      &kProtoStallFactor,  &kProtoStallMinUs,     &kProtoStallMaxUs,     &kProtoFirstTimeoutUs,
+      &kProtoRepairMaxBytes, &kProtoSendBatch,    &kProtoChecksum,       &kCollTimeoutMs,
+      &kCollAllgatherAlgo, &kCollAllgatherRoots,  &kCollBcastAlgo,       &kCollChainSegmentBytes,
+      &kProgress,
+  };
+  return all;
+}
+
+std::optional<std::string> Setting::from_env() const {
+  const char* v = std::getenv(name_);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+const char* Setting::source() const { return from_env() ? "environment" : "default"; }
+
+std::string Setting::raw() const { return from_env().value_or(default_); }
+
+namespace {
+[[noreturn]] void bad_value(const Setting& s, const std::string& value, const char* expected) {
+  throw Error(ErrorCode::kInvalidArgument, std::string(s.name()) + "=\"" + value +
+                                               "\" is not valid: expected " + expected);
+}
+}  // namespace
+
+std::int64_t Setting::get_int(std::int64_t min, std::int64_t max) const {
+  const std::string v = raw();
+  errno = 0;
+  char* end = nullptr;
+  long long parsed = std::strtoll(v.c_str(), &end, 0);
+  if (errno != 0 || end == v.c_str() || *end != '\0') bad_value(*this, v, "an integer");
+  if (parsed < min || parsed > max) {
+    bad_value(*this, v, ("an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]").c_str());
+  }
+  return parsed;
+}
+
+bool Setting::get_bool() const {
+  const std::string v = raw();
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  bad_value(*this, v, "1/0, true/false, yes/no or on/off");
+}
+
+double Setting::get_double() const {
+  const std::string v = raw();
+  char* end = nullptr;
+  errno = 0;
+  double parsed = std::strtod(v.c_str(), &end);
+  if (errno != 0 || end == v.c_str() || *end != '\0') bad_value(*this, v, "a number");
+  return parsed;
+}
+
+std::string Setting::get() const {
+  std::string v = raw();
+  if (allowed_ == nullptr) return v;
+  std::string_view rest(allowed_);
+  while (!rest.empty()) {
+    auto bar = rest.find('|');
+    if (rest.substr(0, bar) == v) return v;
+    if (bar == std::string_view::npos) break;
+    rest.remove_prefix(bar + 1);
+  }
+  bad_value(*this, v, (std::string("one of ") + allowed_).c_str());
+}
+
+}  // namespace mccl::common

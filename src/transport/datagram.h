@@ -1,0 +1,62 @@
+// The unreliable side of the transport layer: MTU-sized datagrams to and
+// from the communicator's multicast group.
+//
+// Guarantees: none about delivery. A datagram may be lost, duplicated,
+// reordered or corrupted; the protocol above copes. What a transport does
+// guarantee is that it never blocks in send() or poll(), and that it reports
+// itself truthfully through caps().
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "common/status.h"
+
+namespace mccl::transport {
+
+struct DatagramCaps {
+  std::size_t mtu = 0;            // largest datagram, header included
+  std::size_t max_in_flight = 0;  // sends that may be queued before kBusy
+  bool loopback = false;          // the sender receives its own datagrams
+  std::string name;               // "sim", "udp", "ibud"
+};
+
+// One outgoing datagram, gathered from two pieces so that payload can be
+// sent straight from the user's buffer.
+struct OutDatagram {
+  std::span<const std::byte> header;
+  std::span<const std::byte> payload;
+};
+
+class DatagramHandler {
+ public:
+  virtual ~DatagramHandler() = default;
+  // `datagram` is valid only during the call. Must not call back into the
+  // transport.
+  virtual void on_datagram(std::span<const std::byte> datagram) = 0;
+};
+
+class DatagramTransport {
+ public:
+  virtual ~DatagramTransport() = default;
+
+  virtual DatagramCaps caps() const = 0;
+
+  // Must not block. Queues the datagrams of `batch` in order until the
+  // transport is full; `accepted` says how many went. Fewer than
+  // batch.size() means "busy": progress and retry the rest. A datagram
+  // longer than caps().mtu fails with kInvalidArgument. Other failures are
+  // fatal for the transport (kTransportError).
+  virtual common::Status send(std::span<const OutDatagram> batch, std::size_t& accepted) = 0;
+
+  // Must not block. Hands at most `max` received datagrams to `handler`
+  // and sets `delivered` to how many.
+  virtual common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) = 0;
+
+  // A descriptor that turns readable when datagrams are waiting, for
+  // engines that sleep; -1 when the transport has none.
+  virtual int wait_fd() const { return -1; }
+};
+
+}  // namespace mccl::transport

@@ -1,0 +1,83 @@
+// An in-memory network: the fabric that unit and in-process tests run the
+// real protocol on. It models what matters to a reliable multicast protocol
+// (loss, duplication, reordering, delay, corruption, a finite injection
+// rate, a finite receive queue) and is reproducible: every fault decision is
+// a pure function of (seed, group, sender, sender's datagram number,
+// receiver), so the same seed gives the same faults whatever the thread
+// interleaving.
+//
+// Thread-safe: endpoints of different ranks may be used from different
+// threads at once; one endpoint is used by one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "transport/datagram.h"
+#include "transport/reliable.h"
+
+namespace mccl::transport::sim {
+
+struct FabricConfig {
+  double loss = 0.0;
+  double duplicate = 0.0;
+  double reorder = 0.0;
+  double corrupt = 0.0;
+  std::chrono::nanoseconds latency{0};
+  double link_gbit_per_s = 0.0;  // per-sender injection rate; 0 = unlimited
+  std::size_t mtu = 1500;
+  std::size_t receive_depth = 16384;  // datagrams queued per receiver
+  std::uint64_t seed = 1;
+};
+
+// What the fabric did, summed over all groups.
+struct FabricCounters {
+  std::uint64_t sent = 0;        // datagrams handed to send()
+  std::uint64_t delivered = 0;   // datagrams handed to a receiver's poll()
+  std::uint64_t lost = 0;        // dropped by the loss model
+  std::uint64_t duplicated = 0;
+  std::uint64_t reordered = 0;
+  std::uint64_t corrupted = 0;
+  std::uint64_t overrun = 0;     // dropped because a receive queue was full
+  std::uint64_t reliable_messages = 0;
+  std::uint64_t reliable_bytes = 0;
+};
+
+class FabricImpl;
+
+class Fabric {
+ public:
+  explicit Fabric(const FabricConfig& config);
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  const FabricConfig& config() const;
+
+  // Joins `rank` to multicast group `group` (a communicator's tag). The
+  // endpoint receives every datagram any member sends to the group, its own
+  // excluded (caps().loopback is false). Endpoints may outlive the Fabric
+  // object only if they are not used after it is gone.
+  std::unique_ptr<DatagramTransport> join_datagram(std::uint64_t group, int rank);
+
+  // The reliable mesh of `size` ranks named by `group`.
+  std::unique_ptr<ReliableTransport> join_reliable(std::uint64_t group, int rank, int size);
+
+  // `rank` dies in every group: its sends and polls fail, its datagrams stop,
+  // and every other member's reliable poll reports it once through
+  // on_peer_failure.
+  void kill_rank(int rank);
+
+  // Test hook: delivers `datagram` to every member of `group` as if sent by
+  // a stranger (subject to the same fault model).
+  void inject(std::uint64_t group, std::span<const std::byte> datagram);
+
+  FabricCounters counters() const;
+
+ private:
+  std::shared_ptr<FabricImpl> impl_;
+};
+
+}  // namespace mccl::transport::sim
