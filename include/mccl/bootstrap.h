@@ -7,6 +7,8 @@
 // and MPI come with the real transports.
 #pragma once
 
+#include "mccl/export.h"
+
 #include <chrono>
 #include <cstddef>
 #include <span>
@@ -14,7 +16,7 @@
 
 namespace mccl {
 
-class Bootstrap {
+class MCCL_API Bootstrap {
  public:
   virtual ~Bootstrap() = default;
 

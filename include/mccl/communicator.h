@@ -15,6 +15,8 @@
 // call on it, on every rank, throws the same error.
 #pragma once
 
+#include "mccl/export.h"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -38,7 +40,7 @@ class Operation;
 inline const void* const kInPlace = reinterpret_cast<const void*>(std::uintptr_t{1});
 
 // A nonblocking collective in flight. Move-only.
-class Request {
+class MCCL_API Request {
  public:
   Request() = default;
   Request(Request&&) noexcept;
@@ -66,7 +68,7 @@ class Request {
   std::shared_ptr<detail::Operation> op_;
 };
 
-class Communicator {
+class MCCL_API Communicator {
  public:
   // Collective and blocking over the bootstrap's ranks: agrees on a tag and
   // sets up the transports. Throws kTimeout when a rank does not arrive,

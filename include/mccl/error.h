@@ -4,6 +4,8 @@
 // or peer involved.
 #pragma once
 
+#include "mccl/export.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -23,9 +25,9 @@ enum class ErrorCode : int {
 };
 
 // Stable lower-case name of a code, e.g. "invalid argument".
-const char* to_string(ErrorCode code) noexcept;
+MCCL_API const char* to_string(ErrorCode code) noexcept;
 
-class Error : public std::runtime_error {
+class MCCL_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message)
       : std::runtime_error(message), code_(code) {}

@@ -5,6 +5,8 @@
 //   auto comms = mccl::create_communicators(world);   // one per rank
 #pragma once
 
+#include "mccl/export.h"
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -34,7 +36,7 @@ struct SimFabricOptions {
   std::uint64_t seed = 1;
 };
 
-class InProcessWorld {
+class MCCL_API InProcessWorld {
  public:
   InProcessWorld(int size, const SimFabricOptions& fabric = {});
   ~InProcessWorld();
@@ -56,7 +58,7 @@ class InProcessWorld {
 
 // Creates one communicator per rank of `world` (each on its own thread, as
 // creation is collective) and returns them ordered by rank.
-std::vector<Communicator> create_communicators(InProcessWorld& world,
+MCCL_API std::vector<Communicator> create_communicators(InProcessWorld& world,
                                                const CommOptions& options = {});
 
 }  // namespace mccl

@@ -7,8 +7,11 @@
 
 namespace mccl::common {
 
+// b - a read as signed is positive exactly when it lies in (0, 2^31). The
+// other spelling, (int32)(a - b) < 0, also holds at distance 2^31, where it
+// would make each number "before" the other.
 constexpr bool seq_before(std::uint32_t a, std::uint32_t b) {
-  return static_cast<std::int32_t>(a - b) < 0;
+  return static_cast<std::int32_t>(b - a) > 0;
 }
 constexpr bool seq_after(std::uint32_t a, std::uint32_t b) { return seq_before(b, a); }
 // Distance from a forward to b (b - a mod 2^32).

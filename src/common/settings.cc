@@ -1,6 +1,7 @@
 #include "common/settings.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -104,7 +105,10 @@ double Setting::get_double() const {
   char* end = nullptr;
   errno = 0;
   double parsed = std::strtod(v.c_str(), &end);
-  if (errno != 0 || end == v.c_str() || *end != '\0') bad_value(*this, v, "a number");
+  // strtod also accepts "nan" and "inf", which no setting can mean.
+  if (errno != 0 || end == v.c_str() || *end != '\0' || !std::isfinite(parsed)) {
+    bad_value(*this, v, "a finite number");
+  }
   return parsed;
 }
 

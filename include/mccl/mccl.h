@@ -1,0 +1,290 @@
+/*
+ * MCCL's C API: the C++ communicator behind opaque handles, for MPI
+ * libraries and foreign-function interfaces. Plain C99; includes no C++.
+ *
+ * Errors: every function returns an mccl_result_t. MCCL_OK means success;
+ * any other value means nothing was returned through the out-pointers, and
+ * mccl_last_error() gives a message for people (which call failed, the rank,
+ * the argument or peer involved). No function lets an exception or a signal
+ * escape; a NULL handle or out-pointer gives MCCL_INVALID_ARGUMENT naming
+ * the argument.
+ *
+ * Threading: a communicator and its requests are used from one thread at a
+ * time (like MPI_THREAD_SERIALIZED); different communicators may be used
+ * from different threads at once. Collectives are called in the same order
+ * on every rank, as in MPI.
+ *
+ * Buffers: the caller owns every buffer. A buffer given to a nonblocking
+ * call must stay valid and untouched until its request has completed
+ * (mccl_test reported done, or mccl_wait returned MCCL_OK).
+ *
+ * Ownership: every handle returned through an out-pointer belongs to the
+ * caller and is released with the matching destroy/free function exactly
+ * once. Release order: requests, then communicators, then worlds (a world
+ * handle may also be destroyed first; the world then lives until its last
+ * communicator is destroyed).
+ *
+ * Options structs start with `struct_size`, which the caller sets to
+ * sizeof(the struct) (the MCCL_*_INIT macros do), so that programs built
+ * against an older header keep working with a newer library. Every other
+ * field is optional: 0 means "unset", and an unset field falls back to the
+ * matching MCCL_* environment variable, then to the built-in default.
+ */
+#ifndef MCCL_MCCL_H_
+#define MCCL_MCCL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exported from the library, which is built with hidden visibility. Same
+ * definition as mccl/export.h (for the C++ API), which this C header does
+ * not include. */
+#ifndef MCCL_API
+#if defined(__GNUC__) || defined(__clang__)
+#define MCCL_API __attribute__((visibility("default")))
+#else
+#define MCCL_API
+#endif
+#endif
+
+#define MCCL_VERSION_MAJOR 0
+#define MCCL_VERSION_MINOR 1
+#define MCCL_VERSION_PATCH 0
+
+/* Initialiser of an options struct: struct_size set, everything else 0.
+ * Designated where the language has it, so -Wextra stays quiet. */
+#if defined(__cplusplus) && __cplusplus < 202002L
+#define MCCL_STRUCT_INIT_(type) {sizeof(type)}
+#else
+#define MCCL_STRUCT_INIT_(type) {.struct_size = sizeof(type)}
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- errors */
+
+/* Values equal mccl::ErrorCode's and never change. */
+typedef enum mccl_result_t {
+  MCCL_OK = 0,
+  MCCL_INVALID_ARGUMENT = 1, /* bad input on this rank; nothing was started */
+  MCCL_TIMEOUT = 2,          /* a deadline passed; the message says what was awaited */
+  MCCL_PEER_FAILURE = 3,     /* a peer died or stopped answering */
+  MCCL_TRANSPORT_ERROR = 4,  /* the network layer failed */
+  MCCL_MISMATCH = 5,         /* ranks called a collective with disagreeing arguments */
+  MCCL_INTERNAL = 6,         /* a bug in MCCL (or out of memory): please report it */
+  MCCL_UNAVAILABLE = 7       /* a requested feature or transport is absent here */
+} mccl_result_t;
+
+/* Stable lower-case name of a code, e.g. "invalid argument"; a fixed text
+ * for values outside the enum. Never NULL; static storage. */
+MCCL_API const char* mccl_result_string(mccl_result_t result);
+
+/* The message of the last failed MCCL call on the calling thread, or "" if
+ * none failed yet. Successful calls leave it alone. Never NULL; valid until
+ * the next failing MCCL call on this thread. */
+MCCL_API const char* mccl_last_error(void);
+
+/* "0.1.0": the version of the library actually loaded, which may differ
+ * from MCCL_VERSION_* of the header compiled against. Static storage. */
+MCCL_API const char* mccl_version(void);
+
+/* --------------------------------------------------------------- handles */
+
+typedef struct mccl_world_s* mccl_world_t;     /* an in-process world */
+typedef struct mccl_comm_s* mccl_comm_t;       /* a communicator (one rank) */
+typedef struct mccl_request_s* mccl_request_t; /* a nonblocking collective */
+
+/* Pass as the send buffer of allgather(v) to mean "my block is already in
+ * place in the receive buffer" (MPI_IN_PLACE). Equals mccl::kInPlace. */
+#define MCCL_IN_PLACE ((const void*)1)
+
+/* -------------------------------------------------------- in-process world
+ *
+ * Ranks as threads of one process over MCCL's in-memory fabric, for tests,
+ * demos and experiments. Faults are drawn per datagram and receiver from a
+ * generator seeded with `seed`, so a run can be reproduced. */
+
+typedef struct mccl_sim_options_t {
+  size_t struct_size;      /* sizeof(mccl_sim_options_t) */
+  double loss;             /* probability a datagram is lost */
+  double duplicate;        /* ... delivered twice */
+  double reorder;          /* ... held back behind later ones */
+  double corrupt;          /* ... has one byte flipped */
+  int64_t latency_ns;      /* one-way delay of every datagram */
+  double link_gbit_per_s;  /* injection rate per rank; 0: unlimited */
+  size_t mtu;              /* largest datagram, header included; 0: 1500 */
+  size_t receive_depth;    /* datagrams queued per receiver; 0: default */
+  uint64_t seed;           /* 0: the default seed (1) */
+} mccl_sim_options_t;
+
+#define MCCL_SIM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_sim_options_t)
+
+/* Creates a world of `size` ranks. `options` may be NULL (a perfect
+ * network). Not blocking. On success *out is a new handle. */
+MCCL_API mccl_result_t mccl_world_create(int size, const mccl_sim_options_t* options,
+                                         mccl_world_t* out);
+
+/* Releases the caller's handle. Communicators created from the world keep
+ * it alive until they are destroyed. Not blocking. */
+MCCL_API mccl_result_t mccl_world_destroy(mccl_world_t world);
+
+/* Simulates the death of `rank`: its peers report it as failed
+ * (MCCL_PEER_FAILURE) and its datagrams stop. Not blocking. */
+MCCL_API mccl_result_t mccl_world_kill_rank(mccl_world_t world, int rank);
+
+/* ---------------------------------------------------------- communicator */
+
+/* Values of mccl_comm_options_t's enumerated fields; 0 is always "unset". */
+enum {
+  MCCL_TRANSPORT_UNSET = 0,
+  MCCL_TRANSPORT_AUTO = 1, /* the in-memory fabric for in-process worlds */
+  MCCL_TRANSPORT_SIM = 2,
+  MCCL_TRANSPORT_UDP = 3,
+  MCCL_TRANSPORT_IB = 4
+};
+enum {
+  MCCL_PROGRESS_UNSET = 0,
+  MCCL_PROGRESS_INLINE = 1, /* the calling thread drives the protocol */
+  MCCL_PROGRESS_THREAD = 2, /* a host thread per communicator */
+  MCCL_PROGRESS_OFFLOAD = 3
+};
+enum {
+  MCCL_ALLGATHER_ALGO_UNSET = 0,
+  MCCL_ALLGATHER_ALGO_AUTO = 1,
+  MCCL_ALLGATHER_ALGO_MULTICAST = 2,
+  MCCL_ALLGATHER_ALGO_RING = 3
+};
+enum {
+  MCCL_BCAST_ALGO_UNSET = 0,
+  MCCL_BCAST_ALGO_AUTO = 1,
+  MCCL_BCAST_ALGO_MULTICAST = 2,
+  MCCL_BCAST_ALGO_CHAIN = 3
+};
+
+typedef struct mccl_comm_options_t {
+  size_t struct_size;         /* sizeof(mccl_comm_options_t) */
+  int32_t transport;          /* MCCL_TRANSPORT_*          (MCCL_TRANSPORT) */
+  int32_t progress;           /* MCCL_PROGRESS_*           (MCCL_PROGRESS) */
+  int64_t timeout_ms;         /* > 0; deadline of every blocking wait and the
+                                 default of mccl_wait      (MCCL_COLL_TIMEOUT_MS) */
+  int32_t allgather_concurrent_roots; /* > 0: that many roots inject at once;
+                                 -1: all of them           (MCCL_COLL_ALLGATHER_ROOTS) */
+  int32_t allgather_algorithm; /* MCCL_ALLGATHER_ALGO_*    (MCCL_COLL_ALLGATHER_ALGO) */
+  int32_t broadcast_algorithm; /* MCCL_BCAST_ALGO_*        (MCCL_COLL_BCAST_ALGO) */
+  int32_t reserved;           /* must be 0 */
+} mccl_comm_options_t;
+
+#define MCCL_COMM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_comm_options_t)
+
+/* Creates the communicator of `rank` in `world`. Blocking and collective:
+ * every rank of the world calls it, each from its own thread, and it
+ * returns once all have arrived (MCCL_TIMEOUT naming the missing ranks
+ * otherwise). `options` may be NULL. On success *out is a new handle. */
+MCCL_API mccl_result_t mccl_comm_create_inprocess(mccl_world_t world, int rank,
+                                                  const mccl_comm_options_t* options,
+                                                  mccl_comm_t* out);
+
+/* Not collective, not blocking. Every request of the communicator must be
+ * freed first (MCCL_INVALID_ARGUMENT otherwise, and nothing is destroyed). */
+MCCL_API mccl_result_t mccl_comm_destroy(mccl_comm_t comm);
+
+MCCL_API mccl_result_t mccl_comm_rank(mccl_comm_t comm, int* rank);
+MCCL_API mccl_result_t mccl_comm_size(mccl_comm_t comm, int* size);
+
+/* Advances the protocol without blocking (needed with MCCL_PROGRESS_INLINE
+ * to overlap computation with a request in flight; harmless otherwise). */
+MCCL_API mccl_result_t mccl_comm_progress(mccl_comm_t comm);
+
+/* ----------------------------------------------------------- collectives
+ *
+ * The blocking forms return when this rank's part is complete. The i-forms
+ * start the collective and return a request in *request (freed with
+ * mccl_request_free). A NULL buffer is accepted only where it would be
+ * given no bytes. A collective that ranks called with disagreeing
+ * arguments fails with MCCL_MISMATCH, and the communicator is then broken:
+ * every later call on it fails with the same error. */
+
+/* `bytes` bytes of `buffer` from `root` to every rank. */
+MCCL_API mccl_result_t mccl_broadcast(mccl_comm_t comm, void* buffer, size_t bytes, int root);
+MCCL_API mccl_result_t mccl_ibroadcast(mccl_comm_t comm, void* buffer, size_t bytes, int root,
+                                       mccl_request_t* request);
+
+/* Every rank contributes `bytes_per_rank` bytes; rank r's block lands at
+ * recv + r * bytes_per_rank on every rank. `send` may be MCCL_IN_PLACE. */
+MCCL_API mccl_result_t mccl_allgather(mccl_comm_t comm, const void* send, void* recv,
+                                      size_t bytes_per_rank);
+MCCL_API mccl_result_t mccl_iallgather(mccl_comm_t comm, const void* send, void* recv,
+                                       size_t bytes_per_rank, mccl_request_t* request);
+
+/* counts[r] bytes from rank r land at recv + displs[r]; both arrays have
+ * one entry per rank and are equal on every rank (checked). The i-form
+ * copies them: they need not outlive the call. `send` may be MCCL_IN_PLACE
+ * (this rank's block already at recv + displs[rank]). */
+MCCL_API mccl_result_t mccl_allgatherv(mccl_comm_t comm, const void* send, void* recv,
+                                       const size_t* counts, const size_t* displs);
+MCCL_API mccl_result_t mccl_iallgatherv(mccl_comm_t comm, const void* send, void* recv,
+                                        const size_t* counts, const size_t* displs,
+                                        mccl_request_t* request);
+
+MCCL_API mccl_result_t mccl_barrier(mccl_comm_t comm);
+MCCL_API mccl_result_t mccl_ibarrier(mccl_comm_t comm, mccl_request_t* request);
+
+/* -------------------------------------------------------------- requests */
+
+/* Never blocks: advances progress once and sets *done to 1 when the
+ * collective has completed, else to 0. A failed collective returns its
+ * error (and leaves *done at 0). Once done, it stays done. */
+MCCL_API mccl_result_t mccl_test(mccl_request_t request, int* done);
+
+/* Blocks until the collective completes or `timeout_ms` milliseconds pass
+ * (< 0: the communicator's timeout; 0: a single test). MCCL_TIMEOUT then
+ * means the collective is still in flight: wait again or free the request.
+ * Does not free the request. */
+MCCL_API mccl_result_t mccl_wait(mccl_request_t request, int64_t timeout_ms);
+
+/* Releases a request. If the collective has not completed, first waits for
+ * it (up to the communicator's timeout) so that its buffers are never
+ * written after this returns; a failure there is logged, not returned. */
+MCCL_API mccl_result_t mccl_request_free(mccl_request_t request);
+
+/* ----------------------------------------------------------------- stats */
+
+/* Cumulative counters of one communicator, mirroring mccl::Stats. */
+typedef struct mccl_stats_t {
+  size_t struct_size; /* set by the caller: sizeof(mccl_stats_t) */
+  /* Multicast data path. */
+  uint64_t mcast_datagrams_sent;
+  uint64_t mcast_bytes_sent; /* payload bytes, headers excluded */
+  uint64_t mcast_datagrams_received;
+  uint64_t mcast_bytes_received;
+  /* Loss recovery over the reliable transport. */
+  uint64_t repairs_requested;
+  uint64_t repair_bytes_requested;
+  uint64_t repairs_served;
+  uint64_t repair_bytes_served;
+  /* Small protocol messages (have, release, abort, repair requests). */
+  uint64_t control_messages_sent;
+  /* Point-to-point payload moved by fallback algorithms (ring, chain). */
+  uint64_t p2p_bytes_sent;
+  /* Datagrams dropped before touching memory. */
+  uint64_t dropped_invalid;
+  uint64_t dropped_stale;
+  uint64_t dropped_duplicate;
+  uint64_t early_arrivals_stored;
+  uint64_t early_arrivals_dropped;
+  uint64_t collectives_completed;
+} mccl_stats_t;
+
+#define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)
+
+/* Fills the fields of *stats that fit in stats->struct_size (which the
+ * caller sets; it is left unchanged). Not blocking. */
+MCCL_API mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MCCL_MCCL_H_ */

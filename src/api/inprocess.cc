@@ -1,0 +1,131 @@
+#include "mccl/inprocess.h"
+
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "api/world_state.h"
+#include "common/status.h"
+
+namespace mccl {
+
+namespace detail {
+
+std::vector<std::byte> WorldState::allgather(int rank, std::span<const std::byte> mine,
+                                             std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  const std::uint64_t k = calls_[rank]++;
+  Round& round = rounds_[k];
+  if (round.contributions.empty()) {
+    round.contributions.resize(size_);
+    round.arrived.assign(size_, false);
+  }
+  round.contributions[rank].assign(mine.begin(), mine.end());
+  round.arrived[rank] = true;
+  if (++round.count == size_) cv_.notify_all();
+  bool complete = cv_.wait_for(lock, timeout, [&] { return round.count == size_; });
+  if (!complete) {
+    std::string missing;
+    for (int r = 0; r < size_; ++r) {
+      if (!round.arrived[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+    // Leave the round in place: latecomers still find it (and its count).
+    throw Error(ErrorCode::kTimeout, "rank " + std::to_string(rank) + ": bootstrap exchange #" +
+                                         std::to_string(k) + " timed out after " +
+                                         std::to_string(timeout.count()) +
+                                         " ms; ranks never arrived: " + missing);
+  }
+  std::vector<std::byte> out;
+  out.reserve(mine.size() * size_);
+  for (int r = 0; r < size_; ++r) {
+    if (round.contributions[r].size() != mine.size()) {
+      throw Error(ErrorCode::kMismatch, "rank " + std::to_string(rank) +
+                                            ": bootstrap contributions differ in length (rank " +
+                                            std::to_string(r) + ")");
+    }
+    out.insert(out.end(), round.contributions[r].begin(), round.contributions[r].end());
+  }
+  if (++round.taken == size_) rounds_.erase(k);
+  return out;
+}
+
+void WorldState::mark_dead(int rank) { fabric_.kill_rank(rank); }
+
+}  // namespace detail
+
+namespace {
+transport::sim::FabricConfig to_fabric_config(const SimFabricOptions& o) {
+  transport::sim::FabricConfig c;
+  c.loss = o.loss;
+  c.duplicate = o.duplicate;
+  c.reorder = o.reorder;
+  c.corrupt = o.corrupt;
+  c.latency = o.latency;
+  c.link_gbit_per_s = o.link_gbit_per_s;
+  c.mtu = o.mtu;
+  c.receive_depth = o.receive_depth;
+  c.seed = o.seed;
+  return c;
+}
+}  // namespace
+
+InProcessWorld::InProcessWorld(int size, const SimFabricOptions& fabric) {
+  if (size < 1) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "InProcessWorld: size must be at least 1, got " + std::to_string(size));
+  }
+  if (fabric.mtu < 128 || fabric.mtu > 65535) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "InProcessWorld: mtu must be in [128, 65535], got " + std::to_string(fabric.mtu));
+  }
+  state_ = std::make_shared<detail::WorldState>(size, to_fabric_config(fabric));
+}
+
+InProcessWorld::~InProcessWorld() = default;
+
+int InProcessWorld::size() const { return state_->size(); }
+
+std::unique_ptr<Bootstrap> InProcessWorld::bootstrap(int rank) {
+  if (rank < 0 || rank >= size()) {
+    throw Error(ErrorCode::kInvalidArgument, "InProcessWorld::bootstrap: rank " +
+                                                 std::to_string(rank) + " is out of range [0, " +
+                                                 std::to_string(size()) + ")");
+  }
+  return std::make_unique<detail::InProcessBootstrap>(state_, rank);
+}
+
+void InProcessWorld::kill_rank(int rank) {
+  if (rank < 0 || rank >= size()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "InProcessWorld::kill_rank: rank " + std::to_string(rank) + " is out of range");
+  }
+  state_->mark_dead(rank);
+}
+
+std::vector<Communicator> create_communicators(InProcessWorld& world, const CommOptions& options) {
+  const int n = world.size();
+  std::vector<std::unique_ptr<Communicator>> made(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        auto boot = world.bootstrap(r);
+        made[r] = std::make_unique<Communicator>(*boot, options);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  std::vector<Communicator> out;
+  out.reserve(n);
+  for (auto& c : made) out.push_back(std::move(*c));
+  return out;
+}
+
+}  // namespace mccl

@@ -1,0 +1,58 @@
+#include "api/options.h"
+
+#include <string>
+
+#include "common/settings.h"
+#include "mccl/error.h"
+
+namespace mccl::detail {
+
+namespace s = common::settings;
+
+namespace {
+TransportKind parse_transport(const std::string& v) {
+  if (v == "sim") return TransportKind::kSim;
+  if (v == "udp") return TransportKind::kUdp;
+  if (v == "ib") return TransportKind::kIb;
+  return TransportKind::kAuto;
+}
+ProgressKind parse_progress(const std::string& v) {
+  if (v == "thread") return ProgressKind::kThread;
+  if (v == "offload") return ProgressKind::kOffload;
+  return ProgressKind::kInline;
+}
+AllgatherAlgorithm parse_allgather(const std::string& v) {
+  if (v == "multicast") return AllgatherAlgorithm::kMulticast;
+  if (v == "ring") return AllgatherAlgorithm::kRing;
+  return AllgatherAlgorithm::kAuto;
+}
+BroadcastAlgorithm parse_broadcast(const std::string& v) {
+  if (v == "multicast") return BroadcastAlgorithm::kMulticast;
+  if (v == "chain") return BroadcastAlgorithm::kChain;
+  return BroadcastAlgorithm::kAuto;
+}
+}  // namespace
+
+ResolvedOptions resolve_options(const CommOptions& o, int rank) {
+  ResolvedOptions r;
+  r.transport = o.transport.value_or(parse_transport(s::kTransport.get()));
+  r.progress = o.progress.value_or(parse_progress(s::kProgress.get()));
+  r.timeout = o.timeout.value_or(std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1)));
+  if (r.timeout.count() <= 0) {
+    throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) +
+                                                 ": CommOptions::timeout must be positive");
+  }
+  r.concurrent_roots = o.allgather_concurrent_roots.value_or(
+      static_cast<int>(s::kCollAllgatherRoots.get_int(0, 1 << 20)));
+  if (r.concurrent_roots < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "rank " + std::to_string(rank) +
+                    ": CommOptions::allgather_concurrent_roots must be >= 0 (0 means all)");
+  }
+  r.allgather = o.allgather_algorithm.value_or(parse_allgather(s::kCollAllgatherAlgo.get()));
+  r.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));
+  r.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int(1, 1 << 30));
+  return r;
+}
+
+}  // namespace mccl::detail

@@ -1,0 +1,24 @@
+// Resolves CommOptions against the MCCL_* registry: an explicit option
+// wins, then the environment, then the default.
+#pragma once
+
+#include <chrono>
+
+#include "mccl/options.h"
+
+namespace mccl::detail {
+
+struct ResolvedOptions {
+  TransportKind transport = TransportKind::kAuto;
+  ProgressKind progress = ProgressKind::kInline;
+  std::chrono::milliseconds timeout{60000};
+  int concurrent_roots = 0;
+  AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
+  BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
+  std::size_t segment_bytes = 128 << 10;
+};
+
+// Throws mccl::Error(kInvalidArgument) naming the option or variable.
+ResolvedOptions resolve_options(const CommOptions& options, int rank);
+
+}  // namespace mccl::detail

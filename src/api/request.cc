@@ -1,0 +1,60 @@
+#include <string>
+
+#include "api/comm_state.h"
+#include "common/log.h"
+#include "mccl/communicator.h"
+
+namespace mccl {
+
+Request::Request(std::shared_ptr<detail::CommState> comm, std::shared_ptr<detail::Operation> op)
+    : comm_(std::move(comm)), op_(std::move(op)) {}
+
+Request::Request(Request&&) noexcept = default;
+
+Request& Request::operator=(Request&& other) noexcept {
+  if (this != &other) {
+    Request old(std::move(*this));  // waits for the request being replaced
+    comm_ = std::move(other.comm_);
+    op_ = std::move(other.op_);
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (!op_ || op_->op->done()) return;
+  try {
+    wait();
+  } catch (const Error& e) {
+    common::log_message(common::LogLevel::kWarn, comm_->rank,
+                        std::string("request destroyed while in flight failed: ") + e.what());
+  }
+}
+
+bool Request::test() {
+  if (!op_) throw Error(ErrorCode::kInvalidArgument, "test() on an empty mccl::Request");
+  if (!op_->op->done()) comm_->engine->poll();
+  if (!op_->op->done()) return false;
+  op_->op->status().throw_if_error();
+  return true;
+}
+
+void Request::wait() {
+  if (!op_) throw Error(ErrorCode::kInvalidArgument, "wait() on an empty mccl::Request");
+  wait(comm_->timeout);
+}
+
+void Request::wait(std::chrono::milliseconds timeout) {
+  if (!op_) throw Error(ErrorCode::kInvalidArgument, "wait() on an empty mccl::Request");
+  const auto& op = *op_->op;
+  common::Status st = comm_->engine->wait(op, common::Deadline::after(timeout));
+  if (!st.is_ok()) {
+    throw Error(ErrorCode::kTimeout,
+                "rank " + std::to_string(comm_->rank) + ": wait for collective #" +
+                    std::to_string(op.seq()) + " (" + op.describe() + ") timed out after " +
+                    std::to_string(timeout.count()) + " ms waiting for " + op.describe_wait() +
+                    "; it is still in flight");
+  }
+  op.status().throw_if_error();
+}
+
+}  // namespace mccl

@@ -1,0 +1,36 @@
+// Dissemination barrier over the reliable transport: in round k every rank
+// signals rank + 2^k and waits for rank - 2^k; after ceil(log2 N) rounds
+// every rank has (transitively) heard from every other.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/operation.h"
+
+namespace mccl::coll {
+
+class Barrier final : public protocol::Operation {
+ public:
+  explicit Barrier(protocol::Context& ctx, std::uint64_t signature);
+
+  std::string describe() const override { return "barrier"; }
+  std::string describe_wait() const override;
+  void on_start(common::TimePoint now) override;
+  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
+                   common::TimePoint) override;
+  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
+                  common::TimePoint now) override;
+  void progress(common::TimePoint now) override;
+
+ private:
+  void signal_round();
+
+  std::uint64_t signature_;
+  int rounds_ = 0;
+  int round_ = 0;              // the round whose signal we wait for
+  std::vector<bool> heard_;    // per round, the signal from rank - 2^k came
+};
+
+}  // namespace mccl::coll

@@ -1,0 +1,61 @@
+#include "coll/collectives.h"
+
+#include <cstring>
+#include <string>
+
+#include "coll/algorithm.h"
+#include "coll/barrier.h"
+#include "coll/chain_broadcast.h"
+#include "coll/ring_allgather.h"
+#include "coll/signature.h"
+#include "protocol/context.h"
+#include "protocol/mcast_collective.h"
+
+namespace mccl::coll {
+
+std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,
+                                                    void* buffer, std::size_t bytes, int root) {
+  const std::uint64_t sig =
+      Signature(CollKind::kBroadcast).mix(static_cast<std::uint64_t>(root)).mix(bytes).value();
+  auto* buf = static_cast<std::byte*>(buffer);
+  if (choose_broadcast(cfg.broadcast, cfg.multicast) == BroadcastAlgorithm::kChain) {
+    return std::make_shared<ChainBroadcast>(ctx, buf, bytes, root, sig, cfg.segment_bytes);
+  }
+  protocol::McastSpec spec;
+  spec.what = "broadcast of " + std::to_string(bytes) + " bytes from root " + std::to_string(root);
+  spec.signature = sig;
+  spec.streams.push_back({root, buf, bytes});
+  return std::make_shared<protocol::McastCollective>(ctx, std::move(spec));
+}
+
+std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, const CollConfig& cfg,
+                                                     const void* send, bool in_place, void* recv,
+                                                     std::span<const std::size_t> counts,
+                                                     std::span<const std::size_t> displacements) {
+  auto* out = static_cast<std::byte*>(recv);
+  const int me = ctx.rank();
+  std::byte* own_block = out == nullptr ? nullptr : out + displacements[me];
+  if (!in_place && counts[me] > 0 && send != own_block) {
+    std::memmove(own_block, send, counts[me]);
+  }
+  const std::uint64_t sig = Signature(CollKind::kAllgather).mix(counts).value();
+  if (choose_allgather(cfg.allgather, cfg.multicast) == AllgatherAlgorithm::kRing) {
+    BlockLayout layout{out, {counts.begin(), counts.end()},
+                       {displacements.begin(), displacements.end()}};
+    return std::make_shared<RingAllgather>(ctx, std::move(layout), sig, cfg.segment_bytes);
+  }
+  protocol::McastSpec spec;
+  spec.what = "allgather of " + std::to_string(counts[me]) + " bytes from each rank (this one)";
+  spec.signature = sig;
+  spec.concurrent_roots = cfg.concurrent_roots;
+  for (int r = 0; r < ctx.size(); ++r) {
+    spec.streams.push_back({r, out == nullptr ? nullptr : out + displacements[r], counts[r]});
+  }
+  return std::make_shared<protocol::McastCollective>(ctx, std::move(spec));
+}
+
+std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx) {
+  return std::make_shared<Barrier>(ctx, Signature(CollKind::kBarrier).value());
+}
+
+}  // namespace mccl::coll

@@ -1,0 +1,46 @@
+// The point-to-point ring allgather(v): every block travels around the ring
+// over the reliable transport, in segments so that forwarding pipelines.
+// Each rank sends (N-1)/N of the total; the fallback when multicast is not
+// available and the baseline multicast is measured against.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/operation.h"
+
+namespace mccl::coll {
+
+struct BlockLayout {
+  std::byte* recv = nullptr;
+  std::vector<std::size_t> counts;
+  std::vector<std::size_t> displacements;
+};
+
+class RingAllgather final : public protocol::Operation {
+ public:
+  RingAllgather(protocol::Context& ctx, BlockLayout layout, std::uint64_t signature,
+                std::size_t segment_bytes);
+
+  std::string describe() const override;
+  std::string describe_wait() const override;
+  void on_start(common::TimePoint now) override;
+  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
+                   common::TimePoint) override;
+  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
+                  common::TimePoint now) override;
+  void progress(common::TimePoint now) override;
+
+ private:
+  void send_block(int block);
+  std::size_t segments(int block) const;
+
+  BlockLayout layout_;
+  std::uint64_t signature_;
+  std::size_t segment_bytes_;
+  std::vector<std::size_t> received_;  // bytes received per block
+  std::size_t expected_ = 0;           // bytes still to receive
+};
+
+}  // namespace mccl::coll

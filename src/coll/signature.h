@@ -1,0 +1,42 @@
+// The digest of a collective's arguments that every rank must agree on
+// (kind, root, per-rank sizes). It travels in every control message, so two
+// neighbours that disagree find out at their first exchange.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace mccl::coll {
+
+enum class CollKind : std::uint64_t { kBroadcast = 1, kAllgather = 2, kBarrier = 3 };
+
+class Signature {
+ public:
+  explicit Signature(CollKind kind) { mix(static_cast<std::uint64_t>(kind)); }
+  Signature& mix(std::uint64_t v) {
+    // FNV-1a over the value's bytes, then a final avalanche in value().
+    for (int i = 0; i < 8; ++i) {
+      h_ ^= (v >> (8 * i)) & 0xFF;
+      h_ *= 0x100000001b3ull;
+    }
+    return *this;
+  }
+  Signature& mix(std::span<const std::size_t> values) {
+    mix(values.size());
+    for (auto v : values) mix(v);
+    return *this;
+  }
+  std::uint64_t value() const {
+    std::uint64_t x = h_;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+  }
+
+ private:
+  std::uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+}  // namespace mccl::coll

@@ -1,0 +1,43 @@
+// The progress engine: who drives the protocol. Collectives are resumable
+// state machines (protocol::Operation) advanced by Context::progress(); an
+// engine decides which thread calls it and how waiters wait.
+//
+// Backends: inline (the caller's thread drives everything; deterministic,
+// used by the tests), host thread and offload (issues "Real transports" and
+// "Offloaded progress engine") implement the same interface.
+#pragma once
+
+#include <memory>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "protocol/operation.h"
+
+namespace mccl::protocol {
+class Context;
+}
+
+namespace mccl::progress {
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // Hands a new collective to the protocol (in call order: the order of
+  // start() calls is the order of sequence numbers). Does not block.
+  virtual void start(const std::shared_ptr<protocol::Operation>& op) = 0;
+
+  // Advances the protocol once if this engine lets the caller do so; never
+  // blocks.
+  virtual void poll() = 0;
+
+  // Blocks until `op` is done or `deadline` passes; returns kTimeout in the
+  // latter case (the operation stays in flight), ok otherwise. The
+  // operation's own result is op.status().
+  virtual common::Status wait(const protocol::Operation& op, common::Deadline deadline) = 0;
+};
+
+// The caller's thread drives progress inside poll() and wait().
+std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx);
+
+}  // namespace mccl::progress

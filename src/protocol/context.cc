@@ -1,0 +1,231 @@
+#include "protocol/context.h"
+
+#include <algorithm>
+#include <string>
+
+#include "common/log.h"
+#include "common/seq.h"
+#include "common/settings.h"
+
+namespace mccl::protocol {
+
+using common::Status;
+using common::TimePoint;
+
+namespace {
+// Sequence numbers further ahead than this are not early but garbage.
+constexpr std::uint32_t kFutureWindow = 1u << 16;
+// Datagrams and messages handled per transport per progress() call, so a
+// flood on one side cannot starve the other or the collectives' timers.
+constexpr std::size_t kPollBudget = 512;
+}  // namespace
+
+ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
+  namespace s = common::settings;
+  ProtocolConfig c;
+  c.chunk_bytes = static_cast<std::uint32_t>(mtu - kDataHeaderBytes);
+  c.early_bytes = static_cast<std::size_t>(s::kProtoEarlyBytes.get_int(0));
+  c.reorder_window = static_cast<std::size_t>(s::kProtoReorderWindow.get_int(1));
+  c.stall_factor = s::kProtoStallFactor.get_double();
+  c.stall_min = std::chrono::microseconds(s::kProtoStallMinUs.get_int(1));
+  c.stall_max = std::chrono::microseconds(s::kProtoStallMaxUs.get_int(1));
+  c.first_timeout = std::chrono::microseconds(s::kProtoFirstTimeoutUs.get_int(1));
+  c.repair_max_bytes = static_cast<std::size_t>(s::kProtoRepairMaxBytes.get_int(1024));
+  c.send_batch = static_cast<std::size_t>(s::kProtoSendBatch.get_int(1, 4096));
+  c.checksum = s::kProtoChecksum.get_bool();
+  c.op_timeout = std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1));
+  return c;
+}
+
+Context::Context(int rank, int size, std::uint32_t tag,
+                 std::unique_ptr<transport::DatagramTransport> dgram,
+                 std::unique_ptr<transport::ReliableTransport> reliable,
+                 const ProtocolConfig& config)
+    : rank_(rank),
+      size_(size),
+      tag_(tag),
+      dgram_(std::move(dgram)),
+      reliable_(std::move(reliable)),
+      config_(config),
+      early_(config.early_bytes) {}
+
+Context::~Context() = default;
+
+void Context::start(const std::shared_ptr<Operation>& op) {
+  op->seq_ = next_seq_++;
+  TimePoint t = common::now();
+  op->deadline_ = t + config_.op_timeout;
+  if (!poison_.is_ok()) {
+    op->finish(poison_);
+    return;
+  }
+  active_[op->seq()] = op;
+  op->on_start(t);
+  for (auto& d : early_.take(op->seq())) on_datagram(d);
+  auto it = early_messages_.find(op->seq());
+  if (it != early_messages_.end()) {
+    auto pending = std::move(it->second);
+    early_messages_.erase(it);
+    for (auto& m : pending) on_message(m.peer, m.bytes);
+  }
+}
+
+void Context::progress() {
+  if (in_progress_) return;  // a handler called back into progress: ignore
+  in_progress_ = true;
+  now_ = common::now();
+  std::size_t n = 0;
+  Status s = dgram_->poll(*this, kPollBudget, n);
+  if (!s.is_ok()) poison(s);
+  s = reliable_->poll(*this, kPollBudget, n);
+  if (!s.is_ok()) poison(s);
+  now_ = common::now();
+  for (auto& [seq, op] : active_) {
+    if (!op->done()) op->progress(now_);
+  }
+  check_deadlines(now_);
+  retire_finished();
+  in_progress_ = false;
+}
+
+void Context::check_deadlines(TimePoint t) {
+  for (auto& [seq, op] : active_) {
+    if (op->done() || t < op->deadline_) continue;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(config_.op_timeout).count();
+    Status why = common::timeout_error(
+        "rank " + std::to_string(rank_) + ": collective #" + std::to_string(seq) + " (" +
+        op->describe() + ") timed out after " + std::to_string(ms) + " ms waiting for " +
+        op->describe_wait() + "; raise MCCL_COLL_TIMEOUT_MS if the peers are just slow");
+    op->finish(why);
+    poison(why);
+  }
+}
+
+void Context::retire_finished() {
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (it->second->done()) {
+      if (it->second->status().is_ok()) Counters::add(counters_.collectives_completed);
+      it = active_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Context::on_datagram(std::span<const std::byte> datagram) {
+  DataHeader h;
+  std::span<const std::byte> payload;
+  DataCheck check = decode_data(datagram, tag_, config_.checksum, h, payload);
+  if (check != DataCheck::kOk) {
+    Counters::add(counters_.dropped_invalid);
+    common::logf(common::LogLevel::kDebug, rank_, "dropped datagram: %s", to_string(check));
+    return;
+  }
+  if (h.root >= static_cast<std::uint32_t>(size_)) {
+    Counters::add(counters_.dropped_invalid);
+    return;
+  }
+  auto it = active_.find(h.seq);
+  if (it != active_.end()) {
+    if (!it->second->done()) it->second->on_datagram(h, payload, now_);
+    return;
+  }
+  if (common::seq_before(h.seq, next_seq_)) {
+    Counters::add(counters_.dropped_stale);
+    return;
+  }
+  if (common::seq_distance(next_seq_, h.seq) >= kFutureWindow) {
+    Counters::add(counters_.dropped_invalid);
+    return;
+  }
+  if (early_.keep(h.seq, datagram)) {
+    Counters::add(counters_.early_arrivals_stored);
+  } else {
+    Counters::add(counters_.early_arrivals_dropped);
+  }
+}
+
+void Context::on_message(int peer, std::span<const std::byte> message) {
+  ControlHeader h;
+  std::span<const std::byte> body;
+  if (!decode_control(message, tag_, h, body)) {
+    Counters::add(counters_.dropped_invalid);
+    return;
+  }
+  if (h.kind == ControlKind::kAbort) {
+    std::string text(reinterpret_cast<const char*>(body.data()), body.size());
+    auto code = static_cast<ErrorCode>(h.arg0);
+    if (h.arg0 == 0 || h.arg0 > static_cast<std::uint32_t>(ErrorCode::kUnavailable)) {
+      code = ErrorCode::kInternal;
+    }
+    poison(Status(code, text));
+    return;
+  }
+  auto it = active_.find(h.seq);
+  if (it != active_.end()) {
+    if (!it->second->done()) it->second->on_control(peer, h, body, now_);
+    return;
+  }
+  if (common::seq_before(h.seq, next_seq_)) return;  // late news of a finished collective
+  if (common::seq_distance(next_seq_, h.seq) >= kFutureWindow) {
+    Counters::add(counters_.dropped_invalid);
+    return;
+  }
+  early_messages_[h.seq].push_back({peer, std::vector<std::byte>(message.begin(), message.end())});
+}
+
+void Context::on_peer_failure(int peer, const Status& why) {
+  poison(common::peer_failure("rank " + std::to_string(rank_) + ": peer rank " +
+                              std::to_string(peer) + " failed (" + why.message() + ")"));
+}
+
+void Context::poison(const Status& why) {
+  if (!poison_.is_ok()) return;
+  poison_ = why;
+  common::logf(common::LogLevel::kInfo, rank_, "communicator broken: %s", why.message().c_str());
+  for (auto& [seq, op] : active_) op->finish(why);
+  if (size_ < 2) return;
+  // Flood the error around the ring both ways; every rank forwards it once.
+  ControlHeader h;
+  h.kind = ControlKind::kAbort;
+  h.arg0 = static_cast<std::uint32_t>(why.code());
+  h.arg1 = static_cast<std::uint32_t>(rank_);
+  auto text = std::as_bytes(std::span(why.message()));
+  (void)send_control(left(), h, text);
+  if (right() != left()) (void)send_control(right(), h, text);
+}
+
+Status Context::send_control(int peer, ControlHeader h, std::span<const std::byte> body) {
+  h.comm_tag = tag_;
+  std::byte header[kControlHeaderBytes];
+  encode_control_header(h, header);
+  std::span<const std::byte> parts[2] = {std::span<const std::byte>(header), body};
+  // Payload-carrying messages are counted by their senders as repair or
+  // point-to-point bytes; "control" means the small protocol messages only.
+  if (h.kind != ControlKind::kRepairData && h.kind != ControlKind::kP2pData) {
+    Counters::add(counters_.control_messages_sent);
+  }
+  return reliable_->send(peer, std::span<const std::span<const std::byte>>(parts));
+}
+
+Status Context::send_datagrams(std::span<const transport::OutDatagram> batch,
+                               std::size_t& accepted) {
+  return dgram_->send(batch, accepted);
+}
+
+common::Duration Context::stall_deadline() const {
+  if (gap_us_ <= 0) return config_.first_timeout;
+  auto d = std::chrono::microseconds(static_cast<std::int64_t>(gap_us_ * config_.stall_factor));
+  return std::clamp<common::Duration>(d, config_.stall_min, config_.stall_max);
+}
+
+void Context::note_arrival(TimePoint t) {
+  if (last_arrival_ != TimePoint{}) {
+    double gap = std::chrono::duration<double, std::micro>(t - last_arrival_).count();
+    // Idle time between collectives says nothing about the link: skip it.
+    if (gap < 100000.0) gap_us_ = gap_us_ == 0 ? gap : 0.9 * gap_us_ + 0.1 * gap;
+  }
+  last_arrival_ = t;
+}
+
+}  // namespace mccl::protocol

@@ -1,0 +1,118 @@
+// The protocol's per-communicator context: it owns the two transports,
+// routes every incoming datagram and message to the collective it belongs
+// to (by sequence number), keeps what arrives early, and drives the
+// collectives in flight. It knows nothing of which collectives exist: those
+// are Operations built by the coll layer.
+//
+// Failure model: a mismatch between ranks, a dead neighbour or a missed
+// deadline "poisons" the context. Every collective in flight and every later
+// one fails with that error, and the context tells both ring neighbours
+// (kAbort), who do the same, so the error reaches every rank instead of
+// leaving some of them waiting.
+//
+// Threading: all methods but counters() are called from the progress
+// engine's thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "protocol/counters.h"
+#include "protocol/early_store.h"
+#include "protocol/operation.h"
+#include "protocol/wire.h"
+#include "transport/datagram.h"
+#include "transport/reliable.h"
+
+namespace mccl::protocol {
+
+struct ProtocolConfig {
+  std::uint32_t chunk_bytes = 1460;  // payload of a full datagram (MTU minus header)
+  std::size_t early_bytes = 8 << 20;
+  std::size_t reorder_window = 64;
+  double stall_factor = 16;
+  common::Duration stall_min = std::chrono::microseconds(200);
+  common::Duration stall_max = std::chrono::milliseconds(20);
+  common::Duration first_timeout = std::chrono::milliseconds(2);
+  std::size_t repair_max_bytes = 64 << 10;
+  std::size_t send_batch = 64;
+  bool checksum = true;
+  common::Duration op_timeout = std::chrono::seconds(60);
+};
+
+// Reads every protocol setting from the MCCL_* registry.
+ProtocolConfig protocol_config_from_settings(std::size_t mtu);
+
+class Context final : private transport::DatagramHandler, private transport::ReliableHandler {
+ public:
+  Context(int rank, int size, std::uint32_t tag, std::unique_ptr<transport::DatagramTransport> dgram,
+          std::unique_ptr<transport::ReliableTransport> reliable, const ProtocolConfig& config);
+  ~Context() override;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int left() const { return (rank_ + size_ - 1) % size_; }
+  int right() const { return (rank_ + 1) % size_; }
+  std::uint32_t tag() const { return tag_; }
+  const ProtocolConfig& config() const { return config_; }
+  Counters& counters() { return counters_; }
+  const Counters& counters() const { return counters_; }
+
+  // Gives `op` the next sequence number, starts it and replays whatever
+  // arrived early for it. When the context is poisoned the op fails at once.
+  void start(const std::shared_ptr<Operation>& op);
+  // Polls the transports and advances every collective in flight. Never
+  // blocks.
+  void progress();
+  bool idle() const { return active_.empty(); }
+
+  // ---- for operations ----
+  // Sends a control message (the tag is filled in). Counts it.
+  common::Status send_control(int peer, ControlHeader h, std::span<const std::byte> body = {});
+  common::Status send_datagrams(std::span<const transport::OutDatagram> batch, std::size_t& accepted);
+  // The loss deadline: silence longer than this means the rest was lost.
+  common::Duration stall_deadline() const;
+  void note_arrival(common::TimePoint now);
+  // Fails everything, now and later, and tells the neighbours.
+  void poison(const common::Status& why);
+  const common::Status& poisoned() const { return poison_; }
+
+ private:
+  void on_datagram(std::span<const std::byte> datagram) override;
+  void on_message(int peer, std::span<const std::byte> message) override;
+  void on_peer_failure(int peer, const common::Status& why) override;
+  void check_deadlines(common::TimePoint now);
+  void retire_finished();
+
+  const int rank_;
+  const int size_;
+  const std::uint32_t tag_;
+  std::unique_ptr<transport::DatagramTransport> dgram_;
+  std::unique_ptr<transport::ReliableTransport> reliable_;
+  ProtocolConfig config_;
+  Counters counters_;
+
+  std::uint32_t next_seq_ = 1;
+  std::map<std::uint32_t, std::shared_ptr<Operation>> active_;
+  EarlyStore early_;
+  struct PendingMessage {
+    int peer;
+    std::vector<std::byte> bytes;
+  };
+  std::map<std::uint32_t, std::vector<PendingMessage>> early_messages_;
+
+  // Observed inter-arrival gap of datagrams (EWMA, microseconds).
+  double gap_us_ = 0;
+  common::TimePoint last_arrival_{};
+  common::TimePoint now_{};  // the time of the current progress() call
+
+  common::Status poison_;
+  bool in_progress_ = false;
+};
+
+}  // namespace mccl::protocol

@@ -1,0 +1,49 @@
+// The communicator's statistics as the protocol keeps them: written by the
+// progress engine's thread, read by the application at any time, hence
+// relaxed atomics.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "mccl/stats.h"
+
+namespace mccl::protocol {
+
+struct Counters {
+  using C = std::atomic<std::uint64_t>;
+  C mcast_datagrams_sent{0}, mcast_bytes_sent{0};
+  C mcast_datagrams_received{0}, mcast_bytes_received{0};
+  C repairs_requested{0}, repair_bytes_requested{0};
+  C repairs_served{0}, repair_bytes_served{0};
+  C control_messages_sent{0}, p2p_bytes_sent{0};
+  C dropped_invalid{0}, dropped_stale{0}, dropped_duplicate{0};
+  C early_arrivals_stored{0}, early_arrivals_dropped{0};
+  C collectives_completed{0};
+
+  static void add(C& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+
+  Stats snapshot() const {
+    auto g = [](const C& c) { return c.load(std::memory_order_relaxed); };
+    Stats s;
+    s.mcast_datagrams_sent = g(mcast_datagrams_sent);
+    s.mcast_bytes_sent = g(mcast_bytes_sent);
+    s.mcast_datagrams_received = g(mcast_datagrams_received);
+    s.mcast_bytes_received = g(mcast_bytes_received);
+    s.repairs_requested = g(repairs_requested);
+    s.repair_bytes_requested = g(repair_bytes_requested);
+    s.repairs_served = g(repairs_served);
+    s.repair_bytes_served = g(repair_bytes_served);
+    s.control_messages_sent = g(control_messages_sent);
+    s.p2p_bytes_sent = g(p2p_bytes_sent);
+    s.dropped_invalid = g(dropped_invalid);
+    s.dropped_stale = g(dropped_stale);
+    s.dropped_duplicate = g(dropped_duplicate);
+    s.early_arrivals_stored = g(early_arrivals_stored);
+    s.early_arrivals_dropped = g(early_arrivals_dropped);
+    s.collectives_completed = g(collectives_completed);
+    return s;
+  }
+};
+
+}  // namespace mccl::protocol

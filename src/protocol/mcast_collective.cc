@@ -1,0 +1,368 @@
+#include "protocol/mcast_collective.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "protocol/context.h"
+
+namespace mccl::protocol {
+
+using common::TimePoint;
+
+McastCollective::McastCollective(Context& ctx, McastSpec spec)
+    : Operation(ctx), spec_(std::move(spec)), stream_index_(ctx.size(), -1) {
+  const std::uint32_t chunk = ctx.config().chunk_bytes;
+  streams_.reserve(spec_.streams.size());
+  for (const auto& s : spec_.streams) {
+    stream_index_[s.root] = static_cast<int>(streams_.size());
+    streams_.emplace_back(s, chunk, s.root == ctx.rank());
+  }
+  for (auto& s : streams_) {
+    if (s.local()) own_ = &s;
+    if (s.root() != ctx.rank()) pull_from_left_ = true;
+    if (s.root() != ctx.right()) right_pulls_ = true;
+  }
+  if (ctx.size() == 1) pull_from_left_ = right_pulls_ = false;
+  headers_.resize(ctx.config().send_batch * kDataHeaderBytes);
+  batch_.resize(ctx.config().send_batch);
+}
+
+Stream* McastCollective::stream_of(std::uint32_t root) {
+  if (root >= stream_index_.size() || stream_index_[root] < 0) return nullptr;
+  return &streams_[stream_index_[root]];
+}
+
+void McastCollective::on_start(TimePoint now) {
+  start_ = last_activity_ = now;
+  // Nobody else to send to: the stream is delivered by definition.
+  if (own_ != nullptr && ctx_.size() == 1) own_->next_to_send = own_->chunks();
+}
+
+// ---- injection -------------------------------------------------------------
+
+bool McastCollective::injection_allowed(TimePoint now) {
+  if (injection_open_) return true;
+  const int k = spec_.concurrent_roots;
+  const auto pos = static_cast<int>(own_ - streams_.data());
+  if (k <= 0 || pos < k) return injection_open_ = true;
+  // Wait until the stream k places ahead has finished arriving here, so at
+  // most k roots inject at once; silence for a loss deadline also opens the
+  // gate, so a lost tail cannot stall the schedule.
+  const Stream& ahead = streams_[pos - k];
+  if (ahead.complete() || ahead.seen_end == ahead.chunks() ||
+      now - last_activity_ > ctx_.stall_deadline()) {
+    injection_open_ = true;
+  }
+  return injection_open_;
+}
+
+void McastCollective::inject(TimePoint now) {
+  Stream& s = *own_;
+  const auto chunk = ctx_.config().chunk_bytes;
+  const std::size_t batch_max = ctx_.config().send_batch;
+  auto& batch = batch_;
+  std::size_t n = 0;
+  for (std::uint64_t c = s.next_to_send; c < s.chunks() && n < batch_max; ++c, ++n) {
+    auto payload = s.chunk_data(c, c + 1);
+    DataHeader h;
+    h.comm_tag = ctx_.tag();
+    h.seq = seq();
+    h.root = static_cast<std::uint32_t>(s.root());
+    h.chunk_index = static_cast<std::uint32_t>(c);
+    h.chunk_bytes = chunk;
+    h.total_bytes = s.bytes();
+    h.payload_len = static_cast<std::uint16_t>(payload.size());
+    std::byte* hdr = headers_.data() + n * kDataHeaderBytes;
+    encode_data_header(h, payload, ctx_.config().checksum, hdr);
+    batch[n] = {std::span<const std::byte>(hdr, kDataHeaderBytes), payload};
+  }
+  std::size_t accepted = 0;
+  common::Status st = ctx_.send_datagrams(std::span(batch.data(), n), accepted);
+  if (!st.is_ok()) {
+    ctx_.poison(st);
+    return;
+  }
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < accepted; ++i) bytes += batch[i].payload.size();
+  Counters::add(ctx_.counters().mcast_datagrams_sent, accepted);
+  Counters::add(ctx_.counters().mcast_bytes_sent, bytes);
+  s.next_to_send += accepted;
+  if (accepted > 0) last_activity_ = now;
+}
+
+// ---- receive path ----------------------------------------------------------
+
+void McastCollective::on_datagram(const DataHeader& h, std::span<const std::byte> payload,
+                                  TimePoint now) {
+  Stream* s = stream_of(h.root);
+  if (s == nullptr) {
+    mismatch("rank " + std::to_string(h.root) + " sent data as a root of it");
+    return;
+  }
+  if (h.total_bytes != s->bytes() || h.chunk_bytes != ctx_.config().chunk_bytes) {
+    mismatch("root rank " + std::to_string(h.root) + " sends " + std::to_string(h.total_bytes) +
+             " bytes where this rank expects " + std::to_string(s->bytes()));
+    return;
+  }
+  if (s->local() || !s->place(h.chunk_index, payload)) {
+    Counters::add(ctx_.counters().dropped_duplicate);
+    return;
+  }
+  Counters::add(ctx_.counters().mcast_datagrams_received);
+  Counters::add(ctx_.counters().mcast_bytes_received, payload.size());
+  s->seen_end = std::max<std::uint64_t>(s->seen_end, h.chunk_index + 1ull);
+  if (s->wanted_count > 0) deferred_ready_ = true;
+  ctx_.note_arrival(now);
+  last_activity_ = now;
+}
+
+void McastCollective::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
+                                 TimePoint now) {
+  if (h.signature != spec_.signature) {
+    mismatch("neighbour rank " + std::to_string(peer) + " called it with other arguments");
+    return;
+  }
+  switch (h.kind) {
+    case ControlKind::kHave:
+      if (peer != ctx_.left()) break;
+      left_has_all_ = true;
+      // The left neighbour holds everything: whatever is missing now is lost.
+      for (auto& s : streams_) {
+        if (!s.local()) request_missing(s, s.scan_from, s.chunks());
+      }
+      return;
+    case ControlKind::kRelease:
+      if (peer != ctx_.right()) break;
+      right_released_ = true;
+      return;
+    case ControlKind::kRepairRequest:
+      if (peer != ctx_.right()) break;
+      on_repair_request(h, body);
+      return;
+    case ControlKind::kRepairData:
+      if (peer != ctx_.left()) break;
+      on_repair_data(h, body, now);
+      return;
+    default:
+      break;
+  }
+  Counters::add(ctx_.counters().dropped_invalid);
+}
+
+// ---- loss detection and repair ---------------------------------------------
+
+void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint64_t end) {
+  if (!pull_from_left_ || s.local()) return;
+  std::vector<std::byte> body;
+  std::uint64_t chunks = 0, bytes = 0;
+  auto put32 = [&body](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) body.push_back(std::byte((v >> (8 * i)) & 0xFF));
+  };
+  for (std::uint64_t c = begin; c < end;) {
+    common::BitRange gap = s.have.next_gap(c, end);
+    if (gap.empty()) break;
+    // Skip what was already asked for: the left neighbour never forgets.
+    std::uint64_t b = gap.begin;
+    while (b < gap.end) {
+      while (b < gap.end && s.requested.test(b)) ++b;
+      std::uint64_t e = b;
+      while (e < gap.end && !s.requested.test(e)) s.requested.set(e++);
+      if (e > b) {
+        put32(static_cast<std::uint32_t>(b));
+        put32(static_cast<std::uint32_t>(e - b));
+        chunks += e - b;
+        bytes += s.span_bytes(b, e);
+      }
+      b = e;
+    }
+    c = gap.end;
+  }
+  // Everything below scan_from is now held or asked for.
+  if (begin <= s.scan_from) s.scan_from = std::max(s.scan_from, end);
+  if (chunks == 0) return;
+  Counters::add(ctx_.counters().repairs_requested, chunks);
+  Counters::add(ctx_.counters().repair_bytes_requested, bytes);
+  ControlHeader h;
+  h.kind = ControlKind::kRepairRequest;
+  h.seq = seq();
+  h.root = static_cast<std::uint32_t>(s.root());
+  h.signature = spec_.signature;
+  common::Status st = ctx_.send_control(ctx_.left(), h, body);
+  if (!st.is_ok()) ctx_.poison(st);
+}
+
+void McastCollective::detect_loss(TimePoint now) {
+  if (!pull_from_left_) return;
+  const auto window = ctx_.config().reorder_window;
+  const auto quiet = now - last_activity_;
+  const auto stall = ctx_.stall_deadline();
+  for (auto& s : streams_) {
+    if (s.local() || s.complete()) continue;
+    // Far behind the newest chunk: reordering does not reach that far.
+    if (s.seen_end > window && s.seen_end - window > s.scan_from) {
+      request_missing(s, s.scan_from, s.seen_end - window);
+    }
+    // Silence: the rest of a stream that had started is lost. A stream of
+    // which nothing came waits longer, as its root may not have started.
+    bool started = s.seen_end > 0;
+    if ((started && quiet > stall) || quiet > 4 * stall + ctx_.config().first_timeout) {
+      request_missing(s, s.scan_from, s.chunks());
+    }
+  }
+}
+
+void McastCollective::on_repair_request(const ControlHeader& h, std::span<const std::byte> body) {
+  Stream* s = stream_of(h.root);
+  if (s == nullptr || body.size() % 8 != 0) {
+    Counters::add(ctx_.counters().dropped_invalid);
+    return;
+  }
+  auto get32 = [&body](std::size_t at) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= std::uint32_t(std::to_integer<unsigned>(body[at + i])) << (8 * i);
+    return v;
+  };
+  for (std::size_t at = 0; at < body.size(); at += 8) {
+    std::uint64_t begin = get32(at), end = begin + get32(at + 4);
+    if (end > s->chunks() || begin >= end) {
+      Counters::add(ctx_.counters().dropped_invalid);
+      return;
+    }
+    // Serve the runs held now; remember the rest until they arrive.
+    for (std::uint64_t c = begin; c < end;) {
+      std::uint64_t held_end = std::min<std::uint64_t>(s->have.find_zero(c), end);
+      if (held_end > c) {
+        serve(*s, c, held_end);
+        c = held_end;
+        continue;
+      }
+      std::uint64_t gap_end = std::min<std::uint64_t>(s->have.find_one(c), end);
+      for (std::uint64_t g = c; g < gap_end; ++g) {
+        if (s->wanted.set(g)) ++s->wanted_count;
+      }
+      c = gap_end;
+    }
+  }
+}
+
+void McastCollective::serve(Stream& s, std::uint64_t begin, std::uint64_t end) {
+  const std::uint32_t chunk = ctx_.config().chunk_bytes;
+  const std::uint64_t per_msg = std::max<std::uint64_t>(1, ctx_.config().repair_max_bytes / chunk);
+  for (std::uint64_t b = begin; b < end; b += per_msg) {
+    std::uint64_t e = std::min(end, b + per_msg);
+    ControlHeader h;
+    h.kind = ControlKind::kRepairData;
+    h.seq = seq();
+    h.root = static_cast<std::uint32_t>(s.root());
+    h.signature = spec_.signature;
+    h.arg0 = static_cast<std::uint32_t>(b);
+    h.arg1 = static_cast<std::uint32_t>(e - b);
+    auto data = s.chunk_data(b, e);
+    common::Status st = ctx_.send_control(ctx_.right(), h, data);
+    if (!st.is_ok()) {
+      ctx_.poison(st);
+      return;
+    }
+    Counters::add(ctx_.counters().repairs_served, e - b);
+    Counters::add(ctx_.counters().repair_bytes_served, data.size());
+  }
+}
+
+void McastCollective::serve_deferred() {
+  deferred_ready_ = false;
+  for (auto& s : streams_) {
+    if (s.wanted_count == 0) continue;
+    for (std::uint64_t c = s.wanted.find_one(0); c < s.chunks();) {
+      if (!s.have.test(c)) {
+        c = s.wanted.find_one(c + 1);
+        continue;
+      }
+      std::uint64_t e = c;
+      while (e < s.chunks() && s.wanted.test(e) && s.have.test(e)) {
+        s.wanted.reset(e++);
+        --s.wanted_count;
+      }
+      serve(s, c, e);
+      c = s.wanted.find_one(e);
+    }
+  }
+}
+
+void McastCollective::on_repair_data(const ControlHeader& h, std::span<const std::byte> body,
+                                     TimePoint now) {
+  Stream* s = stream_of(h.root);
+  std::uint64_t begin = h.arg0, end = begin + std::uint64_t{h.arg1};
+  if (s == nullptr || s->local() || h.arg1 == 0 || end > s->chunks() ||
+      body.size() != s->span_bytes(begin, end)) {
+    Counters::add(ctx_.counters().dropped_invalid);
+    return;
+  }
+  std::uint64_t fresh = s->place_range(begin, end, body);
+  Counters::add(ctx_.counters().dropped_duplicate, (end - begin) - fresh);
+  if (fresh > 0 && s->wanted_count > 0) deferred_ready_ = true;
+  last_activity_ = now;
+}
+
+// ---- completion ------------------------------------------------------------
+
+bool McastCollective::holds_everything() const {
+  for (const auto& s : streams_) {
+    if (!s.complete()) return false;
+  }
+  return own_ == nullptr || own_->next_to_send == own_->chunks();
+}
+
+void McastCollective::send(ControlKind kind, int peer) {
+  ControlHeader h;
+  h.kind = kind;
+  h.seq = seq();
+  h.signature = spec_.signature;
+  common::Status st = ctx_.send_control(peer, h);
+  if (!st.is_ok()) ctx_.poison(st);
+}
+
+void McastCollective::progress(TimePoint now) {
+  if (own_ != nullptr && own_->next_to_send < own_->chunks() && injection_allowed(now)) {
+    inject(now);
+  }
+  detect_loss(now);
+  if (deferred_ready_) serve_deferred();
+  if (done() || !holds_everything()) return;
+  if (pull_from_left_ && !sent_release_) {
+    sent_release_ = true;
+    send(ControlKind::kRelease, ctx_.left());
+  }
+  if (right_pulls_ && !sent_have_) {
+    sent_have_ = true;
+    send(ControlKind::kHave, ctx_.right());
+  }
+  if (!right_pulls_ || right_released_) finish(common::Status::ok());
+}
+
+void McastCollective::mismatch(const std::string& detail) {
+  ctx_.poison(common::mismatch_error(
+      "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " is a " +
+      spec_.what + " here, but " + detail +
+      ": every rank must call the same collectives in the same order with the same sizes and root"));
+}
+
+std::string McastCollective::describe_wait() const {
+  std::string out;
+  std::uint64_t missing = 0;
+  for (const auto& s : streams_) missing += s.missing();
+  if (missing > 0) {
+    out += std::to_string(missing) + " missing chunks (repairs come from rank " +
+           std::to_string(ctx_.left()) + ")";
+  }
+  if (own_ != nullptr && own_->next_to_send < own_->chunks()) {
+    if (!out.empty()) out += ", ";
+    out += "injecting own data (" + std::to_string(own_->chunks() - own_->next_to_send) + " chunks left)";
+  }
+  if (right_pulls_ && !right_released_) {
+    if (!out.empty()) out += ", ";
+    out += "release from rank " + std::to_string(ctx_.right());
+  }
+  return out.empty() ? "nothing (internal error)" : out;
+}
+
+}  // namespace mccl::protocol

@@ -1,0 +1,83 @@
+// The reliable multicast collective: one or more roots' streams under one
+// sequence number. A broadcast is one stream; an allgather(v) is one stream
+// per rank, with at most `concurrent_roots` roots injecting at once.
+//
+// The protocol (docs/wire-protocol.md has the diagrams):
+// - A root injects its stream as MTU-sized datagrams on the group.
+// - Every rank repairs only from its left ring neighbour, which for any
+//   stream sits one step closer to that stream's root (the root itself has
+//   everything). Requests are sent as soon as loss is suspected; the left
+//   neighbour serves what it has and remembers the rest until it arrives.
+// - When a rank holds every byte (and has injected its own stream) it sends
+//   kHave to its right neighbour (a hint: ask for whatever you miss now) and
+//   kRelease to its left neighbour (I will ask you for nothing more).
+// - A rank completes when it holds everything and its right neighbour has
+//   released it, so its buffer is no longer needed for repairs.
+// Without loss each rank sends at most two control messages, whatever N is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/operation.h"
+#include "protocol/stream.h"
+#include "transport/datagram.h"
+
+namespace mccl::protocol {
+
+struct McastSpec {
+  std::string what;             // for messages, e.g. "broadcast of 10 bytes from root 0"
+  std::uint64_t signature = 0;  // digest of the arguments every rank must agree on
+  std::vector<StreamSpec> streams;  // distinct roots, ascending
+  int concurrent_roots = 0;     // 0 or >= streams.size(): all roots at once
+};
+
+class McastCollective final : public Operation {
+ public:
+  McastCollective(Context& ctx, McastSpec spec);
+
+  std::string describe() const override { return spec_.what; }
+  std::string describe_wait() const override;
+  void on_start(common::TimePoint now) override;
+  void on_datagram(const DataHeader& h, std::span<const std::byte> payload,
+                   common::TimePoint now) override;
+  void on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
+                  common::TimePoint now) override;
+  void progress(common::TimePoint now) override;
+
+ private:
+  Stream* stream_of(std::uint32_t root);
+  bool injection_allowed(common::TimePoint now);
+  void inject(common::TimePoint now);
+  void detect_loss(common::TimePoint now);
+  void request_missing(Stream& s, std::uint64_t begin, std::uint64_t end);
+  void on_repair_request(const ControlHeader& h, std::span<const std::byte> body);
+  void on_repair_data(const ControlHeader& h, std::span<const std::byte> body,
+                      common::TimePoint now);
+  void serve(Stream& s, std::uint64_t begin, std::uint64_t end);
+  void serve_deferred();
+  bool holds_everything() const;
+  void mismatch(const std::string& detail);
+  void send(ControlKind kind, int peer);
+
+  McastSpec spec_;
+  std::vector<Stream> streams_;
+  std::vector<int> stream_index_;  // by root; -1 when the root has no stream here
+  Stream* own_ = nullptr;          // this rank's stream, if it is a root
+
+  bool pull_from_left_ = false;    // some stream is not ours: repairs come from the left
+  bool right_pulls_ = false;       // the right neighbour may repair from us
+  bool injection_open_ = false;
+  bool left_has_all_ = false;
+  bool right_released_ = false;
+  bool sent_have_ = false;
+  bool sent_release_ = false;
+  bool deferred_ready_ = false;    // a chunk someone waits for may have arrived
+  common::TimePoint start_{};
+  common::TimePoint last_activity_{};
+  std::vector<std::byte> headers_;  // encode space for one injection batch
+  std::vector<transport::OutDatagram> batch_;
+};
+
+}  // namespace mccl::protocol

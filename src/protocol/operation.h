@@ -1,0 +1,70 @@
+// A collective in flight on one communicator, as the protocol context sees
+// it: a resumable state machine keyed by its sequence number. Multicast
+// collectives (mcast_collective.h) and the point-to-point fallbacks of the
+// coll layer implement it alike, so the context can route every datagram
+// and message to its collective and the engine can drive them all.
+//
+// All methods are called from the progress engine's thread only; done() and
+// status() may be read from any thread once done() returned true.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "protocol/wire.h"
+
+namespace mccl::protocol {
+
+class Context;
+
+class Operation {
+ public:
+  explicit Operation(Context& ctx) : ctx_(ctx) {}
+  virtual ~Operation() = default;
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
+
+  std::uint32_t seq() const { return seq_; }
+  // Short description for messages: "broadcast of 4096 bytes from root 2".
+  virtual std::string describe() const = 0;
+  // What the operation is still waiting for, for timeout messages.
+  virtual std::string describe_wait() const = 0;
+
+  // Called once when the context registers the operation (after seq is set).
+  virtual void on_start(common::TimePoint now) = 0;
+  // A validated datagram of this collective (tag and layout checked).
+  virtual void on_datagram(const DataHeader& h, std::span<const std::byte> payload,
+                           common::TimePoint now) = 0;
+  // A message of this collective from `peer` on the reliable transport.
+  virtual void on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
+                          common::TimePoint now) = 0;
+  // Does whatever can be done without blocking.
+  virtual void progress(common::TimePoint now) = 0;
+
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  // Valid once done(): ok, or why it failed.
+  const common::Status& status() const { return status_; }
+
+  // Finishes the operation; the first call wins.
+  void finish(common::Status s) {
+    if (done()) return;
+    status_ = std::move(s);
+    done_.store(true, std::memory_order_release);
+  }
+
+ protected:
+  Context& ctx_;
+
+ private:
+  friend class Context;
+  std::uint32_t seq_ = 0;
+  common::TimePoint deadline_{};
+  std::atomic<bool> done_{false};
+  common::Status status_;
+};
+
+}  // namespace mccl::protocol

@@ -1,0 +1,149 @@
+#include "protocol/wire.h"
+
+#include "common/crc32c.h"
+
+namespace mccl::protocol {
+
+namespace {
+
+void put16(std::byte* p, std::uint16_t v) {
+  p[0] = std::byte(v & 0xFF);
+  p[1] = std::byte(v >> 8);
+}
+void put32(std::byte* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = std::byte((v >> (8 * i)) & 0xFF);
+}
+void put64(std::byte* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = std::byte((v >> (8 * i)) & 0xFF);
+}
+std::uint16_t get16(const std::byte* p) {
+  return static_cast<std::uint16_t>(std::to_integer<unsigned>(p[0]) |
+                                    (std::to_integer<unsigned>(p[1]) << 8));
+}
+std::uint32_t get32(const std::byte* p) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= std::uint32_t(std::to_integer<unsigned>(p[i])) << (8 * i);
+  return v;
+}
+std::uint64_t get64(const std::byte* p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= std::uint64_t(std::to_integer<unsigned>(p[i])) << (8 * i);
+  return v;
+}
+
+constexpr std::size_t kCrcOffset = 36;
+
+std::uint32_t data_crc(const std::byte* header, std::span<const std::byte> payload) {
+  std::uint32_t c = common::crc32c(0, header, kCrcOffset);
+  return common::crc32c(c, payload.data(), payload.size());
+}
+
+}  // namespace
+
+void encode_data_header(const DataHeader& h, std::span<const std::byte> payload, bool checksum,
+                        std::byte out[kDataHeaderBytes]) {
+  put16(out + 0, kDataMagic);
+  out[2] = std::byte(kWireVersion);
+  out[3] = std::byte(kKindData);
+  put32(out + 4, h.comm_tag);
+  put32(out + 8, h.seq);
+  put32(out + 12, h.root);
+  put32(out + 16, h.chunk_index);
+  put32(out + 20, h.chunk_bytes);
+  put64(out + 24, h.total_bytes);
+  put16(out + 32, h.payload_len);
+  put16(out + 34, h.flags);
+  put32(out + kCrcOffset, checksum ? data_crc(out, payload) : 0);
+}
+
+DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, bool checksum,
+                      DataHeader& h, std::span<const std::byte>& payload) {
+  if (d.size() < kDataHeaderBytes) return DataCheck::kTooShort;
+  const std::byte* p = d.data();
+  if (get16(p) != kDataMagic) return DataCheck::kBadMagic;
+  if (std::to_integer<std::uint8_t>(p[2]) != kWireVersion) return DataCheck::kBadVersion;
+  if (std::to_integer<std::uint8_t>(p[3]) != kKindData) return DataCheck::kBadKind;
+  h.comm_tag = get32(p + 4);
+  h.seq = get32(p + 8);
+  h.root = get32(p + 12);
+  h.chunk_index = get32(p + 16);
+  h.chunk_bytes = get32(p + 20);
+  h.total_bytes = get64(p + 24);
+  h.payload_len = get16(p + 32);
+  h.flags = get16(p + 34);
+  h.crc = get32(p + kCrcOffset);
+  if (h.flags != 0) return DataCheck::kBadFlags;
+  if (h.comm_tag != expected_tag) return DataCheck::kForeignTag;
+  if (d.size() != kDataHeaderBytes + h.payload_len) return DataCheck::kBadLength;
+  if (h.chunk_bytes == 0) return DataCheck::kBadChunk;
+  if (h.chunk_index >= chunk_count(h.total_bytes, h.chunk_bytes)) return DataCheck::kBadChunk;
+  if (h.payload_len != chunk_length(h.total_bytes, h.chunk_bytes, h.chunk_index)) {
+    return DataCheck::kBadLength;
+  }
+  payload = d.subspan(kDataHeaderBytes);
+  if (checksum && h.crc != data_crc(p, payload)) return DataCheck::kBadChecksum;
+  return DataCheck::kOk;
+}
+
+const char* to_string(DataCheck c) {
+  switch (c) {
+    case DataCheck::kOk: return "ok";
+    case DataCheck::kTooShort: return "too short";
+    case DataCheck::kBadMagic: return "bad magic";
+    case DataCheck::kBadVersion: return "bad version";
+    case DataCheck::kBadKind: return "bad kind";
+    case DataCheck::kBadFlags: return "bad flags";
+    case DataCheck::kForeignTag: return "foreign communicator tag";
+    case DataCheck::kBadLength: return "bad length";
+    case DataCheck::kBadChunk: return "chunk out of bounds";
+    case DataCheck::kBadChecksum: return "bad checksum";
+  }
+  return "?";
+}
+
+void encode_control_header(const ControlHeader& h, std::byte out[kControlHeaderBytes]) {
+  put16(out + 0, kControlMagic);
+  out[2] = std::byte(kWireVersion);
+  out[3] = std::byte(static_cast<std::uint8_t>(h.kind));
+  put32(out + 4, h.comm_tag);
+  put32(out + 8, h.seq);
+  put32(out + 12, h.root);
+  put64(out + 16, h.signature);
+  put32(out + 24, h.arg0);
+  put32(out + 28, h.arg1);
+}
+
+bool decode_control(std::span<const std::byte> m, std::uint32_t expected_tag, ControlHeader& h,
+                    std::span<const std::byte>& body) {
+  if (m.size() < kControlHeaderBytes) return false;
+  const std::byte* p = m.data();
+  if (get16(p) != kControlMagic) return false;
+  if (std::to_integer<std::uint8_t>(p[2]) != kWireVersion) return false;
+  auto kind = std::to_integer<std::uint8_t>(p[3]);
+  if (kind < 1 || kind > static_cast<std::uint8_t>(ControlKind::kBarrier)) return false;
+  h.kind = static_cast<ControlKind>(kind);
+  h.comm_tag = get32(p + 4);
+  if (h.comm_tag != expected_tag) return false;
+  h.seq = get32(p + 8);
+  h.root = get32(p + 12);
+  h.signature = get64(p + 16);
+  h.arg0 = get32(p + 24);
+  h.arg1 = get32(p + 28);
+  body = m.subspan(kControlHeaderBytes);
+  return true;
+}
+
+const char* to_string(ControlKind k) {
+  switch (k) {
+    case ControlKind::kHave: return "have";
+    case ControlKind::kRelease: return "release";
+    case ControlKind::kRepairRequest: return "repair-request";
+    case ControlKind::kRepairData: return "repair-data";
+    case ControlKind::kAbort: return "abort";
+    case ControlKind::kP2pData: return "p2p-data";
+    case ControlKind::kBarrier: return "barrier";
+  }
+  return "?";
+}
+
+}  // namespace mccl::protocol

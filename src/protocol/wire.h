@@ -1,0 +1,101 @@
+// The wire format: the header of every multicast datagram and of every
+// message on the reliable transport. docs/wire-protocol.md holds the bit
+// diagrams; this file is their single implementation. All fields are
+// little-endian and encoded byte by byte, never by casting structs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace mccl::protocol {
+
+inline constexpr std::uint16_t kDataMagic = 0x4D43;     // "CM" on the wire (LE of 'M','C')
+inline constexpr std::uint16_t kControlMagic = 0x524D;  // "MR"
+inline constexpr std::uint8_t kWireVersion = 1;
+
+// ---- Multicast datagrams -------------------------------------------------
+
+inline constexpr std::size_t kDataHeaderBytes = 40;
+inline constexpr std::uint8_t kKindData = 1;
+
+struct DataHeader {
+  std::uint32_t comm_tag = 0;
+  std::uint32_t seq = 0;          // collective sequence number on the communicator
+  std::uint32_t root = 0;         // rank whose stream this chunk belongs to
+  std::uint32_t chunk_index = 0;
+  std::uint32_t chunk_bytes = 0;  // payload bytes of every chunk but the last
+  std::uint64_t total_bytes = 0;  // size of the root's whole stream
+  std::uint16_t payload_len = 0;
+  std::uint16_t flags = 0;        // must be 0 in version 1
+  std::uint32_t crc = 0;          // CRC32C of bytes 0..35 and the payload, or 0
+};
+
+// Writes the header for `payload`; computes the CRC when `checksum` is set.
+void encode_data_header(const DataHeader& h, std::span<const std::byte> payload, bool checksum,
+                        std::byte out[kDataHeaderBytes]);
+
+enum class DataCheck {
+  kOk,
+  kTooShort,
+  kBadMagic,
+  kBadVersion,
+  kBadKind,
+  kBadFlags,
+  kForeignTag,
+  kBadLength,     // payload_len disagrees with the datagram or with the layout
+  kBadChunk,      // chunk index or chunk size out of bounds
+  kBadChecksum,
+};
+const char* to_string(DataCheck c);
+
+// Parses and validates everything that can be checked without knowing the
+// collective: framing, magic, version, tag, chunk layout, checksum. On kOk,
+// `payload` points into `datagram`.
+DataCheck decode_data(std::span<const std::byte> datagram, std::uint32_t expected_tag,
+                      bool checksum, DataHeader& h, std::span<const std::byte>& payload);
+
+// Number of chunks of a stream (0 for an empty stream).
+constexpr std::uint64_t chunk_count(std::uint64_t total, std::uint32_t chunk_bytes) {
+  return chunk_bytes == 0 ? 0 : (total + chunk_bytes - 1) / chunk_bytes;
+}
+// Payload bytes of chunk `index` of a stream.
+constexpr std::uint64_t chunk_length(std::uint64_t total, std::uint32_t chunk_bytes,
+                                     std::uint64_t index) {
+  std::uint64_t start = index * chunk_bytes;
+  return start >= total ? 0 : (total - start < chunk_bytes ? total - start : chunk_bytes);
+}
+
+// ---- Reliable-transport messages ----------------------------------------
+
+inline constexpr std::size_t kControlHeaderBytes = 32;
+
+enum class ControlKind : std::uint8_t {
+  kHave = 1,         // sender holds every byte of the collective
+  kRelease = 2,      // sender will request nothing more from the receiver
+  kRepairRequest = 3,  // body: (first_chunk u32, count u32) ranges of stream `root`
+  kRepairData = 4,   // arg0 = first chunk; body = the chunks' bytes
+  kAbort = 5,        // arg0 = error code, arg1 = origin rank; body = message text
+  kP2pData = 6,      // point-to-point algorithms: arg0/arg1 are theirs; body = bytes
+  kBarrier = 7,      // arg0 = round
+};
+const char* to_string(ControlKind k);
+
+struct ControlHeader {
+  ControlKind kind = ControlKind::kHave;
+  std::uint32_t comm_tag = 0;
+  std::uint32_t seq = 0;
+  std::uint32_t root = 0;
+  std::uint64_t signature = 0;  // digest of the collective's arguments
+  std::uint32_t arg0 = 0;
+  std::uint32_t arg1 = 0;
+};
+
+void encode_control_header(const ControlHeader& h, std::byte out[kControlHeaderBytes]);
+
+// Validates framing, magic, version, kind and tag; on success `body` is the
+// rest of the message.
+bool decode_control(std::span<const std::byte> message, std::uint32_t expected_tag,
+                    ControlHeader& h, std::span<const std::byte>& body);
+
+}  // namespace mccl::protocol

@@ -1,0 +1,65 @@
+#include "harness.h"
+
+#include <exception>
+#include <sstream>
+#include <thread>
+
+namespace mccl::testing {
+
+void fill(std::byte* p, std::size_t n, int rank, std::uint64_t salt) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = pattern(rank, i, salt);
+}
+
+std::size_t first_mismatch(const std::byte* p, std::size_t n, int rank, std::uint64_t salt) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p[i] != pattern(rank, i, salt)) return i;
+  }
+  return n;
+}
+
+void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  std::vector<bool> done(requests.size(), false);
+  std::size_t left = requests.size();
+  while (left > 0) {
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (!done[i] && requests[i].test()) {
+        done[i] = true;
+        --left;
+      }
+    }
+    if (std::chrono::steady_clock::now() > until) {
+      throw Error(ErrorCode::kTimeout, "test driver: " + std::to_string(left) + " of " +
+                                           std::to_string(requests.size()) +
+                                           " requests unfinished at the test's deadline");
+    }
+  }
+}
+
+void run_on_threads(std::vector<Communicator>& comms,
+                    const std::function<void(Communicator&)>& body) {
+  std::vector<std::exception_ptr> errors(comms.size());
+  std::vector<std::thread> threads;
+  for (std::size_t r = 0; r < comms.size(); ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        body(comms[r]);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+std::string describe(int ranks, std::size_t bytes, const SimFabricOptions& f) {
+  std::ostringstream o;
+  o << "ranks=" << ranks << " bytes=" << bytes << " loss=" << f.loss << " dup=" << f.duplicate
+    << " reorder=" << f.reorder << " corrupt=" << f.corrupt << " seed=" << f.seed;
+  return o.str();
+}
+
+}  // namespace mccl::testing
