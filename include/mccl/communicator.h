@@ -57,7 +57,7 @@ class MCCL_API Request {
   bool test();
   // Blocks until done. Throws kTimeout when `timeout` passes first; the
   // collective itself is then still in flight (call wait again or destroy).
-  void wait();  // with the communicator's timeout
+  void wait();  // until the collective ends; it fails by itself after the communicator's timeout
   void wait(std::chrono::milliseconds timeout);
   bool valid() const noexcept { return op_ != nullptr; }
 

@@ -54,9 +54,11 @@
 /* Initialiser of an options struct: struct_size set, everything else 0.
  * Designated where the language has it, so -Wextra stays quiet. */
 #if defined(__cplusplus) && __cplusplus < 202002L
-#define MCCL_STRUCT_INIT_(type) {sizeof(type)}
+#define MCCL_STRUCT_INIT_(type) \
+  { sizeof(type) }
 #else
-#define MCCL_STRUCT_INIT_(type) {.struct_size = sizeof(type)}
+#define MCCL_STRUCT_INIT_(type) \
+  { .struct_size = sizeof(type) }
 #endif
 
 #ifdef __cplusplus
@@ -107,16 +109,16 @@ typedef struct mccl_request_s* mccl_request_t; /* a nonblocking collective */
  * generator seeded with `seed`, so a run can be reproduced. */
 
 typedef struct mccl_sim_options_t {
-  size_t struct_size;      /* sizeof(mccl_sim_options_t) */
-  double loss;             /* probability a datagram is lost */
-  double duplicate;        /* ... delivered twice */
-  double reorder;          /* ... held back behind later ones */
-  double corrupt;          /* ... has one byte flipped */
-  int64_t latency_ns;      /* one-way delay of every datagram */
-  double link_gbit_per_s;  /* injection rate per rank; 0: unlimited */
-  size_t mtu;              /* largest datagram, header included; 0: 1500 */
-  size_t receive_depth;    /* datagrams queued per receiver; 0: default */
-  uint64_t seed;           /* 0: the default seed (1) */
+  size_t struct_size;     /* sizeof(mccl_sim_options_t) */
+  double loss;            /* probability a datagram is lost */
+  double duplicate;       /* ... delivered twice */
+  double reorder;         /* ... held back behind later ones */
+  double corrupt;         /* ... has one byte flipped */
+  int64_t latency_ns;     /* one-way delay of every datagram */
+  double link_gbit_per_s; /* injection rate per rank; 0: unlimited */
+  size_t mtu;             /* largest datagram, header included; 0: 1500 */
+  size_t receive_depth;   /* datagrams queued per receiver; 0: default */
+  uint64_t seed;          /* 0: the default seed (1) */
 } mccl_sim_options_t;
 
 #define MCCL_SIM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_sim_options_t)
@@ -164,16 +166,22 @@ enum {
 };
 
 typedef struct mccl_comm_options_t {
-  size_t struct_size;         /* sizeof(mccl_comm_options_t) */
-  int32_t transport;          /* MCCL_TRANSPORT_*          (MCCL_TRANSPORT) */
-  int32_t progress;           /* MCCL_PROGRESS_*           (MCCL_PROGRESS) */
-  int64_t timeout_ms;         /* > 0; deadline of every blocking wait and the
-                                 default of mccl_wait      (MCCL_COLL_TIMEOUT_MS) */
-  int32_t allgather_concurrent_roots; /* > 0: that many roots inject at once;
-                                 -1: all of them           (MCCL_COLL_ALLGATHER_ROOTS) */
-  int32_t allgather_algorithm; /* MCCL_ALLGATHER_ALGO_*    (MCCL_COLL_ALLGATHER_ALGO) */
-  int32_t broadcast_algorithm; /* MCCL_BCAST_ALGO_*        (MCCL_COLL_BCAST_ALGO) */
-  int32_t reserved;           /* must be 0 */
+  size_t struct_size; /* sizeof(mccl_comm_options_t) */
+  /* MCCL_TRANSPORT_* (overrides MCCL_TRANSPORT) */
+  int32_t transport;
+  /* MCCL_PROGRESS_* (MCCL_PROGRESS) */
+  int32_t progress;
+  /* > 0: deadline of every blocking wait inside a collective, and the
+   * default of mccl_wait, in milliseconds (MCCL_COLL_TIMEOUT_MS) */
+  int64_t timeout_ms;
+  /* > 0: that many roots of an allgather inject at once; -1: all of them
+   * (MCCL_COLL_ALLGATHER_ROOTS) */
+  int32_t allgather_concurrent_roots;
+  /* MCCL_ALLGATHER_ALGO_* (MCCL_COLL_ALLGATHER_ALGO) */
+  int32_t allgather_algorithm;
+  /* MCCL_BCAST_ALGO_* (MCCL_COLL_BCAST_ALGO) */
+  int32_t broadcast_algorithm;
+  int32_t reserved; /* must be 0 */
 } mccl_comm_options_t;
 
 #define MCCL_COMM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_comm_options_t)

@@ -40,7 +40,10 @@ bool Request::test() {
 
 void Request::wait() {
   if (!op_) throw Error(ErrorCode::kInvalidArgument, "wait() on an empty mccl::Request");
-  wait(comm_->timeout);
+  // The collective carries its own deadline (the same timeout, counted from
+  // its start) and fails with a message saying what it waited for; wait a
+  // little longer than that so its error, not a bare wait timeout, wins.
+  wait(comm_->timeout + std::chrono::seconds(1));
 }
 
 void Request::wait(std::chrono::milliseconds timeout) {

@@ -74,12 +74,15 @@ void Context::progress() {
   if (in_progress_) return;  // a handler called back into progress: ignore
   in_progress_ = true;
   now_ = common::now();
+  // One timestamp for the whole call: arrivals and the loss checks after
+  // them see the same "now", so a rank that was descheduled for a while and
+  // then finds data waiting does not mistake its own absence for silence.
   std::size_t n = 0;
   Status s = dgram_->poll(*this, kPollBudget, n);
   if (!s.is_ok()) poison(s);
+  backlogged_ = n == kPollBudget;
   s = reliable_->poll(*this, kPollBudget, n);
   if (!s.is_ok()) poison(s);
-  now_ = common::now();
   for (auto& [seq, op] : active_) {
     if (!op->done()) op->progress(now_);
   }

@@ -78,6 +78,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // The loss deadline: silence longer than this means the rest was lost.
   common::Duration stall_deadline() const;
   void note_arrival(common::TimePoint now);
+  // More datagrams were waiting than one progress call takes: whatever
+  // seems missing may simply not have been read yet.
+  bool backlogged() const { return backlogged_; }
   // Fails everything, now and later, and tells the neighbours.
   void poison(const common::Status& why);
   const common::Status& poisoned() const { return poison_; }
@@ -113,6 +116,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
 
   common::Status poison_;
   bool in_progress_ = false;
+  bool backlogged_ = false;
 };
 
 }  // namespace mccl::protocol

@@ -192,7 +192,7 @@ void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint6
 }
 
 void McastCollective::detect_loss(TimePoint now) {
-  if (!pull_from_left_) return;
+  if (!pull_from_left_ || ctx_.backlogged()) return;
   const auto window = ctx_.config().reorder_window;
   const auto quiet = now - last_activity_;
   const auto stall = ctx_.stall_deadline();
