@@ -1,0 +1,397 @@
+// The C API (mccl/mccl.h): collectives through the opaque handles with each
+// rank on its own thread, and the error contract (codes, NULL checks, the
+// thread-local message). Only the C header is used here, as a C program would.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mccl/mccl.h"
+
+namespace {
+
+#define EXPECT_MCCL_OK(call) EXPECT_EQ((call), MCCL_OK) << mccl_last_error()
+#define ASSERT_MCCL_OK(call) ASSERT_EQ((call), MCCL_OK) << mccl_last_error()
+
+constexpr std::int64_t kTimeoutMs = 20000;  // a hang fails instead of stalling
+
+unsigned char pattern(int rank, std::size_t i) {
+  return static_cast<unsigned char>(rank * 37 + i * 11 + 1);
+}
+
+// Creates a world of `n` ranks, one communicator per rank on its own
+// thread, and runs `body(comm, rank)` on each; tears everything down after.
+void run_ranks(int n, const std::function<void(mccl_comm_t, int)>& body) {
+  mccl_world_t world = nullptr;
+  mccl_sim_options_t sim = MCCL_SIM_OPTIONS_INIT;
+  sim.seed = 7;
+  ASSERT_MCCL_OK(mccl_world_create(n, &sim, &world));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      mccl_comm_options_t opts = MCCL_COMM_OPTIONS_INIT;
+      opts.timeout_ms = kTimeoutMs;
+      mccl_comm_t comm = nullptr;
+      ASSERT_MCCL_OK(mccl_comm_create_inprocess(world, r, &opts, &comm));
+      int rank = -1;
+      int size = -1;
+      EXPECT_MCCL_OK(mccl_comm_rank(comm, &rank));
+      EXPECT_MCCL_OK(mccl_comm_size(comm, &size));
+      EXPECT_EQ(rank, r);
+      EXPECT_EQ(size, n);
+      body(comm, r);
+      EXPECT_MCCL_OK(mccl_comm_destroy(comm));
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_MCCL_OK(mccl_world_destroy(world));
+}
+
+// ------------------------------------------------------ no communicator
+
+TEST(CApi, VersionMatchesTheHeader) {
+  const std::string want = std::to_string(MCCL_VERSION_MAJOR) + "." +
+                           std::to_string(MCCL_VERSION_MINOR) + "." +
+                           std::to_string(MCCL_VERSION_PATCH);
+  EXPECT_EQ(want, mccl_version());
+}
+
+TEST(CApi, ResultStringsAreDistinctAndNeverNull) {
+  std::vector<std::string> seen;
+  for (int c = MCCL_OK; c <= MCCL_UNAVAILABLE; ++c) {
+    const char* s = mccl_result_string(static_cast<mccl_result_t>(c));
+    ASSERT_NE(s, nullptr);
+    EXPECT_GT(std::strlen(s), 0u) << c;
+    for (const auto& other : seen) EXPECT_NE(other, s) << c;
+    seen.emplace_back(s);
+  }
+  EXPECT_STREQ(mccl_result_string(MCCL_INVALID_ARGUMENT), "invalid argument");
+  EXPECT_NE(mccl_result_string(static_cast<mccl_result_t>(99)), nullptr);
+  EXPECT_NE(mccl_result_string(static_cast<mccl_result_t>(-1)), nullptr);
+}
+
+TEST(CApi, InPlaceMatchesTheCppConstant) {
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(MCCL_IN_PLACE), 1u);
+}
+
+TEST(CApi, NullHandlesAndOutPointersAreNamed) {
+  EXPECT_EQ(mccl_world_create(2, nullptr, nullptr), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("mccl_world_create"), std::string::npos)
+      << mccl_last_error();
+  EXPECT_NE(std::string(mccl_last_error()).find("'out'"), std::string::npos) << mccl_last_error();
+
+  int value = 0;
+  int done = 0;
+  EXPECT_EQ(mccl_comm_rank(nullptr, &value), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("'comm'"), std::string::npos);
+  EXPECT_EQ(mccl_comm_size(nullptr, &value), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_broadcast(nullptr, &value, sizeof value, 0), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_barrier(nullptr), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_comm_progress(nullptr), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_comm_destroy(nullptr), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_world_destroy(nullptr), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_world_kill_rank(nullptr, 0), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_test(nullptr, &done), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("'request'"), std::string::npos);
+  EXPECT_EQ(mccl_wait(nullptr, -1), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_request_free(nullptr), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_comm_stats(nullptr, nullptr), MCCL_INVALID_ARGUMENT);
+}
+
+TEST(CApi, WorldArgumentsAreChecked) {
+  mccl_world_t world = nullptr;
+  EXPECT_EQ(mccl_world_create(0, nullptr, &world), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(world, nullptr);
+
+  mccl_sim_options_t unsized{};  // struct_size forgotten
+  EXPECT_EQ(mccl_world_create(2, &unsized, &world), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("struct_size"), std::string::npos);
+
+  // A caller from the future whose extra fields are all unset is fine; one
+  // that sets a field this library does not know is told so.
+  struct {
+    mccl_sim_options_t known;
+    std::uint64_t future;
+  } bigger{};
+  bigger.known.struct_size = sizeof bigger;
+  ASSERT_MCCL_OK(mccl_world_create(2, &bigger.known, &world));
+  EXPECT_EQ(mccl_world_kill_rank(world, 2), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_world_kill_rank(world, -1), MCCL_INVALID_ARGUMENT);
+  EXPECT_MCCL_OK(mccl_world_destroy(world));
+  bigger.future = 1;
+  world = nullptr;
+  EXPECT_EQ(mccl_world_create(2, &bigger.known, &world), MCCL_UNAVAILABLE);
+  EXPECT_EQ(world, nullptr);
+}
+
+TEST(CApi, CommOptionsAreChecked) {
+  mccl_world_t world = nullptr;
+  ASSERT_MCCL_OK(mccl_world_create(1, nullptr, &world));
+  mccl_comm_t comm = nullptr;
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 1, nullptr, &comm), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, nullptr, nullptr), MCCL_INVALID_ARGUMENT);
+
+  mccl_comm_options_t opts = MCCL_COMM_OPTIONS_INIT;
+  opts.transport = 42;
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("transport"), std::string::npos);
+  opts = MCCL_COMM_OPTIONS_INIT;
+  opts.timeout_ms = -5;
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  opts = MCCL_COMM_OPTIONS_INIT;
+  opts.allgather_concurrent_roots = -2;
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  opts = MCCL_COMM_OPTIONS_INIT;
+  opts.reserved = 1;
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_MCCL_OK(mccl_world_destroy(world));
+}
+
+// The world handle may go first: its communicators keep it alive.
+TEST(CApi, WorldMayBeDestroyedBeforeItsCommunicator) {
+  mccl_world_t world = nullptr;
+  ASSERT_MCCL_OK(mccl_world_create(1, nullptr, &world));
+  mccl_comm_t comm = nullptr;
+  ASSERT_MCCL_OK(mccl_comm_create_inprocess(world, 0, nullptr, &comm));
+  EXPECT_MCCL_OK(mccl_world_destroy(world));
+  int v = 5;
+  EXPECT_MCCL_OK(mccl_broadcast(comm, &v, sizeof v, 0));
+  EXPECT_EQ(v, 5);
+  EXPECT_MCCL_OK(mccl_comm_destroy(comm));
+}
+
+// The message is per thread: another thread's failure does not show here.
+TEST(CApi, LastErrorIsThreadLocal) {
+  std::string other_before;
+  std::string other_after;
+  std::thread t([&] {
+    other_before = mccl_last_error();
+    EXPECT_EQ(mccl_barrier(nullptr), MCCL_INVALID_ARGUMENT);
+    other_after = mccl_last_error();
+  });
+  t.join();
+  EXPECT_EQ(other_before, "");
+  EXPECT_NE(other_after.find("mccl_barrier"), std::string::npos) << other_after;
+  EXPECT_EQ(mccl_comm_progress(nullptr), MCCL_INVALID_ARGUMENT);
+  const std::string mine = mccl_last_error();
+  EXPECT_NE(mine.find("mccl_comm_progress"), std::string::npos) << mine;
+  // A successful call leaves the message alone.
+  EXPECT_STRNE(mccl_version(), "");
+  EXPECT_EQ(mine, mccl_last_error());
+}
+
+// ----------------------------------------------- collectives, 1..3 ranks
+
+class CApiRanks : public ::testing::TestWithParam<int> {};
+
+TEST_P(CApiRanks, BroadcastFromEveryRoot) {
+  const int n = GetParam();
+  run_ranks(n, [n](mccl_comm_t comm, int rank) {
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{4097}}) {
+      for (int root = 0; root < n; ++root) {
+        std::vector<unsigned char> buf(bytes, 0);
+        if (rank == root) {
+          for (std::size_t i = 0; i < bytes; ++i) buf[i] = pattern(root, i);
+        }
+        ASSERT_MCCL_OK(mccl_broadcast(comm, buf.data(), bytes, root));
+        for (std::size_t i = 0; i < bytes; ++i) {
+          ASSERT_EQ(buf[i], pattern(root, i)) << "root " << root << " byte " << i;
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CApiRanks, Allgather) {
+  const int n = GetParam();
+  run_ranks(n, [n](mccl_comm_t comm, int rank) {
+    constexpr std::size_t kBytes = 3001;
+    std::vector<unsigned char> send(kBytes);
+    for (std::size_t i = 0; i < kBytes; ++i) send[i] = pattern(rank, i);
+    std::vector<unsigned char> recv(kBytes * n, 0);
+    ASSERT_MCCL_OK(mccl_allgather(comm, send.data(), recv.data(), kBytes));
+    for (int r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < kBytes; ++i) {
+        ASSERT_EQ(recv[r * kBytes + i], pattern(r, i)) << "block " << r << " byte " << i;
+      }
+    }
+  });
+}
+
+TEST_P(CApiRanks, AllgatherInPlace) {
+  const int n = GetParam();
+  run_ranks(n, [n](mccl_comm_t comm, int rank) {
+    constexpr std::size_t kBytes = 100;
+    std::vector<unsigned char> recv(kBytes * n, 0);
+    for (std::size_t i = 0; i < kBytes; ++i) recv[rank * kBytes + i] = pattern(rank, i);
+    ASSERT_MCCL_OK(mccl_allgather(comm, MCCL_IN_PLACE, recv.data(), kBytes));
+    for (int r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < kBytes; ++i) ASSERT_EQ(recv[r * kBytes + i], pattern(r, i));
+    }
+  });
+}
+
+// Uneven counts (one rank gives nothing), blocks stored in reverse order,
+// once with a send buffer and once in place.
+TEST_P(CApiRanks, AllgathervUnevenAndInPlace) {
+  const int n = GetParam();
+  run_ranks(n, [n](mccl_comm_t comm, int rank) {
+    std::vector<std::size_t> counts(n);
+    for (int r = 0; r < n; ++r) counts[r] = r == 1 ? 0 : 500 * (r + 1) + 3;
+    std::vector<std::size_t> displs(n);
+    std::size_t total = 0;
+    for (int r = n - 1; r >= 0; --r) {
+      displs[r] = total;
+      total += counts[r];
+    }
+    for (bool in_place : {false, true}) {
+      std::vector<unsigned char> recv(total, 0);
+      std::vector<unsigned char> send(counts[rank]);
+      for (std::size_t i = 0; i < counts[rank]; ++i) {
+        send[i] = pattern(rank, i);
+        recv[displs[rank] + i] = in_place ? pattern(rank, i) : 0;
+      }
+      const void* src = in_place ? MCCL_IN_PLACE : static_cast<const void*>(send.data());
+      ASSERT_MCCL_OK(mccl_allgatherv(comm, src, recv.data(), counts.data(), displs.data()));
+      for (int r = 0; r < n; ++r) {
+        for (std::size_t i = 0; i < counts[r]; ++i) {
+          ASSERT_EQ(recv[displs[r] + i], pattern(r, i)) << "in place " << in_place;
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CApiRanks, NonblockingCollectives) {
+  const int n = GetParam();
+  run_ranks(n, [n](mccl_comm_t comm, int rank) {
+    // ibroadcast completed by polling mccl_test.
+    std::vector<unsigned char> buf(2000, rank == 0 ? 0 : 0xEE);
+    if (rank == 0) {
+      for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = pattern(0, i);
+    }
+    mccl_request_t req = nullptr;
+    ASSERT_MCCL_OK(mccl_ibroadcast(comm, buf.data(), buf.size(), 0, &req));
+    int done = 0;
+    while (!done) {
+      ASSERT_MCCL_OK(mccl_test(req, &done));
+      if (!done) {
+        EXPECT_MCCL_OK(mccl_comm_progress(comm));
+      }
+    }
+    ASSERT_MCCL_OK(mccl_test(req, &done));  // stays done
+    EXPECT_EQ(done, 1);
+    EXPECT_MCCL_OK(mccl_wait(req, 0));
+    EXPECT_MCCL_OK(mccl_request_free(req));
+    for (std::size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], pattern(0, i));
+
+    // iallgatherv whose count arrays die before the wait: the request
+    // keeps its own copies.
+    std::vector<unsigned char> recv(static_cast<std::size_t>(n) * 64, 0);
+    std::vector<unsigned char> mine(64);
+    for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = pattern(rank, i);
+    {
+      std::vector<std::size_t> counts(n, 64);
+      std::vector<std::size_t> displs(n);
+      for (int r = 0; r < n; ++r) displs[r] = static_cast<std::size_t>(r) * 64;
+      ASSERT_MCCL_OK(
+          mccl_iallgatherv(comm, mine.data(), recv.data(), counts.data(), displs.data(), &req));
+      std::fill(counts.begin(), counts.end(), std::size_t{999999});
+    }
+    ASSERT_MCCL_OK(mccl_wait(req, -1));
+    EXPECT_MCCL_OK(mccl_request_free(req));
+    for (int r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < 64; ++i) ASSERT_EQ(recv[r * 64 + i], pattern(r, i));
+    }
+
+    // iallgather in place, then ibarrier, both waited with an explicit timeout.
+    std::vector<unsigned char> all(static_cast<std::size_t>(n) * 8, 0);
+    for (std::size_t i = 0; i < 8; ++i) all[rank * 8 + i] = pattern(rank, i);
+    ASSERT_MCCL_OK(mccl_iallgather(comm, MCCL_IN_PLACE, all.data(), 8, &req));
+    ASSERT_MCCL_OK(mccl_wait(req, kTimeoutMs));
+    EXPECT_MCCL_OK(mccl_request_free(req));
+    for (int r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < 8; ++i) ASSERT_EQ(all[r * 8 + i], pattern(r, i));
+    }
+    ASSERT_MCCL_OK(mccl_ibarrier(comm, &req));
+    ASSERT_MCCL_OK(mccl_wait(req, kTimeoutMs));
+    EXPECT_MCCL_OK(mccl_request_free(req));
+    EXPECT_MCCL_OK(mccl_barrier(comm));
+  });
+}
+
+// A NULL buffer is refused on the calling rank before anything starts, with
+// the argument named; a NULL buffer of 0 bytes is fine.
+TEST_P(CApiRanks, NullBufferIsAnInvalidArgument) {
+  const int n = GetParam();
+  run_ranks(n, [n](mccl_comm_t comm, int rank) {
+    EXPECT_EQ(mccl_broadcast(comm, nullptr, 16, 0), MCCL_INVALID_ARGUMENT);
+    const std::string msg = mccl_last_error();
+    EXPECT_NE(msg.find("mccl_broadcast"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'buffer'"), std::string::npos) << msg;
+    EXPECT_STREQ(mccl_result_string(MCCL_INVALID_ARGUMENT), "invalid argument");
+
+    std::vector<unsigned char> recv(static_cast<std::size_t>(n) * 4);
+    EXPECT_EQ(mccl_allgather(comm, nullptr, recv.data(), 4), MCCL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mccl_last_error()).find("'send'"), std::string::npos);
+    unsigned char one = 1;
+    EXPECT_EQ(mccl_allgather(comm, &one, nullptr, 1), MCCL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mccl_last_error()).find("'recv'"), std::string::npos);
+    std::vector<std::size_t> counts(n, 1);
+    EXPECT_EQ(mccl_allgatherv(comm, &one, recv.data(), counts.data(), nullptr),
+              MCCL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mccl_last_error()).find("'displs'"), std::string::npos);
+    mccl_request_t req = nullptr;
+    EXPECT_EQ(mccl_ibroadcast(comm, nullptr, 1, 0, &req), MCCL_INVALID_ARGUMENT);
+    EXPECT_EQ(req, nullptr);
+    EXPECT_EQ(mccl_ibarrier(comm, nullptr), MCCL_INVALID_ARGUMENT);
+
+    // None of the refused calls started anything: the communicator works.
+    ASSERT_MCCL_OK(mccl_broadcast(comm, nullptr, 0, 0));
+    int v = rank == 0 ? 77 : 0;
+    ASSERT_MCCL_OK(mccl_broadcast(comm, &v, sizeof v, 0));
+    EXPECT_EQ(v, 77);
+  });
+}
+
+TEST_P(CApiRanks, StatsAndRequestOwnership) {
+  const int n = GetParam();
+  run_ranks(n, [](mccl_comm_t comm, int /*rank*/) {
+    ASSERT_MCCL_OK(mccl_barrier(comm));
+    mccl_stats_t stats = MCCL_STATS_INIT;
+    ASSERT_MCCL_OK(mccl_comm_stats(comm, &stats));
+    EXPECT_EQ(stats.struct_size, sizeof(mccl_stats_t));
+    EXPECT_GE(stats.collectives_completed, 1u);
+
+    mccl_stats_t unsized{};
+    EXPECT_EQ(mccl_comm_stats(comm, &unsized), MCCL_INVALID_ARGUMENT);
+
+    // An older, shorter struct: nothing past its end is written.
+    alignas(mccl_stats_t) unsigned char raw[sizeof(mccl_stats_t) + 8];
+    std::memset(raw, 0xAB, sizeof raw);
+    const std::size_t old_size = offsetof(mccl_stats_t, mcast_bytes_sent);
+    std::memcpy(raw, &old_size, sizeof old_size);
+    ASSERT_MCCL_OK(mccl_comm_stats(comm, reinterpret_cast<mccl_stats_t*>(raw)));
+    for (std::size_t i = old_size; i < sizeof raw; ++i) ASSERT_EQ(raw[i], 0xAB) << i;
+
+    // A communicator with a live request refuses to be destroyed.
+    mccl_request_t req = nullptr;
+    ASSERT_MCCL_OK(mccl_ibarrier(comm, &req));
+    ASSERT_MCCL_OK(mccl_wait(req, -1));
+    EXPECT_EQ(mccl_comm_destroy(comm), MCCL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mccl_last_error()).find("mccl_request_free"), std::string::npos);
+    EXPECT_MCCL_OK(mccl_request_free(req));
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CApiRanks, ::testing::Values(1, 2, 3),
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
+
+}  // namespace

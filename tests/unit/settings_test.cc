@@ -1,0 +1,289 @@
+// The MCCL_* settings registry: every entry well formed, environment
+// overrides, and bad values rejected with an error naming the variable.
+#include "common/settings.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mccl/error.h"
+
+namespace mccl::common {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<std::string> split_allowed(const char* allowed) {
+  std::vector<std::string> out;
+  std::string_view rest(allowed);
+  while (true) {
+    auto bar = rest.find('|');
+    out.emplace_back(rest.substr(0, bar));
+    if (bar == std::string_view::npos) break;
+    rest.remove_prefix(bar + 1);
+  }
+  return out;
+}
+
+// Every test starts with all registered variables unset and leaves the
+// environment as it found it.
+class SettingsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const Setting* s : all_settings()) {
+      const char* v = std::getenv(s->name());
+      saved_[s->name()] = v ? std::optional<std::string>(v) : std::nullopt;
+      ::unsetenv(s->name());
+    }
+  }
+  void TearDown() override {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+  static void set(const Setting& s, const char* value) { ::setenv(s.name(), value, 1); }
+
+  // Runs `get` with the variable of `s` set to `value` and checks that it
+  // throws kInvalidArgument naming the variable and quoting the value.
+  static void expect_rejected(const Setting& s, const char* value,
+                              const std::function<void()>& get) {
+    set(s, value);
+    SCOPED_TRACE(std::string(s.name()) + "=\"" + value + "\"");
+    try {
+      get();
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_THAT(e.what(), HasSubstr(s.name()));
+      EXPECT_THAT(e.what(), HasSubstr(value));
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+TEST_F(SettingsTest, RegistryIsNotEmpty) { EXPECT_FALSE(all_settings().empty()); }
+
+TEST_F(SettingsTest, EveryNameStartsWithMcclAndIsUnique) {
+  std::set<std::string> seen;
+  for (const Setting* s : all_settings()) {
+    ASSERT_NE(s, nullptr);
+    ASSERT_NE(s->name(), nullptr);
+    const std::string name = s->name();
+    EXPECT_EQ(name.rfind("MCCL_", 0), 0u) << name;
+    EXPECT_GT(name.size(), 5u) << name;
+    EXPECT_EQ(name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"), std::string::npos)
+        << name;
+    EXPECT_TRUE(seen.insert(name).second) << "registered twice: " << name;
+  }
+}
+
+TEST_F(SettingsTest, EveryEntryIsDocumented) {
+  for (const Setting* s : all_settings()) {
+    ASSERT_NE(s->doc(), nullptr) << s->name();
+    EXPECT_GT(std::string_view(s->doc()).size(), 0u) << s->name();
+    ASSERT_NE(s->default_value(), nullptr) << s->name();
+  }
+}
+
+TEST_F(SettingsTest, EveryDefaultParsesAsItsType) {
+  for (const Setting* s : all_settings()) {
+    SCOPED_TRACE(s->name());
+    EXPECT_STREQ(s->source(), "default");
+    EXPECT_EQ(s->raw(), s->default_value());
+    EXPECT_FALSE(s->from_env().has_value());
+    switch (s->type()) {
+      case SettingType::kInt:
+        EXPECT_NO_THROW(s->get_int());
+        break;
+      case SettingType::kBool:
+        EXPECT_NO_THROW(s->get_bool());
+        break;
+      case SettingType::kDouble:
+        EXPECT_NO_THROW(s->get_double());
+        break;
+      case SettingType::kString:
+        EXPECT_NO_THROW(s->get());
+        break;
+    }
+  }
+}
+
+TEST_F(SettingsTest, EveryAllowedListIsWellFormedAndHoldsTheDefault) {
+  for (const Setting* s : all_settings()) {
+    if (s->allowed() == nullptr) continue;
+    SCOPED_TRACE(s->name());
+    EXPECT_EQ(s->type(), SettingType::kString) << "only strings have a vocabulary";
+    const auto words = split_allowed(s->allowed());
+    for (const auto& w : words) EXPECT_FALSE(w.empty()) << s->allowed();
+    EXPECT_EQ(std::set<std::string>(words.begin(), words.end()).size(), words.size())
+        << "duplicate word in " << s->allowed();
+    EXPECT_THAT(words, ::testing::Contains(std::string(s->default_value())));
+    // Each word of the vocabulary is accepted from the environment.
+    for (const auto& w : words) {
+      set(*s, w.c_str());
+      EXPECT_EQ(s->get(), w);
+    }
+  }
+}
+
+// The named constants are the registered ones (nothing declared but left
+// out of the list that mccl_info prints).
+TEST_F(SettingsTest, NamedSettingsAreRegistered) {
+  using namespace settings;
+  const Setting* named[] = {
+      &kLogLevel,
+      &kTransport,
+      &kProtoEarlyBytes,
+      &kProtoReorderWindow,
+      &kProtoStallFactor,
+      &kProtoStallMinUs,
+      &kProtoStallMaxUs,
+      &kProtoFirstTimeoutUs,
+      &kProtoRepairMaxBytes,
+      &kProtoSendBatch,
+      &kProtoChecksum,
+      &kCollTimeoutMs,
+      &kCollAllgatherAlgo,
+      &kCollAllgatherRoots,
+      &kCollBcastAlgo,
+      &kCollChainSegmentBytes,
+      &kProgress,
+  };
+  const auto& all = all_settings();
+  for (const Setting* s : named) {
+    EXPECT_THAT(all, ::testing::Contains(s)) << s->name();
+  }
+}
+
+TEST_F(SettingsTest, EnvironmentOverridesTheDefault) {
+  const Setting& s = settings::kCollTimeoutMs;
+  set(s, "1234");
+  EXPECT_STREQ(s.source(), "environment");
+  EXPECT_EQ(s.from_env(), std::optional<std::string>("1234"));
+  EXPECT_EQ(s.raw(), "1234");
+  EXPECT_EQ(s.get_int(), 1234);
+  ::unsetenv(s.name());
+  EXPECT_STREQ(s.source(), "default");
+  EXPECT_EQ(s.get_int(), std::stoll(s.default_value()));
+}
+
+TEST_F(SettingsTest, EmptyEnvironmentValueCountsAsUnset) {
+  const Setting& s = settings::kProgress;
+  set(s, "");
+  EXPECT_FALSE(s.from_env().has_value());
+  EXPECT_STREQ(s.source(), "default");
+  EXPECT_EQ(s.get(), s.default_value());
+}
+
+TEST_F(SettingsTest, StringOverride) {
+  set(settings::kTransport, "udp");
+  EXPECT_EQ(settings::kTransport.get(), "udp");
+  EXPECT_STREQ(settings::kTransport.source(), "environment");
+}
+
+TEST_F(SettingsTest, IntValues) {
+  const Setting& s = settings::kProtoSendBatch;
+  set(s, "-7");
+  EXPECT_EQ(s.get_int(), -7);
+  set(s, "9223372036854775807");
+  EXPECT_EQ(s.get_int(), INT64_MAX);
+  set(s, "-9223372036854775808");
+  EXPECT_EQ(s.get_int(), INT64_MIN);
+}
+
+TEST_F(SettingsTest, IntRangeIsInclusive) {
+  const Setting& s = settings::kCollAllgatherRoots;
+  set(s, "0");
+  EXPECT_EQ(s.get_int(0, 100), 0);
+  set(s, "100");
+  EXPECT_EQ(s.get_int(0, 100), 100);
+  set(s, "5");
+  EXPECT_EQ(s.get_int(5, 5), 5);
+}
+
+TEST_F(SettingsTest, IntOutOfRangeIsRejected) {
+  const Setting& s = settings::kCollAllgatherRoots;
+  expect_rejected(s, "101", [&] { s.get_int(0, 100); });
+  expect_rejected(s, "-1", [&] { s.get_int(0, 100); });
+  set(s, "101");
+  try {
+    s.get_int(0, 100);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[0, 100]"));
+  }
+}
+
+TEST_F(SettingsTest, MalformedIntIsRejected) {
+  const Setting& s = settings::kProtoReorderWindow;
+  for (const char* bad : {"abc", "12abc", "1.5", "64 ", "0x", "99999999999999999999999",
+                          "-99999999999999999999999"}) {
+    expect_rejected(s, bad, [&] { s.get_int(); });
+  }
+}
+
+TEST_F(SettingsTest, BoolSpellings) {
+  const Setting& s = settings::kProtoChecksum;
+  for (const char* yes : {"1", "true", "yes", "on"}) {
+    set(s, yes);
+    EXPECT_TRUE(s.get_bool()) << yes;
+  }
+  for (const char* no : {"0", "false", "no", "off"}) {
+    set(s, no);
+    EXPECT_FALSE(s.get_bool()) << no;
+  }
+  for (const char* bad : {"2", "maybe", "TRUE ", "y"}) {
+    expect_rejected(s, bad, [&] { s.get_bool(); });
+  }
+}
+
+TEST_F(SettingsTest, DoubleValues) {
+  const Setting& s = settings::kProtoStallFactor;
+  set(s, "2.5");
+  EXPECT_DOUBLE_EQ(s.get_double(), 2.5);
+  set(s, "1e3");
+  EXPECT_DOUBLE_EQ(s.get_double(), 1000.0);
+  set(s, "-0.25");
+  EXPECT_DOUBLE_EQ(s.get_double(), -0.25);
+}
+
+TEST_F(SettingsTest, MalformedOrNonFiniteDoubleIsRejected) {
+  const Setting& s = settings::kProtoStallFactor;
+  for (const char* bad : {"x", "1.5x", "1e999", "nan", "inf", "-inf", "infinity"}) {
+    expect_rejected(s, bad, [&] { s.get_double(); });
+  }
+}
+
+TEST_F(SettingsTest, StringOutsideVocabularyIsRejected) {
+  const Setting& s = settings::kCollBcastAlgo;
+  for (const char* bad : {"bogus", "Multicast", "multicast|chain", "auto ", "|"}) {
+    expect_rejected(s, bad, [&] { s.get(); });
+  }
+}
+
+TEST_F(SettingsTest, ErrorMessageNamesTheExpectedValues) {
+  set(settings::kLogLevel, "loud");
+  try {
+    settings::kLogLevel.get();
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(settings::kLogLevel.allowed()));
+  }
+}
+
+}  // namespace
+}  // namespace mccl::common
