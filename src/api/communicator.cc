@@ -9,6 +9,8 @@
 #include "api/options.h"
 #include "api/world_state.h"
 #include "coll/validate.h"
+#include "common/log.h"
+#include "topo/placement.h"
 
 namespace mccl {
 
@@ -39,6 +41,18 @@ const char* transport_name(TransportKind k) {
   return "?";
 }
 
+std::unique_ptr<progress::Engine> make_engine(const detail::ResolvedOptions& opt,
+                                              protocol::Context& ctx, const std::string& iface) {
+  if (opt.progress == ProgressKind::kInline) return progress::make_inline_engine(ctx);
+  progress::ThreadEngineConfig cfg;
+  topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface);
+  cfg.cpu = where.cpu;
+  cfg.spin = opt.progress_spin;
+  common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
+               where.reason.c_str());
+  return progress::make_thread_engine(ctx, cfg);
+}
+
 }  // namespace
 
 Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
@@ -67,9 +81,9 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
     throw Error(ErrorCode::kInvalidArgument,
                 who + "transport 'sim' needs an in-process bootstrap (mccl::InProcessWorld)");
   }
-  if (opt.progress != ProgressKind::kInline) {
+  if (opt.progress == ProgressKind::kOffload) {
     throw Error(ErrorCode::kUnavailable,
-                who + "only the inline progress engine is built into this MCCL (MCCL_PROGRESS)");
+                who + "the offload progress engine is not built into this MCCL (MCCL_PROGRESS)");
   }
 
   const auto mtu = static_cast<std::uint32_t>(inproc->world().fabric().config().mtu);
@@ -96,7 +110,7 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   pc.op_timeout = opt.timeout;
   st->ctx = std::make_unique<protocol::Context>(st->rank, st->size, tag, std::move(dgram),
                                                 std::move(reliable), pc);
-  st->engine = progress::make_inline_engine(*st->ctx);
+  st->engine = make_engine(opt, *st->ctx, "");
   st->coll.allgather = opt.allgather;
   st->coll.broadcast = opt.broadcast;
   st->coll.concurrent_roots = opt.concurrent_roots;

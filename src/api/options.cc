@@ -52,6 +52,8 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.allgather = o.allgather_algorithm.value_or(parse_allgather(s::kCollAllgatherAlgo.get()));
   r.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));
   r.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int(1, 1 << 30));
+  r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int(-1, 1 << 16));
+  r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int(0, 1000000));
   return r;
 }
 

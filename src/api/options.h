@@ -16,6 +16,8 @@ struct ResolvedOptions {
   AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
   std::size_t segment_bytes = 128 << 10;
+  int progress_cpu = -1;
+  std::chrono::microseconds progress_spin{50};
 };
 
 // Throws mccl::Error(kInvalidArgument) naming the option or variable.

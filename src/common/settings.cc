@@ -18,6 +18,17 @@ const Setting kLogLevel{"MCCL_LOG_LEVEL", T::kString, "warn",
 const Setting kTransport{"MCCL_TRANSPORT", T::kString, "auto",
     "Datagram transport: auto picks sim for in-process worlds, else the best present.",
     "auto|sim|udp|ib"};
+// transport/udp
+const Setting kUdpIface{"MCCL_UDP_IFACE", T::kString, "lo",
+    "Interface of the UDP multicast transport, by name (eth0) or by IPv4 address."};
+const Setting kUdpRateMbit{"MCCL_UDP_RATE_MBIT", T::kDouble, "0",
+    "Pace each UDP sender to this many Mbit/s (IP bytes); 0 sends unpaced."};
+const Setting kUdpRcvbuf{"MCCL_UDP_RCVBUF", T::kInt, "33554432",
+    "Receive buffer of a UDP multicast socket, in bytes; above net.core.rmem_max it needs root."};
+const Setting kUdpMaxDatagram{"MCCL_UDP_MAX_DATAGRAM", T::kInt, "8972",
+    "Largest UDP datagram sent, in bytes; the interface MTU minus 28 caps it. Same on all ranks."};
+const Setting kUdpTestDropPermille{"MCCL_UDP_TEST_DROP_PERMILLE", T::kInt, "0",
+    "Test hook: drop this many of every 1000 received UDP datagrams at random; 0 is off."};
 const Setting kProtoEarlyBytes{"MCCL_PROTO_EARLY_BYTES", T::kInt, "8388608",
     "Bytes of datagrams kept per communicator for collectives not yet started; overflow is repaired later."};
 const Setting kProtoReorderWindow{"MCCL_PROTO_REORDER_WINDOW", T::kInt, "64",
@@ -49,6 +60,10 @@ const Setting kCollChainSegmentBytes{"MCCL_COLL_CHAIN_SEGMENT_BYTES", T::kInt, "
 const Setting kProgress{"MCCL_PROGRESS", T::kString, "inline",
     "Progress engine: inline (the caller's thread), thread (a pinned host thread), offload.",
     "inline|thread|offload"};
+const Setting kProgressCpu{"MCCL_PROGRESS_CPU", T::kInt, "-1",
+    "CPU of the progress thread; -1 picks the last core near the network interface."};
+const Setting kProgressSpinUs{"MCCL_PROGRESS_SPIN_US", T::kInt, "50",
+    "How long the progress thread spins after the last event before it sleeps, in microseconds."};
 // clang-format on
 }  // namespace settings
 
@@ -59,7 +74,9 @@ const std::vector<const Setting*>& all_settings() {
       &kProtoStallFactor,  &kProtoStallMinUs,     &kProtoStallMaxUs,     &kProtoFirstTimeoutUs,
       &kProtoRepairMaxBytes, &kProtoSendBatch,    &kProtoChecksum,       &kCollTimeoutMs,
       &kCollAllgatherAlgo, &kCollAllgatherRoots,  &kCollBcastAlgo,       &kCollChainSegmentBytes,
-      &kProgress,
+      &kProgress,          &kProgressCpu,         &kProgressSpinUs,
+      &kUdpIface,          &kUdpRateMbit,         &kUdpRcvbuf,           &kUdpMaxDatagram,
+      &kUdpTestDropPermille,
   };
   return all;
 }

@@ -59,6 +59,12 @@ namespace settings {
 extern const Setting kLogLevel;
 // transport
 extern const Setting kTransport;
+// transport/udp
+extern const Setting kUdpIface;
+extern const Setting kUdpRateMbit;
+extern const Setting kUdpRcvbuf;
+extern const Setting kUdpMaxDatagram;
+extern const Setting kUdpTestDropPermille;
 // protocol
 extern const Setting kProtoEarlyBytes;
 extern const Setting kProtoReorderWindow;
@@ -77,6 +83,8 @@ extern const Setting kCollBcastAlgo;
 extern const Setting kCollChainSegmentBytes;
 // progress
 extern const Setting kProgress;
+extern const Setting kProgressCpu;
+extern const Setting kProgressSpinUs;
 }  // namespace settings
 
 }  // namespace mccl::common

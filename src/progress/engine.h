@@ -40,4 +40,12 @@ class Engine {
 // The caller's thread drives progress inside poll() and wait().
 std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx);
 
+struct ThreadEngineConfig {
+  int cpu = -1;  // pin the thread here; -1 = do not pin
+  std::chrono::microseconds spin{50};
+};
+
+// A dedicated host thread drives progress; wait() sleeps.
+std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg);
+
 }  // namespace mccl::progress

@@ -70,18 +70,25 @@ void Context::start(const std::shared_ptr<Operation>& op) {
   }
 }
 
-void Context::progress() {
-  if (in_progress_) return;  // a handler called back into progress: ignore
+std::vector<int> Context::wait_fds() const {
+  std::vector<int> fds;
+  if (dgram_->wait_fd() >= 0) fds.push_back(dgram_->wait_fd());
+  if (reliable_->wait_fd() >= 0) fds.push_back(reliable_->wait_fd());
+  return fds;
+}
+
+std::size_t Context::progress() {
+  if (in_progress_) return 0;  // a handler called back into progress: ignore
   in_progress_ = true;
   now_ = common::now();
   // One timestamp for the whole call: arrivals and the loss checks after
   // them see the same "now", so a rank that was descheduled for a while and
   // then finds data waiting does not mistake its own absence for silence.
-  std::size_t n = 0;
+  std::size_t n = 0, m = 0;
   Status s = dgram_->poll(*this, kPollBudget, n);
   if (!s.is_ok()) poison(s);
   backlogged_ = n == kPollBudget;
-  s = reliable_->poll(*this, kPollBudget, n);
+  s = reliable_->poll(*this, kPollBudget, m);
   if (!s.is_ok()) poison(s);
   for (auto& [seq, op] : active_) {
     if (!op->done()) op->progress(now_);
@@ -89,6 +96,7 @@ void Context::progress() {
   check_deadlines(now_);
   retire_finished();
   in_progress_ = false;
+  return n + m;
 }
 
 void Context::check_deadlines(TimePoint t) {

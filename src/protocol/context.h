@@ -67,9 +67,14 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // arrived early for it. When the context is poisoned the op fails at once.
   void start(const std::shared_ptr<Operation>& op);
   // Polls the transports and advances every collective in flight. Never
-  // blocks.
-  void progress();
+  // blocks. Returns how many datagrams and messages it handled, so an
+  // engine can tell a busy network from a quiet one.
+  std::size_t progress();
   bool idle() const { return active_.empty(); }
+  std::size_t active() const { return active_.size(); }
+  // Descriptors that turn readable when traffic arrives (may be empty, as
+  // for the in-memory fabric), for engines that sleep.
+  std::vector<int> wait_fds() const;
 
   // ---- for operations ----
   // Sends a control message (the tag is filled in). Counts it.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 #include "harness.h"
 
@@ -100,12 +101,14 @@ TEST(Concurrency, RequestsCompleteInAnyOrder) {
 
 // Ranks as threads (8 threads on 2 cores): blocking calls, in-place
 // allgather, allgatherv with uneven counts, barrier.
-TEST(Threads, EightRanksBlockingCallsWithLoss) {
+class Threads : public ::testing::TestWithParam<ProgressKind> {};
+
+TEST_P(Threads, EightRanksBlockingCallsWithLoss) {
   const int n = 8;
   SimFabricOptions f{.loss = 0.05, .duplicate = 0.01, .reorder = 0.02, .seed = 88};
   SCOPED_TRACE(describe(n, 0, f));
   InProcessWorld world(n, f);
-  auto comms = create_communicators(world);
+  auto comms = create_communicators(world, {.progress = GetParam()});
   std::vector<std::size_t> counts, displs;
   std::size_t total = 0;
   for (int r = 0; r < n; ++r) {
@@ -137,6 +140,46 @@ TEST(Threads, EightRanksBlockingCallsWithLoss) {
     }
     c.barrier();
   });
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, Threads,
+                         ::testing::Values(ProgressKind::kInline, ProgressKind::kThread),
+                         [](const auto& param_info) {
+                           return param_info.param == ProgressKind::kInline ? "Inline" : "HostThread";
+                         });
+
+// With the host-thread engine the collective advances while the
+// application does something else: a request posted and never tested still
+// completes.
+TEST(HostThread, ProgressWithoutTheApplication) {
+  const int n = 4;
+  InProcessWorld world(n, {.loss = 0.05, .seed = 9});
+  auto comms = create_communicators(world, {.progress = ProgressKind::kThread});
+  std::vector<std::vector<std::byte>> recv(n, std::vector<std::byte>(n * 200000));
+  std::vector<std::vector<std::byte>> send(n, std::vector<std::byte>(200000));
+  std::vector<Request> reqs;
+  for (int r = 0; r < n; ++r) {
+    fill(send[r].data(), send[r].size(), r, 9);
+    reqs.push_back(comms[r].iallgather(send[r].data(), recv[r].data(), 200000));
+  }
+  // No test(), no wait(): only the engines' threads run.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto all_done = [&] {
+    for (auto& c : comms) {
+      if (c.stats().collectives_completed < 1) return false;
+    }
+    return true;
+  };
+  while (!all_done() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(all_done());
+  for (auto& q : reqs) EXPECT_TRUE(q.test());
+  for (int r = 0; r < n; ++r) {
+    for (int b = 0; b < n; ++b) {
+      ASSERT_EQ(first_mismatch(recv[r].data() + b * 200000, 200000, b, 9), 200000u);
+    }
+  }
 }
 
 }  // namespace
