@@ -7,20 +7,24 @@
 
 #include "api/comm_state.h"
 #include "api/options.h"
+#include "api/transports.h"
 #include "api/world_state.h"
 #include "coll/validate.h"
 #include "common/log.h"
+#include "common/settings.h"
 #include "topo/placement.h"
 
 namespace mccl {
 
 namespace {
 
-// What every rank contributes when a communicator is created.
+// What every rank contributes when a communicator is created. Only rank
+// 0's tag and salt are used; the transport must agree everywhere.
 struct Hello {
-  std::uint32_t tag;        // only rank 0's is used
-  std::uint32_t transport;  // must agree
-  std::uint32_t mtu;        // the smallest wins
+  std::uint32_t tag;
+  std::uint32_t transport;
+  std::uint64_t salt;
+  std::uint32_t checksum;  // a rank that checks CRCs would drop a non-checking root's data
   std::uint32_t reserved;
 };
 
@@ -29,6 +33,11 @@ std::uint32_t random_tag() {
   std::uint32_t t = 0;
   while (t == 0) t = rd();
   return t;
+}
+
+std::uint64_t random_salt() {
+  std::random_device rd;
+  return (std::uint64_t{rd()} << 32) | rd();
 }
 
 const char* transport_name(TransportKind k) {
@@ -62,55 +71,66 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   const std::string who = "rank " + std::to_string(st->rank) + ": ";
   detail::ResolvedOptions opt = detail::resolve_options(options, st->rank);
   st->timeout = opt.timeout;
-
-  auto* inproc = dynamic_cast<detail::InProcessBootstrap*>(&bootstrap);
-  TransportKind transport = opt.transport;
-  if (transport == TransportKind::kAuto) {
-    if (inproc == nullptr) {
-      throw Error(ErrorCode::kUnavailable,
-                  who + "no datagram transport for a multi-process bootstrap is built yet "
-                        "(only the in-memory fabric, MCCL_TRANSPORT=sim, with InProcessWorld)");
-    }
-    transport = TransportKind::kSim;
-  }
-  if (transport != TransportKind::kSim) {
-    throw Error(ErrorCode::kUnavailable, who + "transport '" + transport_name(transport) +
-                                             "' is not built into this MCCL");
-  }
-  if (inproc == nullptr) {
-    throw Error(ErrorCode::kInvalidArgument,
-                who + "transport 'sim' needs an in-process bootstrap (mccl::InProcessWorld)");
-  }
   if (opt.progress == ProgressKind::kOffload) {
     throw Error(ErrorCode::kUnavailable,
                 who + "the offload progress engine is not built into this MCCL (MCCL_PROGRESS)");
   }
+  TransportKind transport = opt.transport;
+  if (transport == TransportKind::kAuto) {
+    // Ranks in one process share the in-memory fabric; real processes use
+    // the network.
+    bool inproc = dynamic_cast<detail::InProcessBootstrap*>(&bootstrap) != nullptr;
+    transport = inproc ? TransportKind::kSim : TransportKind::kUdp;
+  }
 
-  const auto mtu = static_cast<std::uint32_t>(inproc->world().fabric().config().mtu);
-  Hello mine{random_tag(), static_cast<std::uint32_t>(transport), mtu, 0};
+  // 1. Agree on the tag (and the salt that keeps two jobs' groups apart).
+  Hello mine{random_tag(), static_cast<std::uint32_t>(transport), random_salt(),
+             common::settings::kProtoChecksum.get_bool() ? 1u : 0u, 0};
   auto all = bootstrap.allgather(std::as_bytes(std::span(&mine, 1)), opt.timeout);
   std::vector<Hello> hellos(st->size);
   std::memcpy(hellos.data(), all.data(), all.size());
-  std::uint32_t agreed_mtu = mtu;
   for (int r = 0; r < st->size; ++r) {
     if (hellos[r].transport != mine.transport) {
-      throw Error(ErrorCode::kMismatch, who + "rank " + std::to_string(r) +
-                                            " chose another transport; every rank must use the same");
+      throw Error(ErrorCode::kMismatch, who + "rank " + std::to_string(r) + " chose transport '" +
+                                            transport_name(static_cast<TransportKind>(
+                                                hellos[r].transport)) +
+                                            "' and this rank '" + transport_name(transport) +
+                                            "': every rank must use the same (MCCL_TRANSPORT)");
     }
-    agreed_mtu = std::min(agreed_mtu, hellos[r].mtu);
+    if (hellos[r].checksum != mine.checksum) {
+      throw Error(ErrorCode::kMismatch, who + "rank " + std::to_string(r) +
+                                            " disagrees on MCCL_PROTO_CHECKSUM; every rank must "
+                                            "set it the same");
+    }
   }
   const std::uint32_t tag = hellos[0].tag;
 
-  auto& fabric = inproc->world().fabric();
-  // Each communicator gets its own group; the tag keeps any stray datagram
-  // of another communicator out even if groups were shared.
-  auto dgram = fabric.join_datagram(tag, st->rank);
-  auto reliable = fabric.join_reliable(tag, st->rank, st->size);
-  protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(agreed_mtu);
+  // 2. The transports (the reliable side exchanges its addresses itself).
+  detail::Transports net =
+      detail::make_transports(transport, bootstrap, tag, hellos[0].salt, opt.timeout);
+
+  // 3. The chunk size: every rank must cut streams the same way, so the
+  //    smallest datagram any rank's network carries wins.
+  std::uint32_t my_mtu = static_cast<std::uint32_t>(net.dgram->caps().mtu);
+  auto mtus = bootstrap.allgather(std::as_bytes(std::span(&my_mtu, 1)), opt.timeout);
+  std::uint32_t mtu = my_mtu;
+  for (int r = 0; r < st->size; ++r) {
+    std::uint32_t v;
+    std::memcpy(&v, mtus.data() + r * sizeof v, sizeof v);
+    mtu = std::min(mtu, v);
+  }
+  if (mtu <= protocol::kDataHeaderBytes + 64) {
+    throw Error(ErrorCode::kUnavailable,
+                who + "the network's datagrams are too small (" + std::to_string(mtu) + " bytes)");
+  }
+  common::logf(common::LogLevel::kInfo, st->rank, "communicator of %d ranks on %s, mtu %u",
+               st->size, net.description.c_str(), mtu);
+
+  protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
   pc.op_timeout = opt.timeout;
-  st->ctx = std::make_unique<protocol::Context>(st->rank, st->size, tag, std::move(dgram),
-                                                std::move(reliable), pc);
-  st->engine = make_engine(opt, *st->ctx, "");
+  st->ctx = std::make_unique<protocol::Context>(st->rank, st->size, tag, std::move(net.dgram),
+                                                std::move(net.reliable), pc);
+  st->engine = make_engine(opt, *st->ctx, net.iface);
   st->coll.allgather = opt.allgather;
   st->coll.broadcast = opt.broadcast;
   st->coll.concurrent_roots = opt.concurrent_roots;

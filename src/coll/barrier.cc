@@ -47,14 +47,26 @@ void Barrier::on_control(int peer, const ControlHeader& h, std::span<const std::
                                        std::to_string(peer)));
     return;
   }
+  if (h.kind != ControlKind::kBarrier || h.arg0 >= static_cast<std::uint32_t>(rounds_)) {
+    protocol::Counters::add(ctx_.counters().dropped_invalid);
+    return;
+  }
   const int k = static_cast<int>(h.arg0);
   const int from = ((ctx_.rank() - (1 << k) % ctx_.size()) % ctx_.size() + ctx_.size()) %
                    ctx_.size();
-  if (h.kind != ControlKind::kBarrier || k >= rounds_ || peer != from) {
+  if (peer != from) {
     protocol::Counters::add(ctx_.counters().dropped_invalid);
     return;
   }
   heard_[k] = true;
+}
+
+bool Barrier::needs(int peer) const {
+  for (int k = round_; k < rounds_; ++k) {
+    int from = ((ctx_.rank() - (1 << k) % ctx_.size()) % ctx_.size() + ctx_.size()) % ctx_.size();
+    if (!heard_[k] && from == peer) return true;
+  }
+  return false;
 }
 
 void Barrier::progress(common::TimePoint) {

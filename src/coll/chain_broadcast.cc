@@ -76,6 +76,10 @@ void ChainBroadcast::on_control(int peer, const ControlHeader& h, std::span<cons
   forward(h.arg1, body);
 }
 
+bool ChainBroadcast::needs(int peer) const {
+  return peer == ctx_.left() && received_ < bytes_;
+}
+
 void ChainBroadcast::progress(common::TimePoint) {
   if (received_ == bytes_) finish(common::Status::ok());
 }

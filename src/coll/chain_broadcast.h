@@ -23,6 +23,7 @@ class ChainBroadcast final : public protocol::Operation {
   void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
                   common::TimePoint now) override;
   void progress(common::TimePoint now) override;
+  bool needs(int peer) const override;
 
  private:
   void forward(std::uint32_t segment, std::span<const std::byte> data);

@@ -15,10 +15,16 @@ namespace mccl::coll {
 
 std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,
                                                     void* buffer, std::size_t bytes, int root) {
-  const std::uint64_t sig =
-      Signature(CollKind::kBroadcast).mix(static_cast<std::uint64_t>(root)).mix(bytes).value();
+  // The algorithm (and its segmenting) is part of what ranks must agree on:
+  // a rank running another algorithm would otherwise just drop the others'
+  // messages and time out instead of reporting the disagreement.
+  const BroadcastAlgorithm algo = choose_broadcast(cfg.broadcast, cfg.multicast);
+  Signature signature(CollKind::kBroadcast);
+  signature.mix(static_cast<std::uint64_t>(root)).mix(bytes).mix(static_cast<std::uint64_t>(algo));
+  if (algo == BroadcastAlgorithm::kChain) signature.mix(cfg.segment_bytes);
+  const std::uint64_t sig = signature.value();
   auto* buf = static_cast<std::byte*>(buffer);
-  if (choose_broadcast(cfg.broadcast, cfg.multicast) == BroadcastAlgorithm::kChain) {
+  if (algo == BroadcastAlgorithm::kChain) {
     return std::make_shared<ChainBroadcast>(ctx, buf, bytes, root, sig, cfg.segment_bytes);
   }
   protocol::McastSpec spec;
@@ -38,8 +44,12 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
   if (!in_place && counts[me] > 0 && send != own_block) {
     std::memmove(own_block, send, counts[me]);
   }
-  const std::uint64_t sig = Signature(CollKind::kAllgather).mix(counts).value();
-  if (choose_allgather(cfg.allgather, cfg.multicast) == AllgatherAlgorithm::kRing) {
+  const AllgatherAlgorithm algo = choose_allgather(cfg.allgather, cfg.multicast);
+  Signature signature(CollKind::kAllgather);
+  signature.mix(counts).mix(static_cast<std::uint64_t>(algo));
+  if (algo == AllgatherAlgorithm::kRing) signature.mix(cfg.segment_bytes);
+  const std::uint64_t sig = signature.value();
+  if (algo == AllgatherAlgorithm::kRing) {
     BlockLayout layout{out, {counts.begin(), counts.end()},
                        {displacements.begin(), displacements.end()}};
     return std::make_shared<RingAllgather>(ctx, std::move(layout), sig, cfg.segment_bytes);

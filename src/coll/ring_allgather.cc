@@ -75,12 +75,13 @@ void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const
         ": every rank must pass the same counts"));
     return;
   }
-  const auto block = static_cast<int>(h.arg0);
-  if (h.kind != ControlKind::kP2pData || peer != ctx_.left() || block >= ctx_.size() ||
-      block == ctx_.rank()) {
+  if (h.kind != ControlKind::kP2pData || peer != ctx_.left() ||
+      h.arg0 >= static_cast<std::uint32_t>(ctx_.size()) ||
+      h.arg0 == static_cast<std::uint32_t>(ctx_.rank())) {
     Counters::add(ctx_.counters().dropped_invalid);
     return;
   }
+  const auto block = static_cast<int>(h.arg0);
   const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
   const std::size_t count = layout_.counts[block];
   if (off >= count || body.size() != std::min(segment_bytes_, count - off)) {
@@ -97,6 +98,8 @@ void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const
     Counters::add(ctx_.counters().p2p_bytes_sent, body.size());
   }
 }
+
+bool RingAllgather::needs(int peer) const { return peer == ctx_.left() && expected_ > 0; }
 
 void RingAllgather::progress(common::TimePoint) {
   if (expected_ == 0) finish(common::Status::ok());

@@ -31,6 +31,7 @@ class RingAllgather final : public protocol::Operation {
   void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
                   common::TimePoint now) override;
   void progress(common::TimePoint now) override;
+  bool needs(int peer) const override;
 
  private:
   void send_block(int block);

@@ -35,7 +35,7 @@ const Setting kProtoReorderWindow{"MCCL_PROTO_REORDER_WINDOW", T::kInt, "64",
     "A missing chunk this many chunks behind the newest one received is taken as lost."};
 const Setting kProtoStallFactor{"MCCL_PROTO_STALL_FACTOR", T::kDouble, "16",
     "Silence longer than this many observed inter-arrival gaps means the rest was lost."};
-const Setting kProtoStallMinUs{"MCCL_PROTO_STALL_MIN_US", T::kInt, "200",
+const Setting kProtoStallMinUs{"MCCL_PROTO_STALL_MIN_US", T::kInt, "1000",
     "Lower bound of the observed-rate loss deadline, in microseconds."};
 const Setting kProtoStallMaxUs{"MCCL_PROTO_STALL_MAX_US", T::kInt, "20000",
     "Upper bound of the observed-rate loss deadline, in microseconds."};
@@ -64,6 +64,15 @@ const Setting kProgressCpu{"MCCL_PROGRESS_CPU", T::kInt, "-1",
     "CPU of the progress thread; -1 picks the last core near the network interface."};
 const Setting kProgressSpinUs{"MCCL_PROGRESS_SPIN_US", T::kInt, "50",
     "How long the progress thread spins after the last event before it sleeps, in microseconds."};
+// bootstrap
+const Setting kBootstrapAddr{"MCCL_BOOTSTRAP_ADDR", T::kString, "",
+    "host:port (a name or IPv4) of the TCP bootstrap store that rank 0 serves; needed by every rank of a multi-process run."};
+const Setting kRank{"MCCL_RANK", T::kInt, "-1",
+    "This process's rank for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK)."};
+const Setting kWorldSize{"MCCL_WORLD_SIZE", T::kInt, "-1",
+    "Number of ranks for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE)."};
+const Setting kBootstrapTimeoutMs{"MCCL_BOOTSTRAP_TIMEOUT_MS", T::kInt, "30000",
+    "How long every rank may take to reach the TCP bootstrap store, in milliseconds."};
 // clang-format on
 }  // namespace settings
 
@@ -77,6 +86,7 @@ const std::vector<const Setting*>& all_settings() {
       &kProgress,          &kProgressCpu,         &kProgressSpinUs,
       &kUdpIface,          &kUdpRateMbit,         &kUdpRcvbuf,           &kUdpMaxDatagram,
       &kUdpTestDropPermille,
+      &kBootstrapAddr,     &kRank,                &kWorldSize,           &kBootstrapTimeoutMs,
   };
   return all;
 }

@@ -85,6 +85,11 @@ extern const Setting kCollChainSegmentBytes;
 extern const Setting kProgress;
 extern const Setting kProgressCpu;
 extern const Setting kProgressSpinUs;
+// bootstrap
+extern const Setting kBootstrapAddr;
+extern const Setting kRank;
+extern const Setting kWorldSize;
+extern const Setting kBootstrapTimeoutMs;
 }  // namespace settings
 
 }  // namespace mccl::common

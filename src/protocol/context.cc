@@ -55,6 +55,8 @@ void Context::start(const std::shared_ptr<Operation>& op) {
   op->seq_ = next_seq_++;
   TimePoint t = common::now();
   op->deadline_ = t + config_.op_timeout;
+  // Every collective involves every rank: with a peer gone, none can work.
+  if (!failed_peers_.empty()) poison(failed_peers_.front().second);
   if (!poison_.is_ok()) {
     op->finish(poison_);
     return;
@@ -88,6 +90,7 @@ std::size_t Context::progress() {
   Status s = dgram_->poll(*this, kPollBudget, n);
   if (!s.is_ok()) poison(s);
   backlogged_ = n == kPollBudget;
+  if (n > 0) note_arrival(now_);
   s = reliable_->poll(*this, kPollBudget, m);
   if (!s.is_ok()) poison(s);
   for (auto& [seq, op] : active_) {
@@ -95,6 +98,7 @@ std::size_t Context::progress() {
   }
   check_deadlines(now_);
   retire_finished();
+  if (!failed_peers_.empty()) check_failed_peers();
   in_progress_ = false;
   return n + m;
 }
@@ -186,8 +190,24 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
 }
 
 void Context::on_peer_failure(int peer, const Status& why) {
-  poison(common::peer_failure("rank " + std::to_string(rank_) + ": peer rank " +
-                              std::to_string(peer) + " failed (" + why.message() + ")"));
+  // Not fatal yet: a peer that finished its part may exit, closing its
+  // connections right after its last message (which this same poll may
+  // just have delivered). check_failed_peers() breaks the communicator only
+  // when a collective still needs the peer.
+  failed_peers_.emplace_back(peer, common::peer_failure("rank " + std::to_string(rank_) +
+                                                        ": peer rank " + std::to_string(peer) +
+                                                        " failed (" + why.message() + ")"));
+}
+
+void Context::check_failed_peers() {
+  for (const auto& [peer, why] : failed_peers_) {
+    for (const auto& [seq, op] : active_) {
+      if (!op->done() && op->needs(peer)) {
+        poison(why);
+        return;
+      }
+    }
+  }
 }
 
 void Context::poison(const Status& why) {
@@ -231,6 +251,10 @@ common::Duration Context::stall_deadline() const {
 }
 
 void Context::note_arrival(TimePoint t) {
+  // Called once per poll that found datagrams, not per datagram: a batch
+  // read at once says nothing about the gap between its members, while the
+  // gap between batches is what a receiver (descheduled, or simply busy)
+  // actually sees.
   if (last_arrival_ != TimePoint{}) {
     double gap = std::chrono::duration<double, std::micro>(t - last_arrival_).count();
     // Idle time between collectives says nothing about the link: skip it.

@@ -36,7 +36,7 @@ struct ProtocolConfig {
   std::size_t early_bytes = 8 << 20;
   std::size_t reorder_window = 64;
   double stall_factor = 16;
-  common::Duration stall_min = std::chrono::microseconds(200);
+  common::Duration stall_min = std::chrono::microseconds(1000);
   common::Duration stall_max = std::chrono::milliseconds(20);
   common::Duration first_timeout = std::chrono::milliseconds(2);
   std::size_t repair_max_bytes = 64 << 10;
@@ -82,7 +82,6 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   common::Status send_datagrams(std::span<const transport::OutDatagram> batch, std::size_t& accepted);
   // The loss deadline: silence longer than this means the rest was lost.
   common::Duration stall_deadline() const;
-  void note_arrival(common::TimePoint now);
   // More datagrams were waiting than one progress call takes: whatever
   // seems missing may simply not have been read yet.
   bool backlogged() const { return backlogged_; }
@@ -95,6 +94,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void on_message(int peer, std::span<const std::byte> message) override;
   void on_peer_failure(int peer, const common::Status& why) override;
   void check_deadlines(common::TimePoint now);
+  void note_arrival(common::TimePoint now);
+  void check_failed_peers();
   void retire_finished();
 
   const int rank_;
@@ -120,6 +121,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   common::TimePoint now_{};  // the time of the current progress() call
 
   common::Status poison_;
+  // Peers whose connection ended, and why; fatal once a collective needs one.
+  std::vector<std::pair<int, common::Status>> failed_peers_;
   bool in_progress_ = false;
   bool backlogged_ = false;
 };

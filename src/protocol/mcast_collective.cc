@@ -112,7 +112,6 @@ void McastCollective::on_datagram(const DataHeader& h, std::span<const std::byte
   Counters::add(ctx_.counters().mcast_bytes_received, payload.size());
   s->seen_end = std::max<std::uint64_t>(s->seen_end, h.chunk_index + 1ull);
   if (s->wanted_count > 0) deferred_ready_ = true;
-  ctx_.note_arrival(now);
   last_activity_ = now;
 }
 
@@ -125,11 +124,11 @@ void McastCollective::on_control(int peer, const ControlHeader& h, std::span<con
   switch (h.kind) {
     case ControlKind::kHave:
       if (peer != ctx_.left()) break;
+      // The left neighbour holds everything. That is no proof of loss yet:
+      // this message may have overtaken datagrams still in flight or still
+      // queued here, so detect_loss() acts on it only once the queue is
+      // drained and the group has been quiet for a loss deadline.
       left_has_all_ = true;
-      // The left neighbour holds everything: whatever is missing now is lost.
-      for (auto& s : streams_) {
-        if (!s.local()) request_missing(s, s.scan_from, s.chunks());
-      }
       return;
     case ControlKind::kRelease:
       if (peer != ctx_.right()) break;
@@ -203,8 +202,9 @@ void McastCollective::detect_loss(TimePoint now) {
       request_missing(s, s.scan_from, s.seen_end - window);
     }
     // Silence: the rest of a stream that had started is lost. A stream of
-    // which nothing came waits longer, as its root may not have started.
-    bool started = s.seen_end > 0;
+    // which nothing came waits longer, as its root may not have started,
+    // unless the left neighbour already holds it all.
+    bool started = s.seen_end > 0 || left_has_all_;
     if ((started && quiet > stall) || quiet > 4 * stall + ctx_.config().first_timeout) {
       request_missing(s, s.scan_from, s.chunks());
     }
@@ -318,7 +318,16 @@ void McastCollective::send(ControlKind kind, int peer) {
   h.seq = seq();
   h.signature = spec_.signature;
   common::Status st = ctx_.send_control(peer, h);
-  if (!st.is_ok()) ctx_.poison(st);
+  // kHave is a hint: a right neighbour that already holds everything and
+  // was released may have finished and gone, which is no failure.
+  if (!st.is_ok() && !(kind == ControlKind::kHave && st.code() == ErrorCode::kPeerFailure)) {
+    ctx_.poison(st);
+  }
+}
+
+bool McastCollective::needs(int peer) const {
+  if (peer == ctx_.left() && pull_from_left_ && !holds_everything()) return true;
+  return peer == ctx_.right() && right_pulls_ && !right_released_;
 }
 
 void McastCollective::progress(TimePoint now) {

@@ -45,6 +45,7 @@ class McastCollective final : public Operation {
   void on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
                   common::TimePoint now) override;
   void progress(common::TimePoint now) override;
+  bool needs(int peer) const override;
 
  private:
   Stream* stream_of(std::uint32_t root);

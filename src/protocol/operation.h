@@ -44,6 +44,10 @@ class Operation {
                           common::TimePoint now) = 0;
   // Does whatever can be done without blocking.
   virtual void progress(common::TimePoint now) = 0;
+  // Whether this collective may still need a message from `peer`. A peer
+  // that has finished its part may exit; only a dead peer still needed is
+  // a failure.
+  virtual bool needs(int peer) const = 0;
 
   bool done() const { return done_.load(std::memory_order_acquire); }
   // Valid once done(): ok, or why it failed.

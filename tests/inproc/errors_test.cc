@@ -69,7 +69,7 @@ TEST(InvalidArgument, BadWorldAndOptions) {
   EXPECT_EQ(code_of([&] { world.bootstrap(2); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code_of([&] { create_communicators(world, {.timeout = 0ms}); }),
             ErrorCode::kInvalidArgument);
-  EXPECT_EQ(code_of([&] { create_communicators(world, {.transport = TransportKind::kUdp}); }),
+  EXPECT_EQ(code_of([&] { create_communicators(world, {.transport = TransportKind::kIb}); }),
             ErrorCode::kUnavailable);
 }
 

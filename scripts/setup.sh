@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages MCCL needs, and only those that are missing.
+# Idempotent and silent when everything is present; safe to run before every build.
+set -euo pipefail
+
+packages=(
+  # build and test
+  build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev
+  # real transports and topology (cheap to have now, needed by later layers)
+  libibverbs-dev librdmacm-dev rdma-core libucx-dev libhwloc-dev hwloc
+  # the namespace fabric tests
+  iproute2 nftables iputils-ping
+  # MPI, for the namespace launcher and the side-by-side baselines
+  openmpi-bin libopenmpi-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == installed ]] || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then exit 0; fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "setup.sh: missing packages: ${missing[*]}" >&2
+  echo "Install them with:" >&2
+  echo "  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "setup.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

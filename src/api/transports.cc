@@ -1,0 +1,80 @@
+#include "api/transports.h"
+
+#include <string>
+
+#include "api/world_state.h"
+#include "common/status.h"
+#include "transport/tcp/tcp_transport.h"
+#include "transport/udp/udp_transport.h"
+
+namespace mccl::detail {
+
+namespace {
+
+void check(const common::Status& st, int rank, const char* what) {
+  if (!st.is_ok()) {
+    throw Error(st.code(), "rank " + std::to_string(rank) + ": " + what + ": " + st.message());
+  }
+}
+
+Transports make_sim(Bootstrap& bootstrap, std::uint32_t tag) {
+  auto* inproc = dynamic_cast<InProcessBootstrap*>(&bootstrap);
+  if (inproc == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "rank " + std::to_string(bootstrap.rank()) +
+                    ": transport 'sim' needs an in-process bootstrap (mccl::InProcessWorld)");
+  }
+  auto& fabric = inproc->world().fabric();
+  Transports t;
+  // Each communicator gets its own group, named by its tag.
+  t.dgram = fabric.join_datagram(tag, bootstrap.rank());
+  t.reliable = fabric.join_reliable(tag, bootstrap.rank(), bootstrap.size());
+  t.description = "sim";
+  return t;
+}
+
+Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
+                    std::chrono::milliseconds timeout) {
+  const int rank = bootstrap.rank();
+  Transports t;
+  transport::udp::UdpConfig uc;
+  uc.comm_tag = tag;
+  uc.job_salt = salt;
+  uc.rank = rank;
+  check(transport::udp::create_udp_transport(uc, t.dgram), rank, "UDP multicast transport");
+  const auto& info = transport::udp::as_udp(t.dgram.get())->info();
+  t.iface = info.iface_name;
+
+  // The reliable side listens on the same interface, so it crosses the
+  // same links as the multicast data (and stays inside a namespace).
+  transport::tcp::TcpReliableConfig tc;
+  tc.rank = rank;
+  tc.size = bootstrap.size();
+  tc.bind_address = info.iface_addr;
+  tc.connect_timeout = timeout;
+  auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
+  check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), rank, "TCP reliable transport");
+  t.description = "udp " + info.group.ip + ":" + std::to_string(info.group.port) + " on " +
+                  info.iface_name + " (" + info.iface_addr + "), tcp";
+  return t;
+}
+
+}  // namespace
+
+Transports make_transports(TransportKind kind, Bootstrap& bootstrap, std::uint32_t tag,
+                           std::uint64_t salt, std::chrono::milliseconds timeout) {
+  switch (kind) {
+    case TransportKind::kSim:
+      return make_sim(bootstrap, tag);
+    case TransportKind::kUdp:
+      return make_udp(bootstrap, tag, salt, timeout);
+    case TransportKind::kIb:
+    case TransportKind::kAuto:
+      break;
+  }
+  throw Error(ErrorCode::kUnavailable, "rank " + std::to_string(bootstrap.rank()) +
+                                           ": the InfiniBand transport is not built into this "
+                                           "MCCL; use MCCL_TRANSPORT=udp");
+}
+
+}  // namespace mccl::detail

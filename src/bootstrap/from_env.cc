@@ -1,0 +1,103 @@
+// make_bootstrap_from_env(): who this process is, from the MCCL_* variables
+// or, failing those, from the variables its launcher sets. The PMIx-native
+// and MPI-communicator bootstraps are separate; here a launcher only names
+// the rank and the world size, and the TCP store does the exchanges.
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <string>
+
+#include "common/settings.h"
+#include "mccl/error.h"
+#include "mccl/tcp_bootstrap.h"
+
+namespace mccl {
+namespace bootstrap {
+namespace {
+
+namespace settings = common::settings;
+
+struct Launcher {
+  const char* name;
+  const char* rank_var;
+  const char* size_var;
+  const char* export_hint;  // how to hand MCCL_BOOTSTRAP_ADDR to every rank
+};
+
+// Checked in order: Open MPI sets PMIX_RANK too, and its own pair is the
+// more specific one.
+constexpr Launcher kLaunchers[] = {
+    {"Open MPI's mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+     "mpirun -x MCCL_BOOTSTRAP_ADDR=<rank 0's host>:29500"},
+    {"MPICH's hydra", "PMI_RANK", "PMI_SIZE",
+     "mpiexec -genv MCCL_BOOTSTRAP_ADDR <rank 0's host>:29500"},
+    {"a PMIx launcher", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
+     "export MCCL_BOOTSTRAP_ADDR=<rank 0's host>:29500 to every rank"},
+};
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+const Launcher* detect_launcher() {
+  for (const Launcher& l : kLaunchers) {
+    if (env(l.rank_var) != nullptr && env(l.size_var) != nullptr) return &l;
+  }
+  return nullptr;
+}
+
+int parse_launcher_int(const char* name, int min) {
+  const std::string v = env(name);
+  errno = 0;
+  char* end = nullptr;
+  long parsed = std::strtol(v.c_str(), &end, 10);
+  if (errno != 0 || end == v.c_str() || *end != '\0' || parsed < min || parsed > INT_MAX) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(name) + "=\"" + v + "\" is not valid: expected an integer in [" +
+                    std::to_string(min) + ", " + std::to_string(INT_MAX) +
+                    "] (set MCCL_RANK and MCCL_WORLD_SIZE to override the launcher)");
+  }
+  return static_cast<int>(parsed);
+}
+
+}  // namespace
+}  // namespace bootstrap
+
+std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
+  using namespace bootstrap;
+  const bool have_rank = settings::kRank.from_env().has_value();
+  const bool have_size = settings::kWorldSize.from_env().has_value();
+  const Launcher* launcher = detect_launcher();
+  if (!have_rank && !have_size && launcher == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "no bootstrap configured: MCCL_RANK and MCCL_WORLD_SIZE are not set and no "
+                "launcher was recognised (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, "
+                "PMIX_RANK). Set MCCL_BOOTSTRAP_ADDR=host:port of rank 0, MCCL_RANK and "
+                "MCCL_WORLD_SIZE on every process, or start it with mpirun and set "
+                "MCCL_BOOTSTRAP_ADDR.");
+  }
+  TcpBootstrapOptions options;  // fields left at -1 are read from MCCL_* by the factory
+  if (launcher != nullptr) {
+    if (!have_rank) options.rank = parse_launcher_int(launcher->rank_var, 0);
+    if (!have_size) options.size = parse_launcher_int(launcher->size_var, 1);
+  }
+  // Under a launcher, a missing store address deserves its own message.
+  const int size = launcher == nullptr ? 1
+                   : options.size != -1
+                       ? options.size
+                       : static_cast<int>(settings::kWorldSize.get_int(1, INT_MAX));
+  if (size > 1 && !settings::kBootstrapAddr.from_env()) {
+    const std::string rank = options.rank != -1 ? std::to_string(options.rank)
+                                                : settings::kRank.raw();
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("launched by ") + launcher->name + " as rank " + rank + " of " +
+                    std::to_string(size) +
+                    ", but MCCL_BOOTSTRAP_ADDR is not set: MCCL needs host:port where rank 0 "
+                    "serves its bootstrap store, set on every rank (e.g. " +
+                    launcher->export_hint + ")");
+  }
+  return make_tcp_bootstrap(options);
+}
+
+}  // namespace mccl

@@ -1,0 +1,527 @@
+#include "bootstrap/store_server.h"
+
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <deque>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/socket.h"
+#include "bootstrap/wire.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+namespace mccl::bootstrap {
+namespace {
+
+using common::TimePoint;
+using Bytes = std::vector<std::byte>;
+
+std::int64_t ms_between(TimePoint a, TimePoint b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
+struct OutFrame {
+  std::array<std::byte, wire::kHeaderBytes> header{};
+  std::shared_ptr<const Bytes> payload;  // shared by every rank of a round; may be null
+  std::size_t written = 0;               // of header + payload
+  std::size_t size() const { return header.size() + (payload ? payload->size() : 0); }
+};
+
+struct Conn {
+  Fd fd;
+  int rank = -1;         // -1 until its hello is accepted
+  TimePoint hello_by{};  // an anonymous connection that stays silent is closed then
+  bool closed = false;
+  bool said_bye = false;
+  bool told_error = false;
+  // Reading: a header, then its payload.
+  std::array<std::byte, wire::kHeaderBytes> hdr_buf{};
+  std::size_t hdr_got = 0;
+  wire::Header hdr;
+  std::shared_ptr<Bytes> payload;
+  std::size_t payload_got = 0;
+  std::deque<OutFrame> out;
+};
+
+}  // namespace
+
+struct StoreServer::Impl {
+  Impl(Fd listen, sockaddr_in addr, int size, std::chrono::milliseconds timeout)
+      : listen_(std::move(listen)),
+        where_(to_string(addr)),
+        size_(size),
+        timeout_(timeout),
+        start_(common::now()),
+        accept_by_(start_ + timeout),
+        by_rank_(static_cast<std::size_t>(size), nullptr),
+        arrived_(static_cast<std::size_t>(size), false),
+        gone_(static_cast<std::size_t>(size)),
+        contributions_(static_cast<std::size_t>(size)) {}
+
+  void run();
+  void stop() {
+    stop_.store(true);
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
+  }
+
+  // Events.
+  void accept_all();
+  void on_readable(Conn& c);
+  void on_frame(Conn& c);
+  void on_hello(Conn& c);
+  void on_contribute(Conn& c);
+  void on_closed(Conn& c, const std::string& why);
+  void check_deadlines(TimePoint now);
+  void complete_round();
+  void flush(Conn& c);
+
+  // Poisons the store (first failure wins) and tells every rank. `quiet`:
+  // an expected end, logged at debug level only.
+  void fail(common::Status why, bool quiet = false);
+  void protocol_error(Conn& c, const std::string& what);
+  void send(Conn& c, wire::Kind kind, std::uint32_t aux, std::uint64_t round,
+            std::shared_ptr<const Bytes> payload);
+  void send_error(Conn& c, const common::Status& st);
+  std::string prefix() const { return "bootstrap store (rank 0, " + where_ + "): "; }
+
+  Fd listen_;
+  Fd wake_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  const std::string where_;
+  const int size_;
+  const std::chrono::milliseconds timeout_;
+  const TimePoint start_;
+  TimePoint accept_by_;  // every rank must have said hello by then
+
+  std::vector<std::unique_ptr<Conn>> conns_;
+  std::vector<Conn*> by_rank_;
+  std::vector<bool> arrived_;
+  std::vector<std::string> gone_;  // why a rank that arrived is gone; empty while connected
+  int arrived_count_ = 0;
+  bool welcomed_ = false;
+  std::optional<common::Status> failed_;
+
+  // The open allgather round.
+  std::uint64_t round_ = 0;
+  std::vector<std::shared_ptr<Bytes>> contributions_;
+  int count_ = 0;
+  TimePoint round_opened_{};
+  TimePoint round_by_ = TimePoint::max();
+};
+
+void StoreServer::Impl::send(Conn& c, wire::Kind kind, std::uint32_t aux, std::uint64_t round,
+                             std::shared_ptr<const Bytes> payload) {
+  if (c.closed) return;
+  OutFrame f;
+  wire::encode({kind, wire::kStoreRank, aux, round, payload ? payload->size() : 0}, f.header);
+  f.payload = std::move(payload);
+  c.out.push_back(std::move(f));
+}
+
+void StoreServer::Impl::send_error(Conn& c, const common::Status& st) {
+  if (c.told_error) return;
+  c.told_error = true;
+  const std::string& m = st.message();
+  auto text = std::make_shared<Bytes>(reinterpret_cast<const std::byte*>(m.data()),
+                                      reinterpret_cast<const std::byte*>(m.data()) +
+                                          std::min<std::size_t>(m.size(), wire::kMaxErrorBytes));
+  send(c, wire::Kind::kError, static_cast<std::uint32_t>(st.code()), round_, std::move(text));
+}
+
+void StoreServer::Impl::fail(common::Status why, bool quiet) {
+  if (failed_) return;
+  common::logf(quiet ? common::LogLevel::kDebug : common::LogLevel::kInfo, 0, "%s",
+               why.message().c_str());
+  failed_ = std::move(why);
+  for (auto& c : conns_) {
+    if (c->rank >= 0) send_error(*c, *failed_);
+  }
+}
+
+void StoreServer::Impl::protocol_error(Conn& c, const std::string& what) {
+  common::Status st = common::transport_error(prefix() + "rank " + std::to_string(c.rank) +
+                                              " broke the protocol: " + what);
+  send_error(c, st);
+  fail(std::move(st));
+}
+
+void StoreServer::Impl::accept_all() {
+  for (;;) {
+    int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        common::logf(common::LogLevel::kWarn, 0, "%saccept(): %s", prefix().c_str(),
+                     errno_text(errno).c_str());
+      }
+      return;
+    }
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto c = std::make_unique<Conn>();
+    c->fd.reset(fd);
+    c->hello_by = common::now() + timeout_;
+    conns_.push_back(std::move(c));
+  }
+}
+
+void StoreServer::Impl::on_readable(Conn& c) {
+  while (!c.closed) {
+    std::byte* dst;
+    std::size_t want;
+    if (c.hdr_got < wire::kHeaderBytes) {
+      dst = c.hdr_buf.data() + c.hdr_got;
+      want = wire::kHeaderBytes - c.hdr_got;
+    } else {
+      dst = c.payload->data() + c.payload_got;
+      want = c.payload->size() - c.payload_got;
+    }
+    // want > 0: a frame is handled as soon as its last byte is in.
+    ssize_t n = ::recv(c.fd.get(), dst, want, 0);
+    if (n == 0) return on_closed(c, "connection closed");
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      return on_closed(c, errno_text(errno));
+    }
+    if (c.hdr_got < wire::kHeaderBytes) {
+      c.hdr_got += static_cast<std::size_t>(n);
+      if (c.hdr_got < wire::kHeaderBytes) continue;
+      std::string why;
+      if (!wire::decode(c.hdr_buf, c.hdr, why)) {
+        if (c.rank < 0) {  // a stray connection (a port scanner, an old job): drop it
+          common::logf(common::LogLevel::kDebug, 0, "%sdropped a stray connection: %s",
+                       prefix().c_str(), why.c_str());
+          c.closed = true;
+          return;
+        }
+        return protocol_error(c, why);
+      }
+      std::uint64_t limit = c.hdr.kind == wire::Kind::kHello        ? wire::kHelloBytes
+                            : c.hdr.kind == wire::Kind::kContribute ? wire::kMaxContribution
+                                                                    : 0;
+      if (c.hdr.length > limit) {
+        if (c.rank < 0) {
+          c.closed = true;
+          return;
+        }
+        return protocol_error(c, "a frame of " + std::to_string(c.hdr.length) + " bytes");
+      }
+      c.payload = std::make_shared<Bytes>(c.hdr.length);
+      c.payload_got = 0;
+    } else {
+      c.payload_got += static_cast<std::size_t>(n);
+    }
+    if (c.payload_got < c.payload->size()) continue;
+    on_frame(c);
+    c.hdr_got = 0;
+    c.payload.reset();
+  }
+}
+
+void StoreServer::Impl::on_frame(Conn& c) {
+  if (c.rank < 0 && c.hdr.kind != wire::Kind::kHello) {
+    c.closed = true;  // anonymous and not saying hello: not one of ours
+    return;
+  }
+  switch (c.hdr.kind) {
+    case wire::Kind::kHello:
+      return on_hello(c);
+    case wire::Kind::kContribute:
+      return on_contribute(c);
+    case wire::Kind::kBye:
+      c.said_bye = true;
+      return;
+    default:
+      return protocol_error(c, "unexpected frame kind " +
+                                   std::to_string(static_cast<int>(c.hdr.kind)));
+  }
+}
+
+void StoreServer::Impl::on_hello(Conn& c) {
+  if (c.rank >= 0) return protocol_error(c, "a second hello");
+  if (c.hdr.length != wire::kHelloBytes) {
+    c.closed = true;
+    return;
+  }
+  auto hello = wire::decode_hello(std::span<const std::byte, wire::kHelloBytes>(c.payload->data(),
+                                                                               wire::kHelloBytes));
+  const std::uint32_t r = c.hdr.rank;
+  // An anonymous connection is answered, but kept anonymous: it takes no
+  // part in the world.
+  auto reject = [&](common::Status st) {
+    send_error(c, st);
+    c.hello_by = common::now() + timeout_;  // room to flush the answer
+    fail(std::move(st));
+  };
+  if (failed_) return send_error(c, *failed_);
+  if (r >= static_cast<std::uint32_t>(size_)) {
+    return reject(common::invalid_argument(
+        prefix() + "a process claims rank " + std::to_string(r) + ", outside the world of " +
+        std::to_string(size_) + " ranks: check MCCL_RANK and MCCL_WORLD_SIZE"));
+  }
+  if (hello.size != static_cast<std::uint32_t>(size_)) {
+    return reject(common::mismatch_error(
+        prefix() + "rank " + std::to_string(r) + " says the world has " +
+        std::to_string(hello.size) + " ranks, rank 0 says " + std::to_string(size_) +
+        ": check MCCL_WORLD_SIZE on every rank"));
+  }
+  if (arrived_[r]) {
+    return reject(common::invalid_argument(prefix() + "two processes claim rank " +
+                                           std::to_string(r) + ": check MCCL_RANK"));
+  }
+  c.rank = static_cast<int>(r);
+  by_rank_[r] = &c;
+  arrived_[r] = true;
+  ++arrived_count_;
+  accept_by_ = std::min(accept_by_, common::now() + std::chrono::milliseconds(hello.wait_ms));
+  if (arrived_count_ == size_) {
+    welcomed_ = true;
+    for (Conn* rc : by_rank_) {
+      if (rc != nullptr) send(*rc, wire::Kind::kWelcome, 0, 0, nullptr);
+    }
+  }
+}
+
+void StoreServer::Impl::on_contribute(Conn& c) {
+  if (failed_) return send_error(c, *failed_);
+  if (!welcomed_) return protocol_error(c, "a contribution before every rank arrived");
+  if (c.hdr.round != round_) {
+    return protocol_error(c, "a contribution to allgather #" + std::to_string(c.hdr.round) +
+                                 " while the store is at #" + std::to_string(round_));
+  }
+  auto r = static_cast<std::size_t>(c.rank);
+  if (contributions_[r]) return protocol_error(c, "two contributions to one round");
+  TimePoint now = common::now();
+  TimePoint by = now + std::chrono::milliseconds(c.hdr.aux);
+  if (count_ == 0) round_opened_ = now;
+  round_by_ = std::min(round_by_, by);
+  contributions_[r] = std::move(c.payload);
+  ++count_;
+  // A rank that left can never contribute: fail now instead of at the deadline.
+  std::vector<int> lost;
+  std::string why;
+  for (int q = 0; q < size_; ++q) {
+    auto uq = static_cast<std::size_t>(q);
+    if (!contributions_[uq] && !gone_[uq].empty()) {
+      lost.push_back(q);
+      why += "; rank " + std::to_string(q) + " " + gone_[uq];
+    }
+  }
+  if (!lost.empty()) {
+    return fail(common::peer_failure(prefix() + "allgather #" + std::to_string(round_) +
+                                     " cannot complete: ranks gone: " + rank_list(lost) + why));
+  }
+  if (count_ == size_) complete_round();
+}
+
+void StoreServer::Impl::complete_round() {
+  const std::size_t len = contributions_[0]->size();
+  std::string diff;
+  for (int q = 0; q < size_; ++q) {
+    auto n = contributions_[static_cast<std::size_t>(q)]->size();
+    if (n != len) diff += ", rank " + std::to_string(q) + " " + std::to_string(n);
+  }
+  if (!diff.empty()) {
+    return fail(common::mismatch_error(
+        prefix() + "allgather #" + std::to_string(round_) +
+        ": contributions differ in length (bytes: rank 0 " + std::to_string(len) + diff + ")"));
+  }
+  auto all = std::make_shared<Bytes>();
+  all->reserve(len * static_cast<std::size_t>(size_));
+  for (auto& part : contributions_) {
+    all->insert(all->end(), part->begin(), part->end());
+    part.reset();
+  }
+  for (Conn* rc : by_rank_) {
+    if (rc != nullptr) send(*rc, wire::Kind::kResult, 0, round_, all);
+  }
+  ++round_;
+  count_ = 0;
+  round_by_ = TimePoint::max();
+}
+
+void StoreServer::Impl::on_closed(Conn& c, const std::string& why) {
+  if (c.closed) return;
+  c.closed = true;
+  c.out.clear();
+  if (c.rank < 0) return;
+  auto r = static_cast<std::size_t>(c.rank);
+  by_rank_[r] = nullptr;
+  gone_[r] = c.said_bye ? "left (it destroyed its bootstrap)"
+                        : "lost its connection to the store (" + why + ")";
+  if (failed_) return;
+  if (!welcomed_) {
+    fail(common::peer_failure(prefix() + "rank " + std::to_string(c.rank) + " " + gone_[r] +
+                              " before every rank arrived"));
+  } else if (count_ > 0 && !contributions_[r]) {
+    fail(common::peer_failure(prefix() + "allgather #" + std::to_string(round_) +
+                              " cannot complete: rank " + std::to_string(c.rank) + " " + gone_[r]));
+  }
+}
+
+void StoreServer::Impl::check_deadlines(TimePoint now) {
+  if (!failed_ && !welcomed_ && now >= accept_by_) {
+    std::vector<int> missing;
+    for (int q = 0; q < size_; ++q) {
+      if (!arrived_[static_cast<std::size_t>(q)]) missing.push_back(q);
+    }
+    fail(common::timeout_error(prefix() + "ranks never arrived within the bootstrap timeout (" +
+                               std::to_string(ms_between(start_, now)) +
+                               " ms since the store started): " + rank_list(missing)));
+  }
+  if (!failed_ && count_ > 0 && now >= round_by_) {
+    std::vector<int> missing;
+    for (int q = 0; q < size_; ++q) {
+      if (!contributions_[static_cast<std::size_t>(q)]) missing.push_back(q);
+    }
+    fail(common::timeout_error(prefix() + "allgather #" + std::to_string(round_) +
+                               " timed out after " + std::to_string(ms_between(round_opened_, now)) +
+                               " ms; ranks never arrived: " + rank_list(missing)));
+  }
+  for (auto& c : conns_) {
+    if (c->rank < 0 && !c->closed && now >= c->hello_by) c->closed = true;
+  }
+}
+
+void StoreServer::Impl::flush(Conn& c) {
+  while (!c.closed && !c.out.empty()) {
+    std::array<iovec, 32> iov;
+    std::size_t n_iov = 0;
+    for (auto it = c.out.begin(); it != c.out.end() && n_iov + 2 <= iov.size(); ++it) {
+      std::size_t skip = it->written;
+      if (skip < it->header.size()) {
+        iov[n_iov++] = {it->header.data() + skip, it->header.size() - skip};
+        skip = 0;
+      } else {
+        skip -= it->header.size();
+      }
+      if (it->payload && skip < it->payload->size()) {
+        iov[n_iov++] = {const_cast<std::byte*>(it->payload->data()) + skip,
+                        it->payload->size() - skip};
+      }
+    }
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = n_iov;
+    ssize_t n = ::sendmsg(c.fd.get(), &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      return on_closed(c, errno_text(errno));
+    }
+    auto left = static_cast<std::size_t>(n);
+    while (left > 0) {
+      OutFrame& f = c.out.front();
+      std::size_t take = std::min(left, f.size() - f.written);
+      f.written += take;
+      left -= take;
+      if (f.written == f.size()) c.out.pop_front();
+    }
+  }
+}
+
+void StoreServer::Impl::run() {
+  std::optional<common::Deadline> flush_by;
+  std::vector<pollfd> fds;
+  for (;;) {
+    if (stop_.load() && !flush_by) {
+      flush_by = common::Deadline::after(timeout_);
+      listen_.reset();
+      // Ranks that still want the store learn why it is gone; for the others
+      // this is the normal end.
+      fail(common::peer_failure(prefix() +
+                                "closed: rank 0 destroyed its bootstrap, which serves the store"),
+           /*quiet=*/true);
+    }
+    TimePoint now = common::now();
+    check_deadlines(now);
+    std::erase_if(conns_, [](const auto& c) { return c->closed; });
+    bool pending = std::any_of(conns_.begin(), conns_.end(), [](const auto& c) {
+      return !c->out.empty();
+    });
+    if (flush_by && (!pending || flush_by->expired())) break;
+
+    TimePoint wake_at = flush_by ? flush_by->at() : TimePoint::max();
+    if (!failed_ && !welcomed_) wake_at = std::min(wake_at, accept_by_);
+    if (!failed_ && count_ > 0) wake_at = std::min(wake_at, round_by_);
+    fds.clear();
+    fds.push_back({wake_.get(), POLLIN, 0});
+    if (listen_) fds.push_back({listen_.get(), POLLIN, 0});
+    const std::size_t first_conn = fds.size();
+    for (auto& c : conns_) {
+      if (c->rank < 0) wake_at = std::min(wake_at, c->hello_by);
+      fds.push_back({c->fd.get(), static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
+    }
+    int rc = ::poll(fds.data(), fds.size(), poll_timeout_ms(common::Deadline(wake_at)));
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      fail(common::transport_error(prefix() + "poll(): " + errno_text(errno)));
+      break;
+    }
+    if (fds[0].revents != 0) {
+      std::uint64_t v;
+      [[maybe_unused]] auto n = ::read(wake_.get(), &v, sizeof v);
+    }
+    const std::size_t n_conns = conns_.size();  // accept_all() appends
+    for (std::size_t i = 0; i < n_conns; ++i) {
+      Conn& c = *conns_[i];
+      short ev = fds[first_conn + i].revents;
+      if (ev & (POLLIN | POLLHUP | POLLERR)) on_readable(c);
+      if (!c.closed && !c.out.empty()) flush(c);  // also answers what on_readable queued
+    }
+    if (listen_ && first_conn == 2 && (fds[1].revents & POLLIN)) accept_all();
+  }
+  // An orderly close: drain what the ranks sent (closing over unread data
+  // would reset the connection and could destroy replies still in flight),
+  // then FIN after the last reply.
+  for (auto& c : conns_) {
+    std::array<std::byte, 4096> sink;
+    while (::recv(c->fd.get(), sink.data(), sink.size(), MSG_DONTWAIT) > 0) {
+    }
+    ::shutdown(c->fd.get(), SHUT_WR);
+  }
+  conns_.clear();
+}
+
+StoreServer::StoreServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+common::Status StoreServer::start(const sockaddr_in& addr, int size, std::chrono::milliseconds timeout,
+                                  std::unique_ptr<StoreServer>& out) {
+  Fd listen;
+  if (auto st = listen_on(addr, std::max(size, 16), listen); !st) return st;
+  auto impl = std::make_unique<Impl>(std::move(listen), addr, size, timeout);
+  impl->wake_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!impl->wake_) return common::transport_error("eventfd(): " + errno_text(errno));
+  Impl* raw = impl.get();
+  raw->thread_ = std::thread([raw] { raw->run(); });
+  out.reset(new StoreServer(std::move(impl)));
+  return common::Status::ok();
+}
+
+StoreServer::~StoreServer() {
+  impl_->stop();
+  if (impl_->thread_.joinable()) impl_->thread_.join();
+}
+
+}  // namespace mccl::bootstrap

@@ -1,0 +1,332 @@
+// A rank's side of the TCP store (mccl/tcp_bootstrap.h): one blocking
+// connection to the store, one round trip per allgather. Rank 0 also owns
+// the store itself (bootstrap/store_server.h) and joins it over loopback
+// like any other rank, so every rank runs the same client code.
+#include "mccl/tcp_bootstrap.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "bootstrap/socket.h"
+#include "bootstrap/store_server.h"
+#include "bootstrap/wire.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "mccl/error.h"
+
+namespace mccl {
+namespace bootstrap {
+namespace {
+
+using namespace std::chrono_literals;
+namespace settings = common::settings;
+
+// How long a rank waits beyond its own deadline for the store to name the
+// ranks that missed it (the store keeps the same deadline and answers
+// first); only a silent store makes a rank use it up.
+constexpr auto kStoreGrace = 2s;
+// Retry interval while the store is not up yet: doubles up to the cap.
+constexpr auto kFirstBackoff = 10ms;
+constexpr auto kMaxBackoff = 500ms;
+
+common::Deadline deadline_in(std::chrono::milliseconds ms) {
+  if (ms.count() < 0) ms = 0ms;
+  if (ms > std::chrono::hours(24 * 365)) return common::Deadline::never();
+  return common::Deadline::after(ms);
+}
+
+std::uint32_t clamp_ms(std::chrono::milliseconds ms) {
+  return static_cast<std::uint32_t>(std::clamp<std::int64_t>(ms.count(), 0, UINT32_MAX));
+}
+
+std::int64_t ms_since(common::TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(common::now() - t).count();
+}
+
+// ---- Options ---------------------------------------------------------------
+
+struct Config {
+  int rank = 0;
+  int size = 1;
+  HostPort store;
+  std::string store_text;    // as given, for messages
+  std::string store_source;  // "MCCL_BOOTSTRAP_ADDR" or "TcpBootstrapOptions::address"
+  std::chrono::milliseconds timeout{0};
+};
+
+[[noreturn]] void invalid(const std::string& m) { throw Error(ErrorCode::kInvalidArgument, m); }
+
+int int_setting(const common::Setting& s, int field, const char* field_name, int min,
+                const char* what) {
+  if (field != -1) {
+    if (field < min) {
+      invalid(std::string("TcpBootstrapOptions::") + field_name + " = " + std::to_string(field) +
+              " is not valid: must be at least " + std::to_string(min));
+    }
+    return field;
+  }
+  if (!s.from_env()) {
+    invalid(std::string(s.name()) + " is not set (and TcpBootstrapOptions::" + field_name +
+            " is -1): set it to " + what);
+  }
+  return static_cast<int>(s.get_int(min, INT_MAX));
+}
+
+Config resolve(const TcpBootstrapOptions& o) {
+  Config c;
+  c.size = int_setting(settings::kWorldSize, o.size, "size", 1, "the number of ranks");
+  c.rank = int_setting(settings::kRank, o.rank, "rank", 0, "this process's rank");
+  if (c.rank >= c.size) {
+    invalid((o.rank != -1 ? std::string("TcpBootstrapOptions::rank") : std::string("MCCL_RANK")) +
+            " = " + std::to_string(c.rank) + " is not valid: must be less than the world size " +
+            std::to_string(c.size));
+  }
+  if (o.timeout.count() < 0) {
+    invalid("TcpBootstrapOptions::timeout = " + std::to_string(o.timeout.count()) +
+            " ms is not valid: must be positive (0 = MCCL_BOOTSTRAP_TIMEOUT_MS)");
+  }
+  c.timeout = o.timeout.count() > 0
+                  ? o.timeout
+                  : std::chrono::milliseconds(settings::kBootstrapTimeoutMs.get_int(1, INT_MAX));
+  if (c.size == 1) return c;  // nothing to connect to
+  if (!o.address.empty()) {
+    c.store_text = o.address;
+    c.store_source = "TcpBootstrapOptions::address";
+  } else if (auto env = settings::kBootstrapAddr.from_env()) {
+    c.store_text = *env;
+    c.store_source = settings::kBootstrapAddr.name();
+  } else {
+    invalid("rank " + std::to_string(c.rank) +
+            ": MCCL_BOOTSTRAP_ADDR is not set: every rank of a world of " + std::to_string(c.size) +
+            " needs host:port of the store that rank 0 serves (e.g. MCCL_BOOTSTRAP_ADDR=node0:29500)");
+  }
+  parse_host_port(c.store_text, c.store_source, c.store).throw_if_error();
+  return c;
+}
+
+// ---- The bootstraps ----------------------------------------------------------
+
+class SoloBootstrap final : public Bootstrap {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::vector<std::byte> allgather(std::span<const std::byte> mine,
+                                   std::chrono::milliseconds) override {
+    return {mine.begin(), mine.end()};
+  }
+};
+
+class TcpBootstrap final : public Bootstrap {
+ public:
+  TcpBootstrap(const Config& c, std::unique_ptr<StoreServer> server)
+      : rank_(c.rank), size_(c.size), where_(c.store_text), server_(std::move(server)) {}
+  ~TcpBootstrap() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::vector<std::byte> allgather(std::span<const std::byte> mine,
+                                   std::chrono::milliseconds timeout) override;
+
+  // Connects to the store (retrying until `timeout`), says hello and waits
+  // for the welcome that says every rank has arrived.
+  void join(const sockaddr_in* direct, const HostPort& store, std::chrono::milliseconds timeout);
+
+ private:
+  [[noreturn]] void fail(common::Status st);
+  // Reads the store's next frame, which must be `want` of round `round` with
+  // `length` payload bytes (into `payload`), or an error (thrown).
+  void expect(wire::Kind want, std::uint64_t round, std::uint64_t length, std::span<std::byte> payload,
+              common::Deadline deadline, const std::string& waiting_for);
+  std::string me() const { return "rank " + std::to_string(rank_) + ": "; }
+  std::string store() const { return "the bootstrap store at " + where_ + " (rank 0)"; }
+
+  const int rank_;
+  const int size_;
+  const std::string where_;
+  std::mutex mu_;  // one allgather at a time
+  Fd fd_;
+  std::uint64_t round_ = 0;
+  std::optional<common::Status> failed_;
+  std::unique_ptr<StoreServer> server_;  // rank 0 only; stops after our own goodbye
+};
+
+TcpBootstrap::~TcpBootstrap() {
+  if (fd_ && !failed_) {
+    // Best effort and non-blocking: the store learns this was an orderly exit.
+    std::array<std::byte, wire::kHeaderBytes> bye;
+    wire::encode({wire::Kind::kBye, static_cast<std::uint32_t>(rank_), 0, round_, 0}, bye);
+    [[maybe_unused]] auto n = ::send(fd_.get(), bye.data(), bye.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  fd_.reset();
+  server_.reset();
+}
+
+void TcpBootstrap::fail(common::Status st) {
+  failed_ = std::move(st);
+  common::logf(common::LogLevel::kInfo, rank_, "%s", failed_->message().c_str());
+  failed_->throw_if_error();
+  throw Error(ErrorCode::kInternal, me() + "bootstrap failed without a reason");
+}
+
+void TcpBootstrap::expect(wire::Kind want, std::uint64_t round, std::uint64_t length,
+                          std::span<std::byte> payload, common::Deadline deadline,
+                          const std::string& waiting_for) {
+  auto io_failure = [&](const common::Status& st) {
+    if (st.code() == ErrorCode::kTimeout) {
+      fail(common::timeout_error(me() + store() + " did not answer while waiting for " +
+                                 waiting_for + " (is rank 0 alive?)"));
+    }
+    fail(common::peer_failure(me() + "lost the connection to " + store() + " while waiting for " +
+                              waiting_for + ": " + st.message()));
+  };
+  std::array<std::byte, wire::kHeaderBytes> raw;
+  if (auto st = read_exact(fd_.get(), raw, deadline); !st) io_failure(st);
+  wire::Header h;
+  std::string why;
+  if (!wire::decode(raw, h, why)) {
+    fail(common::transport_error(me() + "something answers at " + where_ +
+                                 ", but not an MCCL bootstrap store of this version: " + why));
+  }
+  if (h.rank != wire::kStoreRank) {
+    fail(common::transport_error(me() + store() + " sent a frame claiming rank " +
+                                 std::to_string(h.rank)));
+  }
+  if (h.kind == wire::Kind::kError) {
+    if (h.length > wire::kMaxErrorBytes) {
+      fail(common::transport_error(me() + store() + " sent an error of " +
+                                   std::to_string(h.length) + " bytes"));
+    }
+    std::string text(h.length, '\0');
+    if (auto st = read_exact(fd_.get(), std::as_writable_bytes(std::span(text)), deadline); !st) {
+      io_failure(st);
+    }
+    auto code = static_cast<ErrorCode>(h.aux);
+    if (h.aux < static_cast<std::uint32_t>(ErrorCode::kInvalidArgument) ||
+        h.aux > static_cast<std::uint32_t>(ErrorCode::kUnavailable)) {
+      code = ErrorCode::kInternal;
+    }
+    fail(common::Status(code, me() + text));
+  }
+  if (h.kind != want || h.round != round || h.length != length) {
+    fail(common::transport_error(
+        me() + store() + " broke the protocol: expected frame kind " +
+        std::to_string(static_cast<int>(want)) + " of round " + std::to_string(round) + " with " +
+        std::to_string(length) + " bytes, got kind " + std::to_string(static_cast<int>(h.kind)) +
+        " of round " + std::to_string(h.round) + " with " + std::to_string(h.length) + " bytes"));
+  }
+  if (auto st = read_exact(fd_.get(), payload, deadline); !st) io_failure(st);
+}
+
+void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
+                        std::chrono::milliseconds timeout) {
+  const common::TimePoint start = common::now();
+  const common::Deadline deadline = deadline_in(timeout);
+  std::string last_error = "no attempt";
+  auto backoff = std::chrono::milliseconds(kFirstBackoff);
+  while (!fd_) {
+    sockaddr_in addr{};
+    common::Status st =
+        direct != nullptr ? common::Status::ok() : resolve_ipv4(store_hp.host, store_hp.port, addr);
+    if (direct != nullptr) addr = *direct;
+    if (st) st = connect_by(addr, deadline, fd_);
+    if (st) break;
+    last_error = st.message();
+    if (deadline.expired()) {
+      fail(common::timeout_error(me() + store() + " never answered within " +
+                                 std::to_string(timeout.count()) + " ms (last attempt: " +
+                                 last_error + "); ranks never arrived: 0. Is rank 0 running, and is " +
+                                 where_ + " its address?"));
+    }
+    auto nap = std::min<common::Duration>(backoff, deadline.remaining());
+    std::this_thread::sleep_for(nap);
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
+  }
+  common::logf(common::LogLevel::kDebug, rank_, "connected to the bootstrap store at %s after %lld ms",
+               where_.c_str(), static_cast<long long>(ms_since(start)));
+
+  std::array<std::byte, wire::kHeaderBytes> header;
+  std::array<std::byte, wire::kHelloBytes> hello;
+  wire::encode({wire::Kind::kHello, static_cast<std::uint32_t>(rank_), 0, 0, hello.size()}, header);
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.remaining());
+  wire::encode(wire::Hello{static_cast<std::uint32_t>(size_), clamp_ms(left)}, hello);
+  const std::span<const std::byte> parts[] = {header, hello};
+  const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
+                                       ? common::TimePoint::max()
+                                       : deadline.at() + kStoreGrace);
+  if (auto st = write_all(fd_.get(), parts, answer_by); !st) {
+    fail(common::peer_failure(me() + "lost the connection to " + store() + " while saying hello: " +
+                              st.message()));
+  }
+  expect(wire::Kind::kWelcome, 0, 0, {}, answer_by, "every rank to arrive");
+}
+
+std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
+                                               std::chrono::milliseconds timeout) {
+  std::lock_guard lock(mu_);
+  if (failed_) failed_->throw_if_error();
+  if (mine.size() > wire::kMaxContribution) {
+    throw Error(ErrorCode::kInvalidArgument,
+                me() + "bootstrap allgather of " + std::to_string(mine.size()) +
+                    " bytes: the TCP store takes at most " +
+                    std::to_string(wire::kMaxContribution) + " bytes per rank");
+  }
+  const common::Deadline deadline = deadline_in(timeout);
+  const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
+                                       ? common::TimePoint::max()
+                                       : deadline.at() + kStoreGrace);
+  std::array<std::byte, wire::kHeaderBytes> header;
+  wire::encode({wire::Kind::kContribute, static_cast<std::uint32_t>(rank_), clamp_ms(timeout),
+                round_, mine.size()},
+               header);
+  const std::span<const std::byte> parts[] = {header, mine};
+  const std::string what = "allgather #" + std::to_string(round_);
+  if (auto st = write_all(fd_.get(), parts, answer_by); !st) {
+    fail(common::peer_failure(me() + "lost the connection to " + store() + " while sending " + what +
+                              ": " + st.message()));
+  }
+  std::vector<std::byte> all(mine.size() * static_cast<std::size_t>(size_));
+  expect(wire::Kind::kResult, round_, all.size(), all, answer_by, "the other ranks in " + what);
+  ++round_;
+  return all;
+}
+
+}  // namespace
+}  // namespace bootstrap
+
+std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options) {
+  using namespace bootstrap;
+  const Config c = resolve(options);
+  if (c.size == 1) return std::make_unique<SoloBootstrap>();
+
+  std::unique_ptr<StoreServer> server;
+  sockaddr_in self{};
+  if (c.rank == 0) {
+    // The store must exist before rank 0 can join it: resolving its own
+    // address is a configuration error, not something to wait for.
+    if (auto st = resolve_ipv4(c.store.host, c.store.port, self); !st) {
+      invalid("rank 0: " + c.store_source + "=\"" + c.store_text + "\": " + st.message());
+    }
+    sockaddr_in bind_to = self;
+    in_addr literal{};
+    bool loopback_name = c.store.host == "localhost" ||
+                         ::inet_pton(AF_INET, c.store.host.c_str(), &literal) == 1;
+    if (is_loopback(self) && !loopback_name) bind_to.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (auto st = StoreServer::start(bind_to, c.size, c.timeout, server); !st) {
+      throw Error(st.code(), "rank 0: cannot serve the bootstrap store at " + c.store_text +
+                                 " (from " + c.store_source + "): " + st.message());
+    }
+  }
+  auto boot = std::make_unique<TcpBootstrap>(c, std::move(server));
+  boot->join(c.rank == 0 ? &self : nullptr, c.store, c.timeout);
+  return boot;
+}
+
+}  // namespace mccl

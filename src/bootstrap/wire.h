@@ -1,0 +1,71 @@
+// The TCP store's wire format. Every frame is a 32-byte header followed by
+// `length` payload bytes; all fields are little-endian and encoded byte by
+// byte.
+//
+//    0               1               2               3
+//   +---------------+---------------+---------------+---------------+
+//  0|                       magic 0x5342434D ("MCBS")               |
+//  4|            version (1)        |             kind              |
+//  8|             rank of the sender (0xFFFFFFFF: the store)        |
+// 12|       aux (hello: -, contribute: timeout ms, error: code)     |
+// 16|                         round (64 bits)                       |
+// 24|                    length of the payload (64 bits)            |
+//   +---------------------------------------------------------------+
+//
+// Conversation: a rank connects and sends kHello (payload: world size and
+// the milliseconds it will wait, u32 each); once every rank has arrived the
+// store sends kWelcome to all. Round k of allgather: every rank sends
+// kContribute with round k; the store answers each with kResult, the
+// concatenation in rank order. kError (payload: the message) ends the
+// conversation for good; kBye announces an orderly close.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace mccl::bootstrap::wire {
+
+inline constexpr std::uint32_t kMagic = 0x5342434D;
+inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 32;
+inline constexpr std::size_t kHelloBytes = 8;
+inline constexpr std::uint32_t kStoreRank = 0xFFFFFFFF;
+// Largest contribution of one rank to one round. The bootstrap carries
+// addresses and tags, not data; this only bounds what a broken peer can make
+// the store allocate.
+inline constexpr std::uint64_t kMaxContribution = std::uint64_t{256} << 20;
+// Largest error message accepted.
+inline constexpr std::uint64_t kMaxErrorBytes = 64 * 1024;
+
+enum class Kind : std::uint16_t {
+  kHello = 1,
+  kWelcome = 2,
+  kContribute = 3,
+  kResult = 4,
+  kError = 5,
+  kBye = 6,
+};
+
+struct Header {
+  Kind kind = Kind::kHello;
+  std::uint32_t rank = 0;
+  std::uint32_t aux = 0;
+  std::uint64_t round = 0;
+  std::uint64_t length = 0;
+};
+
+void encode(const Header& h, std::span<std::byte, kHeaderBytes> out);
+
+// Checks magic, version and kind; on failure returns false and says why.
+bool decode(std::span<const std::byte, kHeaderBytes> in, Header& h, std::string& why);
+
+struct Hello {
+  std::uint32_t size = 0;
+  std::uint32_t wait_ms = 0;
+};
+void encode(const Hello& h, std::span<std::byte, kHelloBytes> out);
+Hello decode_hello(std::span<const std::byte, kHelloBytes> in);
+
+}  // namespace mccl::bootstrap::wire

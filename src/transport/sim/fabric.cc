@@ -1,0 +1,163 @@
+#include "transport/sim/fabric.h"
+
+#include <cstring>
+#include <string>
+
+#include "mccl/error.h"
+#include "transport/sim/fabric_impl.h"
+#include "transport/sim/fault_model.h"
+
+namespace mccl::transport::sim {
+
+// ---- FabricImpl ------------------------------------------------------------
+
+std::shared_ptr<Group> FabricImpl::group(std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  auto& g = groups_[id];
+  if (!g) g = std::make_shared<Group>(id);
+  return g;
+}
+
+std::shared_ptr<RankState> FabricImpl::rank_state_locked(int rank) {
+  auto& s = ranks_[rank];
+  if (!s) s = std::make_shared<RankState>(rank);
+  return s;
+}
+
+std::shared_ptr<RankState> FabricImpl::rank_state(int rank) {
+  std::lock_guard lock(mu_);
+  return rank_state_locked(rank);
+}
+
+std::shared_ptr<Mesh> FabricImpl::mesh(std::uint64_t id, int size) {
+  std::lock_guard lock(mu_);
+  auto& m = meshes_[id];
+  if (!m) {
+    m = std::make_shared<Mesh>();
+    m->size = size;
+    for (int r = 0; r < size; ++r) {
+      m->mailboxes.push_back(std::make_shared<Mailbox>());
+      m->states.push_back(rank_state_locked(r));
+    }
+  } else if (m->size != size) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "sim fabric: reliable group " + std::to_string(id) + " has " +
+                    std::to_string(m->size) + " ranks, joined with size " + std::to_string(size));
+  }
+  return m;
+}
+
+void FabricImpl::kill(int rank) {
+  auto state = rank_state(rank);
+  if (!state->dead.exchange(true)) kill_epoch.fetch_add(1);
+}
+
+void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) {
+  if (batch.empty()) return;
+  // Summed locally and published once: many threads fanning out at once
+  // would otherwise fight over the counters' cache lines.
+  std::uint64_t lost = 0, duplicated = 0, reordered = 0, corrupted = 0, overrun = 0;
+  FaultKey key{config.seed, g.id, sender, 0, 0};
+
+  std::shared_lock members_lock(g.mu);
+  for (const GroupMember& m : g.members) {
+    if (m.rank == sender || m.state->is_dead()) continue;
+    key.receiver = m.rank;
+    std::lock_guard inbox_lock(m.inbox->mutex());
+    for (const Outgoing& o : batch) {
+      key.counter = o.counter;
+      if (fault_happens(key, FaultKind::kLoss, config.loss)) {
+        ++lost;
+        continue;
+      }
+      common::TimePoint at = o.at;
+      if (fault_happens(key, FaultKind::kReorder, config.reorder)) {
+        at += reorder_delay(key);
+        ++reordered;
+      }
+      const std::shared_ptr<const std::byte[]>* data = &o.data;
+      std::shared_ptr<const std::byte[]> private_copy;
+      if (o.size > 0 && fault_happens(key, FaultKind::kCorrupt, config.corrupt)) {
+        // Only this receiver sees the damage, so it gets its own copy.
+        auto copy = std::make_shared_for_overwrite<std::byte[]>(o.size);
+        std::memcpy(copy.get(), o.data.get(), o.size);
+        std::size_t pos = fault_hash(key, FaultKind::kCorruptPosition) % o.size;
+        auto mask = static_cast<unsigned>(1 + fault_hash(key, FaultKind::kCorruptMask) % 255);
+        copy[pos] ^= static_cast<std::byte>(mask);  // mask is never 0: the byte changes
+        private_copy = std::move(copy);
+        data = &private_copy;
+        ++corrupted;
+      }
+      if (!m.inbox->push(at, *data, o.size)) ++overrun;
+      if (fault_happens(key, FaultKind::kDuplicate, config.duplicate)) {
+        ++duplicated;
+        if (!m.inbox->push(at, *data, o.size)) ++overrun;
+      }
+    }
+  }
+  members_lock.unlock();
+
+  auto add = [](std::atomic<std::uint64_t>& c, std::uint64_t v) {
+    if (v) c.fetch_add(v, std::memory_order_relaxed);
+  };
+  add(counters.lost, lost);
+  add(counters.duplicated, duplicated);
+  add(counters.reordered, reordered);
+  add(counters.corrupted, corrupted);
+  add(counters.overrun, overrun);
+}
+
+// ---- Fabric ----------------------------------------------------------------
+
+Fabric::Fabric(const FabricConfig& config) : impl_(std::make_shared<FabricImpl>(config)) {}
+
+Fabric::~Fabric() = default;
+
+const FabricConfig& Fabric::config() const { return impl_->config; }
+
+std::unique_ptr<DatagramTransport> Fabric::join_datagram(std::uint64_t group, int rank) {
+  if (rank < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "sim fabric: rank " + std::to_string(rank) + " is negative");
+  }
+  return make_datagram_endpoint(impl_, group, rank);
+}
+
+std::unique_ptr<ReliableTransport> Fabric::join_reliable(std::uint64_t group, int rank, int size) {
+  if (size <= 0 || rank < 0 || rank >= size) {
+    throw Error(ErrorCode::kInvalidArgument, "sim fabric: rank " + std::to_string(rank) +
+                                                 " is outside a mesh of " + std::to_string(size) +
+                                                 " ranks");
+  }
+  return make_reliable_endpoint(impl_, group, rank, size);
+}
+
+void Fabric::kill_rank(int rank) { impl_->kill(rank); }
+
+void Fabric::inject(std::uint64_t group, std::span<const std::byte> datagram) {
+  // Delivered whatever its length: the hook exists to feed receivers
+  // datagrams no well-behaved sender would produce.
+  auto g = impl_->group(group);
+  auto buf = std::make_shared_for_overwrite<std::byte[]>(datagram.size());
+  if (!datagram.empty()) std::memcpy(buf.get(), datagram.data(), datagram.size());
+  Outgoing o{std::move(buf), static_cast<std::uint32_t>(datagram.size()),
+             g->stranger_counter.fetch_add(1), common::now() + impl_->config.latency};
+  impl_->fan_out(*g, kStrangerRank, std::span<const Outgoing>(&o, 1));
+}
+
+FabricCounters Fabric::counters() const {
+  const AtomicCounters& c = impl_->counters;
+  FabricCounters out;
+  out.sent = c.sent.load();
+  out.delivered = c.delivered.load();
+  out.lost = c.lost.load();
+  out.duplicated = c.duplicated.load();
+  out.reordered = c.reordered.load();
+  out.corrupted = c.corrupted.load();
+  out.overrun = c.overrun.load();
+  out.reliable_messages = c.reliable_messages.load();
+  out.reliable_bytes = c.reliable_bytes.load();
+  return out;
+}
+
+}  // namespace mccl::transport::sim

@@ -1,0 +1,133 @@
+// The shared state behind Fabric and its endpoints. Endpoints hold a
+// shared_ptr to it, so the Fabric object may go before they do.
+//
+// Locking: FabricImpl::mu_ guards the maps and is taken only when joining
+// or killing; a group's member list has its own reader-writer lock (senders
+// read it, joins and leaves write it); each inbox and mailbox has its own
+// mutex. Nothing is locked in the other direction, so there is no cycle.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "transport/sim/fabric.h"
+#include "transport/sim/inbox.h"
+
+namespace mccl::transport::sim {
+
+// One rank's life and its injection link, shared by all its groups: a rank
+// has one NIC whatever number of communicators it is in.
+struct RankState {
+  explicit RankState(int r) : rank(r) {}
+  bool is_dead() const { return dead.load(std::memory_order_relaxed); }
+
+  const int rank;
+  std::atomic<bool> dead{false};
+  std::mutex link_mu;
+  common::TimePoint link_free_at{};  // guarded by link_mu
+};
+
+struct GroupMember {
+  int rank;
+  std::shared_ptr<Inbox> inbox;
+  std::shared_ptr<RankState> state;
+};
+
+struct Group {
+  explicit Group(std::uint64_t i) : id(i) {}
+  const std::uint64_t id;
+  std::shared_mutex mu;
+  std::vector<GroupMember> members;                // guarded by mu
+  std::atomic<std::uint64_t> stranger_counter{0};  // numbers injected datagrams
+};
+
+// A datagram after send() has accepted it, before fan-out.
+struct Outgoing {
+  std::shared_ptr<const std::byte[]> data;
+  std::uint32_t size = 0;
+  std::uint64_t counter = 0;  // the sender's datagram number, a fault-hash input
+  common::TimePoint at{};     // arrival time before any reorder delay
+};
+
+struct Message {
+  int from = -1;
+  std::vector<std::byte> data;
+};
+
+struct Mailbox {
+  std::mutex mu;
+  std::deque<Message> queue;  // guarded by mu; one FIFO keeps every sender's order
+};
+
+// The reliable mesh of one group: fixed size, built whole at first join so
+// a message to a rank that has not joined yet waits in its mailbox.
+struct Mesh {
+  int size = 0;
+  std::vector<std::shared_ptr<Mailbox>> mailboxes;
+  std::vector<std::shared_ptr<RankState>> states;
+};
+
+struct AtomicCounters {
+  std::atomic<std::uint64_t> sent{0};
+  std::atomic<std::uint64_t> delivered{0};
+  std::atomic<std::uint64_t> lost{0};
+  std::atomic<std::uint64_t> duplicated{0};
+  std::atomic<std::uint64_t> reordered{0};
+  std::atomic<std::uint64_t> corrupted{0};
+  std::atomic<std::uint64_t> overrun{0};
+  std::atomic<std::uint64_t> reliable_messages{0};
+  std::atomic<std::uint64_t> reliable_bytes{0};
+};
+
+class FabricImpl {
+ public:
+  explicit FabricImpl(const FabricConfig& c) : config(c) {}
+
+  const FabricConfig config;
+  AtomicCounters counters;
+  // Bumped by every kill, so reliable endpoints look for dead peers only
+  // when something died.
+  std::atomic<std::uint64_t> kill_epoch{0};
+
+  std::shared_ptr<Group> group(std::uint64_t id);
+  // Throws mccl::Error(kInvalidArgument) when `size` disagrees with the
+  // size the mesh was created with.
+  std::shared_ptr<Mesh> mesh(std::uint64_t id, int size);
+  std::shared_ptr<RankState> rank_state(int rank);
+  void kill(int rank);
+
+  // Hands every datagram of `batch` from `sender` to every other live
+  // member of `g`, through the fault model.
+  void fan_out(Group& g, int sender, std::span<const Outgoing> batch);
+
+ private:
+  std::shared_ptr<RankState> rank_state_locked(int rank);
+
+  std::mutex mu_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Group>> groups_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Mesh>> meshes_;
+  std::unordered_map<int, std::shared_ptr<RankState>> ranks_;
+};
+
+inline std::string killed_message(int rank) {
+  return "rank " + std::to_string(rank) + " was killed";
+}
+inline std::string dead_peer_message(int rank) {
+  return "peer rank " + std::to_string(rank) + " is dead";
+}
+
+std::unique_ptr<DatagramTransport> make_datagram_endpoint(std::shared_ptr<FabricImpl> fabric,
+                                                          std::uint64_t group, int rank);
+std::unique_ptr<ReliableTransport> make_reliable_endpoint(std::shared_ptr<FabricImpl> fabric,
+                                                          std::uint64_t group, int rank, int size);
+
+}  // namespace mccl::transport::sim

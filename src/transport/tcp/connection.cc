@@ -1,0 +1,262 @@
+#include "transport/tcp/connection.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "transport/tcp/wire.h"
+
+namespace mccl::transport::tcp {
+namespace {
+
+std::unique_ptr<std::byte[]> uninitialized(std::size_t n) {
+  return std::make_unique_for_overwrite<std::byte[]>(n);
+}
+
+bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+
+}  // namespace
+
+Connection::Connection(int peer, Fd fd, TcpCounters& counters)
+    : peer_(peer), fd_(std::move(fd)), counters_(counters) {}
+
+void Connection::fail(std::string why) {
+  if (failure_.empty()) failure_ = std::move(why);
+  queue_.clear();
+  queued_ = 0;
+}
+
+bool Connection::send(std::span<const std::span<const std::byte>> parts, std::size_t total) {
+  if (broken()) return false;
+  std::array<std::byte, wire::kFrameHeaderBytes> header;
+  wire::put_u32(header.data(), static_cast<std::uint32_t>(total));
+  const std::size_t frame = header.size() + total;
+  std::size_t written = 0;
+  if (writable_ && queue_.empty()) {
+    // One gather-write of header and parts: no copy when the socket has room.
+    std::array<iovec, kMaxIov> iov;
+    std::size_t n_iov = 0;
+    std::size_t offered = header.size();
+    iov[n_iov++] = {header.data(), header.size()};
+    for (const auto& p : parts) {
+      if (p.empty()) continue;
+      if (n_iov == iov.size()) break;
+      iov[n_iov++] = {const_cast<std::byte*>(p.data()), p.size()};
+      offered += p.size();
+    }
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = n_iov;
+    ssize_t n;
+    do {
+      n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+      ++counters_.write_calls;
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && !would_block(errno)) {
+      fail(errno_text(errno));
+      return false;
+    }
+    written = n < 0 ? 0 : static_cast<std::size_t>(n);
+    if (written < offered) writable_ = false;  // the socket is full
+  }
+  ++counters_.messages_sent;
+  counters_.bytes_sent += total;
+  if (written == frame) return true;
+  enqueue(header, parts, written, frame - written);
+  ++counters_.sends_queued;
+  counters_.bytes_queued += frame - written;
+  // Parts beyond kMaxIov were not offered although the socket had room.
+  return writable_ ? flush() : true;
+}
+
+void Connection::enqueue(std::span<const std::byte> header,
+                         std::span<const std::span<const std::byte>> parts, std::size_t skip,
+                         std::size_t rest) {
+  if (queue_.empty() || queue_.back().cap - queue_.back().size < rest) {
+    // A large remainder gets a chunk of its own size; small ones share.
+    Chunk c;
+    c.cap = std::max(rest, kQueueChunkBytes);
+    c.data = uninitialized(c.cap);
+    queue_.push_back(std::move(c));
+  }
+  Chunk& dst = queue_.back();
+  auto copy = [&](std::span<const std::byte> piece) {
+    if (skip >= piece.size()) {
+      skip -= piece.size();
+      return;
+    }
+    piece = piece.subspan(skip);
+    skip = 0;
+    std::memcpy(dst.data.get() + dst.size, piece.data(), piece.size());
+    dst.size += piece.size();
+  };
+  copy(header);
+  for (const auto& p : parts) copy(p);
+  queued_ += rest;
+}
+
+bool Connection::flush() {
+  while (!broken() && !queue_.empty()) {
+    std::array<iovec, kMaxIov> iov;
+    std::size_t n_iov = 0;
+    std::size_t offered = 0;
+    for (auto it = queue_.begin(); it != queue_.end() && n_iov < iov.size(); ++it) {
+      iov[n_iov++] = {it->data.get() + it->off, it->size - it->off};
+      offered += it->size - it->off;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = n_iov;
+    ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ++counters_.write_calls;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (would_block(errno)) {
+        writable_ = false;
+        return true;
+      }
+      fail(errno_text(errno));
+      return false;
+    }
+    auto left = static_cast<std::size_t>(n);
+    queued_ -= left;
+    while (left > 0) {
+      Chunk& c = queue_.front();
+      std::size_t take = std::min(left, c.size - c.off);
+      c.off += take;
+      left -= take;
+      if (c.off == c.size) queue_.pop_front();
+    }
+    if (static_cast<std::size_t>(n) < offered) {
+      writable_ = false;
+      return true;
+    }
+  }
+  return !broken();
+}
+
+bool Connection::has_ready_message() const {
+  if (in_big_) return big_got_ == big_len_;
+  if (rend_ - rbeg_ < wire::kFrameHeaderBytes) return false;
+  std::size_t len = wire::get_u32(rbuf_.get() + rbeg_);
+  return len <= wire::kMaxMessageBytes && rend_ - rbeg_ - wire::kFrameHeaderBytes >= len;
+}
+
+bool Connection::deliver_ready(ReliableHandler& handler, std::size_t max, std::size_t& delivered) {
+  for (;;) {
+    if (in_big_) {
+      if (big_got_ < big_len_) return true;
+      if (delivered >= max) return false;
+      in_big_ = false;
+      ++delivered;
+      ++counters_.messages_received;
+      counters_.bytes_received += big_len_;
+      handler.on_message(peer_, std::span<const std::byte>(big_.get(), big_len_));
+      if (big_cap_ > kKeepBigBytes) {
+        big_.reset();
+        big_cap_ = 0;
+      }
+      continue;
+    }
+    const std::size_t avail = rend_ - rbeg_;
+    if (avail < wire::kFrameHeaderBytes) return true;
+    const std::size_t len = wire::get_u32(rbuf_.get() + rbeg_);
+    if (len > wire::kMaxMessageBytes) {
+      fail("sent a message length of " + std::to_string(len) +
+           " bytes, over the 1 GiB limit: the stream is corrupt");
+      read_done_ = true;
+      rbeg_ = rend_ = 0;
+      return false;
+    }
+    const std::byte* body = rbuf_.get() + rbeg_ + wire::kFrameHeaderBytes;
+    const std::size_t have = avail - wire::kFrameHeaderBytes;
+    if (have >= len) {
+      if (delivered >= max) return false;
+      rbeg_ += wire::kFrameHeaderBytes + len;
+      ++delivered;
+      ++counters_.messages_received;
+      counters_.bytes_received += len;
+      // The handler must not poll (reliable.h), so the buffer stays put.
+      handler.on_message(peer_, std::span<const std::byte>(body, len));
+      continue;
+    }
+    if (len > kBigMessageBytes) {
+      if (len > big_cap_) {
+        big_.reset();  // before allocating: peak memory is one buffer, not two
+        big_ = uninitialized(len);
+        big_cap_ = len;
+      }
+      std::memcpy(big_.get(), body, have);
+      big_len_ = len;
+      big_got_ = have;
+      in_big_ = true;
+      rbeg_ = rend_ = 0;
+      continue;
+    }
+    return true;  // the rest of a small message is still in the socket
+  }
+}
+
+void Connection::make_room() {
+  if (rbeg_ == rend_) {
+    rbeg_ = rend_ = 0;
+  } else if (rend_ > kReadBufferBytes / 2) {
+    // What is left is one partial small message: cheap to move.
+    std::memmove(rbuf_.get(), rbuf_.get() + rbeg_, rend_ - rbeg_);
+    rend_ -= rbeg_;
+    rbeg_ = 0;
+  }
+}
+
+void Connection::receive(ReliableHandler& handler, std::size_t max, std::size_t& delivered) {
+  if (!rbuf_) rbuf_ = uninitialized(kReadBufferBytes);
+  std::size_t budget = kReadBudgetBytes;
+  for (;;) {
+    if (!deliver_ready(handler, max, delivered)) return;
+    if (read_done_ || budget == 0 || !fd_.valid()) return;
+    std::byte* dst;
+    std::size_t room;
+    if (in_big_) {
+      dst = big_.get() + big_got_;
+      room = big_len_ - big_got_;
+    } else {
+      make_room();
+      dst = rbuf_.get() + rend_;
+      room = kReadBufferBytes - rend_;
+    }
+    ssize_t n = ::recv(fd_.get(), dst, std::min(room, budget), MSG_DONTWAIT);
+    ++counters_.read_calls;
+    if (n > 0) {
+      auto got = static_cast<std::size_t>(n);
+      (in_big_ ? big_got_ : rend_) += got;
+      budget -= got;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && would_block(errno)) return;
+    read_done_ = true;
+    fail(n == 0 ? std::string("closed by the peer") : errno_text(errno));
+  }
+}
+
+void Connection::close() {
+  if (fd_.valid() && !read_done_) {
+    std::array<std::byte, 4096> sink;
+    while (::recv(fd_.get(), sink.data(), sink.size(), MSG_DONTWAIT) > 0) {
+    }
+  }
+  fd_.reset();
+  queue_.clear();
+  queued_ = 0;
+  rbuf_.reset();
+  big_.reset();
+  big_cap_ = 0;
+  in_big_ = false;
+  rbeg_ = rend_ = 0;
+}
+
+}  // namespace mccl::transport::tcp

@@ -1,0 +1,107 @@
+// One rank's end of its TCP connection to one peer: the queue of bytes the
+// socket has not taken yet, and the reader that cuts the byte stream into
+// messages (u32 length + bytes). Never blocks; one thread at a time.
+//
+// Invariants:
+//  - bytes leave in send() order: a send writes directly only while the
+//    queue is empty;
+//  - the read buffer holds at most one partial message no longer than
+//    kBigMessageBytes; a longer one is read into a buffer of its own size;
+//  - after broken() nothing is written; what was already read is still
+//    delivered, in order, until has_ready_message() turns false.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "transport/reliable.h"
+#include "transport/tcp/socket.h"
+#include "transport/tcp/tcp_transport.h"
+
+namespace mccl::transport::tcp {
+
+class Connection {
+ public:
+  // Sizes, chosen for meshes of hundreds of peers: 64 KiB of read buffer
+  // per peer holds hundreds of small messages per recv().
+  static constexpr std::size_t kReadBufferBytes = 64 * 1024;
+  static constexpr std::size_t kBigMessageBytes = 16 * 1024;
+  static constexpr std::size_t kQueueChunkBytes = 64 * 1024;  // small messages share chunks
+  static constexpr std::size_t kReadBudgetBytes = 8 * 1024 * 1024;  // per receive() call
+  // The buffer of a large message is kept for the next one (fresh pages
+  // cost as much as a copy) unless it is larger than this.
+  static constexpr std::size_t kKeepBigBytes = 16 * 1024 * 1024;
+  static constexpr std::size_t kMaxIov = 64;
+
+  Connection(int peer, Fd fd, TcpCounters& counters);
+
+  int peer() const { return peer_; }
+  int fd() const { return fd_.get(); }
+
+  // Writes the message (length + parts, `total` bytes of parts) as far as
+  // the socket takes it and queues a copy of the rest. False when the
+  // connection is or becomes broken.
+  bool send(std::span<const std::span<const std::byte>> parts, std::size_t total);
+  // Writes queued bytes until the queue is empty or the socket is full.
+  // False when the connection is or becomes broken.
+  bool flush();
+  bool has_queued() const { return !queue_.empty(); }
+  std::size_t queued_bytes() const { return queued_; }
+  // Cleared when the socket refuses bytes; set again when epoll says it
+  // takes more. While clear, send() only queues.
+  void set_writable() { writable_ = true; }
+
+  // Reads what the socket has (up to kReadBudgetBytes) and hands whole
+  // messages to `handler` while delivered < max.
+  void receive(ReliableHandler& handler, std::size_t max, std::size_t& delivered);
+  // A whole message is in memory, waiting for a receive() with room.
+  bool has_ready_message() const;
+
+  bool broken() const { return !failure_.empty(); }
+  // Why it broke: "closed by the peer", an errno text, a protocol error.
+  const std::string& failure() const { return failure_; }
+  // Closes the socket (draining unread input first, so the close is a FIN
+  // and not a reset) and frees the buffers.
+  void close();
+
+ private:
+  struct Chunk {
+    std::unique_ptr<std::byte[]> data;
+    std::size_t size = 0;
+    std::size_t cap = 0;
+    std::size_t off = 0;  // bytes already written
+  };
+
+  void fail(std::string why);
+  // Copies `rest` bytes of header+parts, after the first `skip`, to the queue.
+  void enqueue(std::span<const std::byte> header, std::span<const std::span<const std::byte>> parts,
+               std::size_t skip, std::size_t rest);
+  // Delivers whole messages already in memory; false when it must stop
+  // (max reached, or the stream is corrupt).
+  bool deliver_ready(ReliableHandler& handler, std::size_t max, std::size_t& delivered);
+  void make_room();
+
+  const int peer_;
+  Fd fd_;
+  TcpCounters& counters_;
+  std::string failure_;
+
+  std::deque<Chunk> queue_;
+  std::size_t queued_ = 0;
+  bool writable_ = true;
+
+  std::unique_ptr<std::byte[]> rbuf_;  // allocated at the first read
+  std::size_t rbeg_ = 0;
+  std::size_t rend_ = 0;
+  std::unique_ptr<std::byte[]> big_;  // a message longer than kBigMessageBytes
+  std::size_t big_cap_ = 0;
+  std::size_t big_len_ = 0;
+  std::size_t big_got_ = 0;
+  bool in_big_ = false;
+  bool read_done_ = false;  // EOF, a read error or a corrupt stream: nothing more to read
+};
+
+}  // namespace mccl::transport::tcp

@@ -1,0 +1,63 @@
+#include "transport/tcp/socket.h"
+
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace mccl::transport::tcp {
+
+Fd& Fd::operator=(Fd&& other) noexcept {
+  if (this != &other) reset(other.release());
+  return *this;
+}
+
+void Fd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+std::string errno_text(int err) {
+  return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")";
+}
+
+std::string to_string(const sockaddr_in& addr) {
+  char buf[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof buf);
+  return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
+}
+
+common::Status open_tcp_socket(Fd& out) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return common::transport_error("tcp: socket(): " + errno_text(errno));
+  out.reset(fd);
+  return common::Status::ok();
+}
+
+void set_nodelay(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+common::Status listen_on(const sockaddr_in& addr, int backlog, Fd& out, sockaddr_in& bound) {
+  Fd fd;
+  if (auto st = open_tcp_socket(fd); !st) return st;
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    return common::transport_error("tcp: cannot bind " + to_string(addr) + ": " + errno_text(errno));
+  }
+  if (::listen(fd.get(), backlog) != 0) {
+    return common::transport_error("tcp: cannot listen on " + to_string(addr) + ": " +
+                                   errno_text(errno));
+  }
+  socklen_t len = sizeof bound;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
+    return common::transport_error("tcp: getsockname(): " + errno_text(errno));
+  }
+  out = std::move(fd);
+  return common::Status::ok();
+}
+
+}  // namespace mccl::transport::tcp

@@ -1,0 +1,84 @@
+// The UdpTransport implementation: its sockets, the send path (sendmmsg,
+// two iovecs per datagram, paced) and the receive path (recvmmsg into a
+// preallocated ring of buffers). create_udp_transport (udp_transport.cc)
+// sets the sockets up; this class only moves datagrams.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "transport/udp/pacer.h"
+#include "transport/udp/socket.h"
+#include "transport/udp/udp_transport.h"
+
+namespace mccl::transport::udp {
+
+// Everything creation resolved, handed to the endpoint whole.
+struct EndpointSetup {
+  Fd send_fd;  // bound to the interface address, connected to the group
+  Fd recv_fd;  // bound to group:port, joined
+  UdpInfo info;
+  std::size_t mtu = 0;            // caps().mtu
+  std::size_t max_in_flight = 0;  // caps().max_in_flight
+  std::uint32_t self_addr = 0;    // send socket's address and port, host order
+  std::uint16_t self_port = 0;
+  int rank = -1;
+};
+
+class UdpEndpoint final : public UdpTransport {
+ public:
+  explicit UdpEndpoint(EndpointSetup setup);
+
+  DatagramCaps caps() const override;
+  common::Status send(std::span<const OutDatagram> batch, std::size_t& accepted) override;
+  common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) override;
+  int wait_fd() const override { return recv_fd_.get(); }
+
+  UdpCounters counters() const override;
+  const UdpInfo& info() const override { return info_; }
+
+ private:
+  // Datagrams per sendmmsg / recvmmsg call.
+  static constexpr std::size_t kSendBatch = 64;
+
+  // Drop a received datagram (source `from`, length `len`, recvmmsg flags
+  // `flags`) instead of delivering it? Counts the reason.
+  bool filtered(const sockaddr_in& from, int flags);
+  std::string where() const;  // "udp transport (lo, 239.1.2.3:40000)"
+
+  Fd send_fd_;
+  Fd recv_fd_;
+  UdpInfo info_;
+  std::size_t mtu_;
+  std::size_t max_in_flight_;
+  std::uint32_t self_addr_net_;  // network byte order, as recvmmsg reports it
+  std::uint16_t self_port_net_;
+  int rank_;
+
+  // Send side (touched only by send()).
+  Pacer pacer_;
+  std::vector<mmsghdr> send_msgs_;
+  std::vector<iovec> send_iov_;  // two per message: header, payload
+
+  // Receive side (touched only by poll()): a ring of `recv_slots` buffers
+  // of mtu_ bytes, refilled by every recvmmsg call.
+  std::vector<std::byte> recv_buf_;
+  std::vector<mmsghdr> recv_msgs_;
+  std::vector<iovec> recv_iov_;
+  std::vector<sockaddr_in> recv_from_;
+  std::uint64_t drop_state_;  // splitmix64 state of the test drop hook
+  bool warned_truncated_ = false;
+
+  struct Atomics {
+    std::atomic<std::uint64_t> datagrams_sent{0}, bytes_sent{0}, datagrams_received{0},
+        bytes_received{0}, send_busy{0}, pacer_busy{0}, own_dropped{0}, test_dropped{0},
+        truncated{0};
+  } counters_;
+};
+
+}  // namespace mccl::transport::udp

@@ -1,0 +1,88 @@
+#include "transport/udp/interface.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "transport/udp/socket.h"
+
+namespace mccl::transport::udp {
+
+std::string ipv4_text(std::uint32_t addr) {
+  in_addr a{htonl(addr)};
+  char buf[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &a, buf, sizeof buf);
+  return buf;
+}
+
+namespace {
+
+// Owns the getifaddrs list.
+struct IfAddrs {
+  ifaddrs* head = nullptr;
+  ~IfAddrs() {
+    if (head != nullptr) ::freeifaddrs(head);
+  }
+};
+
+common::Status read_mtu(const std::string& name, int& mtu) {
+  Fd fd;
+  if (auto s = open_udp_socket(fd); !s) return s;
+  ifreq req{};
+  std::strncpy(req.ifr_name, name.c_str(), IFNAMSIZ - 1);
+  if (::ioctl(fd.get(), SIOCGIFMTU, &req) != 0) {
+    return common::transport_error("udp transport: SIOCGIFMTU on " + name + ": " +
+                                   errno_text(errno));
+  }
+  mtu = req.ifr_mtu;
+  return common::Status::ok();
+}
+
+}  // namespace
+
+common::Status resolve_interface(const std::string& spec, Interface& out) {
+  in_addr wanted{};
+  const bool by_addr = ::inet_pton(AF_INET, spec.c_str(), &wanted) == 1;
+  IfAddrs list;
+  if (::getifaddrs(&list.head) != 0) {
+    return common::transport_error("udp transport: getifaddrs(): " + errno_text(errno));
+  }
+  std::string known;
+  for (ifaddrs* it = list.head; it != nullptr; it = it->ifa_next) {
+    if (it->ifa_addr == nullptr || it->ifa_addr->sa_family != AF_INET) continue;
+    in_addr a{};
+    std::memcpy(&a, &reinterpret_cast<const sockaddr_in*>(it->ifa_addr)->sin_addr, sizeof a);
+    if (!known.empty()) known += ", ";
+    known += std::string(it->ifa_name) + " (" + ipv4_text(ntohl(a.s_addr)) + ")";
+    const bool match = by_addr ? a.s_addr == wanted.s_addr : spec == it->ifa_name;
+    if (!match) continue;
+    out.name = it->ifa_name;
+    out.addr = ntohl(a.s_addr);
+    out.index = ::if_nametoindex(it->ifa_name);
+    out.up = (it->ifa_flags & IFF_UP) != 0;
+    out.running = (it->ifa_flags & IFF_RUNNING) != 0;
+    out.multicast = (it->ifa_flags & IFF_MULTICAST) != 0;
+    out.loopback = (it->ifa_flags & IFF_LOOPBACK) != 0;
+    if (out.index == 0) {
+      return common::transport_error("udp transport: if_nametoindex(" + out.name +
+                                     "): " + errno_text(errno));
+    }
+    return read_mtu(out.name, out.mtu);
+  }
+  // An interface that is down may have no address listed at all: say so.
+  if (!by_addr && ::if_nametoindex(spec.c_str()) != 0) {
+    return common::unavailable_error("udp transport: interface " + spec +
+                                     " has no IPv4 address (is it up? `ip link set " + spec +
+                                     " up`, `ip addr add ... dev " + spec + "`)");
+  }
+  return common::invalid_argument(
+      "udp transport: no interface " + std::string(by_addr ? "with address " : "named ") + spec +
+      " (MCCL_UDP_IFACE); interfaces with an IPv4 address: " + (known.empty() ? "none" : known));
+}
+
+}  // namespace mccl::transport::udp

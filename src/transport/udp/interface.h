@@ -1,0 +1,30 @@
+// Finding the network interface a UDP communicator uses: by name ("eth0",
+// "lo") or by one of its IPv4 addresses ("10.0.0.2").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace mccl::transport::udp {
+
+struct Interface {
+  std::string name;
+  std::uint32_t addr = 0;  // IPv4 address, host byte order
+  unsigned index = 0;      // if_nametoindex
+  int mtu = 0;             // SIOCGIFMTU, bytes of IP packet
+  bool up = false;
+  bool running = false;
+  bool multicast = false;  // IFF_MULTICAST
+  bool loopback = false;   // IFF_LOOPBACK
+};
+
+// Fails with kInvalidArgument naming the interfaces that do exist when
+// `spec` matches none with an IPv4 address.
+common::Status resolve_interface(const std::string& spec, Interface& out);
+
+// "127.0.0.1" from a host-order address.
+std::string ipv4_text(std::uint32_t addr);
+
+}  // namespace mccl::transport::udp

@@ -1,0 +1,97 @@
+#include "launcher.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace mccl::testing {
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+JobResult run_job(const std::string& program, const std::vector<std::string>& args, int ranks,
+                  const std::vector<std::pair<std::string, std::string>>& env,
+                  std::chrono::seconds deadline) {
+  const std::string addr = "127.0.0.1:" + std::to_string(free_port());
+  char dir_template[] = "/tmp/mccl-mp-XXXXXX";
+  std::string dir = mkdtemp(dir_template);
+  std::vector<pid_t> pids;
+  for (int r = 0; r < ranks; ++r) {
+    std::string out = dir + "/rank" + std::to_string(r);
+    pid_t pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      std::FILE* f = std::freopen(out.c_str(), "w", stdout);
+      if (f == nullptr) _exit(120);
+      dup2(fileno(stdout), STDERR_FILENO);
+      setenv("MCCL_BOOTSTRAP_ADDR", addr.c_str(), 1);
+      setenv("MCCL_RANK", std::to_string(r).c_str(), 1);
+      setenv("MCCL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+      for (auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+      std::vector<char*> argv{const_cast<char*>(program.c_str())};
+      for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(program.c_str(), argv.data());
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  JobResult job;
+  job.ranks.resize(ranks);
+  const auto t0 = std::chrono::steady_clock::now();
+  int left = ranks;
+  std::vector<bool> done(ranks, false);
+  while (left > 0) {
+    for (int r = 0; r < ranks; ++r) {
+      if (done[r]) continue;
+      int status = 0;
+      if (waitpid(pids[r], &status, WNOHANG) == pids[r]) {
+        done[r] = true;
+        --left;
+        job.ranks[r].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+    }
+    if (left > 0 && std::chrono::steady_clock::now() - t0 > deadline) {
+      job.timed_out = true;
+      for (int r = 0; r < ranks; ++r) {
+        if (!done[r]) kill(-pids[r], SIGKILL);
+      }
+      for (int r = 0; r < ranks; ++r) {
+        if (!done[r]) waitpid(pids[r], nullptr, 0);
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (int r = 0; r < ranks; ++r) {
+    std::string out = dir + "/rank" + std::to_string(r);
+    std::ifstream in(out);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    job.ranks[r].output = ss.str();
+    std::remove(out.c_str());
+  }
+  rmdir(dir.c_str());
+  return job;
+}
+
+}  // namespace mccl::testing

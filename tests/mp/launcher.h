@@ -1,0 +1,31 @@
+// Runs N copies of a program as the ranks of one job on this host, joined
+// by the TCP-store bootstrap on a free loopback port; collects their exit
+// codes and output; kills all of them at a deadline.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mccl::testing {
+
+struct RankResult {
+  int exit_code = -1;  // -1: killed at the deadline or by a signal
+  std::string output;  // stdout and stderr
+};
+
+struct JobResult {
+  std::vector<RankResult> ranks;
+  bool timed_out = false;
+  double seconds = 0;
+};
+
+JobResult run_job(const std::string& program, const std::vector<std::string>& args, int ranks,
+                  const std::vector<std::pair<std::string, std::string>>& env,
+                  std::chrono::seconds deadline);
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_port();
+
+}  // namespace mccl::testing
