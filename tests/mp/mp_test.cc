@@ -8,6 +8,7 @@
 #include "launcher.h"
 
 namespace mccl::testing {
+using namespace mccl::launch;
 namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;

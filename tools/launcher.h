@@ -1,6 +1,7 @@
 // Runs N copies of a program as the ranks of one job on this host, joined
 // by the TCP-store bootstrap on a free loopback port; collects their exit
-// codes and output; kills all of them at a deadline.
+// codes (and, if asked, their output); kills all of them at a deadline, or
+// as soon as one fails. Used by mccl_run and the multi-process tests.
 #pragma once
 
 #include <chrono>
@@ -8,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-namespace mccl::testing {
+namespace mccl::launch {
 
 struct RankResult {
   int exit_code = -1;  // -1: killed at the deadline or by a signal
-  std::string output;  // stdout and stderr
+  std::string output;  // stdout and stderr, when captured
 };
 
 struct JobResult {
@@ -21,11 +22,12 @@ struct JobResult {
   double seconds = 0;
 };
 
+// With `capture` false the ranks write to this process's stdout/stderr.
 JobResult run_job(const std::string& program, const std::vector<std::string>& args, int ranks,
                   const std::vector<std::pair<std::string, std::string>>& env,
-                  std::chrono::seconds deadline);
+                  std::chrono::seconds deadline, bool capture = true);
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int free_port();
 
-}  // namespace mccl::testing
+}  // namespace mccl::launch

@@ -13,7 +13,13 @@
 #include <sstream>
 #include <thread>
 
-namespace mccl::testing {
+namespace mccl::launch {
+
+namespace {
+// How long the other ranks may go on after one failed: long enough for them
+// to report their own error (a peer failure arrives within milliseconds).
+constexpr auto kFailureGrace = std::chrono::seconds(10);
+}  // namespace
 
 int free_port() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -29,7 +35,7 @@ int free_port() {
 
 JobResult run_job(const std::string& program, const std::vector<std::string>& args, int ranks,
                   const std::vector<std::pair<std::string, std::string>>& env,
-                  std::chrono::seconds deadline) {
+                  std::chrono::seconds deadline, bool capture) {
   const std::string addr = "127.0.0.1:" + std::to_string(free_port());
   char dir_template[] = "/tmp/mccl-mp-XXXXXX";
   std::string dir = mkdtemp(dir_template);
@@ -39,9 +45,11 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
     pid_t pid = fork();
     if (pid == 0) {
       setpgid(0, 0);
-      std::FILE* f = std::freopen(out.c_str(), "w", stdout);
-      if (f == nullptr) _exit(120);
-      dup2(fileno(stdout), STDERR_FILENO);
+      if (capture) {
+        std::FILE* f = std::freopen(out.c_str(), "w", stdout);
+        if (f == nullptr) _exit(120);
+        dup2(fileno(stdout), STDERR_FILENO);
+      }
       setenv("MCCL_BOOTSTRAP_ADDR", addr.c_str(), 1);
       setenv("MCCL_RANK", std::to_string(r).c_str(), 1);
       setenv("MCCL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
@@ -59,6 +67,8 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
   const auto t0 = std::chrono::steady_clock::now();
   int left = ranks;
   std::vector<bool> done(ranks, false);
+  bool failed = false;
+  std::chrono::steady_clock::time_point failed_at{};
   while (left > 0) {
     for (int r = 0; r < ranks; ++r) {
       if (done[r]) continue;
@@ -67,10 +77,18 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
         done[r] = true;
         --left;
         job.ranks[r].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        failed = failed || job.ranks[r].exit_code != 0;
       }
     }
-    if (left > 0 && std::chrono::steady_clock::now() - t0 > deadline) {
-      job.timed_out = true;
+    const bool late = std::chrono::steady_clock::now() - t0 > deadline;
+    // A failed rank leaves the others waiting for it until their own
+    // timeouts: stop them after a grace period instead.
+    if (failed && failed_at == std::chrono::steady_clock::time_point{}) {
+      failed_at = std::chrono::steady_clock::now();
+    }
+    const bool give_up = failed && std::chrono::steady_clock::now() - failed_at > kFailureGrace;
+    if (left > 0 && (late || give_up)) {
+      job.timed_out = late;
       for (int r = 0; r < ranks; ++r) {
         if (!done[r]) kill(-pids[r], SIGKILL);
       }
@@ -82,7 +100,7 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (int r = 0; r < ranks; ++r) {
+  for (int r = 0; r < ranks && capture; ++r) {
     std::string out = dir + "/rank" + std::to_string(r);
     std::ifstream in(out);
     std::stringstream ss;
@@ -94,4 +112,4 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
   return job;
 }
 
-}  // namespace mccl::testing
+}  // namespace mccl::launch
