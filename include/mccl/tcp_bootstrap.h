@@ -14,13 +14,12 @@
 //   auto boot = mccl::make_tcp_bootstrap({.address = "node0:29500", .rank = r, .size = n});
 #pragma once
 
-#include "mccl/export.h"
-
 #include <chrono>
 #include <memory>
 #include <string>
 
 #include "mccl/bootstrap.h"
+#include "mccl/export.h"
 
 namespace mccl {
 

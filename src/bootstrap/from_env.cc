@@ -88,8 +88,8 @@ std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
                        ? options.size
                        : static_cast<int>(settings::kWorldSize.get_int(1, INT_MAX));
   if (size > 1 && !settings::kBootstrapAddr.from_env()) {
-    const std::string rank = options.rank != -1 ? std::to_string(options.rank)
-                                                : settings::kRank.raw();
+    const std::string rank =
+        options.rank != -1 ? std::to_string(options.rank) : settings::kRank.raw();
     throw Error(ErrorCode::kInvalidArgument,
                 std::string("launched by ") + launcher->name + " as rank " + rank + " of " +
                     std::to_string(size) +

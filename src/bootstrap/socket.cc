@@ -41,7 +41,8 @@ common::Status parse_host_port(const std::string& text, const std::string& what,
   std::string host = text.substr(0, colon);
   std::string port = text.substr(colon + 1);
   if (host.empty()) return bad("no host");
-  if (host.find(':') != std::string::npos) return bad("only host names and IPv4 addresses are supported");
+  if (host.find(':') != std::string::npos)
+    return bad("only host names and IPv4 addresses are supported");
   if (port.empty() || port.size() > 5 ||
       !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return bad("the port is not a number");
@@ -124,7 +125,8 @@ common::Status listen_on(const sockaddr_in& addr, int backlog, Fd& out) {
     return common::transport_error("cannot bind " + to_string(addr) + ": " + errno_text(errno));
   }
   if (::listen(fd.get(), backlog) != 0) {
-    return common::transport_error("cannot listen on " + to_string(addr) + ": " + errno_text(errno));
+    return common::transport_error("cannot listen on " + to_string(addr) + ": " +
+                                   errno_text(errno));
   }
   out = std::move(fd);
   return common::Status::ok();
@@ -145,7 +147,8 @@ common::Status connect_by(const sockaddr_in& addr, common::Deadline deadline, Fd
     }
     socklen_t len = sizeof err;
     if (err == 0) ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) return common::transport_error("connect to " + to_string(addr) + ": " + errno_text(err));
+    if (err != 0)
+      return common::transport_error("connect to " + to_string(addr) + ": " + errno_text(err));
   }
   out = std::move(fd);
   return common::Status::ok();

@@ -253,8 +253,8 @@ void StoreServer::Impl::on_frame(Conn& c) {
       c.said_bye = true;
       return;
     default:
-      return protocol_error(c, "unexpected frame kind " +
-                                   std::to_string(static_cast<int>(c.hdr.kind)));
+      return protocol_error(
+          c, "unexpected frame kind " + std::to_string(static_cast<int>(c.hdr.kind)));
   }
 }
 
@@ -264,8 +264,8 @@ void StoreServer::Impl::on_hello(Conn& c) {
     c.closed = true;
     return;
   }
-  auto hello = wire::decode_hello(std::span<const std::byte, wire::kHelloBytes>(c.payload->data(),
-                                                                               wire::kHelloBytes));
+  auto hello = wire::decode_hello(
+      std::span<const std::byte, wire::kHelloBytes>(c.payload->data(), wire::kHelloBytes));
   const std::uint32_t r = c.hdr.rank;
   // An anonymous connection is answered, but kept anonymous: it takes no
   // part in the world.
@@ -276,15 +276,15 @@ void StoreServer::Impl::on_hello(Conn& c) {
   };
   if (failed_) return send_error(c, *failed_);
   if (r >= static_cast<std::uint32_t>(size_)) {
-    return reject(common::invalid_argument(
-        prefix() + "a process claims rank " + std::to_string(r) + ", outside the world of " +
-        std::to_string(size_) + " ranks: check MCCL_RANK and MCCL_WORLD_SIZE"));
+    return reject(common::invalid_argument(prefix() + "a process claims rank " + std::to_string(r) +
+                                           ", outside the world of " + std::to_string(size_) +
+                                           " ranks: check MCCL_RANK and MCCL_WORLD_SIZE"));
   }
   if (hello.size != static_cast<std::uint32_t>(size_)) {
-    return reject(common::mismatch_error(
-        prefix() + "rank " + std::to_string(r) + " says the world has " +
-        std::to_string(hello.size) + " ranks, rank 0 says " + std::to_string(size_) +
-        ": check MCCL_WORLD_SIZE on every rank"));
+    return reject(common::mismatch_error(prefix() + "rank " + std::to_string(r) +
+                                         " says the world has " + std::to_string(hello.size) +
+                                         " ranks, rank 0 says " + std::to_string(size_) +
+                                         ": check MCCL_WORLD_SIZE on every rank"));
   }
   if (arrived_[r]) {
     return reject(common::invalid_argument(prefix() + "two processes claim rank " +
@@ -343,9 +343,9 @@ void StoreServer::Impl::complete_round() {
     if (n != len) diff += ", rank " + std::to_string(q) + " " + std::to_string(n);
   }
   if (!diff.empty()) {
-    return fail(common::mismatch_error(
-        prefix() + "allgather #" + std::to_string(round_) +
-        ": contributions differ in length (bytes: rank 0 " + std::to_string(len) + diff + ")"));
+    return fail(common::mismatch_error(prefix() + "allgather #" + std::to_string(round_) +
+                                       ": contributions differ in length (bytes: rank 0 " +
+                                       std::to_string(len) + diff + ")"));
   }
   auto all = std::make_shared<Bytes>();
   all->reserve(len * static_cast<std::size_t>(size_));
@@ -396,7 +396,8 @@ void StoreServer::Impl::check_deadlines(TimePoint now) {
       if (!contributions_[static_cast<std::size_t>(q)]) missing.push_back(q);
     }
     fail(common::timeout_error(prefix() + "allgather #" + std::to_string(round_) +
-                               " timed out after " + std::to_string(ms_between(round_opened_, now)) +
+                               " timed out after " +
+                               std::to_string(ms_between(round_opened_, now)) +
                                " ms; ranks never arrived: " + rank_list(missing)));
   }
   for (auto& c : conns_) {
@@ -457,9 +458,8 @@ void StoreServer::Impl::run() {
     TimePoint now = common::now();
     check_deadlines(now);
     std::erase_if(conns_, [](const auto& c) { return c->closed; });
-    bool pending = std::any_of(conns_.begin(), conns_.end(), [](const auto& c) {
-      return !c->out.empty();
-    });
+    bool pending =
+        std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return !c->out.empty(); });
     if (flush_by && (!pending || flush_by->expired())) break;
 
     TimePoint wake_at = flush_by ? flush_by->at() : TimePoint::max();
@@ -506,7 +506,8 @@ void StoreServer::Impl::run() {
 
 StoreServer::StoreServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-common::Status StoreServer::start(const sockaddr_in& addr, int size, std::chrono::milliseconds timeout,
+common::Status StoreServer::start(const sockaddr_in& addr, int size,
+                                  std::chrono::milliseconds timeout,
                                   std::unique_ptr<StoreServer>& out) {
   Fd listen;
   if (auto st = listen_on(addr, std::max(size, 16), listen); !st) return st;

@@ -104,9 +104,10 @@ Config resolve(const TcpBootstrapOptions& o) {
     c.store_text = *env;
     c.store_source = settings::kBootstrapAddr.name();
   } else {
-    invalid("rank " + std::to_string(c.rank) +
-            ": MCCL_BOOTSTRAP_ADDR is not set: every rank of a world of " + std::to_string(c.size) +
-            " needs host:port of the store that rank 0 serves (e.g. MCCL_BOOTSTRAP_ADDR=node0:29500)");
+    invalid(
+        "rank " + std::to_string(c.rank) +
+        ": MCCL_BOOTSTRAP_ADDR is not set: every rank of a world of " + std::to_string(c.size) +
+        " needs host:port of the store that rank 0 serves (e.g. MCCL_BOOTSTRAP_ADDR=node0:29500)");
   }
   parse_host_port(c.store_text, c.store_source, c.store).throw_if_error();
   return c;
@@ -143,8 +144,9 @@ class TcpBootstrap final : public Bootstrap {
   [[noreturn]] void fail(common::Status st);
   // Reads the store's next frame, which must be `want` of round `round` with
   // `length` payload bytes (into `payload`), or an error (thrown).
-  void expect(wire::Kind want, std::uint64_t round, std::uint64_t length, std::span<std::byte> payload,
-              common::Deadline deadline, const std::string& waiting_for);
+  void expect(wire::Kind want, std::uint64_t round, std::uint64_t length,
+              std::span<std::byte> payload, common::Deadline deadline,
+              const std::string& waiting_for);
   std::string me() const { return "rank " + std::to_string(rank_) + ": "; }
   std::string store() const { return "the bootstrap store at " + where_ + " (rank 0)"; }
 
@@ -163,7 +165,8 @@ TcpBootstrap::~TcpBootstrap() {
     // Best effort and non-blocking: the store learns this was an orderly exit.
     std::array<std::byte, wire::kHeaderBytes> bye;
     wire::encode({wire::Kind::kBye, static_cast<std::uint32_t>(rank_), 0, round_, 0}, bye);
-    [[maybe_unused]] auto n = ::send(fd_.get(), bye.data(), bye.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    [[maybe_unused]] auto n =
+        ::send(fd_.get(), bye.data(), bye.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   }
   fd_.reset();
   server_.reset();
@@ -240,17 +243,18 @@ void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
     if (st) break;
     last_error = st.message();
     if (deadline.expired()) {
-      fail(common::timeout_error(me() + store() + " never answered within " +
-                                 std::to_string(timeout.count()) + " ms (last attempt: " +
-                                 last_error + "); ranks never arrived: 0. Is rank 0 running, and is " +
-                                 where_ + " its address?"));
+      fail(common::timeout_error(
+          me() + store() + " never answered within " + std::to_string(timeout.count()) +
+          " ms (last attempt: " + last_error +
+          "); ranks never arrived: 0. Is rank 0 running, and is " + where_ + " its address?"));
     }
     auto nap = std::min<common::Duration>(backoff, deadline.remaining());
     std::this_thread::sleep_for(nap);
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
   }
-  common::logf(common::LogLevel::kDebug, rank_, "connected to the bootstrap store at %s after %lld ms",
-               where_.c_str(), static_cast<long long>(ms_since(start)));
+  common::logf(common::LogLevel::kDebug, rank_,
+               "connected to the bootstrap store at %s after %lld ms", where_.c_str(),
+               static_cast<long long>(ms_since(start)));
 
   std::array<std::byte, wire::kHeaderBytes> header;
   std::array<std::byte, wire::kHelloBytes> hello;
@@ -262,8 +266,8 @@ void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
                                        ? common::TimePoint::max()
                                        : deadline.at() + kStoreGrace);
   if (auto st = write_all(fd_.get(), parts, answer_by); !st) {
-    fail(common::peer_failure(me() + "lost the connection to " + store() + " while saying hello: " +
-                              st.message()));
+    fail(common::peer_failure(me() + "lost the connection to " + store() +
+                              " while saying hello: " + st.message()));
   }
   expect(wire::Kind::kWelcome, 0, 0, {}, answer_by, "every rank to arrive");
 }
@@ -289,8 +293,8 @@ std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
   const std::span<const std::byte> parts[] = {header, mine};
   const std::string what = "allgather #" + std::to_string(round_);
   if (auto st = write_all(fd_.get(), parts, answer_by); !st) {
-    fail(common::peer_failure(me() + "lost the connection to " + store() + " while sending " + what +
-                              ": " + st.message()));
+    fail(common::peer_failure(me() + "lost the connection to " + store() + " while sending " +
+                              what + ": " + st.message()));
   }
   std::vector<std::byte> all(mine.size() * static_cast<std::size_t>(size_));
   expect(wire::Kind::kResult, round_, all.size(), all, answer_by, "the other ranks in " + what);
@@ -316,8 +320,8 @@ std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options
     }
     sockaddr_in bind_to = self;
     in_addr literal{};
-    bool loopback_name = c.store.host == "localhost" ||
-                         ::inet_pton(AF_INET, c.store.host.c_str(), &literal) == 1;
+    bool loopback_name =
+        c.store.host == "localhost" || ::inet_pton(AF_INET, c.store.host.c_str(), &literal) == 1;
     if (is_loopback(self) && !loopback_name) bind_to.sin_addr.s_addr = htonl(INADDR_ANY);
     if (auto st = StoreServer::start(bind_to, c.size, c.timeout, server); !st) {
       throw Error(st.code(), "rank 0: cannot serve the bootstrap store at " + c.store_text +

@@ -11,7 +11,8 @@ void put(std::byte* p, T v) {
 template <typename T>
 T get(const std::byte* p) {
   T v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(std::to_integer<T>(p[i]) << (8 * i));
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    v |= static_cast<T>(std::to_integer<T>(p[i]) << (8 * i));
   return v;
 }
 
@@ -41,7 +42,8 @@ bool decode(std::span<const std::byte, kHeaderBytes> in, Header& h, std::string&
     return false;
   }
   auto kind = get<std::uint16_t>(p + 6);
-  if (kind < static_cast<std::uint16_t>(Kind::kHello) || kind > static_cast<std::uint16_t>(Kind::kBye)) {
+  if (kind < static_cast<std::uint16_t>(Kind::kHello) ||
+      kind > static_cast<std::uint16_t>(Kind::kBye)) {
     why = "unknown frame kind " + std::to_string(kind);
     return false;
   }

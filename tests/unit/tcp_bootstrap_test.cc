@@ -107,9 +107,15 @@ Caught caught_from(F&& f) {
   return {};
 }
 
-constexpr const char* kVars[] = {"MCCL_BOOTSTRAP_ADDR", "MCCL_RANK", "MCCL_WORLD_SIZE",
-                                 "MCCL_BOOTSTRAP_TIMEOUT_MS", "OMPI_COMM_WORLD_RANK",
-                                 "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "PMIX_RANK"};
+constexpr const char* kVars[] = {"MCCL_BOOTSTRAP_ADDR",
+                                 "MCCL_RANK",
+                                 "MCCL_WORLD_SIZE",
+                                 "MCCL_BOOTSTRAP_TIMEOUT_MS",
+                                 "OMPI_COMM_WORLD_RANK",
+                                 "OMPI_COMM_WORLD_SIZE",
+                                 "PMI_RANK",
+                                 "PMI_SIZE",
+                                 "PMIX_RANK"};
 
 // Every test starts with the bootstrap and launcher variables unset and
 // leaves the environment as it found it. Variables are only changed while
@@ -199,8 +205,8 @@ TEST_F(TcpBootstrapTest, StoreThatNeverAnswersNamesRankZero) {
   const auto start = Clock::now();
   Caught c = caught_from([&] { make_tcp_bootstrap(opts(1, 2, 300ms)); });
   EXPECT_EQ(c.code, ErrorCode::kTimeout);
-  EXPECT_THAT(c.message, AllOf(HasSubstr("rank 1:"), HasSubstr("never arrived: 0"),
-                               HasSubstr(addr_)));
+  EXPECT_THAT(c.message,
+              AllOf(HasSubstr("rank 1:"), HasSubstr("never arrived: 0"), HasSubstr(addr_)));
   EXPECT_LT(Clock::now() - start, 2s);
 }
 

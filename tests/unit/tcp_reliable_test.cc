@@ -3,8 +3,6 @@
 // delivery of messages of 0..4 MiB, multi-part sends, peer failure, sends
 // that never block, poll() and wait_fd(), stray connections, corrupt
 // streams and setup errors.
-#include "transport/tcp/tcp_transport.h"
-
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,6 +23,7 @@
 #include <vector>
 
 #include "mccl/error.h"
+#include "transport/tcp/tcp_transport.h"
 #include "transport/tcp/wire.h"
 
 namespace mccl::transport::tcp {
@@ -77,7 +76,8 @@ std::vector<std::unique_ptr<ReliableTransport>> make_mesh(int n) {
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       auto ur = static_cast<std::size_t>(r);
-      st[ur] = create_tcp_reliable(config(r, n), [&](auto mine) { return oob(r, mine); }, ts[ur]);
+      st[ur] = create_tcp_reliable(
+          config(r, n), [&](auto mine) { return oob(r, mine); }, ts[ur]);
     });
   }
   for (auto& t : threads) t.join();
@@ -150,10 +150,10 @@ TEST_P(TcpReliableMesh, DeliversEveryMessageWholeAndInOrder) {
   const int n = GetParam();
   auto ts = make_mesh(n);
   ASSERT_EQ(ts.size(), static_cast<std::size_t>(n));
-  std::vector<std::size_t> sizes = {0,      1,      2,      3,         4,         5,
-                                    100,    1000,   16383,  16384,     16385,     65535,
-                                    65536,  65537,  262144, 1u << 20,  (4u << 20) - 1,
-                                    4u << 20, 0,    7};
+  std::vector<std::size_t> sizes = {
+      0,     1,     2,     3,     4,     5,      100,      1000,           16383,
+      16384, 16385, 65535, 65536, 65537, 262144, 1u << 20, (4u << 20) - 1, 4u << 20,
+      0,     7};
   for (int i = 0; i < 500; ++i) sizes.push_back(static_cast<std::size_t>(i % 97));
   for (int from = 0; from < n; ++from) {
     for (int to = 0; to < n; ++to) {
@@ -200,7 +200,8 @@ TEST(TcpReliable, MultiPartSendsArriveConcatenated) {
   ASSERT_TRUE(ts[0]->send(1, parts).is_ok());
   // More parts than one gather-write takes.
   std::vector<Bytes> many;
-  for (int i = 0; i < 150; ++i) many.push_back(pattern(0, 2, i, static_cast<std::size_t>(i % 5) * 50));
+  for (int i = 0; i < 150; ++i)
+    many.push_back(pattern(0, 2, i, static_cast<std::size_t>(i % 5) * 50));
   std::vector<std::span<const std::byte>> many_parts(many.begin(), many.end());
   ASSERT_TRUE(ts[0]->send(2, many_parts).is_ok());
   ASSERT_TRUE(ts[0]->send(0, parts).is_ok());  // to self
@@ -210,8 +211,9 @@ TEST(TcpReliable, MultiPartSendsArriveConcatenated) {
   Bytes want2;
   for (const auto& p : many) want2.insert(want2.end(), p.begin(), p.end());
   std::vector<Recorder> rec(3);
-  drive(ts, rec, [&] { return rec[0].events.size() == 1 && rec[1].events.size() == 1 &&
-                              rec[2].events.size() == 1; });
+  drive(ts, rec, [&] {
+    return rec[0].events.size() == 1 && rec[1].events.size() == 1 && rec[2].events.size() == 1;
+  });
   EXPECT_EQ(rec[1].from(0).at(0), want1);
   EXPECT_EQ(rec[2].from(0).at(0), want2);
   EXPECT_EQ(rec[0].from(0).at(0), want1);
@@ -226,11 +228,14 @@ TEST(TcpReliable, DestroyedPeerIsReportedOnceAfterItsLastMessages) {
   ts[2].reset();
   std::vector<Recorder> rec(3);
   // max = 1: the failure must come even from a poll whose budget a message used up.
-  drive(ts, rec, [&] { return rec[0].failures(2) == 1 && rec[1].failures(2) == 1; }, 10s, 1);
+  drive(
+      ts, rec, [&] { return rec[0].failures(2) == 1 && rec[1].failures(2) == 1; }, 10s, 1);
   for (int r = 0; r < 2; ++r) {
     const Recorder& h = rec[static_cast<std::size_t>(r)];
     ASSERT_EQ(h.events.size(), 6u) << "five messages, then the failure";
-    for (int k = 0; k < 5; ++k) EXPECT_EQ(h.events[static_cast<std::size_t>(k)].data, pattern(2, r, k, r == 0 ? 1000 : 70000));
+    for (int k = 0; k < 5; ++k)
+      EXPECT_EQ(h.events[static_cast<std::size_t>(k)].data,
+                pattern(2, r, k, r == 0 ? 1000 : 70000));
     const auto& f = h.events.back();
     EXPECT_TRUE(f.failure);
     EXPECT_EQ(f.why.code(), ErrorCode::kPeerFailure);
@@ -241,7 +246,8 @@ TEST(TcpReliable, DestroyedPeerIsReportedOnceAfterItsLastMessages) {
   for (int i = 0; i < 100; ++i) {
     for (int r = 0; r < 2; ++r) {
       std::size_t d = 0;
-      ASSERT_TRUE(ts[static_cast<std::size_t>(r)]->poll(rec[static_cast<std::size_t>(r)], 64, d).is_ok());
+      ASSERT_TRUE(
+          ts[static_cast<std::size_t>(r)]->poll(rec[static_cast<std::size_t>(r)], 64, d).is_ok());
     }
   }
   EXPECT_EQ(rec[0].failures(2), 1);
@@ -251,7 +257,8 @@ TEST(TcpReliable, DestroyedPeerIsReportedOnceAfterItsLastMessages) {
   EXPECT_THAT(st.message(), HasSubstr("rank 2"));
   // The survivors still talk to each other.
   ASSERT_TRUE(ts[0]->send(1, pattern(0, 1, 9, 10)).is_ok());
-  drive(ts, rec, [&] { return rec[1].from(0).size() == 1; }, 10s);
+  drive(
+      ts, rec, [&] { return rec[1].from(0).size() == 1; }, 10s);
 }
 
 TEST(TcpReliable, SendNeverBlocksWhenThePeerDoesNotRead) {
@@ -276,7 +283,8 @@ TEST(TcpReliable, SendNeverBlocksWhenThePeerDoesNotRead) {
   std::vector<Recorder> rec(2);
   drive(ts, rec, [&] { return rec[1].events.size() == kCount; });
   auto got = rec[1].from(0);
-  for (int k = 0; k < kCount; ++k) ASSERT_EQ(got[static_cast<std::size_t>(k)], msgs[static_cast<std::size_t>(k)]) << k;
+  for (int k = 0; k < kCount; ++k)
+    ASSERT_EQ(got[static_cast<std::size_t>(k)], msgs[static_cast<std::size_t>(k)]) << k;
   EXPECT_EQ(tcp->queued_bytes(1), 0u);
 }
 
@@ -316,10 +324,14 @@ TEST(TcpReliable, WaitFdWakesForArrivalsAndForMessagesHeldBackByMax) {
 TEST(TcpReliable, WorldOfOneNeedsNoAddressAndDeliversToSelf) {
   std::unique_ptr<ReliableTransport> t;
   bool called = false;
-  ASSERT_TRUE(create_tcp_reliable({.rank = 0, .size = 1}, [&](auto m) {
-                called = true;
-                return Bytes(m.begin(), m.end());
-              }, t).is_ok());
+  ASSERT_TRUE(create_tcp_reliable(
+                  {.rank = 0, .size = 1},
+                  [&](auto m) {
+                    called = true;
+                    return Bytes(m.begin(), m.end());
+                  },
+                  t)
+                  .is_ok());
   EXPECT_FALSE(called);
   ASSERT_TRUE(t->send(0, pattern(0, 0, 0, 5)).is_ok());
   pollfd p{t->wait_fd(), POLLIN, 0};
@@ -336,7 +348,8 @@ TEST(TcpReliable, WorldOfOneNeedsNoAddressAndDeliversToSelf) {
 TEST(TcpReliable, BadConfigIsRejected) {
   std::unique_ptr<ReliableTransport> t;
   auto oob = [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); };
-  EXPECT_EQ(create_tcp_reliable({.rank = 0, .size = 0}, oob, t).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(create_tcp_reliable({.rank = 0, .size = 0}, oob, t).code(),
+            ErrorCode::kInvalidArgument);
   EXPECT_EQ(create_tcp_reliable({.rank = 2, .size = 2, .bind_address = "127.0.0.1"}, oob, t).code(),
             ErrorCode::kInvalidArgument);
   for (const char* bad : {"", "0.0.0.0", "localhost", "10.0.0"}) {
@@ -344,29 +357,35 @@ TEST(TcpReliable, BadConfigIsRejected) {
     EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << bad;
     EXPECT_THAT(st.message(), HasSubstr("bind_address"));
   }
-  EXPECT_EQ(create_tcp_reliable({.rank = 0, .size = 2, .bind_address = "127.0.0.1",
-                                 .connect_timeout = 0ms}, oob, t).code(),
+  EXPECT_EQ(create_tcp_reliable(
+                {.rank = 0, .size = 2, .bind_address = "127.0.0.1", .connect_timeout = 0ms}, oob, t)
+                .code(),
             ErrorCode::kInvalidArgument);
 }
 
 TEST(TcpReliable, OutOfBandFailuresComeBackAsStatus) {
   std::unique_ptr<ReliableTransport> t;
-  common::Status st = create_tcp_reliable(config(0, 2), [](std::span<const std::byte>) -> Bytes {
-    throw Error(ErrorCode::kTimeout, "bootstrap: ranks never arrived: 1");
-  }, t);
+  common::Status st = create_tcp_reliable(
+      config(0, 2),
+      [](std::span<const std::byte>) -> Bytes {
+        throw Error(ErrorCode::kTimeout, "bootstrap: ranks never arrived: 1");
+      },
+      t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.message(), HasSubstr("never arrived: 1"));
   // Two ranks, but an allgather of the wrong length (mixed transports).
-  st = create_tcp_reliable(config(0, 2), [](std::span<const std::byte> m) {
-    return Bytes(m.begin(), m.end());
-  }, t);
+  st = create_tcp_reliable(
+      config(0, 2), [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); }, t);
   EXPECT_EQ(st.code(), ErrorCode::kMismatch);
   // A contribution that is not a TCP address.
-  st = create_tcp_reliable(config(0, 2), [](std::span<const std::byte> m) {
-    Bytes all(m.begin(), m.end());
-    all.resize(2 * m.size(), std::byte{0x55});
-    return all;
-  }, t);
+  st = create_tcp_reliable(
+      config(0, 2),
+      [](std::span<const std::byte> m) {
+        Bytes all(m.begin(), m.end());
+        all.resize(2 * m.size(), std::byte{0x55});
+        return all;
+      },
+      t);
   EXPECT_EQ(st.code(), ErrorCode::kMismatch);
   EXPECT_THAT(st.message(), HasSubstr("rank 1"));
 }
@@ -413,27 +432,33 @@ void with_fake_rank0(const std::function<void(ReliableTransport&, int fd)>& afte
   int fd = -1;
   int junk = -1;
   int liar = -1;
-  common::Status st = create_tcp_reliable(config(1, 2), [&](std::span<const std::byte> mine) {
-    Bytes all = address_blob(1, fake_nonce);  // rank 0's address is never used
-    all.insert(all.end(), mine.begin(), mine.end());
-    const wire::Address me = decode_blob(all, 1);
-    // A stranger with junk, and one that knows the format but not the nonce.
-    junk = connect_to(me.port);
-    const char text[] = "GET / HTTP/1.0\r\nHost: x\r\n\r\n.............";
-    send_all(junk, text, sizeof text);
-    std::array<std::byte, wire::kHandshakeBytes> hs;
-    wire::encode(wire::Handshake{wire::HandshakeKind::kHello, 0, 1, 2, me.nonce + 1, fake_nonce}, hs);
-    liar = connect_to(me.port);
-    send_all(liar, hs.data(), hs.size());
-    // The real rank 0.
-    wire::encode(wire::Handshake{wire::HandshakeKind::kHello, 0, 1, 2, me.nonce, fake_nonce}, hs);
-    fd = connect_to(me.port);
-    send_all(fd, hs.data(), hs.size());
-    return all;  // the strangers stay connected until the end
-  }, t);
+  common::Status st = create_tcp_reliable(
+      config(1, 2),
+      [&](std::span<const std::byte> mine) {
+        Bytes all = address_blob(1, fake_nonce);  // rank 0's address is never used
+        all.insert(all.end(), mine.begin(), mine.end());
+        const wire::Address me = decode_blob(all, 1);
+        // A stranger with junk, and one that knows the format but not the nonce.
+        junk = connect_to(me.port);
+        const char text[] = "GET / HTTP/1.0\r\nHost: x\r\n\r\n.............";
+        send_all(junk, text, sizeof text);
+        std::array<std::byte, wire::kHandshakeBytes> hs;
+        wire::encode(
+            wire::Handshake{wire::HandshakeKind::kHello, 0, 1, 2, me.nonce + 1, fake_nonce}, hs);
+        liar = connect_to(me.port);
+        send_all(liar, hs.data(), hs.size());
+        // The real rank 0.
+        wire::encode(wire::Handshake{wire::HandshakeKind::kHello, 0, 1, 2, me.nonce, fake_nonce},
+                     hs);
+        fd = connect_to(me.port);
+        send_all(fd, hs.data(), hs.size());
+        return all;  // the strangers stay connected until the end
+      },
+      t);
   ASSERT_TRUE(st.is_ok()) << st.message();
   std::array<std::byte, wire::kHandshakeBytes> answer;
-  ASSERT_EQ(::recv(fd, answer.data(), answer.size(), MSG_WAITALL), static_cast<ssize_t>(answer.size()));
+  ASSERT_EQ(::recv(fd, answer.data(), answer.size(), MSG_WAITALL),
+            static_cast<ssize_t>(answer.size()));
   wire::Handshake h;
   std::string why;
   ASSERT_TRUE(wire::decode(answer, h, why)) << why;
@@ -510,12 +535,15 @@ TEST(TcpReliable, SilentPeerTimesOutNamingIt) {
   TcpReliableConfig c = config(0, 2);
   c.connect_timeout = 300ms;
   const auto start = Clock::now();
-  common::Status st = create_tcp_reliable(c, [&](std::span<const std::byte> mine) {
-    Bytes all(mine.begin(), mine.end());
-    Bytes other = address_blob(ntohs(a.sin_port), 42);
-    all.insert(all.end(), other.begin(), other.end());
-    return all;
-  }, t);
+  common::Status st = create_tcp_reliable(
+      c,
+      [&](std::span<const std::byte> mine) {
+        Bytes all(mine.begin(), mine.end());
+        Bytes other = address_blob(ntohs(a.sin_port), 42);
+        all.insert(all.end(), other.begin(), other.end());
+        return all;
+      },
+      t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.message(), AllOf(HasSubstr("rank 0"), HasSubstr("ranks 1"),
                                   HasSubstr("never answered the handshake")));
@@ -525,11 +553,14 @@ TEST(TcpReliable, SilentPeerTimesOutNamingIt) {
   // Rank 1 waits for a rank 0 that never connects.
   c = config(1, 2);
   c.connect_timeout = 300ms;
-  st = create_tcp_reliable(c, [&](std::span<const std::byte> mine) {
-    Bytes all = address_blob(9, 42);
-    all.insert(all.end(), mine.begin(), mine.end());
-    return all;
-  }, t);
+  st = create_tcp_reliable(
+      c,
+      [&](std::span<const std::byte> mine) {
+        Bytes all = address_blob(9, 42);
+        all.insert(all.end(), mine.begin(), mine.end());
+        return all;
+      },
+      t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.message(), AllOf(HasSubstr("rank 0"), HasSubstr("never connected")));
 }

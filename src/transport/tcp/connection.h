@@ -29,7 +29,7 @@ class Connection {
   // per peer holds hundreds of small messages per recv().
   static constexpr std::size_t kReadBufferBytes = 64 * 1024;
   static constexpr std::size_t kBigMessageBytes = 16 * 1024;
-  static constexpr std::size_t kQueueChunkBytes = 64 * 1024;  // small messages share chunks
+  static constexpr std::size_t kQueueChunkBytes = 64 * 1024;        // small messages share chunks
   static constexpr std::size_t kReadBudgetBytes = 8 * 1024 * 1024;  // per receive() call
   // The buffer of a large message is kept for the next one (fresh pages
   // cost as much as a copy) unless it is larger than this.

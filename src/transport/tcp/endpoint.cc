@@ -41,7 +41,8 @@ struct Peer {
 
 class TcpEndpoint final : public TcpTransport {
  public:
-  TcpEndpoint(int rank, int size) : rank_(rank), size_(size), peers_(static_cast<std::size_t>(size)) {}
+  TcpEndpoint(int rank, int size)
+      : rank_(rank), size_(size), peers_(static_cast<std::size_t>(size)) {}
   ~TcpEndpoint() override;
 
   common::Status init(Mesh mesh);
@@ -85,7 +86,8 @@ class TcpEndpoint final : public TcpTransport {
 common::Status TcpEndpoint::init(Mesh mesh) {
   listen_port_ = mesh.listen_port;
   epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
-  if (!epoll_.valid()) return common::transport_error(me() + "epoll_create1(): " + errno_text(errno));
+  if (!epoll_.valid())
+    return common::transport_error(me() + "epoll_create1(): " + errno_text(errno));
   pending_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!pending_.valid()) return common::transport_error(me() + "eventfd(): " + errno_text(errno));
   epoll_event ev{};
@@ -141,8 +143,8 @@ TcpEndpoint::~TcpEndpoint() {
 
 common::Status TcpEndpoint::failure_of(int peer) const {
   const Peer& p = peers_[static_cast<std::size_t>(peer)];
-  return common::peer_failure(me() + "lost its connection to rank " + std::to_string(peer) +
-                              " (" + p.name + "): " + p.conn->failure());
+  return common::peer_failure(me() + "lost its connection to rank " + std::to_string(peer) + " (" +
+                              p.name + "): " + p.conn->failure());
 }
 
 void TcpEndpoint::update_interest(int peer) {
@@ -166,8 +168,8 @@ void TcpEndpoint::set_pending(bool on) {
   if (on == pending_on_) return;
   pending_on_ = on;
   std::uint64_t v = 1;
-  [[maybe_unused]] ssize_t n = on ? ::write(pending_.get(), &v, sizeof v)
-                                  : ::read(pending_.get(), &v, sizeof v);
+  [[maybe_unused]] ssize_t n =
+      on ? ::write(pending_.get(), &v, sizeof v) : ::read(pending_.get(), &v, sizeof v);
 }
 
 void TcpEndpoint::report(int peer, ReliableHandler& handler) {
@@ -212,7 +214,8 @@ common::Status TcpEndpoint::send(int peer, std::span<const std::span<const std::
   return common::Status::ok();
 }
 
-common::Status TcpEndpoint::poll(ReliableHandler& handler, std::size_t max, std::size_t& delivered) {
+common::Status TcpEndpoint::poll(ReliableHandler& handler, std::size_t max,
+                                 std::size_t& delivered) {
   delivered = 0;
   int n = ::epoll_wait(epoll_.get(), events_.data(), static_cast<int>(events_.size()), 0);
   if (n < 0 && errno != EINTR) {
@@ -280,8 +283,9 @@ common::Status validate(const TcpReliableConfig& c) {
   if (::inet_pton(AF_INET, c.bind_address.c_str(), &a) != 1 || a.s_addr == htonl(INADDR_ANY)) {
     return common::invalid_argument(
         "tcp: rank " + std::to_string(c.rank) + ": TcpReliableConfig::bind_address \"" +
-        c.bind_address + "\" is not valid: expected the IPv4 address peers reach this rank at "
-                         "(e.g. the interface's address, or 127.0.0.1 on one host)");
+        c.bind_address +
+        "\" is not valid: expected the IPv4 address peers reach this rank at "
+        "(e.g. the interface's address, or 127.0.0.1 on one host)");
   }
   return common::Status::ok();
 }

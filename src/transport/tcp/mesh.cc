@@ -165,8 +165,9 @@ common::Status MeshBuilder::exchange(const OobAllgather& oob, const sockaddr_in&
   }
   const wire::Address& back = addrs_[static_cast<std::size_t>(rank_)];
   if (back.ipv4 != self.ipv4 || back.port != self.port || back.nonce != self.nonce) {
-    return common::internal_error(me() + "the out-of-band allgather did not return this rank's "
-                                         "own address at its rank");
+    return common::internal_error(me() +
+                                  "the out-of-band allgather did not return this rank's "
+                                  "own address at its rank");
   }
   return common::Status::ok();
 }
@@ -235,8 +236,9 @@ void MeshBuilder::on_outgoing(int peer, short revents) {
   if (h.kind != wire::HandshakeKind::kAccept || h.from != static_cast<std::uint32_t>(peer) ||
       h.to != static_cast<std::uint32_t>(rank_) || h.size != static_cast<std::uint32_t>(size_) ||
       h.to_nonce != nonce_ || h.from_nonce != addrs_[static_cast<std::size_t>(peer)].nonce) {
-    return retry_later(peer, "the handshake answer does not match the exchanged addresses "
-                             "(another process at that address?)");
+    return retry_later(peer,
+                       "the handshake answer does not match the exchanged addresses "
+                       "(another process at that address?)");
   }
   o.state = Outgoing::State::kDone;
   mesh_.fds[static_cast<std::size_t>(peer)] = std::move(o.fd);
@@ -376,10 +378,11 @@ common::Status MeshBuilder::run(const OobAllgather& oob) {
     who.push_back(-1);
     for (int q = rank_ + 1; q < size_; ++q) {
       Outgoing& o = outgoing_[static_cast<std::size_t>(q)];
-      short ev = o.state == Outgoing::State::kConnecting || o.state == Outgoing::State::kSendingHello
-                     ? POLLOUT
-                 : o.state == Outgoing::State::kAwaitingAccept ? POLLIN
-                                                               : 0;
+      short ev =
+          o.state == Outgoing::State::kConnecting || o.state == Outgoing::State::kSendingHello
+              ? POLLOUT
+          : o.state == Outgoing::State::kAwaitingAccept ? POLLIN
+                                                        : 0;
       if (ev == 0) continue;
       fds.push_back({o.fd.get(), ev, 0});
       who.push_back(q);
@@ -389,8 +392,10 @@ common::Status MeshBuilder::run(const OobAllgather& oob) {
       who.push_back(-2);
       inc.push_back(&in);
     }
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(std::max(wake - now, common::Duration{}));
-    int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left.count(), 60000)));
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(std::max(wake - now, common::Duration{}));
+    int rc =
+        ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left.count(), 60000)));
     if (rc < 0) {
       if (errno == EINTR) continue;
       return common::transport_error(me() + "poll(): " + errno_text(errno));

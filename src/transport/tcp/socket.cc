@@ -46,7 +46,8 @@ common::Status listen_on(const sockaddr_in& addr, int backlog, Fd& out, sockaddr
   Fd fd;
   if (auto st = open_tcp_socket(fd); !st) return st;
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    return common::transport_error("tcp: cannot bind " + to_string(addr) + ": " + errno_text(errno));
+    return common::transport_error("tcp: cannot bind " + to_string(addr) + ": " +
+                                   errno_text(errno));
   }
   if (::listen(fd.get(), backlog) != 0) {
     return common::transport_error("tcp: cannot listen on " + to_string(addr) + ": " +

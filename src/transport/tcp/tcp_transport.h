@@ -61,10 +61,10 @@ struct TcpCounters {
   std::uint64_t bytes_sent = 0;  // message bytes, without the length prefixes
   std::uint64_t messages_received = 0;
   std::uint64_t bytes_received = 0;
-  std::uint64_t sends_queued = 0;   // send() calls that left bytes in a queue
-  std::uint64_t bytes_queued = 0;   // bytes copied into queues
-  std::uint64_t write_calls = 0;    // sendmsg() calls
-  std::uint64_t read_calls = 0;     // recv() calls
+  std::uint64_t sends_queued = 0;  // send() calls that left bytes in a queue
+  std::uint64_t bytes_queued = 0;  // bytes copied into queues
+  std::uint64_t write_calls = 0;   // sendmsg() calls
+  std::uint64_t read_calls = 0;    // recv() calls
 };
 
 class TcpTransport : public ReliableTransport {
