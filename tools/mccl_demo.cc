@@ -35,8 +35,8 @@ double max_over_ranks(mccl::Communicator& c, double mine) {
 }
 
 struct Row {
-  double us;           // mean latency, slowest rank
-  double sent_max;     // bytes per rank per operation, busiest rank
+  double us;        // mean latency, slowest rank
+  double sent_max;  // bytes per rank per operation, busiest rank
   bool ok;
 };
 

@@ -15,8 +15,6 @@
 // call on it, on every rank, throws the same error.
 #pragma once
 
-#include "mccl/export.h"
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +23,7 @@
 
 #include "mccl/bootstrap.h"
 #include "mccl/error.h"
+#include "mccl/export.h"
 #include "mccl/options.h"
 #include "mccl/stats.h"
 

@@ -4,10 +4,10 @@
 // or peer involved.
 #pragma once
 
-#include "mccl/export.h"
-
 #include <stdexcept>
 #include <string>
+
+#include "mccl/export.h"
 
 namespace mccl {
 
@@ -29,8 +29,7 @@ MCCL_API const char* to_string(ErrorCode code) noexcept;
 
 class MCCL_API Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }
 
  private:

@@ -5,8 +5,6 @@
 //   auto comms = mccl::create_communicators(world);   // one per rank
 #pragma once
 
-#include "mccl/export.h"
-
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -14,6 +12,7 @@
 
 #include "mccl/bootstrap.h"
 #include "mccl/communicator.h"
+#include "mccl/export.h"
 
 namespace mccl {
 
@@ -25,14 +24,14 @@ class WorldState;
 // delivered datagram and per receiver, drawn from a generator seeded with
 // `seed`, so a run can be reproduced.
 struct SimFabricOptions {
-  double loss = 0.0;       // datagram silently lost
-  double duplicate = 0.0;  // delivered twice
-  double reorder = 0.0;    // held back behind later datagrams
-  double corrupt = 0.0;    // one byte flipped
+  double loss = 0.0;                    // datagram silently lost
+  double duplicate = 0.0;               // delivered twice
+  double reorder = 0.0;                 // held back behind later datagrams
+  double corrupt = 0.0;                 // one byte flipped
   std::chrono::nanoseconds latency{0};  // one-way delay of every datagram
-  double link_gbit_per_s = 0.0;  // injection rate per rank; 0 = unlimited
-  std::size_t mtu = 1500;        // largest datagram, header included
-  std::size_t receive_depth = 16384;  // datagrams queued per receiver before drops
+  double link_gbit_per_s = 0.0;         // injection rate per rank; 0 = unlimited
+  std::size_t mtu = 1500;               // largest datagram, header included
+  std::size_t receive_depth = 16384;    // datagrams queued per receiver before drops
   std::uint64_t seed = 1;
 };
 
@@ -59,6 +58,6 @@ class MCCL_API InProcessWorld {
 // Creates one communicator per rank of `world` (each on its own thread, as
 // creation is collective) and returns them ordered by rank.
 MCCL_API std::vector<Communicator> create_communicators(InProcessWorld& world,
-                                               const CommOptions& options = {});
+                                                        const CommOptions& options = {});
 
 }  // namespace mccl

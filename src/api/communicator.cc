@@ -42,10 +42,14 @@ std::uint64_t random_salt() {
 
 const char* transport_name(TransportKind k) {
   switch (k) {
-    case TransportKind::kAuto: return "auto";
-    case TransportKind::kSim: return "sim";
-    case TransportKind::kUdp: return "udp";
-    case TransportKind::kIb: return "ib";
+    case TransportKind::kAuto:
+      return "auto";
+    case TransportKind::kSim:
+      return "sim";
+    case TransportKind::kUdp:
+      return "udp";
+    case TransportKind::kIb:
+      return "ib";
   }
   return "?";
 }
@@ -91,11 +95,11 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   std::memcpy(hellos.data(), all.data(), all.size());
   for (int r = 0; r < st->size; ++r) {
     if (hellos[r].transport != mine.transport) {
-      throw Error(ErrorCode::kMismatch, who + "rank " + std::to_string(r) + " chose transport '" +
-                                            transport_name(static_cast<TransportKind>(
-                                                hellos[r].transport)) +
-                                            "' and this rank '" + transport_name(transport) +
-                                            "': every rank must use the same (MCCL_TRANSPORT)");
+      throw Error(ErrorCode::kMismatch,
+                  who + "rank " + std::to_string(r) + " chose transport '" +
+                      transport_name(static_cast<TransportKind>(hellos[r].transport)) +
+                      "' and this rank '" + transport_name(transport) +
+                      "': every rank must use the same (MCCL_TRANSPORT)");
     }
     if (hellos[r].checksum != mine.checksum) {
       throw Error(ErrorCode::kMismatch, who + "rank " + std::to_string(r) +
@@ -168,8 +172,7 @@ Request Communicator::iallgatherv(const void* send, void* recv, std::span<const 
                                   std::span<const std::size_t> displacements) {
   check_usable(state_);
   const bool in_place = send == kInPlace;
-  coll::validate_allgatherv(state_->rank, state_->size, send, in_place, recv, counts,
-                            displacements)
+  coll::validate_allgatherv(state_->rank, state_->size, send, in_place, recv, counts, displacements)
       .throw_if_error();
   auto op = coll::make_allgatherv(*state_->ctx, state_->coll, send, in_place, recv, counts,
                                   displacements);

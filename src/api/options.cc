@@ -39,8 +39,8 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.progress = o.progress.value_or(parse_progress(s::kProgress.get()));
   r.timeout = o.timeout.value_or(std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1)));
   if (r.timeout.count() <= 0) {
-    throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) +
-                                                 ": CommOptions::timeout must be positive");
+    throw Error(ErrorCode::kInvalidArgument,
+                "rank " + std::to_string(rank) + ": CommOptions::timeout must be positive");
   }
   r.concurrent_roots = o.allgather_concurrent_roots.value_or(
       static_cast<int>(s::kCollAllgatherRoots.get_int(0, 1 << 20)));

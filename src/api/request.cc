@@ -51,11 +51,11 @@ void Request::wait(std::chrono::milliseconds timeout) {
   const auto& op = *op_->op;
   common::Status st = comm_->engine->wait(op, common::Deadline::after(timeout));
   if (!st.is_ok()) {
-    throw Error(ErrorCode::kTimeout,
-                "rank " + std::to_string(comm_->rank) + ": wait for collective #" +
-                    std::to_string(op.seq()) + " (" + op.describe() + ") timed out after " +
-                    std::to_string(timeout.count()) + " ms waiting for " + op.describe_wait() +
-                    "; it is still in flight");
+    throw Error(ErrorCode::kTimeout, "rank " + std::to_string(comm_->rank) +
+                                         ": wait for collective #" + std::to_string(op.seq()) +
+                                         " (" + op.describe() + ") timed out after " +
+                                         std::to_string(timeout.count()) + " ms waiting for " +
+                                         op.describe_wait() + "; it is still in flight");
   }
   op.status().throw_if_error();
 }

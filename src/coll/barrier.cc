@@ -41,10 +41,9 @@ void Barrier::on_datagram(const protocol::DataHeader&, std::span<const std::byte
 void Barrier::on_control(int peer, const ControlHeader& h, std::span<const std::byte>,
                          common::TimePoint) {
   if (h.signature != signature_) {
-    ctx_.poison(common::mismatch_error("rank " + std::to_string(ctx_.rank()) + ": collective #" +
-                                       std::to_string(seq()) +
-                                       " is a barrier here but another collective on rank " +
-                                       std::to_string(peer)));
+    ctx_.poison(common::mismatch_error(
+        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) +
+        " is a barrier here but another collective on rank " + std::to_string(peer)));
     return;
   }
   if (h.kind != ControlKind::kBarrier || h.arg0 >= static_cast<std::uint32_t>(rounds_)) {
@@ -52,8 +51,8 @@ void Barrier::on_control(int peer, const ControlHeader& h, std::span<const std::
     return;
   }
   const int k = static_cast<int>(h.arg0);
-  const int from = ((ctx_.rank() - (1 << k) % ctx_.size()) % ctx_.size() + ctx_.size()) %
-                   ctx_.size();
+  const int from =
+      ((ctx_.rank() - (1 << k) % ctx_.size()) % ctx_.size() + ctx_.size()) % ctx_.size();
   if (peer != from) {
     protocol::Counters::add(ctx_.counters().dropped_invalid);
     return;

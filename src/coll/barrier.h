@@ -30,8 +30,8 @@ class Barrier final : public protocol::Operation {
 
   std::uint64_t signature_;
   int rounds_ = 0;
-  int round_ = 0;              // the round whose signal we wait for
-  std::vector<bool> heard_;    // per round, the signal from rank - 2^k came
+  int round_ = 0;            // the round whose signal we wait for
+  std::vector<bool> heard_;  // per round, the signal from rank - 2^k came
 };
 
 }  // namespace mccl::coll

@@ -60,8 +60,8 @@ void ChainBroadcast::on_control(int peer, const ControlHeader& h, std::span<cons
                                 common::TimePoint) {
   if (h.signature != signature_) {
     ctx_.poison(common::mismatch_error(
-        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) +
-        " (" + describe() + ") was called with other arguments on rank " + std::to_string(peer) +
+        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
+        describe() + ") was called with other arguments on rank " + std::to_string(peer) +
         ": every rank must pass the same size and root"));
     return;
   }
@@ -76,9 +76,7 @@ void ChainBroadcast::on_control(int peer, const ControlHeader& h, std::span<cons
   forward(h.arg1, body);
 }
 
-bool ChainBroadcast::needs(int peer) const {
-  return peer == ctx_.left() && received_ < bytes_;
-}
+bool ChainBroadcast::needs(int peer) const { return peer == ctx_.left() && received_ < bytes_; }
 
 void ChainBroadcast::progress(common::TimePoint) {
   if (received_ == bytes_) finish(common::Status::ok());

@@ -50,8 +50,8 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
   if (algo == AllgatherAlgorithm::kRing) signature.mix(cfg.segment_bytes);
   const std::uint64_t sig = signature.value();
   if (algo == AllgatherAlgorithm::kRing) {
-    BlockLayout layout{out, {counts.begin(), counts.end()},
-                       {displacements.begin(), displacements.end()}};
+    BlockLayout layout{
+        out, {counts.begin(), counts.end()}, {displacements.begin(), displacements.end()}};
     return std::make_shared<RingAllgather>(ctx, std::move(layout), sig, cfg.segment_bytes);
   }
   protocol::McastSpec spec;

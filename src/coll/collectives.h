@@ -19,9 +19,9 @@ namespace mccl::coll {
 struct CollConfig {
   AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
-  int concurrent_roots = 0;           // 0: every root at once
+  int concurrent_roots = 0;               // 0: every root at once
   std::size_t segment_bytes = 128 << 10;  // point-to-point pipelining
-  bool multicast = true;              // the datagram transport can multicast
+  bool multicast = true;                  // the datagram transport can multicast
 };
 
 std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,

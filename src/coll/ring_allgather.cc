@@ -70,8 +70,8 @@ void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const
                                common::TimePoint) {
   if (h.signature != signature_) {
     ctx_.poison(common::mismatch_error(
-        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) +
-        " (" + describe() + ") was called with other arguments on rank " + std::to_string(peer) +
+        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
+        describe() + ") was called with other arguments on rank " + std::to_string(peer) +
         ": every rank must pass the same counts"));
     return;
   }

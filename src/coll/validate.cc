@@ -36,10 +36,9 @@ Status validate_allgatherv(int rank, int size, const void* send, bool in_place, 
   const std::string op = "allgather: ";
   if (counts.size() != static_cast<std::size_t>(size) ||
       displacements.size() != static_cast<std::size_t>(size)) {
-    return common::invalid_argument(at(rank) + op + "counts and displacements need " +
-                                    std::to_string(size) + " entries, got " +
-                                    std::to_string(counts.size()) + " and " +
-                                    std::to_string(displacements.size()));
+    return common::invalid_argument(
+        at(rank) + op + "counts and displacements need " + std::to_string(size) + " entries, got " +
+        std::to_string(counts.size()) + " and " + std::to_string(displacements.size()));
   }
   std::size_t total = 0;
   for (auto c : counts) total += c;
@@ -72,8 +71,9 @@ Status validate_allgatherv(int rank, int size, const void* send, bool in_place, 
     std::size_t extent = blocks.empty() ? 0 : blocks.back().first + blocks.back().second;
     if (!same_as_own_block && overlaps(s, mine, r, extent)) {
       return common::invalid_argument(
-          at(rank) + op + "send and receive buffers overlap; pass mccl::kInPlace as the send "
-                          "buffer for an in-place allgather");
+          at(rank) + op +
+          "send and receive buffers overlap; pass mccl::kInPlace as the send "
+          "buffer for an in-place allgather");
     }
   }
   return Status::ok();

@@ -30,7 +30,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status invalid_argument(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
+inline Status invalid_argument(std::string m) {
+  return {ErrorCode::kInvalidArgument, std::move(m)};
+}
 inline Status timeout_error(std::string m) { return {ErrorCode::kTimeout, std::move(m)}; }
 inline Status peer_failure(std::string m) { return {ErrorCode::kPeerFailure, std::move(m)}; }
 inline Status transport_error(std::string m) { return {ErrorCode::kTransportError, std::move(m)}; }

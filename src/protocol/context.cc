@@ -194,9 +194,9 @@ void Context::on_peer_failure(int peer, const Status& why) {
   // connections right after its last message (which this same poll may
   // just have delivered). check_failed_peers() breaks the communicator only
   // when a collective still needs the peer.
-  failed_peers_.emplace_back(peer, common::peer_failure("rank " + std::to_string(rank_) +
-                                                        ": peer rank " + std::to_string(peer) +
-                                                        " failed (" + why.message() + ")"));
+  failed_peers_.emplace_back(
+      peer, common::peer_failure("rank " + std::to_string(rank_) + ": peer rank " +
+                                 std::to_string(peer) + " failed (" + why.message() + ")"));
 }
 
 void Context::check_failed_peers() {

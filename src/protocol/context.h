@@ -50,7 +50,8 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu);
 
 class Context final : private transport::DatagramHandler, private transport::ReliableHandler {
  public:
-  Context(int rank, int size, std::uint32_t tag, std::unique_ptr<transport::DatagramTransport> dgram,
+  Context(int rank, int size, std::uint32_t tag,
+          std::unique_ptr<transport::DatagramTransport> dgram,
           std::unique_ptr<transport::ReliableTransport> reliable, const ProtocolConfig& config);
   ~Context() override;
 
@@ -79,7 +80,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // ---- for operations ----
   // Sends a control message (the tag is filled in). Counts it.
   common::Status send_control(int peer, ControlHeader h, std::span<const std::byte> body = {});
-  common::Status send_datagrams(std::span<const transport::OutDatagram> batch, std::size_t& accepted);
+  common::Status send_datagrams(std::span<const transport::OutDatagram> batch,
+                                std::size_t& accepted);
   // The loss deadline: silence longer than this means the rest was lost.
   common::Duration stall_deadline() const;
   // More datagrams were waiting than one progress call takes: whatever

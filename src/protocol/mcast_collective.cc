@@ -219,7 +219,8 @@ void McastCollective::on_repair_request(const ControlHeader& h, std::span<const 
   }
   auto get32 = [&body](std::size_t at) {
     std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= std::uint32_t(std::to_integer<unsigned>(body[at + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      v |= std::uint32_t(std::to_integer<unsigned>(body[at + i])) << (8 * i);
     return v;
   };
   for (std::size_t at = 0; at < body.size(); at += 8) {
@@ -349,10 +350,11 @@ void McastCollective::progress(TimePoint now) {
 }
 
 void McastCollective::mismatch(const std::string& detail) {
-  ctx_.poison(common::mismatch_error(
-      "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " is a " +
-      spec_.what + " here, but " + detail +
-      ": every rank must call the same collectives in the same order with the same sizes and root"));
+  ctx_.poison(common::mismatch_error("rank " + std::to_string(ctx_.rank()) + ": collective #" +
+                                     std::to_string(seq()) + " is a " + spec_.what + " here, but " +
+                                     detail +
+                                     ": every rank must call the same collectives in the same "
+                                     "order with the same sizes and root"));
 }
 
 std::string McastCollective::describe_wait() const {
@@ -365,7 +367,8 @@ std::string McastCollective::describe_wait() const {
   }
   if (own_ != nullptr && own_->next_to_send < own_->chunks()) {
     if (!out.empty()) out += ", ";
-    out += "injecting own data (" + std::to_string(own_->chunks() - own_->next_to_send) + " chunks left)";
+    out += "injecting own data (" + std::to_string(own_->chunks() - own_->next_to_send) +
+           " chunks left)";
   }
   if (right_pulls_ && !right_released_) {
     if (!out.empty()) out += ", ";

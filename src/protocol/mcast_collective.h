@@ -27,10 +27,10 @@
 namespace mccl::protocol {
 
 struct McastSpec {
-  std::string what;             // for messages, e.g. "broadcast of 10 bytes from root 0"
-  std::uint64_t signature = 0;  // digest of the arguments every rank must agree on
+  std::string what;                 // for messages, e.g. "broadcast of 10 bytes from root 0"
+  std::uint64_t signature = 0;      // digest of the arguments every rank must agree on
   std::vector<StreamSpec> streams;  // distinct roots, ascending
-  int concurrent_roots = 0;     // 0 or >= streams.size(): all roots at once
+  int concurrent_roots = 0;         // 0 or >= streams.size(): all roots at once
 };
 
 class McastCollective final : public Operation {
@@ -67,14 +67,14 @@ class McastCollective final : public Operation {
   std::vector<int> stream_index_;  // by root; -1 when the root has no stream here
   Stream* own_ = nullptr;          // this rank's stream, if it is a root
 
-  bool pull_from_left_ = false;    // some stream is not ours: repairs come from the left
-  bool right_pulls_ = false;       // the right neighbour may repair from us
+  bool pull_from_left_ = false;  // some stream is not ours: repairs come from the left
+  bool right_pulls_ = false;     // the right neighbour may repair from us
   bool injection_open_ = false;
   bool left_has_all_ = false;
   bool right_released_ = false;
   bool sent_have_ = false;
   bool sent_release_ = false;
-  bool deferred_ready_ = false;    // a chunk someone waits for may have arrived
+  bool deferred_ready_ = false;  // a chunk someone waits for may have arrived
   common::TimePoint start_{};
   common::TimePoint last_activity_{};
   std::vector<std::byte> headers_;  // encode space for one injection batch

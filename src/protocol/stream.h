@@ -3,8 +3,8 @@
 // which the right-hand neighbour is waiting for.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -47,15 +47,16 @@ class Stream {
   bool place(std::uint64_t chunk, std::span<const std::byte> payload);
   // Copies chunks [begin, end) in from one contiguous repair message; returns
   // how many of them were new.
-  std::uint64_t place_range(std::uint64_t begin, std::uint64_t end, std::span<const std::byte> data);
+  std::uint64_t place_range(std::uint64_t begin, std::uint64_t end,
+                            std::span<const std::byte> data);
 
   // Receive-side bookkeeping, public for the collective that owns the stream.
   common::Bitmap have;
   common::Bitmap requested;
-  common::Bitmap wanted;           // asked for by the right neighbour, not yet held
+  common::Bitmap wanted;  // asked for by the right neighbour, not yet held
   std::uint64_t wanted_count = 0;
-  std::uint64_t seen_end = 0;      // highest chunk index seen + 1
-  std::uint64_t scan_from = 0;     // chunks below are held or requested
+  std::uint64_t seen_end = 0;   // highest chunk index seen + 1
+  std::uint64_t scan_from = 0;  // chunks below are held or requested
   // Root-side injection cursor.
   std::uint64_t next_to_send = 0;
 

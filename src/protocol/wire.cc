@@ -87,16 +87,26 @@ DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, 
 
 const char* to_string(DataCheck c) {
   switch (c) {
-    case DataCheck::kOk: return "ok";
-    case DataCheck::kTooShort: return "too short";
-    case DataCheck::kBadMagic: return "bad magic";
-    case DataCheck::kBadVersion: return "bad version";
-    case DataCheck::kBadKind: return "bad kind";
-    case DataCheck::kBadFlags: return "bad flags";
-    case DataCheck::kForeignTag: return "foreign communicator tag";
-    case DataCheck::kBadLength: return "bad length";
-    case DataCheck::kBadChunk: return "chunk out of bounds";
-    case DataCheck::kBadChecksum: return "bad checksum";
+    case DataCheck::kOk:
+      return "ok";
+    case DataCheck::kTooShort:
+      return "too short";
+    case DataCheck::kBadMagic:
+      return "bad magic";
+    case DataCheck::kBadVersion:
+      return "bad version";
+    case DataCheck::kBadKind:
+      return "bad kind";
+    case DataCheck::kBadFlags:
+      return "bad flags";
+    case DataCheck::kForeignTag:
+      return "foreign communicator tag";
+    case DataCheck::kBadLength:
+      return "bad length";
+    case DataCheck::kBadChunk:
+      return "chunk out of bounds";
+    case DataCheck::kBadChecksum:
+      return "bad checksum";
   }
   return "?";
 }
@@ -135,13 +145,20 @@ bool decode_control(std::span<const std::byte> m, std::uint32_t expected_tag, Co
 
 const char* to_string(ControlKind k) {
   switch (k) {
-    case ControlKind::kHave: return "have";
-    case ControlKind::kRelease: return "release";
-    case ControlKind::kRepairRequest: return "repair-request";
-    case ControlKind::kRepairData: return "repair-data";
-    case ControlKind::kAbort: return "abort";
-    case ControlKind::kP2pData: return "p2p-data";
-    case ControlKind::kBarrier: return "barrier";
+    case ControlKind::kHave:
+      return "have";
+    case ControlKind::kRelease:
+      return "release";
+    case ControlKind::kRepairRequest:
+      return "repair-request";
+    case ControlKind::kRepairData:
+      return "repair-data";
+    case ControlKind::kAbort:
+      return "abort";
+    case ControlKind::kP2pData:
+      return "p2p-data";
+    case ControlKind::kBarrier:
+      return "barrier";
   }
   return "?";
 }

@@ -21,14 +21,14 @@ inline constexpr std::uint8_t kKindData = 1;
 
 struct DataHeader {
   std::uint32_t comm_tag = 0;
-  std::uint32_t seq = 0;          // collective sequence number on the communicator
-  std::uint32_t root = 0;         // rank whose stream this chunk belongs to
+  std::uint32_t seq = 0;   // collective sequence number on the communicator
+  std::uint32_t root = 0;  // rank whose stream this chunk belongs to
   std::uint32_t chunk_index = 0;
   std::uint32_t chunk_bytes = 0;  // payload bytes of every chunk but the last
   std::uint64_t total_bytes = 0;  // size of the root's whole stream
   std::uint16_t payload_len = 0;
-  std::uint16_t flags = 0;        // must be 0 in version 1
-  std::uint32_t crc = 0;          // CRC32C of bytes 0..35 and the payload, or 0
+  std::uint16_t flags = 0;  // must be 0 in version 1
+  std::uint32_t crc = 0;    // CRC32C of bytes 0..35 and the payload, or 0
 };
 
 // Writes the header for `payload`; computes the CRC when `checksum` is set.
@@ -43,8 +43,8 @@ enum class DataCheck {
   kBadKind,
   kBadFlags,
   kForeignTag,
-  kBadLength,     // payload_len disagrees with the datagram or with the layout
-  kBadChunk,      // chunk index or chunk size out of bounds
+  kBadLength,  // payload_len disagrees with the datagram or with the layout
+  kBadChunk,   // chunk index or chunk size out of bounds
   kBadChecksum,
 };
 const char* to_string(DataCheck c);
@@ -71,13 +71,13 @@ constexpr std::uint64_t chunk_length(std::uint64_t total, std::uint32_t chunk_by
 inline constexpr std::size_t kControlHeaderBytes = 32;
 
 enum class ControlKind : std::uint8_t {
-  kHave = 1,         // sender holds every byte of the collective
-  kRelease = 2,      // sender will request nothing more from the receiver
+  kHave = 1,           // sender holds every byte of the collective
+  kRelease = 2,        // sender will request nothing more from the receiver
   kRepairRequest = 3,  // body: (first_chunk u32, count u32) ranges of stream `root`
-  kRepairData = 4,   // arg0 = first chunk; body = the chunks' bytes
-  kAbort = 5,        // arg0 = error code, arg1 = origin rank; body = message text
-  kP2pData = 6,      // point-to-point algorithms: arg0/arg1 are theirs; body = bytes
-  kBarrier = 7,      // arg0 = round
+  kRepairData = 4,     // arg0 = first chunk; body = the chunks' bytes
+  kAbort = 5,          // arg0 = error code, arg1 = origin rank; body = message text
+  kP2pData = 6,        // point-to-point algorithms: arg0/arg1 are theirs; body = bytes
+  kBarrier = 7,        // arg0 = round
 };
 const char* to_string(ControlKind k);
 

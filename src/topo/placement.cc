@@ -30,7 +30,8 @@ Topology load_topology(bool with_io) {
 // The last PU of the last core inside `set`, or -1.
 int last_pu_in(hwloc_topology_t t, hwloc_const_cpuset_t set) {
   hwloc_obj_t core = nullptr, last = nullptr;
-  while ((core = hwloc_get_next_obj_inside_cpuset_by_type(t, set, HWLOC_OBJ_CORE, core))) last = core;
+  while ((core = hwloc_get_next_obj_inside_cpuset_by_type(t, set, HWLOC_OBJ_CORE, core)))
+    last = core;
   if (last == nullptr) return hwloc_bitmap_last(set);
   return hwloc_bitmap_first(last->cpuset);
 }

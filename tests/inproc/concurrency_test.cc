@@ -113,7 +113,7 @@ TEST_P(Threads, EightRanksBlockingCallsWithLoss) {
   std::size_t total = 0;
   for (int r = 0; r < n; ++r) {
     counts.push_back(r == 3 ? 0 : 1000 * r + 17);  // one rank contributes nothing
-    displs.push_back(total + 5);                    // gaps between blocks stay untouched
+    displs.push_back(total + 5);                   // gaps between blocks stay untouched
     total += counts.back() + 5;
   }
   run_on_threads(comms, [&](Communicator& c) {
@@ -145,7 +145,8 @@ TEST_P(Threads, EightRanksBlockingCallsWithLoss) {
 INSTANTIATE_TEST_SUITE_P(Engines, Threads,
                          ::testing::Values(ProgressKind::kInline, ProgressKind::kThread),
                          [](const auto& param_info) {
-                           return param_info.param == ProgressKind::kInline ? "Inline" : "HostThread";
+                           return param_info.param == ProgressKind::kInline ? "Inline"
+                                                                            : "HostThread";
                          });
 
 // With the host-thread engine the collective advances while the

@@ -49,12 +49,14 @@ TEST(InvalidArgument, NamesTheArgumentAndTheRank) {
             ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("overlap"), std::string::npos) << msg;
   std::vector<std::size_t> counts{1, 2}, displs{0, 1};
-  EXPECT_EQ(code_of([&] { comms[0].allgatherv(buf.data(), buf.data() + 50, counts, displs); }, &msg),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      code_of([&] { comms[0].allgatherv(buf.data(), buf.data() + 50, counts, displs); }, &msg),
+      ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("3 entries"), std::string::npos) << msg;
   std::vector<std::size_t> c3{4, 4, 4}, overlapping{0, 2, 8};
-  EXPECT_EQ(code_of([&] { comms[0].allgatherv(buf.data() + 50, buf.data(), c3, overlapping); }, &msg),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      code_of([&] { comms[0].allgatherv(buf.data() + 50, buf.data(), c3, overlapping); }, &msg),
+      ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("blocks overlap"), std::string::npos) << msg;
   // Zero bytes with null buffers is fine (and completes).
   run_on_threads(comms, [](Communicator& c) {

@@ -16,7 +16,8 @@ namespace mccl::testing {
 // The byte rank `rank` contributes at `index` in test `salt`: cheap,
 // different for every rank and position, so any misplacement shows.
 inline std::byte pattern(int rank, std::size_t index, std::uint64_t salt) {
-  std::uint64_t x = (static_cast<std::uint64_t>(rank) << 40) ^ index ^ (salt * 0x9E3779B97F4A7C15ull);
+  std::uint64_t x =
+      (static_cast<std::uint64_t>(rank) << 40) ^ index ^ (salt * 0x9E3779B97F4A7C15ull);
   x ^= x >> 29;
   x *= 0xBF58476D1CE4E5B9ull;
   x ^= x >> 32;

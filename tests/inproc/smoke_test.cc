@@ -30,7 +30,8 @@ TEST(Smoke, AllgatherThreadsWithLoss) {
   });
   for (int r = 0; r < n; ++r) {
     for (int b = 0; b < n; ++b) {
-      ASSERT_EQ(first_mismatch(recv[r].data() + b * m, m, b, 9), m) << "rank " << r << " block " << b;
+      ASSERT_EQ(first_mismatch(recv[r].data() + b * m, m, b, 9), m)
+          << "rank " << r << " block " << b;
     }
   }
 }

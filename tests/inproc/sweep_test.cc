@@ -87,11 +87,11 @@ TEST_P(BroadcastSweep, ByteExactFromEveryRoot) {
   broadcast_case(n, bytes, loss, all_roots(n), 1000 + n * 7 + bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Small, BroadcastSweep,
-    ::testing::Combine(::testing::Values(1, 2, 3, 5, 8),
-                       ::testing::Values(0, 1, kPayload - 1, kPayload, kPayload + 1, 64 << 10),
-                       ::testing::Values(0.0, 0.01, 0.1, 0.3)));
+INSTANTIATE_TEST_SUITE_P(Small, BroadcastSweep,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 5, 8),
+                                            ::testing::Values(0, 1, kPayload - 1, kPayload,
+                                                              kPayload + 1, 64 << 10),
+                                            ::testing::Values(0.0, 0.01, 0.1, 0.3)));
 
 // ---- broadcast: larger teams and sizes, a few roots -------------------------
 
@@ -119,11 +119,11 @@ TEST_P(AllgatherSweep, ByteExact) {
   allgather_case(n, m, loss, 2000 + n * 13 + m);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Small, AllgatherSweep,
-    ::testing::Combine(::testing::Values(1, 2, 3, 5, 8, 16),
-                       ::testing::Values(0, 1, kPayload - 1, kPayload, kPayload + 1, 64 << 10),
-                       ::testing::Values(0.0, 0.01, 0.1, 0.3)));
+INSTANTIATE_TEST_SUITE_P(Small, AllgatherSweep,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 5, 8, 16),
+                                            ::testing::Values(0, 1, kPayload - 1, kPayload,
+                                                              kPayload + 1, 64 << 10),
+                                            ::testing::Values(0.0, 0.01, 0.1, 0.3)));
 
 TEST(AllgatherLarge, EightRanks1MiB) {
   for (double loss : {0.0, 0.1}) allgather_case(8, 1 << 20, loss, 81);

@@ -34,13 +34,13 @@ struct FabricConfig {
 
 // What the fabric did, summed over all groups.
 struct FabricCounters {
-  std::uint64_t sent = 0;        // datagrams handed to send()
-  std::uint64_t delivered = 0;   // datagrams handed to a receiver's poll()
-  std::uint64_t lost = 0;        // dropped by the loss model
+  std::uint64_t sent = 0;       // datagrams handed to send()
+  std::uint64_t delivered = 0;  // datagrams handed to a receiver's poll()
+  std::uint64_t lost = 0;       // dropped by the loss model
   std::uint64_t duplicated = 0;
   std::uint64_t reordered = 0;
   std::uint64_t corrupted = 0;
-  std::uint64_t overrun = 0;     // dropped because a receive queue was full
+  std::uint64_t overrun = 0;  // dropped because a receive queue was full
   std::uint64_t reliable_messages = 0;
   std::uint64_t reliable_bytes = 0;
 };
