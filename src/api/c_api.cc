@@ -46,6 +46,25 @@ MCCL_SAME_CODE(MCCL_UNAVAILABLE, kUnavailable);
   MCCL_XSTR_(MCCL_VERSION_MAJOR) \
   "." MCCL_XSTR_(MCCL_VERSION_MINOR) "." MCCL_XSTR_(MCCL_VERSION_PATCH)
 
+// The reductions' enums mirror the C++ ones value for value.
+#define MCCL_SAME_TYPE(c, cpp) \
+  static_assert(static_cast<int>(c) == static_cast<int>(mccl::DataType::cpp))
+MCCL_SAME_TYPE(MCCL_FLOAT32, kFloat32);
+MCCL_SAME_TYPE(MCCL_FLOAT64, kFloat64);
+MCCL_SAME_TYPE(MCCL_BFLOAT16, kBFloat16);
+MCCL_SAME_TYPE(MCCL_FLOAT16, kFloat16);
+MCCL_SAME_TYPE(MCCL_INT32, kInt32);
+MCCL_SAME_TYPE(MCCL_INT64, kInt64);
+MCCL_SAME_TYPE(MCCL_UINT8, kUInt8);
+#undef MCCL_SAME_TYPE
+#define MCCL_SAME_OP(c, cpp) \
+  static_assert(static_cast<int>(c) == static_cast<int>(mccl::ReduceOp::cpp))
+MCCL_SAME_OP(MCCL_SUM, kSum);
+MCCL_SAME_OP(MCCL_PROD, kProd);
+MCCL_SAME_OP(MCCL_MIN, kMin);
+MCCL_SAME_OP(MCCL_MAX, kMax);
+#undef MCCL_SAME_OP
+
 // A new mccl::Stats field needs its twin in mccl_stats_t and a line in
 // mccl_comm_stats.
 static_assert(sizeof(mccl_stats_t) == sizeof(std::size_t) + sizeof(mccl::Stats),
@@ -55,7 +74,7 @@ static_assert(sizeof(mccl_stats_t) == sizeof(std::size_t) + sizeof(mccl::Stats),
 // older caller's padding bytes (possibly garbage) would otherwise be read
 // as the first field added later.
 static_assert(sizeof(mccl_comm_options_t) ==
-              offsetof(mccl_comm_options_t, reserved) + sizeof(std::int32_t));
+              offsetof(mccl_comm_options_t, reserved2) + sizeof(std::int32_t));
 static_assert(sizeof(mccl_sim_options_t) ==
               offsetof(mccl_sim_options_t, seed) + sizeof(std::uint64_t));
 
@@ -79,7 +98,7 @@ struct mccl_comm_s {
 
 struct mccl_request_s {
   mccl_comm_s* owner = nullptr;
-  // allgatherv's arrays, owned here because the C caller's may not outlive
+  // allgatherv's (and reduce_scatterv's) arrays, owned here because the C caller's may not outlive
   // the call; declared before `request` so they outlive it.
   std::vector<std::size_t> counts;
   std::vector<std::size_t> displs;
@@ -198,11 +217,13 @@ std::optional<E> enum_field(std::int32_t value, const E (&values)[N], const char
 
 mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   using mccl::AllgatherAlgorithm;
+  using mccl::AllreduceAlgorithm;
   using mccl::BroadcastAlgorithm;
   using mccl::ProgressKind;
   using mccl::TransportKind;
   static_assert(MCCL_TRANSPORT_IB == 4 && MCCL_PROGRESS_OFFLOAD == 3 &&
-                MCCL_ALLGATHER_ALGO_RING == 3 && MCCL_BCAST_ALGO_CHAIN == 3);
+                MCCL_ALLGATHER_ALGO_RING == 3 && MCCL_BCAST_ALGO_CHAIN == 3 &&
+                MCCL_ALLREDUCE_ALGO_RECURSIVE_DOUBLING == 4);
   static constexpr TransportKind kTransports[] = {TransportKind::kAuto, TransportKind::kSim,
                                                   TransportKind::kUdp, TransportKind::kIb};
   static constexpr ProgressKind kProgress[] = {ProgressKind::kInline, ProgressKind::kThread,
@@ -211,13 +232,18 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
       AllgatherAlgorithm::kAuto, AllgatherAlgorithm::kMulticast, AllgatherAlgorithm::kRing};
   static constexpr BroadcastAlgorithm kBroadcast[] = {
       BroadcastAlgorithm::kAuto, BroadcastAlgorithm::kMulticast, BroadcastAlgorithm::kChain};
+  static constexpr AllreduceAlgorithm kAllreduce[] = {
+      AllreduceAlgorithm::kAuto, AllreduceAlgorithm::kRsMulticast, AllreduceAlgorithm::kRing,
+      AllreduceAlgorithm::kRecursiveDoubling};
 
   if (c.reserved != 0) invalid("options->reserved must be 0");
+  if (c.reserved2 != 0) invalid("options->reserved2 must be 0");
   mccl::CommOptions o;
   o.transport = enum_field(c.transport, kTransports, "transport");
   o.progress = enum_field(c.progress, kProgress, "progress");
   o.allgather_algorithm = enum_field(c.allgather_algorithm, kAllgather, "allgather_algorithm");
   o.broadcast_algorithm = enum_field(c.broadcast_algorithm, kBroadcast, "broadcast_algorithm");
+  o.allreduce_algorithm = enum_field(c.allreduce_algorithm, kAllreduce, "allreduce_algorithm");
   if (c.timeout_ms < 0) invalid("options->timeout_ms is negative; 0 means unset");
   if (c.timeout_ms > 0) o.timeout = std::chrono::milliseconds(c.timeout_ms);
   if (c.allgather_concurrent_roots < -1) {
@@ -230,6 +256,11 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   if (c.allgather_concurrent_roots > 0) o.allgather_concurrent_roots = c.allgather_concurrent_roots;
   return o;
 }
+
+// Any value converts (both C++ enums are int-based): the communicator
+// rejects those outside the enum with a message naming them.
+mccl::DataType to_cpp(mccl_datatype_t t) { return static_cast<mccl::DataType>(t); }
+mccl::ReduceOp to_cpp(mccl_reduce_op_t op) { return static_cast<mccl::ReduceOp>(op); }
 
 // Wraps a started C++ request in a new handle owned by the caller.
 template <typename Start>
@@ -431,6 +462,77 @@ mccl_result_t mccl_ibarrier(mccl_comm_t comm, mccl_request_t* request) {
     require(comm, "comm");
     require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) { r.request = comm->comm.ibarrier(); });
+  });
+}
+
+mccl_result_t mccl_reduce_scatter(mccl_comm_t comm, const void* send, void* recv,
+                                  size_t count_per_rank, mccl_datatype_t datatype,
+                                  mccl_reduce_op_t op) {
+  return guard(__func__, [&] {
+    require(comm, "comm");
+    comm->comm.reduce_scatter(to_send(send), recv, count_per_rank, to_cpp(datatype), to_cpp(op));
+  });
+}
+
+mccl_result_t mccl_ireduce_scatter(mccl_comm_t comm, const void* send, void* recv,
+                                   size_t count_per_rank, mccl_datatype_t datatype,
+                                   mccl_reduce_op_t op, mccl_request_t* request) {
+  return guard(__func__, [&] {
+    require(comm, "comm");
+    require(request, "request");
+    start_request(comm, request, [&](mccl_request_s& r) {
+      r.request = comm->comm.ireduce_scatter(to_send(send), recv, count_per_rank,
+                                             to_cpp(datatype), to_cpp(op));
+    });
+  });
+}
+
+mccl_result_t mccl_reduce_scatterv(mccl_comm_t comm, const void* send, void* recv,
+                                   const size_t* counts, mccl_datatype_t datatype,
+                                   mccl_reduce_op_t op) {
+  return guard(__func__, [&] {
+    require(comm, "comm");
+    require(counts, "counts");
+    const auto n = static_cast<std::size_t>(comm->comm.size());
+    comm->comm.reduce_scatterv(to_send(send), recv, std::span<const std::size_t>(counts, n),
+                               to_cpp(datatype), to_cpp(op));
+  });
+}
+
+mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send, void* recv,
+                                    const size_t* counts, mccl_datatype_t datatype,
+                                    mccl_reduce_op_t op, mccl_request_t* request) {
+  return guard(__func__, [&] {
+    require(comm, "comm");
+    require(request, "request");
+    require(counts, "counts");
+    const auto n = static_cast<std::size_t>(comm->comm.size());
+    start_request(comm, request, [&](mccl_request_s& r) {
+      r.counts.assign(counts, counts + n);
+      r.request = comm->comm.ireduce_scatterv(to_send(send), recv, r.counts, to_cpp(datatype),
+                                              to_cpp(op));
+    });
+  });
+}
+
+mccl_result_t mccl_allreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
+                             mccl_datatype_t datatype, mccl_reduce_op_t op) {
+  return guard(__func__, [&] {
+    require(comm, "comm");
+    comm->comm.allreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
+  });
+}
+
+mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
+                              mccl_datatype_t datatype, mccl_reduce_op_t op,
+                              mccl_request_t* request) {
+  return guard(__func__, [&] {
+    require(comm, "comm");
+    require(request, "request");
+    start_request(comm, request, [&](mccl_request_s& r) {
+      r.request =
+          comm->comm.iallreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
+    });
   });
 }
 

@@ -140,6 +140,10 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   st->coll.concurrent_roots = opt.concurrent_roots;
   st->coll.segment_bytes = opt.segment_bytes;
   st->coll.multicast = true;
+  st->coll.allreduce = opt.allreduce;
+  st->coll.reduce_segment_bytes = opt.reduce_segment_bytes;
+  st->coll.allreduce_small_bytes = opt.allreduce_small_bytes;
+  st->coll.rs_share = opt.rs_share;
   state_ = std::move(st);
 }
 
@@ -194,6 +198,52 @@ Request Communicator::iallgather(const void* send, void* recv, std::size_t bytes
 
 void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
   iallgather(send, recv, bytes_per_rank).wait();
+}
+
+Request Communicator::ireduce_scatterv(const void* send, void* recv,
+                                       std::span<const std::size_t> counts, DataType type,
+                                       ReduceOp op) {
+  check_usable(state_);
+  coll::validate_reduce_scatterv(state_->rank, state_->size, send, send == kInPlace, recv, counts,
+                                 type, op)
+      .throw_if_error();
+  auto started = coll::make_reduce_scatterv(*state_->ctx, state_->coll, send, recv, counts, type, op);
+  state_->engine->start(started);
+  return Request(state_, std::make_shared<detail::Operation>(std::move(started)));
+}
+
+void Communicator::reduce_scatterv(const void* send, void* recv,
+                                   std::span<const std::size_t> counts, DataType type,
+                                   ReduceOp op) {
+  ireduce_scatterv(send, recv, counts, type, op).wait();
+}
+
+Request Communicator::ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
+                                      DataType type, ReduceOp op) {
+  check_usable(state_);
+  std::vector<std::size_t> counts(state_->size, count_per_rank);
+  return ireduce_scatterv(send, recv, counts, type, op);
+}
+
+void Communicator::reduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
+                                  DataType type, ReduceOp op) {
+  ireduce_scatter(send, recv, count_per_rank, type, op).wait();
+}
+
+Request Communicator::iallreduce(const void* send, void* recv, std::size_t count, DataType type,
+                                 ReduceOp op) {
+  check_usable(state_);
+  const bool in_place = send == kInPlace;
+  coll::validate_allreduce(state_->rank, send, in_place, recv, count, type, op).throw_if_error();
+  auto started = coll::make_allreduce(*state_->ctx, state_->coll, send, in_place || send == recv, recv,
+                                  count, type, op);
+  state_->engine->start(started);
+  return Request(state_, std::make_shared<detail::Operation>(std::move(started)));
+}
+
+void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type,
+                             ReduceOp op) {
+  iallreduce(send, recv, count, type, op).wait();
 }
 
 Request Communicator::ibarrier() {

@@ -1,5 +1,6 @@
 #include "api/options.h"
 
+#include <cstdint>
 #include <string>
 
 #include "common/settings.h"
@@ -31,6 +32,12 @@ BroadcastAlgorithm parse_broadcast(const std::string& v) {
   if (v == "chain") return BroadcastAlgorithm::kChain;
   return BroadcastAlgorithm::kAuto;
 }
+AllreduceAlgorithm parse_allreduce(const std::string& v) {
+  if (v == "rs_mcast") return AllreduceAlgorithm::kRsMulticast;
+  if (v == "ring") return AllreduceAlgorithm::kRing;
+  if (v == "recursive_doubling") return AllreduceAlgorithm::kRecursiveDoubling;
+  return AllreduceAlgorithm::kAuto;
+}
 }  // namespace
 
 ResolvedOptions resolve_options(const CommOptions& o, int rank) {
@@ -52,6 +59,17 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.allgather = o.allgather_algorithm.value_or(parse_allgather(s::kCollAllgatherAlgo.get()));
   r.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));
   r.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int(1, 1 << 30));
+  r.allreduce = o.allreduce_algorithm.value_or(parse_allreduce(s::kCollAllreduceAlgo.get()));
+  r.reduce_segment_bytes =
+      static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int(1, 1 << 30));
+  r.allreduce_small_bytes =
+      static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int(0, std::int64_t{1} << 40));
+  r.rs_share = s::kCollRsShare.get_double();
+  if (!(r.rs_share > 0.0 && r.rs_share <= 1.0)) {
+    throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) +
+                                                 ": MCCL_COLL_RS_SHARE must be in (0, 1], not " +
+                                                 s::kCollRsShare.raw());
+  }
   r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int(-1, 1 << 16));
   r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int(0, 1000000));
   return r;

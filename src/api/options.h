@@ -16,6 +16,10 @@ struct ResolvedOptions {
   AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
   std::size_t segment_bytes = 128 << 10;
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;
+  std::size_t reduce_segment_bytes = 64 << 10;
+  std::size_t allreduce_small_bytes = 16 << 10;
+  double rs_share = 0.5;
   int progress_cpu = -1;
   std::chrono::microseconds progress_spin{50};
 };

@@ -3,7 +3,11 @@
 #include <string>
 
 #include "api/world_state.h"
+#include "common/settings.h"
 #include "common/status.h"
+#if MCCL_HAVE_UCX
+#include "transport/ucx/ucx_transport.h"
+#endif
 #include "transport/tcp/tcp_transport.h"
 #include "transport/udp/udp_transport.h"
 
@@ -33,6 +37,28 @@ Transports make_sim(Bootstrap& bootstrap, std::uint32_t tag) {
   return t;
 }
 
+void make_ucx(Bootstrap& bootstrap, const transport::OobAllgather& oob,
+              std::chrono::milliseconds timeout, Transports& t) {
+#if MCCL_HAVE_UCX
+  // UCX picks its own devices and transports from UCX_TLS and
+  // UCX_NET_DEVICES; between namespaces set UCX_TLS=tcp and
+  // UCX_NET_DEVICES=<the interface>.
+  transport::ucx::UcxReliableConfig uc;
+  uc.rank = bootstrap.rank();
+  uc.size = bootstrap.size();
+  uc.connect_timeout = timeout;
+  check(transport::ucx::create_ucx_reliable(uc, oob, t.reliable), bootstrap.rank(),
+        "UCX reliable transport");
+#else
+  (void)oob;
+  (void)timeout;
+  (void)t;
+  throw Error(ErrorCode::kUnavailable, "rank " + std::to_string(bootstrap.rank()) +
+                                           ": MCCL_RELIABLE=ucx, but this MCCL was built without "
+                                           "UCX (install libucx-dev and rebuild)");
+#endif
+}
+
 Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
                     std::chrono::milliseconds timeout) {
   const int rank = bootstrap.rank();
@@ -45,17 +71,23 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   const auto& info = transport::udp::as_udp(t.dgram.get())->info();
   t.iface = info.iface_name;
 
-  // The reliable side listens on the same interface, so it crosses the
-  // same links as the multicast data (and stays inside a namespace).
-  transport::tcp::TcpReliableConfig tc;
-  tc.rank = rank;
-  tc.size = bootstrap.size();
-  tc.bind_address = info.iface_addr;
-  tc.connect_timeout = timeout;
   auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
-  check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), rank, "TCP reliable transport");
+  const std::string reliable = common::settings::kReliable.get();
+  if (reliable == "ucx") {
+    make_ucx(bootstrap, oob, timeout, t);
+  } else {
+    // The reliable side listens on the same interface, so it crosses the
+    // same links as the multicast data (and stays inside a namespace).
+    transport::tcp::TcpReliableConfig tc;
+    tc.rank = rank;
+    tc.size = bootstrap.size();
+    tc.bind_address = info.iface_addr;
+    tc.connect_timeout = timeout;
+    check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), rank,
+          "TCP reliable transport");
+  }
   t.description = "udp " + info.group.ip + ":" + std::to_string(info.group.port) + " on " +
-                  info.iface_name + " (" + info.iface_addr + "), tcp";
+                  info.iface_name + " (" + info.iface_addr + "), " + reliable;
   return t;
 }
 

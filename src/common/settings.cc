@@ -18,6 +18,9 @@ const Setting kLogLevel{"MCCL_LOG_LEVEL", T::kString, "warn",
 const Setting kTransport{"MCCL_TRANSPORT", T::kString, "auto",
     "Datagram transport: auto picks sim for in-process worlds, else the best present.",
     "auto|sim|udp|ib"};
+const Setting kReliable{"MCCL_RELIABLE", T::kString, "tcp",
+    "Reliable transport of multi-process runs (repairs, control, fallbacks): tcp or ucx.",
+    "tcp|ucx"};
 // transport/udp
 const Setting kUdpIface{"MCCL_UDP_IFACE", T::kString, "lo",
     "Interface of the UDP multicast transport, by name (eth0) or by IPv4 address."};
@@ -29,6 +32,17 @@ const Setting kUdpMaxDatagram{"MCCL_UDP_MAX_DATAGRAM", T::kInt, "8972",
     "Largest UDP datagram sent, in bytes; the interface MTU minus 28 caps it. Same on all ranks."};
 const Setting kUdpTestDropPermille{"MCCL_UDP_TEST_DROP_PERMILLE", T::kInt, "0",
     "Test hook: drop this many of every 1000 received UDP datagrams at random; 0 is off."};
+// transport/ibud
+const Setting kIbDev{"MCCL_IB_DEV", T::kString, "",
+    "HCA port of the InfiniBand transport: mlx5_0:1, or mlx5_0 for its first active port; empty picks the first active InfiniBand port."};
+const Setting kIbMgid{"MCCL_IB_MGID", T::kString, "",
+    "Join this multicast GID (e.g. ff12:401b:ffff::1, pre-created by the SM) instead of a group derived per communicator."};
+const Setting kIbIpoibIface{"MCCL_IB_IPOIB_IFACE", T::kString, "",
+    "IPoIB interface rdma_cm joins multicast groups through; empty finds the one on the chosen port."};
+const Setting kIbRxDepth{"MCCL_IB_RX_DEPTH", T::kInt, "4096",
+    "Receive buffers kept posted per InfiniBand communicator; a datagram arriving when none is posted is lost."};
+const Setting kIbSignalEvery{"MCCL_IB_SIGNAL_EVERY", T::kInt, "64",
+    "Request a completion for one InfiniBand send in this many; it frees the send slots of all before it."};
 const Setting kProtoEarlyBytes{"MCCL_PROTO_EARLY_BYTES", T::kInt, "8388608",
     "Bytes of datagrams kept per communicator for collectives not yet started; overflow is repaired later."};
 const Setting kProtoReorderWindow{"MCCL_PROTO_REORDER_WINDOW", T::kInt, "64",
@@ -57,6 +71,16 @@ const Setting kCollBcastAlgo{"MCCL_COLL_BCAST_ALGO", T::kString, "auto",
     "Broadcast algorithm: multicast or the pipelined point-to-point chain.", "auto|multicast|chain"};
 const Setting kCollChainSegmentBytes{"MCCL_COLL_CHAIN_SEGMENT_BYTES", T::kInt, "131072",
     "Segment size of the point-to-point chain broadcast and ring allgather."};
+// coll/reduce
+const Setting kCollReduceSegmentBytes{"MCCL_COLL_REDUCE_SEGMENT_BYTES", T::kInt, "65536",
+    "Segment size of the ring reduce-scatter and recursive-doubling allreduce (rounded down to whole elements)."};
+const Setting kCollRsShare{"MCCL_COLL_RS_SHARE", T::kDouble, "0.5",
+    "Share (0, 1] of a progress call's sending a reduce-scatter takes against one multicast injection batch; 1 means no limit."};
+const Setting kCollAllreduceAlgo{"MCCL_COLL_ALLREDUCE_ALGO", T::kString, "auto",
+    "Allreduce algorithm: reduce-scatter + multicast allgather, point-to-point ring, or recursive doubling.",
+    "auto|rs_mcast|ring|recursive_doubling"};
+const Setting kCollAllreduceSmallBytes{"MCCL_COLL_ALLREDUCE_SMALL_BYTES", T::kInt, "16384",
+    "auto uses recursive doubling for allreduces smaller than this many bytes. Same on all ranks."};
 const Setting kProgress{"MCCL_PROGRESS", T::kString, "inline",
     "Progress engine: inline (the caller's thread), thread (a pinned host thread), offload.",
     "inline|thread|offload"};
@@ -79,13 +103,16 @@ const Setting kBootstrapTimeoutMs{"MCCL_BOOTSTRAP_TIMEOUT_MS", T::kInt, "30000",
 const std::vector<const Setting*>& all_settings() {
   using namespace settings;
   static const std::vector<const Setting*> all = {
-      &kLogLevel,          &kTransport,           &kProtoEarlyBytes,     &kProtoReorderWindow,
+      &kLogLevel,          &kTransport,          &kReliable,           &kProtoEarlyBytes,     &kProtoReorderWindow,
       &kProtoStallFactor,  &kProtoStallMinUs,     &kProtoStallMaxUs,     &kProtoFirstTimeoutUs,
       &kProtoRepairMaxBytes, &kProtoSendBatch,    &kProtoChecksum,       &kCollTimeoutMs,
       &kCollAllgatherAlgo, &kCollAllgatherRoots,  &kCollBcastAlgo,       &kCollChainSegmentBytes,
+      &kCollReduceSegmentBytes, &kCollRsShare,    &kCollAllreduceAlgo,   &kCollAllreduceSmallBytes,
       &kProgress,          &kProgressCpu,         &kProgressSpinUs,
       &kUdpIface,          &kUdpRateMbit,         &kUdpRcvbuf,           &kUdpMaxDatagram,
       &kUdpTestDropPermille,
+      &kIbDev,             &kIbMgid,              &kIbIpoibIface,        &kIbRxDepth,
+      &kIbSignalEvery,
       &kBootstrapAddr,     &kRank,                &kWorldSize,           &kBootstrapTimeoutMs,
   };
   return all;

@@ -59,12 +59,19 @@ namespace settings {
 extern const Setting kLogLevel;
 // transport
 extern const Setting kTransport;
+extern const Setting kReliable;
 // transport/udp
 extern const Setting kUdpIface;
 extern const Setting kUdpRateMbit;
 extern const Setting kUdpRcvbuf;
 extern const Setting kUdpMaxDatagram;
 extern const Setting kUdpTestDropPermille;
+// transport/ibud
+extern const Setting kIbDev;
+extern const Setting kIbMgid;
+extern const Setting kIbIpoibIface;
+extern const Setting kIbRxDepth;
+extern const Setting kIbSignalEvery;
 // protocol
 extern const Setting kProtoEarlyBytes;
 extern const Setting kProtoReorderWindow;
@@ -81,6 +88,11 @@ extern const Setting kCollAllgatherAlgo;
 extern const Setting kCollAllgatherRoots;
 extern const Setting kCollBcastAlgo;
 extern const Setting kCollChainSegmentBytes;
+// coll/reduce
+extern const Setting kCollReduceSegmentBytes;
+extern const Setting kCollRsShare;
+extern const Setting kCollAllreduceAlgo;
+extern const Setting kCollAllreduceSmallBytes;
 // progress
 extern const Setting kProgress;
 extern const Setting kProgressCpu;

@@ -44,6 +44,21 @@ INSTANTIATE_TEST_SUITE_P(Loopback, MultiProcess,
                                            SweepParam{4, "inline", 10}, SweepParam{4, "thread", 10},
                                            SweepParam{5, "thread", 0}, SweepParam{8, "thread", 10}));
 
+// The same sweep with UCX as the reliable transport (over tcp on lo: UCX
+// refuses shared memory when peer failures must be detected).
+TEST(MultiProcessUcx, SweepIsByteExact) {
+  for (const char* progress : {"inline", "thread"}) {
+    Env env = {{"MCCL_PROGRESS", progress},
+               {"MCCL_RELIABLE", "ucx"},
+               {"UCX_TLS", "tcp"},
+               {"UCX_NET_DEVICES", "lo"},
+               {"MCCL_UDP_TEST_DROP_PERMILLE", "10"}};
+    JobResult job = run_job(MCCL_MP_WORKER, {"sweep"}, 3, env, std::chrono::seconds(120));
+    ASSERT_FALSE(job.timed_out) << dump(job);
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << dump(job);
+  }
+}
+
 TEST(MultiProcessFailure, KilledRankGivesPeerFailureEverywhere) {
   const int ranks = 4;
   Env env = {{"MCCL_PROGRESS", "thread"}, {"MCCL_COLL_TIMEOUT_MS", "20000"}};

@@ -1,0 +1,844 @@
+// The UCX reliable transport (src/transport/ucx), ranks as threads of one
+// process, each with its own UCX context and worker: created on threads
+// (setup is collective), then driven from the test's thread. UCX runs over
+// TCP on lo (UCX_TLS=tcp, UCX_NET_DEVICES=lo, set before any context is
+// made) unless a test says otherwise; one suite repeats the basics over
+// shared memory. Ordered delivery of messages of 0..8 MiB (eager and
+// rendezvous), multi-part sends, peer failure, back-pressure, poll() and
+// wait_fd(), one-sided reads, and setup errors.
+//
+// UCX can hang where a socket transport would fail: every wait here has a
+// deadline, and a watchdog aborts the whole binary (naming the test) if a
+// test outlives its budget, e.g. inside a UCX call.
+#include "transport/ucx/ucx_transport.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mccl/error.h"
+#include "transport/ucx/wire.h"
+
+namespace mccl::transport::ucx {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+using Bytes = std::vector<std::byte>;
+
+// ---- the environment: UCX over TCP on lo, and a watchdog ------------------
+
+class UcxOverLoopback : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    ::setenv("UCX_TLS", "tcp", 1);
+    ::setenv("UCX_NET_DEVICES", "lo", 1);
+  }
+};
+const auto* const g_env = ::testing::AddGlobalTestEnvironment(new UcxOverLoopback);
+
+// Sets UCX variables for one test and restores the defaults above.
+class ScopedUcxEnv {
+ public:
+  ScopedUcxEnv(const char* tls, const char* devices) {
+    ::setenv("UCX_TLS", tls, 1);
+    if (devices != nullptr) {
+      ::setenv("UCX_NET_DEVICES", devices, 1);
+    } else {
+      ::unsetenv("UCX_NET_DEVICES");
+    }
+  }
+  ~ScopedUcxEnv() {
+    ::setenv("UCX_TLS", "tcp", 1);
+    ::setenv("UCX_NET_DEVICES", "lo", 1);
+  }
+};
+
+// Sets one more UCX variable for one test, then unsets it.
+class ScopedVar {
+ public:
+  ScopedVar(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedVar() { ::unsetenv(name_); }
+  ScopedVar(const ScopedVar&) = delete;
+  ScopedVar& operator=(const ScopedVar&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// Aborts the process when a test runs past its budget: a hang inside UCX
+// becomes a failure with a name instead of a stalled CI job.
+class Watchdog {
+ public:
+  explicit Watchdog(std::chrono::seconds budget)
+      : thread_([this, budget] {
+          std::unique_lock lock(mu_);
+          if (!cv_.wait_for(lock, budget, [&] { return done_; })) {
+            const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+            std::fprintf(stderr,
+                         "ucx_transport_test: %s.%s ran past %lld s (hung in UCX?); aborting\n",
+                         info ? info->test_suite_name() : "?", info ? info->name() : "?",
+                         static_cast<long long>(budget.count()));
+            std::fflush(stderr);
+            std::abort();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+class UcxTest : public ::testing::Test {
+ protected:
+  Watchdog watchdog_{60s};
+};
+
+// ---- ranks as threads ------------------------------------------------------
+
+// An in-memory allgather for ranks on threads: the out-of-band channel.
+class ThreadAllgather {
+ public:
+  explicit ThreadAllgather(int n) : n_(n) {}
+  Bytes operator()(int rank, std::span<const std::byte> mine) {
+    std::unique_lock lock(mu_);
+    const int round = rounds_[rank]++;
+    auto& parts = parts_[round];
+    parts.resize(static_cast<std::size_t>(n_));
+    parts[static_cast<std::size_t>(rank)].assign(mine.begin(), mine.end());
+    if (++arrived_[round] == n_) cv_.notify_all();
+    if (!cv_.wait_for(lock, 20s, [&] { return arrived_[round] == n_; })) {
+      throw Error(ErrorCode::kTimeout, "test allgather timed out");
+    }
+    Bytes all;
+    for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
+    return all;
+  }
+
+ private:
+  const int n_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int, int> rounds_;
+  std::map<int, int> arrived_;
+  std::map<int, std::vector<Bytes>> parts_;
+};
+
+// The ranks are destroyed one after the other from one thread, so a
+// rank's flush-mode endpoint closes wait for peers that do not progress:
+// a short close budget keeps that cheap.
+UcxReliableConfig config(int rank, int size) {
+  return {.rank = rank, .size = size, .connect_timeout = 20s, .close_timeout = 200ms};
+}
+
+using Mesh = std::vector<std::unique_ptr<ReliableTransport>>;
+
+// Creates an n-rank mesh, one thread per rank for the collective setup.
+Mesh make_mesh(int n, const std::function<void(UcxReliableConfig&)>& tweak = {}) {
+  ThreadAllgather oob(n);
+  Mesh ts(static_cast<std::size_t>(n));
+  std::vector<common::Status> st(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      auto ur = static_cast<std::size_t>(r);
+      UcxReliableConfig c = config(r, n);
+      if (tweak) tweak(c);
+      st[ur] = create_ucx_reliable(
+          c, [&](auto mine) { return oob(r, mine); }, ts[ur]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    EXPECT_TRUE(st[static_cast<std::size_t>(r)].is_ok())
+        << "rank " << r << ": " << st[static_cast<std::size_t>(r)].message();
+  }
+  return ts;
+}
+
+// What a rank saw, in order.
+struct Recorder : ReliableHandler {
+  struct Event {
+    int peer;
+    bool failure;
+    Bytes data;
+    common::Status why;
+  };
+  void on_message(int peer, std::span<const std::byte> m) override {
+    events.push_back({peer, false, Bytes(m.begin(), m.end()), {}});
+  }
+  void on_peer_failure(int peer, const common::Status& why) override {
+    events.push_back({peer, true, {}, why});
+  }
+  std::vector<Bytes> from(int peer) const {
+    std::vector<Bytes> out;
+    for (const auto& e : events) {
+      if (e.peer == peer && !e.failure) out.push_back(e.data);
+    }
+    return out;
+  }
+  int failures(int peer) const {
+    int n = 0;
+    for (const auto& e : events) n += e.peer == peer && e.failure;
+    return n;
+  }
+  std::vector<Event> events;
+};
+
+Bytes pattern(int from, int to, int index, std::size_t n) {
+  Bytes v(n);
+  std::uint32_t x = static_cast<std::uint32_t>(from * 7919 + to * 104729 + index * 1299709) | 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    v[i] = static_cast<std::byte>(x);
+  }
+  return v;
+}
+
+// Polls every live transport (null entries are skipped) until `done`.
+void drive(Mesh& ts, std::vector<Recorder>& rec, const std::function<bool()>& done,
+           std::chrono::seconds limit = 40s, std::size_t max = 64) {
+  const auto until = Clock::now() + limit;
+  while (!done()) {
+    ASSERT_LT(Clock::now(), until) << "messages did not arrive in time";
+    for (std::size_t r = 0; r < ts.size(); ++r) {
+      if (!ts[r]) continue;
+      std::size_t delivered = 0;
+      common::Status s = ts[r]->poll(rec[r], max, delivered);
+      ASSERT_TRUE(s.is_ok()) << s.message();
+    }
+  }
+}
+
+// ---- ordered delivery ------------------------------------------------------
+
+void expect_ordered_delivery(int n) {
+  auto ts = make_mesh(n);
+  ASSERT_EQ(ts.size(), static_cast<std::size_t>(n));
+  for (const auto& t : ts) ASSERT_NE(t, nullptr);
+  // Around UCX's eager/rendezvous switch for TCP and up to 8 MiB, with
+  // small ones in between so rendezvous completions overtake nothing.
+  std::vector<std::size_t> sizes = {0,        1,      2,      3,        100,      1000,
+                                    8191,     8192,   8193,   16384,    65535,    65536,
+                                    65537,    262144, 262145, 1u << 20, 4u << 20, (8u << 20) - 1,
+                                    8u << 20, 0,      7};
+  for (int i = 0; i < 300; ++i) sizes.push_back(static_cast<std::size_t>(i % 97));
+  for (int i = 0; i < 20; ++i) {
+    sizes.push_back(300000 + static_cast<std::size_t>(i));  // rendezvous among eager
+    sizes.push_back(static_cast<std::size_t>(i));
+  }
+  for (int from = 0; from < n; ++from) {
+    for (int to = 0; to < n; ++to) {
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        auto m = pattern(from, to, static_cast<int>(k), sizes[k]);
+        common::Status s = ts[static_cast<std::size_t>(from)]->send(to, m);
+        ASSERT_TRUE(s.is_ok()) << s.message();
+      }
+    }
+  }
+  std::vector<Recorder> rec(static_cast<std::size_t>(n));
+  const std::size_t per_rank = sizes.size() * static_cast<std::size_t>(n);
+  drive(ts, rec, [&] {
+    for (const auto& r : rec) {
+      if (r.events.size() < per_rank) return false;
+    }
+    return true;
+  });
+  for (int to = 0; to < n; ++to) {
+    const Recorder& r = rec[static_cast<std::size_t>(to)];
+    EXPECT_EQ(r.events.size(), per_rank);
+    for (int from = 0; from < n; ++from) {
+      auto got = r.from(from);
+      ASSERT_EQ(got.size(), sizes.size()) << from << " -> " << to;
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        ASSERT_EQ(got[k], pattern(from, to, static_cast<int>(k), sizes[k]))
+            << "message " << k << " (" << sizes[k] << " bytes) " << from << " -> " << to;
+      }
+    }
+  }
+  UcxCounters sum;
+  for (const auto& t : ts) {
+    auto* u = as_ucx(t.get());
+    ASSERT_NE(u, nullptr);
+    const UcxCounters c = u->counters();
+    EXPECT_EQ(c.messages_sent, per_rank);
+    EXPECT_EQ(c.messages_received, per_rank);
+    EXPECT_EQ(c.buffered_bytes, 0u);
+    EXPECT_EQ(c.dropped_foreign, 0u);
+    sum.received_rndv += c.received_rndv;
+    sum.received_eager_copied += c.received_eager_copied;
+    sum.sends_immediate += c.sends_immediate;
+  }
+  EXPECT_GT(sum.received_rndv, 0u) << "no message took UCX's rendezvous path";
+  EXPECT_GT(sum.received_eager_copied, 0u) << "no message took UCX's eager path";
+  EXPECT_GT(sum.sends_immediate, 0u) << "no small message took the immediate path";
+}
+
+class UcxMesh : public ::testing::TestWithParam<int> {
+ protected:
+  Watchdog watchdog_{100s};
+};
+
+TEST_P(UcxMesh, DeliversEveryMessageWholeAndInOrder) { expect_ordered_delivery(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Ranks, UcxMesh, ::testing::Values(2, 3, 4));
+
+// UCX's switch from eager to rendezvous moved (UCX_RNDV_THRESH): low, so
+// that small messages take rendezvous between eager ones and completions
+// come back out of order; high, so that large messages go as multi-fragment
+// eager, which UCX hands over in a buffer the transport holds until
+// delivery instead of copying.
+class UcxThresholds : public ::testing::TestWithParam<const char*> {
+ protected:
+  Watchdog watchdog_{60s};
+};
+
+TEST_P(UcxThresholds, DeliverInOrder) {
+  ScopedVar thresh("UCX_RNDV_THRESH", GetParam());
+  auto ts = make_mesh(2);
+  std::vector<std::size_t> sizes;
+  for (int i = 0; i < 400; ++i) {
+    const std::size_t pick[] = {0, 1, 100, 2000, 9000, 40000, 70000, 300000, 900000};
+    sizes.push_back(pick[(i * 7 + i / 9) % 9]);
+  }
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    ASSERT_TRUE(ts[0]->send(1, pattern(0, 1, static_cast<int>(k), sizes[k])).is_ok());
+    ASSERT_TRUE(ts[1]->send(0, pattern(1, 0, static_cast<int>(k), sizes[k])).is_ok());
+  }
+  std::vector<Recorder> rec(2);
+  drive(ts, rec, [&] {
+    return rec[0].events.size() == sizes.size() && rec[1].events.size() == sizes.size();
+  });
+  for (int to = 0; to < 2; ++to) {
+    auto got = rec[static_cast<std::size_t>(to)].from(1 - to);
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      ASSERT_EQ(got[k], pattern(1 - to, to, static_cast<int>(k), sizes[k])) << k;
+    }
+  }
+  const UcxCounters c = as_ucx(ts[1].get())->counters();
+  std::printf(
+      "[ info ] UCX_RNDV_THRESH=%s: rndv %llu, reordered %llu, eager copied %llu, held %llu\n",
+      GetParam(), static_cast<unsigned long long>(c.received_rndv),
+      static_cast<unsigned long long>(c.completed_out_of_order),
+      static_cast<unsigned long long>(c.received_eager_copied),
+      static_cast<unsigned long long>(c.received_eager_held));
+  EXPECT_EQ(c.buffered_bytes, 0u);
+  if (std::string(GetParam()) == "1m") {
+    EXPECT_GT(c.received_eager_held, 0u) << "no multi-fragment eager message was held";
+  } else {
+    EXPECT_GT(c.received_rndv, 100u);
+    EXPECT_GT(c.completed_out_of_order, 0u) << "no rendezvous was overtaken: reordering untested";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rndv, UcxThresholds, ::testing::Values("1k", "1m"));
+
+// ---- sends ---------------------------------------------------------------
+
+TEST_F(UcxTest, MultiPartSendsArriveConcatenated) {
+  auto ts = make_mesh(3);
+  const Bytes a = pattern(0, 0, 1, 3);
+  const Bytes big = pattern(0, 0, 2, 600 * 1024);  // rendezvous
+  const Bytes one = pattern(0, 0, 3, 1);
+  std::vector<std::span<const std::byte>> parts = {{}, a, {}, big, one};
+  ASSERT_TRUE(ts[0]->send(1, parts).is_ok());
+  std::vector<Bytes> many;  // small parts, gathered for the immediate path
+  for (int i = 0; i < 150; ++i) {
+    many.push_back(pattern(0, 2, i, static_cast<std::size_t>(i % 5) * 10));
+  }
+  std::vector<std::span<const std::byte>> many_parts(many.begin(), many.end());
+  ASSERT_TRUE(ts[0]->send(2, many_parts).is_ok());
+  ASSERT_TRUE(ts[0]->send(0, parts).is_ok());  // to self
+  std::vector<std::span<const std::byte>> none;
+  ASSERT_TRUE(ts[0]->send(1, none).is_ok());  // no parts: an empty message
+
+  Bytes want1;
+  for (const auto& p : parts) want1.insert(want1.end(), p.begin(), p.end());
+  Bytes want2;
+  for (const auto& p : many) want2.insert(want2.end(), p.begin(), p.end());
+  std::vector<Recorder> rec(3);
+  drive(ts, rec, [&] {
+    return rec[0].events.size() == 1 && rec[1].events.size() == 2 && rec[2].events.size() == 1;
+  });
+  EXPECT_EQ(rec[1].from(0).at(0), want1);
+  EXPECT_TRUE(rec[1].from(0).at(1).empty());
+  EXPECT_EQ(rec[2].from(0).at(0), want2);
+  EXPECT_EQ(rec[0].from(0).at(0), want1);
+}
+
+TEST_F(UcxTest, BadPeersAndOversizedMessagesAreRejected) {
+  auto ts = make_mesh(2);
+  const Bytes m = pattern(0, 1, 0, 10);
+  EXPECT_EQ(ts[0]->send(2, m).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ts[0]->send(-1, m).code(), ErrorCode::kInvalidArgument);
+  // 1 GiB + 1 in parts that point at the same small buffer: refused before any copy.
+  const Bytes chunk(1 << 20);
+  std::vector<std::span<const std::byte>> parts(1024, chunk);
+  parts.push_back(std::span<const std::byte>(chunk).first(1));
+  EXPECT_EQ(ts[0]->send(1, parts).code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(UcxTest, SendsPastTheOutstandingBoundAreRefusedUntilPolled) {
+  constexpr std::size_t kBound = 2u << 20;
+  auto ts = make_mesh(2, [](UcxReliableConfig& c) { c.max_outstanding_bytes = kBound; });
+  constexpr std::size_t kSize = 512 * 1024;  // rendezvous: owned until the peer fetches it
+  std::vector<Bytes> sent;
+  common::Status refused;
+  const auto t0 = Clock::now();
+  for (int k = 0; k < 64; ++k) {
+    Bytes m = pattern(0, 1, k, kSize);
+    common::Status s = ts[0]->send(1, m);
+    if (!s.is_ok()) {
+      refused = s;
+      break;
+    }
+    sent.push_back(std::move(m));
+  }
+  EXPECT_LT(Clock::now() - t0, 1s) << "send() must not block";
+  ASSERT_EQ(refused.code(), ErrorCode::kUnavailable) << refused.message();
+  EXPECT_THAT(refused.message(), AllOf(HasSubstr("max_outstanding_bytes"), HasSubstr("retry")));
+  auto* u = as_ucx(ts[0].get());
+  ASSERT_NE(u, nullptr);
+  EXPECT_LE(u->outstanding_bytes(), kBound);
+  EXPECT_GE(u->outstanding_bytes() + kSize, kBound) << "refused only at the bound";
+  EXPECT_EQ(u->outstanding_bytes(1), u->outstanding_bytes());
+  EXPECT_EQ(u->counters().sends_backpressured, 1u);
+
+  std::vector<Recorder> rec(2);
+  drive(ts, rec, [&] { return rec[1].events.size() == sent.size(); });
+  drive(ts, rec, [&] { return u->outstanding_bytes() == 0; });
+  EXPECT_GE(u->counters().peak_outstanding_bytes, kBound - kSize);
+  // Room again.
+  Bytes last = pattern(0, 1, 99, kSize);
+  ASSERT_TRUE(ts[0]->send(1, last).is_ok());
+  sent.push_back(last);
+  drive(ts, rec, [&] { return rec[1].events.size() == sent.size(); });
+  EXPECT_EQ(rec[1].from(0), sent);
+}
+
+// ---- peer failure ----------------------------------------------------------
+
+TEST_F(UcxTest, DestroyedPeerIsReportedOnceAfterItsLastMessages) {
+  auto ts = make_mesh(3);
+  for (int k = 0; k < 5; ++k) {
+    ASSERT_TRUE(ts[2]->send(0, pattern(2, 0, k, 1000)).is_ok());
+    ASSERT_TRUE(ts[2]->send(1, pattern(2, 1, k, 700000)).is_ok());  // rendezvous
+  }
+  // Rank 2 goes away on its own thread (its destructor lets its sends
+  // finish, which needs the receivers to progress) while the others poll.
+  std::atomic<bool> gone{false};
+  std::thread killer([&] {
+    ts[2].reset();
+    gone = true;
+  });
+  std::vector<Recorder> rec(3);
+  Mesh live(2);
+  live[0] = std::move(ts[0]);
+  live[1] = std::move(ts[1]);
+  // max = 1: the failure must come even from a poll whose budget a message used up.
+  drive(
+      live, rec, [&] { return rec[0].failures(2) == 1 && rec[1].failures(2) == 1; }, 20s, 1);
+  killer.join();
+  EXPECT_TRUE(gone);
+  for (int r = 0; r < 2; ++r) {
+    const Recorder& h = rec[static_cast<std::size_t>(r)];
+    ASSERT_EQ(h.events.size(), 6u) << "five messages, then the failure";
+    for (int k = 0; k < 5; ++k) {
+      EXPECT_EQ(h.events[static_cast<std::size_t>(k)].data,
+                pattern(2, r, k, r == 0 ? 1000 : 700000));
+    }
+    const auto& f = h.events.back();
+    EXPECT_TRUE(f.failure);
+    EXPECT_EQ(f.why.code(), ErrorCode::kPeerFailure);
+    EXPECT_THAT(f.why.message(),
+                AllOf(HasSubstr("rank " + std::to_string(r)), HasSubstr("rank 2")));
+  }
+  // Reported exactly once, however long the survivors keep polling.
+  for (int i = 0; i < 200; ++i) {
+    for (int r = 0; r < 2; ++r) {
+      std::size_t d = 0;
+      ASSERT_TRUE(
+          live[static_cast<std::size_t>(r)]->poll(rec[static_cast<std::size_t>(r)], 64, d).is_ok());
+    }
+  }
+  EXPECT_EQ(rec[0].failures(2), 1);
+  EXPECT_EQ(rec[1].failures(2), 1);
+  for (std::size_t size : {std::size_t{10}, std::size_t{1} << 20}) {
+    common::Status st = live[0]->send(2, pattern(0, 2, 0, size));
+    EXPECT_EQ(st.code(), ErrorCode::kPeerFailure) << size;
+    EXPECT_THAT(st.message(), HasSubstr("rank 2"));
+  }
+  // The survivors still talk to each other.
+  ASSERT_TRUE(live[0]->send(1, pattern(0, 1, 9, 10)).is_ok());
+  ASSERT_TRUE(live[1]->send(0, pattern(1, 0, 9, 300000)).is_ok());
+  drive(
+      live, rec, [&] { return rec[1].from(0).size() == 1 && rec[0].from(1).size() == 1; }, 10s);
+  EXPECT_EQ(rec[0].from(1).at(0), pattern(1, 0, 9, 300000));
+}
+
+TEST_F(UcxTest, PeerThatVanishesWithoutClosingIsReported) {
+  // Rank 1 is destroyed with a zero close budget: its endpoints are
+  // force-closed at once, as a crash would leave them.
+  auto ts = make_mesh(2, [](UcxReliableConfig& c) { c.close_timeout = 0ms; });
+  ts[1].reset();
+  std::vector<Recorder> rec(2);
+  drive(
+      ts, rec, [&] { return rec[0].failures(1) == 1; }, 20s);
+  EXPECT_EQ(ts[0]->send(1, pattern(0, 1, 0, 5)).code(), ErrorCode::kPeerFailure);
+}
+
+// ---- poll and wait_fd --------------------------------------------------------
+
+TEST_F(UcxTest, PollWithNothingPendingReturnsAtOnce) {
+  auto ts = make_mesh(3);
+  Recorder rec;
+  const auto start = Clock::now();
+  for (int i = 0; i < 1000; ++i) {
+    std::size_t d = 7;
+    ASSERT_TRUE(ts[1]->poll(rec, 64, d).is_ok());
+    EXPECT_EQ(d, 0u);
+  }
+  const auto took = Clock::now() - start;
+  EXPECT_LT(took, 500ms);
+  std::printf("[ info ] idle poll() with arming: %.2f us\n",
+              std::chrono::duration<double, std::micro>(took).count() / 1000);
+  EXPECT_TRUE(rec.events.empty());
+  ASSERT_GE(ts[1]->wait_fd(), 0);
+  pollfd p{ts[1]->wait_fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 0) << "wait_fd must be quiet when nothing is pending";
+}
+
+TEST_F(UcxTest, WaitFdWakesForArrivalsAndForMessagesHeldBackByMax) {
+  auto ts = make_mesh(2);
+  Recorder rec;
+  std::size_t d = 0;
+  ASSERT_TRUE(ts[1]->poll(rec, 1, d).is_ok());  // arms
+  pollfd p{ts[1]->wait_fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 0), 0);
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(ts[0]->send(1, pattern(0, 1, k, 10)).is_ok());
+  ASSERT_EQ(::poll(&p, 1, 5000), 1) << "arrivals must wake the sleeper";
+  const auto until = Clock::now() + 5s;
+  while (rec.events.empty() && Clock::now() < until) ASSERT_TRUE(ts[1]->poll(rec, 1, d).is_ok());
+  ASSERT_EQ(rec.events.size(), 1u);
+  while (rec.events.size() < 3 && Clock::now() < until) {
+    ASSERT_EQ(::poll(&p, 1, 5000), 1) << "messages still wait";
+    ASSERT_TRUE(ts[1]->poll(rec, 1, d).is_ok());
+  }
+  ASSERT_EQ(rec.events.size(), 3u);
+  ASSERT_TRUE(ts[1]->poll(rec, 1, d).is_ok());
+  EXPECT_EQ(::poll(&p, 1, 0), 0);
+  // A large (rendezvous) message wakes it too, and so does a sleeping
+  // engine's loop: wait, poll until nothing, wait again.
+  ASSERT_TRUE(ts[0]->send(1, pattern(0, 1, 3, 2u << 20)).is_ok());
+  while (rec.events.size() < 4 && Clock::now() < until) {
+    // Rank 0 must progress for its rendezvous send; it sleeps on its own fd.
+    std::size_t d0 = 0;
+    Recorder rec0;
+    ASSERT_TRUE(ts[0]->poll(rec0, 64, d0).is_ok());
+    pollfd both[2] = {{ts[0]->wait_fd(), POLLIN, 0}, {ts[1]->wait_fd(), POLLIN, 0}};
+    ASSERT_GE(::poll(both, 2, 5000), 1) << "nobody woke while the rendezvous was pending";
+    ASSERT_TRUE(ts[1]->poll(rec, 64, d).is_ok());
+  }
+  ASSERT_EQ(rec.events.size(), 4u);
+  EXPECT_EQ(rec.events[3].data, pattern(0, 1, 3, 2u << 20));
+}
+
+TEST_F(UcxTest, WorldOfOneNeedsNoExchangeAndDeliversToSelf) {
+  std::unique_ptr<ReliableTransport> t;
+  bool called = false;
+  ASSERT_TRUE(create_ucx_reliable(
+                  {.rank = 0, .size = 1},
+                  [&](auto m) {
+                    called = true;
+                    return Bytes(m.begin(), m.end());
+                  },
+                  t)
+                  .is_ok());
+  EXPECT_FALSE(called);
+  ASSERT_TRUE(t->send(0, pattern(0, 0, 0, 5)).is_ok());
+  Recorder rec;
+  std::size_t d = 0;
+  ASSERT_TRUE(t->poll(rec, 8, d).is_ok());
+  EXPECT_EQ(d, 1u);
+  EXPECT_EQ(rec.from(0).at(0), pattern(0, 0, 0, 5));
+  pollfd p{t->wait_fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 0);
+  EXPECT_EQ(t->send(1, pattern(0, 0, 0, 5)).code(), ErrorCode::kInvalidArgument);
+}
+
+// ---- one-sided reads --------------------------------------------------------
+
+TEST_F(UcxTest, OneSidedReadOfARegisteredBuffer) {
+  auto ts = make_mesh(2);
+  OneSided* owner = as_ucx(ts[1].get())->one_sided();
+  OneSided* reader = as_ucx(ts[0].get())->one_sided();
+  ASSERT_NE(owner, nullptr);
+  ASSERT_NE(reader, nullptr);
+  const Bytes exposed = pattern(1, 0, 0, 3u << 20);
+  RegisteredBuffer reg;
+  ASSERT_TRUE(owner->register_buffer(exposed.data(), exposed.size(), reg).is_ok());
+  EXPECT_EQ(reg.address, reinterpret_cast<std::uintptr_t>(exposed.data()));
+  EXPECT_FALSE(reg.key.empty());
+
+  // (offset, length): small, unaligned, and most of the buffer.
+  const std::vector<std::pair<std::size_t, std::size_t>> ranges = {
+      {0, 1}, {1, 4095}, {12345, 100000}, {1u << 20, 2u << 20}, {0, 0}};
+  std::vector<Bytes> got(ranges.size());
+  std::vector<common::Status> results(ranges.size());
+  std::vector<int> calls(ranges.size(), 0);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    got[i].resize(ranges[i].second);
+    ASSERT_TRUE(reader
+                    ->get(1, reg.address + ranges[i].first, reg.key, got[i].data(),
+                          ranges[i].second,
+                          [&, i](const common::Status& s) {
+                            results[i] = s;
+                            ++calls[i];
+                          })
+                    .is_ok());
+  }
+  std::vector<Recorder> rec(2);
+  drive(ts, rec, [&] {
+    for (int c : calls) {
+      if (c == 0) return false;
+    }
+    return true;
+  });
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    EXPECT_EQ(calls[i], 1);
+    EXPECT_TRUE(results[i].is_ok()) << results[i].message();
+    EXPECT_TRUE(std::equal(got[i].begin(), got[i].end(),
+                           exposed.begin() + static_cast<std::ptrdiff_t>(ranges[i].first)))
+        << "range " << i;
+  }
+  // Reading one's own registration works too.
+  RegisteredBuffer mine;
+  const Bytes local_src = pattern(0, 0, 7, 1000);
+  ASSERT_TRUE(reader->register_buffer(local_src.data(), local_src.size(), mine).is_ok());
+  Bytes self_copy(1000);
+  bool self_done = false;
+  ASSERT_TRUE(reader
+                  ->get(0, mine.address, mine.key, self_copy.data(), self_copy.size(),
+                        [&](const common::Status& s) { self_done = s.is_ok(); })
+                  .is_ok());
+  drive(ts, rec, [&] { return self_done; });
+  EXPECT_EQ(self_copy, local_src);
+
+  EXPECT_TRUE(owner->deregister_buffer(reg.id).is_ok());
+  EXPECT_EQ(owner->deregister_buffer(reg.id).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(owner->register_buffer(nullptr, 10, reg).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(reader->get(5, 1, mine.key, self_copy.data(), 1, {}).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(rec[0].events.empty() && rec[1].events.empty()) << "reads are not messages";
+}
+
+TEST_F(UcxTest, OneSidedCanBeDisabled) {
+  auto ts = make_mesh(2, [](UcxReliableConfig& c) { c.one_sided = false; });
+  EXPECT_EQ(as_ucx(ts[0].get())->one_sided(), nullptr);
+  const std::string lanes = as_ucx(ts[0].get())->describe_peer(1);
+  std::printf("[ info ] tcp lanes 0->1: %s\n", lanes.c_str());
+  EXPECT_THAT(lanes, HasSubstr("tcp"));
+  EXPECT_EQ(as_ucx(ts[0].get())->describe_peer(0), "");
+  ASSERT_TRUE(ts[0]->send(1, pattern(0, 1, 0, 100)).is_ok());
+  std::vector<Recorder> rec(2);
+  drive(ts, rec, [&] { return rec[1].events.size() == 1; });
+}
+
+// ---- setup errors -------------------------------------------------------------
+
+TEST_F(UcxTest, BadConfigIsRejected) {
+  std::unique_ptr<ReliableTransport> t;
+  auto oob = [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); };
+  EXPECT_EQ(create_ucx_reliable({.rank = 0, .size = 0}, oob, t).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(create_ucx_reliable({.rank = 2, .size = 2}, oob, t).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(create_ucx_reliable({.rank = 0, .size = 2, .connect_timeout = 0ms}, oob, t).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(create_ucx_reliable({.rank = 0, .size = 2, .max_outstanding_bytes = 0}, oob, t).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(t, nullptr);
+}
+
+TEST_F(UcxTest, OutOfBandFailuresComeBackAsStatus) {
+  std::unique_ptr<ReliableTransport> t;
+  common::Status st = create_ucx_reliable(
+      config(0, 2),
+      [](std::span<const std::byte>) -> Bytes {
+        throw Error(ErrorCode::kTimeout, "bootstrap: ranks never arrived: 1");
+      },
+      t);
+  EXPECT_EQ(st.code(), ErrorCode::kTimeout);
+  EXPECT_THAT(st.message(), HasSubstr("never arrived: 1"));
+  // Two ranks, but an allgather of the wrong length (mixed transports).
+  st = create_ucx_reliable(
+      config(0, 2), [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); }, t);
+  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
+  // A contribution that is not a UCX address.
+  st = create_ucx_reliable(
+      config(0, 2),
+      [](std::span<const std::byte> m) {
+        Bytes all(m.begin(), m.end());
+        all.resize(2 * m.size(), std::byte{0x55});
+        return all;
+      },
+      t);
+  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
+  EXPECT_THAT(st.message(), HasSubstr("rank 1"));
+  // Ranks that disagree about one-sided reads.
+  ThreadAllgather oob(2);
+  common::Status s1;
+  std::unique_ptr<ReliableTransport> t1;
+  std::thread other([&] {
+    UcxReliableConfig c = config(1, 2);
+    c.one_sided = false;
+    s1 = create_ucx_reliable(
+        c, [&](auto m) { return oob(1, m); }, t1);
+  });
+  st = create_ucx_reliable(
+      config(0, 2), [&](auto m) { return oob(0, m); }, t);
+  other.join();
+  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
+  EXPECT_EQ(s1.code(), ErrorCode::kMismatch);
+  EXPECT_THAT(st.message(), HasSubstr("one_sided"));
+}
+
+TEST_F(UcxTest, SilentPeerTimesOutNamingIt) {
+  // "Rank 1" publishes rank 0's own worker address: every hello rank 0
+  // sends comes back to itself, is recognised as not from rank 1, and is
+  // dropped, so rank 1 never answers.
+  std::unique_ptr<ReliableTransport> t;
+  UcxReliableConfig c = config(0, 2);
+  c.connect_timeout = 300ms;
+  const auto start = Clock::now();
+  common::Status st = create_ucx_reliable(
+      c,
+      [&](std::span<const std::byte> mine) {
+        Bytes all(mine.begin(), mine.end());
+        Bytes other(mine.begin(), mine.end());
+        if (mine.size() == wire::kAddressHeaderBytes) {
+          wire::AddressHeader h;
+          std::string why;
+          EXPECT_TRUE(wire::decode(mine.first<wire::kAddressHeaderBytes>(), h, why)) << why;
+          h.rank = 1;
+          h.nonce ^= 1;
+          wire::encode(h,
+                       std::span<std::byte, wire::kAddressHeaderBytes>(other.data(), other.size()));
+        }
+        all.insert(all.end(), other.begin(), other.end());
+        return all;
+      },
+      t);
+  EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
+  EXPECT_THAT(st.message(), AllOf(HasSubstr("rank 0"), HasSubstr("ranks 1")));
+  EXPECT_LT(Clock::now() - start, 3s);
+}
+
+// ---- other UCX transports --------------------------------------------------------
+
+// Creates two ranks over UCX_TLS=`tls` (no UCX_NET_DEVICES).
+void make_pair_over(const char* tls, bool detect, Mesh& ts, std::vector<common::Status>& st) {
+  ScopedUcxEnv env(tls, nullptr);
+  ThreadAllgather oob(2);
+  ts.clear();
+  ts.resize(2);
+  st.assign(2, {});
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      UcxReliableConfig c = config(r, 2);
+      c.detect_peer_failures = detect;
+      st[static_cast<std::size_t>(r)] = create_ucx_reliable(
+          c, [&](auto m) { return oob(r, m); }, ts[static_cast<std::size_t>(r)]);
+    });
+  }
+  for (auto& th : threads) th.join();
+}
+
+// With peer-failure detection UCX 1.13 accepts no shared-memory transport
+// for active messages ("no peer failure handler"): create fails naming the
+// unreachable peer instead of hanging.
+TEST_F(UcxTest, SharedMemoryOnlyWithFailureDetectionIsUnreachable) {
+  Mesh ts;
+  std::vector<common::Status> st;
+  make_pair_over("sm,self", true, ts, st);
+  if (st[0].is_ok()) GTEST_SKIP() << "this UCX has shared memory with peer-failure support";
+  EXPECT_EQ(st[0].code(), ErrorCode::kTransportError) << st[0].message();
+  EXPECT_THAT(st[0].message(), AllOf(HasSubstr("rank 1"), HasSubstr("UCX_TLS")));
+}
+
+// Shared memory between contexts of one process, what ranks on one host
+// use when allowed: needs detect_peer_failures = false. Skips, saying so,
+// where UCX finds no such transport.
+TEST_F(UcxTest, SharedMemoryDeliversAndReads) {
+  Mesh ts;
+  std::vector<common::Status> st;
+  make_pair_over("sm,self", false, ts, st);
+  if (st[0].code() == ErrorCode::kUnavailable || st[0].code() == ErrorCode::kTransportError) {
+    GTEST_SKIP() << "UCX_TLS=sm,self does not work here: " << st[0].message();
+  }
+  ASSERT_TRUE(st[0].is_ok()) << st[0].message();
+  ASSERT_TRUE(st[1].is_ok()) << st[1].message();
+  std::printf("[ info ] sm lanes 0->1: %s\n", as_ucx(ts[0].get())->describe_peer(1).c_str());
+  std::vector<std::size_t> sizes = {0, 1, 5000, 70000, 1u << 20, 8u << 20, 3};
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    ASSERT_TRUE(ts[0]->send(1, pattern(0, 1, static_cast<int>(k), sizes[k])).is_ok());
+  }
+  const Bytes exposed = pattern(1, 0, 50, 1u << 20);
+  RegisteredBuffer reg;
+  ASSERT_TRUE(as_ucx(ts[1].get())
+                  ->one_sided()
+                  ->register_buffer(exposed.data(), exposed.size(), reg)
+                  .is_ok());
+  Bytes got(exposed.size());
+  int calls = 0;
+  ASSERT_TRUE(as_ucx(ts[0].get())
+                  ->one_sided()
+                  ->get(1, reg.address, reg.key, got.data(), got.size(),
+                        [&](const common::Status& s) {
+                          EXPECT_TRUE(s.is_ok()) << s.message();
+                          ++calls;
+                        })
+                  .is_ok());
+  std::vector<Recorder> rec(2);
+  drive(ts, rec, [&] { return rec[1].events.size() == sizes.size() && calls == 1; });
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    EXPECT_EQ(rec[1].events[k].data, pattern(0, 1, static_cast<int>(k), sizes[k])) << k;
+  }
+  EXPECT_EQ(got, exposed);
+  const UcxCounters c = as_ucx(ts[1].get())->counters();
+  std::printf("[ info ] sm: rndv %llu, eager copied %llu, eager held %llu\n",
+              static_cast<unsigned long long>(c.received_rndv),
+              static_cast<unsigned long long>(c.received_eager_copied),
+              static_cast<unsigned long long>(c.received_eager_held));
+}
+
+}  // namespace
+}  // namespace mccl::transport::ucx
