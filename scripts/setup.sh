@@ -10,8 +10,9 @@ packages=(
   libibverbs-dev librdmacm-dev rdma-core libucx-dev libhwloc-dev hwloc
   # the namespace fabric tests
   iproute2 nftables iputils-ping
-  # MPI, for the namespace launcher and the side-by-side baselines
-  openmpi-bin libopenmpi-dev
+  # MPI, for the namespace launcher and the side-by-side baselines; PMIx for
+  # the PMIx bootstrap (mpirun/srun without MPI)
+  openmpi-bin libopenmpi-dev mpich libmpich-dev libpmix-dev
 )
 
 missing=()

@@ -3,8 +3,10 @@
 // A Bootstrap answers "who am I, how many are we" and performs the small
 // out-of-band exchanges a communicator needs while it is created (agreeing
 // on a tag, exchanging transport addresses). It is not used on the data
-// path. Implementations: in-process (mccl/inprocess.h); the TCP store, PMIx
-// and MPI come with the real transports.
+// path. Implementations: in-process (mccl/inprocess.h), the TCP store and
+// make_bootstrap_from_env() (mccl/tcp_bootstrap.h), PMIx
+// (mccl/pmix_bootstrap.h), and any runtime that can allgather, such as an
+// MPI communicator (mccl/callback_bootstrap.h).
 #pragma once
 
 #include "mccl/export.h"

@@ -68,14 +68,18 @@ struct TcpBootstrapOptions {
 // object is unusable: every later call throws the same error, on every rank.
 MCCL_API std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options = {});
 
-// The bootstrap this process was launched for, from its environment:
-//  - rank and size from MCCL_RANK / MCCL_WORLD_SIZE when set, else from the
-//    launcher: OMPI_COMM_WORLD_RANK/SIZE (Open MPI's mpirun), PMI_RANK/
-//    PMI_SIZE (MPICH's hydra), PMIX_RANK with OMPI_COMM_WORLD_SIZE;
-//  - the TCP store at MCCL_BOOTSTRAP_ADDR, which every run of more than one
-//    rank needs (launched by mpirun without it, the error says so).
+// The bootstrap this process was launched for, from its environment
+// (docs/bootstrap.md has the whole decision):
+//  - under a PMIx launcher (mpirun of Open MPI, srun --mpi=pmix) with no
+//    MCCL_BOOTSTRAP_ADDR / MCCL_RANK / MCCL_WORLD_SIZE set, and MCCL built
+//    with PMIx: the PMIx bootstrap (mccl/pmix_bootstrap.h), nothing to set;
+//  - otherwise the TCP store at MCCL_BOOTSTRAP_ADDR, with rank and size from
+//    MCCL_RANK / MCCL_WORLD_SIZE when set, else from the launcher:
+//    OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE (MPICH's hydra), PMIX_RANK
+//    with OMPI_COMM_WORLD_SIZE.
 // Blocks and throws like make_tcp_bootstrap(); kInvalidArgument when neither
-// the MCCL_* variables nor a launcher say who this process is.
+// the MCCL_* variables nor a launcher say who this process is, or when the
+// store's address is missing where it is needed (the error says so).
 MCCL_API std::unique_ptr<Bootstrap> make_bootstrap_from_env();
 
 }  // namespace mccl

@@ -1,7 +1,8 @@
 // make_bootstrap_from_env(): who this process is, from the MCCL_* variables
-// or, failing those, from the variables its launcher sets. The PMIx-native
-// and MPI-communicator bootstraps are separate; here a launcher only names
-// the rank and the world size, and the TCP store does the exchanges.
+// or, failing those, from the variables its launcher sets. Under a PMIx
+// launcher with none of the MCCL_* variables set (and PMIx built in), the
+// PMIx bootstrap does everything; otherwise a launcher only names the rank
+// and the world size, and the TCP store does the exchanges.
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -9,7 +10,12 @@
 
 #include "common/settings.h"
 #include "mccl/error.h"
+#include "mccl/pmix_bootstrap.h"
 #include "mccl/tcp_bootstrap.h"
+
+#ifndef MCCL_HAVE_PMIX
+#define MCCL_HAVE_PMIX 0
+#endif
 
 namespace mccl {
 namespace bootstrap {
@@ -40,6 +46,10 @@ const char* env(const char* name) {
   return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
+// A PMIx server started this process: PMIx_Init needs both to find it
+// (plus the server's address, which PMIx reads itself).
+bool pmix_launched() { return env("PMIX_NAMESPACE") != nullptr && env("PMIX_RANK") != nullptr; }
+
 const Launcher* detect_launcher() {
   for (const Launcher& l : kLaunchers) {
     if (env(l.rank_var) != nullptr && env(l.size_var) != nullptr) return &l;
@@ -68,14 +78,21 @@ std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
   using namespace bootstrap;
   const bool have_rank = settings::kRank.from_env().has_value();
   const bool have_size = settings::kWorldSize.from_env().has_value();
+  const bool have_addr = settings::kBootstrapAddr.from_env().has_value();
+  // Any MCCL_* variable means the TCP store was asked for.
+  if (MCCL_HAVE_PMIX && !have_rank && !have_size && !have_addr && pmix_launched()) {
+    return make_pmix_bootstrap();
+  }
   const Launcher* launcher = detect_launcher();
   if (!have_rank && !have_size && launcher == nullptr) {
     throw Error(ErrorCode::kInvalidArgument,
                 "no bootstrap configured: MCCL_RANK and MCCL_WORLD_SIZE are not set and no "
                 "launcher was recognised (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, "
                 "PMIX_RANK). Set MCCL_BOOTSTRAP_ADDR=host:port of rank 0, MCCL_RANK and "
-                "MCCL_WORLD_SIZE on every process, or start it with mpirun and set "
-                "MCCL_BOOTSTRAP_ADDR.");
+                "MCCL_WORLD_SIZE on every process, or start it with mpirun (" +
+                    std::string(MCCL_HAVE_PMIX ? "nothing more to set: PMIx finds the ranks"
+                                               : "and set MCCL_BOOTSTRAP_ADDR") +
+                    ").");
   }
   TcpBootstrapOptions options;  // fields left at -1 are read from MCCL_* by the factory
   if (launcher != nullptr) {
@@ -87,7 +104,7 @@ std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
                    : options.size != -1
                        ? options.size
                        : static_cast<int>(settings::kWorldSize.get_int(1, INT_MAX));
-  if (size > 1 && !settings::kBootstrapAddr.from_env()) {
+  if (size > 1 && !have_addr) {
     const std::string rank =
         options.rank != -1 ? std::to_string(options.rank) : settings::kRank.raw();
     throw Error(ErrorCode::kInvalidArgument,
@@ -95,7 +112,11 @@ std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
                     std::to_string(size) +
                     ", but MCCL_BOOTSTRAP_ADDR is not set: MCCL needs host:port where rank 0 "
                     "serves its bootstrap store, set on every rank (e.g. " +
-                    launcher->export_hint + ")");
+                    launcher->export_hint + ")" +
+                    (!MCCL_HAVE_PMIX && pmix_launched()
+                         ? "; this MCCL was built without PMIx, which would have found the "
+                           "ranks through the launcher by itself"
+                         : ""));
   }
   return make_tcp_bootstrap(options);
 }
