@@ -2,9 +2,12 @@
 #pragma once
 
 #include "mccl/bootstrap.h"
+#include "mccl/callback_bootstrap.h"
 #include "mccl/communicator.h"
 #include "mccl/error.h"
 #include "mccl/inprocess.h"
 #include "mccl/options.h"
+#include "mccl/pmix_bootstrap.h"
 #include "mccl/stats.h"
+#include "mccl/tcp_bootstrap.h"
 #include "mccl/version.h"
