@@ -14,6 +14,9 @@
 #include <string_view>
 
 #include "common/settings.h"
+#if MCCL_HAVE_IBUD
+#include "transport/ibud/ibud_transport.h"
+#endif
 #include "mccl/error.h"
 #include "mccl/version.h"
 
@@ -113,6 +116,21 @@ int print_text() {
   std::printf("  build type  %s\n", MCCL_BUILD_TYPE);
   std::printf("  sanitizer   %s\n", sanitizer.empty() ? "none" : sanitizer.c_str());
   std::printf("  transports  %s\n\n", MCCL_BUILD_TRANSPORTS);
+#if MCCL_HAVE_IBUD
+  // Devices, ports, link layer, MTU, and whether a multicast join works.
+  std::printf("InfiniBand\n");
+  std::string line;
+  for (const char c : mccl::transport::ibud::describe_ib_devices()) {
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    std::printf("  %s\n", line.c_str());
+    line.clear();
+  }
+  if (!line.empty()) std::printf("  %s\n", line.c_str());
+  std::printf("\n");
+#endif
   std::printf("settings (explicit CommOptions field > MCCL_* environment > default)\n");
   int invalid = 0;
   for (const Setting* s : mccl::common::all_settings()) {

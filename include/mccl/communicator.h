@@ -1,5 +1,5 @@
-// The communicator and its requests: MPI-style broadcast, allgather(v) and
-// barrier over network multicast.
+// The communicator and its requests: MPI-style broadcast, allgather(v),
+// reduce-scatter(v), allreduce and barrier over network multicast.
 //
 // Threading: a Communicator and its Requests are used from one thread at a
 // time (like MPI_THREAD_SERIALIZED). Collectives must be called in the same
@@ -26,6 +26,7 @@
 #include "mccl/export.h"
 #include "mccl/options.h"
 #include "mccl/stats.h"
+#include "mccl/types.h"
 
 namespace mccl {
 
@@ -34,8 +35,8 @@ class CommState;
 class Operation;
 }  // namespace detail
 
-// Pass as the send buffer of allgather/allgatherv to mean "my contribution is
-// already in place in the receive buffer" (MPI_IN_PLACE).
+// Pass as the send buffer of allgather/allgatherv/allreduce to mean "my
+// contribution is already in place in the receive buffer" (MPI_IN_PLACE).
 inline const void* const kInPlace = reinterpret_cast<const void*>(std::uintptr_t{1});
 
 // A nonblocking collective in flight. Move-only.
@@ -97,6 +98,46 @@ class MCCL_API Communicator {
                   std::span<const std::size_t> displacements);
   Request iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
                       std::span<const std::size_t> displacements);
+
+  // ---- reductions ----
+  // Counts are in elements of `type`. Every rank passes the same counts,
+  // type and op (checked: kMismatch on every rank otherwise). An unknown
+  // type or op value, a null buffer that is given elements, or send and
+  // receive buffers that overlap (other than in place, where allowed)
+  // throw kInvalidArgument. float16 and bfloat16 are reduced in float32
+  // and rounded to nearest even at every step; integers wrap around.
+  //
+  // Determinism: every element is reduced in one fixed order, the same on
+  // every rank and in every run with the same N, algorithm and settings
+  // (see docs/wire-protocol.md), so the results are bitwise reproducible
+  // and, for allreduce, bitwise identical on every rank. The order is not
+  // rank order 0..N-1, so a float result may differ in its last bits from a
+  // sequential sum.
+
+  // `send` holds N blocks of `count_per_rank` elements, block r for rank r;
+  // the reduction of every rank's block `rank()` lands in `recv`
+  // (count_per_rank elements). Not in place: `send` may not be kInPlace.
+  void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DataType type,
+                      ReduceOp op);
+  Request ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DataType type,
+                          ReduceOp op);
+
+  // Block r of `send` has counts[r] elements (blocks back to back); `recv`
+  // receives counts[rank()] elements. `counts` has one entry per rank and
+  // need not outlive the call.
+  void reduce_scatterv(const void* send, void* recv, std::span<const std::size_t> counts,
+                       DataType type, ReduceOp op);
+  Request ireduce_scatterv(const void* send, void* recv, std::span<const std::size_t> counts,
+                           DataType type, ReduceOp op);
+
+  // The element-wise reduction of every rank's `count` elements lands in
+  // `recv` on every rank. `send` may be kInPlace (the vector is in `recv`).
+  // The algorithm is CommOptions::allreduce_algorithm
+  // (MCCL_COLL_ALLREDUCE_ALGO): by default the ring reduce-scatter followed
+  // by the multicast allgather, which injects about `count` elements' worth
+  // of bytes per rank in all; recursive doubling for small vectors.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  Request iallreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
 
   void barrier();
   Request ibarrier();

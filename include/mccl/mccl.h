@@ -98,8 +98,9 @@ typedef struct mccl_world_s* mccl_world_t;     /* an in-process world */
 typedef struct mccl_comm_s* mccl_comm_t;       /* a communicator (one rank) */
 typedef struct mccl_request_s* mccl_request_t; /* a nonblocking collective */
 
-/* Pass as the send buffer of allgather(v) to mean "my block is already in
- * place in the receive buffer" (MPI_IN_PLACE). Equals mccl::kInPlace. */
+/* Pass as the send buffer of allgather(v) or allreduce to mean "my data is
+ * already in place in the receive buffer" (MPI_IN_PLACE). Equals
+ * mccl::kInPlace. */
 #define MCCL_IN_PLACE ((const void*)1)
 
 /* -------------------------------------------------------- in-process world
@@ -165,6 +166,14 @@ enum {
   MCCL_BCAST_ALGO_CHAIN = 3
 };
 
+enum {
+  MCCL_ALLREDUCE_ALGO_UNSET = 0,
+  MCCL_ALLREDUCE_ALGO_AUTO = 1,     /* recursive doubling if small, else RS_MCAST */
+  MCCL_ALLREDUCE_ALGO_RS_MCAST = 2, /* ring reduce-scatter + multicast allgather */
+  MCCL_ALLREDUCE_ALGO_RING = 3,     /* point-to-point ring reduce-scatter + allgather */
+  MCCL_ALLREDUCE_ALGO_RECURSIVE_DOUBLING = 4
+};
+
 typedef struct mccl_comm_options_t {
   size_t struct_size; /* sizeof(mccl_comm_options_t) */
   /* MCCL_TRANSPORT_* (overrides MCCL_TRANSPORT) */
@@ -182,6 +191,9 @@ typedef struct mccl_comm_options_t {
   /* MCCL_BCAST_ALGO_* (MCCL_COLL_BCAST_ALGO) */
   int32_t broadcast_algorithm;
   int32_t reserved; /* must be 0 */
+  /* MCCL_ALLREDUCE_ALGO_* (MCCL_COLL_ALLREDUCE_ALGO) */
+  int32_t allreduce_algorithm;
+  int32_t reserved2; /* must be 0 */
 } mccl_comm_options_t;
 
 #define MCCL_COMM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_comm_options_t)
@@ -238,6 +250,63 @@ MCCL_API mccl_result_t mccl_iallgatherv(mccl_comm_t comm, const void* send, void
 
 MCCL_API mccl_result_t mccl_barrier(mccl_comm_t comm);
 MCCL_API mccl_result_t mccl_ibarrier(mccl_comm_t comm, mccl_request_t* request);
+
+/* ------------------------------------------------------------ reductions
+ *
+ * Counts are in elements. Every rank passes the same counts, datatype and
+ * op (MCCL_MISMATCH on every rank otherwise); an unknown datatype or op is
+ * MCCL_INVALID_ARGUMENT. float16 and bfloat16 are reduced in float32 and
+ * rounded to nearest even at every step; integers wrap around. Every
+ * element is reduced in one fixed order, the same on every rank and run,
+ * so results are bitwise reproducible (and identical on every rank for
+ * allreduce). */
+
+/* Values equal mccl::DataType's and mccl::ReduceOp's and never change. */
+typedef enum mccl_datatype_t {
+  MCCL_FLOAT32 = 0,
+  MCCL_FLOAT64 = 1,
+  MCCL_BFLOAT16 = 2,
+  MCCL_FLOAT16 = 3, /* IEEE binary16 */
+  MCCL_INT32 = 4,
+  MCCL_INT64 = 5,
+  MCCL_UINT8 = 6
+} mccl_datatype_t;
+
+typedef enum mccl_reduce_op_t {
+  MCCL_SUM = 0,
+  MCCL_PROD = 1,
+  MCCL_MIN = 2,
+  MCCL_MAX = 3
+} mccl_reduce_op_t;
+
+/* `send` holds one block of `count_per_rank` elements per rank, block r for
+ * rank r; the reduction of every rank's block for this rank lands in
+ * `recv`. Not in place (MCCL_IN_PLACE is MCCL_INVALID_ARGUMENT). */
+MCCL_API mccl_result_t mccl_reduce_scatter(mccl_comm_t comm, const void* send, void* recv,
+                                           size_t count_per_rank, mccl_datatype_t datatype,
+                                           mccl_reduce_op_t op);
+MCCL_API mccl_result_t mccl_ireduce_scatter(mccl_comm_t comm, const void* send, void* recv,
+                                            size_t count_per_rank, mccl_datatype_t datatype,
+                                            mccl_reduce_op_t op, mccl_request_t* request);
+
+/* Block r of `send` has counts[r] elements, blocks back to back; `recv`
+ * receives counts[rank]. `counts` has one entry per rank; the i-form
+ * copies it. */
+MCCL_API mccl_result_t mccl_reduce_scatterv(mccl_comm_t comm, const void* send, void* recv,
+                                            const size_t* counts, mccl_datatype_t datatype,
+                                            mccl_reduce_op_t op);
+MCCL_API mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send, void* recv,
+                                             const size_t* counts, mccl_datatype_t datatype,
+                                             mccl_reduce_op_t op, mccl_request_t* request);
+
+/* The reduction of every rank's `count` elements lands in `recv` on every
+ * rank. `send` may be MCCL_IN_PLACE (the vector is already in `recv`). */
+MCCL_API mccl_result_t mccl_allreduce(mccl_comm_t comm, const void* send, void* recv,
+                                      size_t count, mccl_datatype_t datatype,
+                                      mccl_reduce_op_t op);
+MCCL_API mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv,
+                                       size_t count, mccl_datatype_t datatype, mccl_reduce_op_t op,
+                                       mccl_request_t* request);
 
 /* -------------------------------------------------------------- requests */
 

@@ -16,6 +16,10 @@ enum class TransportKind { kAuto, kSim, kUdp, kIb };
 enum class ProgressKind { kInline, kThread, kOffload };
 enum class AllgatherAlgorithm { kAuto, kMulticast, kRing };
 enum class BroadcastAlgorithm { kAuto, kMulticast, kChain };
+// kAuto: recursive doubling below MCCL_COLL_ALLREDUCE_SMALL_BYTES, else the
+// ring reduce-scatter followed by the multicast allgather (the point-to-point
+// ring allreduce when the transport cannot multicast).
+enum class AllreduceAlgorithm { kAuto, kRsMulticast, kRing, kRecursiveDoubling };
 
 struct CommOptions {
   // Datagram transport. kAuto picks the in-memory fabric for in-process
@@ -30,6 +34,7 @@ struct CommOptions {
   std::optional<int> allgather_concurrent_roots;
   std::optional<AllgatherAlgorithm> allgather_algorithm;  // MCCL_COLL_ALLGATHER_ALGO
   std::optional<BroadcastAlgorithm> broadcast_algorithm;  // MCCL_COLL_BCAST_ALGO
+  std::optional<AllreduceAlgorithm> allreduce_algorithm;  // MCCL_COLL_ALLREDUCE_ALGO
 };
 
 }  // namespace mccl

@@ -481,8 +481,8 @@ mccl_result_t mccl_ireduce_scatter(mccl_comm_t comm, const void* send, void* rec
     require(comm, "comm");
     require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) {
-      r.request = comm->comm.ireduce_scatter(to_send(send), recv, count_per_rank,
-                                             to_cpp(datatype), to_cpp(op));
+      r.request = comm->comm.ireduce_scatter(to_send(send), recv, count_per_rank, to_cpp(datatype),
+                                             to_cpp(op));
     });
   });
 }
@@ -509,8 +509,8 @@ mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send, void* re
     const auto n = static_cast<std::size_t>(comm->comm.size());
     start_request(comm, request, [&](mccl_request_s& r) {
       r.counts.assign(counts, counts + n);
-      r.request = comm->comm.ireduce_scatterv(to_send(send), recv, r.counts, to_cpp(datatype),
-                                              to_cpp(op));
+      r.request =
+          comm->comm.ireduce_scatterv(to_send(send), recv, r.counts, to_cpp(datatype), to_cpp(op));
     });
   });
 }
@@ -530,8 +530,7 @@ mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, si
     require(comm, "comm");
     require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) {
-      r.request =
-          comm->comm.iallreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
+      r.request = comm->comm.iallreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
     });
   });
 }

@@ -25,7 +25,7 @@ struct Hello {
   std::uint32_t transport;
   std::uint64_t salt;
   std::uint32_t checksum;  // a rank that checks CRCs would drop a non-checking root's data
-  std::uint32_t reserved;
+  std::uint32_t ib_usable;  // auto picks InfiniBand only when every rank has it
 };
 
 std::uint32_t random_tag() {
@@ -80,16 +80,23 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
                 who + "the offload progress engine is not built into this MCCL (MCCL_PROGRESS)");
   }
   TransportKind transport = opt.transport;
+  std::uint32_t ib_here = 0;
   if (transport == TransportKind::kAuto) {
     // Ranks in one process share the in-memory fabric; real processes use
-    // the network.
-    bool inproc = dynamic_cast<detail::InProcessBootstrap*>(&bootstrap) != nullptr;
-    transport = inproc ? TransportKind::kSim : TransportKind::kUdp;
+    // the network: InfiniBand where every rank has it, else UDP.
+    if (dynamic_cast<detail::InProcessBootstrap*>(&bootstrap) != nullptr) {
+      transport = TransportKind::kSim;
+    } else {
+      std::string why;
+      ib_here = detail::ib_usable(why) ? 1 : 0;
+      common::logf(common::LogLevel::kInfo, st->rank, "InfiniBand %s (%s)",
+                   ib_here ? "usable" : "not usable", why.c_str());
+    }
   }
 
   // 1. Agree on the tag (and the salt that keeps two jobs' groups apart).
   Hello mine{random_tag(), static_cast<std::uint32_t>(transport), random_salt(),
-             common::settings::kProtoChecksum.get_bool() ? 1u : 0u, 0};
+             common::settings::kProtoChecksum.get_bool() ? 1u : 0u, ib_here};
   auto all = bootstrap.allgather(std::as_bytes(std::span(&mine, 1)), opt.timeout);
   std::vector<Hello> hellos(st->size);
   std::memcpy(hellos.data(), all.data(), all.size());
@@ -108,6 +115,11 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
     }
   }
   const std::uint32_t tag = hellos[0].tag;
+  if (transport == TransportKind::kAuto) {
+    bool everyone = true;
+    for (const Hello& h : hellos) everyone = everyone && h.ib_usable != 0;
+    transport = everyone ? TransportKind::kIb : TransportKind::kUdp;
+  }
 
   // 2. The transports (the reliable side exchanges its addresses itself).
   detail::Transports net =
@@ -207,7 +219,8 @@ Request Communicator::ireduce_scatterv(const void* send, void* recv,
   coll::validate_reduce_scatterv(state_->rank, state_->size, send, send == kInPlace, recv, counts,
                                  type, op)
       .throw_if_error();
-  auto started = coll::make_reduce_scatterv(*state_->ctx, state_->coll, send, recv, counts, type, op);
+  auto started =
+      coll::make_reduce_scatterv(*state_->ctx, state_->coll, send, recv, counts, type, op);
   state_->engine->start(started);
   return Request(state_, std::make_shared<detail::Operation>(std::move(started)));
 }
@@ -235,8 +248,8 @@ Request Communicator::iallreduce(const void* send, void* recv, std::size_t count
   check_usable(state_);
   const bool in_place = send == kInPlace;
   coll::validate_allreduce(state_->rank, send, in_place, recv, count, type, op).throw_if_error();
-  auto started = coll::make_allreduce(*state_->ctx, state_->coll, send, in_place || send == recv, recv,
-                                  count, type, op);
+  auto started = coll::make_allreduce(*state_->ctx, state_->coll, send, in_place || send == recv,
+                                      recv, count, type, op);
   state_->engine->start(started);
   return Request(state_, std::make_shared<detail::Operation>(std::move(started)));
 }

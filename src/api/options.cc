@@ -60,8 +60,7 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));
   r.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int(1, 1 << 30));
   r.allreduce = o.allreduce_algorithm.value_or(parse_allreduce(s::kCollAllreduceAlgo.get()));
-  r.reduce_segment_bytes =
-      static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int(1, 1 << 30));
+  r.reduce_segment_bytes = static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int(1, 1 << 30));
   r.allreduce_small_bytes =
       static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int(0, std::int64_t{1} << 40));
   r.rs_share = s::kCollRsShare.get_double();

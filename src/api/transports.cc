@@ -5,6 +5,9 @@
 #include "api/world_state.h"
 #include "common/settings.h"
 #include "common/status.h"
+#if MCCL_HAVE_IBUD
+#include "transport/ibud/ibud_transport.h"
+#endif
 #if MCCL_HAVE_UCX
 #include "transport/ucx/ucx_transport.h"
 #endif
@@ -59,6 +62,40 @@ void make_ucx(Bootstrap& bootstrap, const transport::OobAllgather& oob,
 #endif
 }
 
+Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
+                   std::chrono::milliseconds timeout) {
+  const int rank = bootstrap.rank();
+#if MCCL_HAVE_IBUD
+  Transports t;
+  transport::ibud::IbConfig ic;
+  ic.comm_tag = tag;
+  ic.job_salt = salt;
+  ic.rank = rank;
+  check(transport::ibud::create_ib_transport(ic, t.dgram), rank, "InfiniBand multicast transport");
+  const auto& info = transport::ibud::as_ib(t.dgram.get())->info();
+  t.iface = info.ipoib_iface;
+  // Repairs and control travel over TCP on the IPoIB interface.
+  auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
+  transport::tcp::TcpReliableConfig tc;
+  tc.rank = rank;
+  tc.size = bootstrap.size();
+  tc.bind_address = info.ipoib_addr;
+  tc.connect_timeout = timeout;
+  check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), rank, "TCP reliable transport");
+  t.description = "ib " + info.device + ":" + std::to_string(info.port) + " MGID " + info.mgid +
+                  " (mtu " + std::to_string(info.mtu) + "), tcp over " + info.ipoib_iface;
+  return t;
+#else
+  (void)tag;
+  (void)salt;
+  (void)timeout;
+  throw Error(ErrorCode::kUnavailable, "rank " + std::to_string(rank) +
+                                           ": MCCL_TRANSPORT=ib, but this MCCL was built without "
+                                           "rdma-core (install libibverbs-dev and librdmacm-dev "
+                                           "and rebuild)");
+#endif
+}
+
 Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
                     std::chrono::milliseconds timeout) {
   const int rank = bootstrap.rank();
@@ -101,12 +138,21 @@ Transports make_transports(TransportKind kind, Bootstrap& bootstrap, std::uint32
     case TransportKind::kUdp:
       return make_udp(bootstrap, tag, salt, timeout);
     case TransportKind::kIb:
+      return make_ib(bootstrap, tag, salt, timeout);
     case TransportKind::kAuto:
       break;
   }
-  throw Error(ErrorCode::kUnavailable, "rank " + std::to_string(bootstrap.rank()) +
-                                           ": the InfiniBand transport is not built into this "
-                                           "MCCL; use MCCL_TRANSPORT=udp");
+  throw Error(ErrorCode::kInternal,
+              "rank " + std::to_string(bootstrap.rank()) + ": transport kind left unresolved");
+}
+
+bool ib_usable(std::string& why) {
+#if MCCL_HAVE_IBUD
+  return transport::ibud::probe_ib(why).is_ok();
+#else
+  why = "built without rdma-core";
+  return false;
+#endif
 }
 
 }  // namespace mccl::detail

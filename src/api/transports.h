@@ -26,6 +26,10 @@ struct Transports {
 // `bootstrap`). `kind` is resolved (not kAuto). Throws mccl::Error naming
 // the rank: kUnavailable when the kind is not built in or the network
 // cannot carry it, kTransportError when a socket fails.
+// Whether this rank has an active InfiniBand port for the UD transport;
+// `why` says why not (or which port).
+bool ib_usable(std::string& why);
+
 Transports make_transports(TransportKind kind, Bootstrap& bootstrap, std::uint32_t tag,
                            std::uint64_t salt, std::chrono::milliseconds timeout);
 

@@ -19,4 +19,16 @@ inline AllgatherAlgorithm choose_allgather(AllgatherAlgorithm asked, bool multic
   return multicast ? AllgatherAlgorithm::kMulticast : AllgatherAlgorithm::kRing;
 }
 
+// Recursive doubling for small vectors (latency: log2 N rounds); above the
+// threshold the ring reduce-scatter and the multicast allgather, which
+// inject S bytes per rank in all against the ring allreduce's 2(N-1)/N S.
+// The choice depends only on arguments and settings every rank shares (the
+// algorithm is part of the signature, so ranks that differ find out).
+inline AllreduceAlgorithm choose_allreduce(AllreduceAlgorithm asked, bool multicast, int ranks,
+                                           std::size_t bytes, std::size_t small_bytes) {
+  if (asked != AllreduceAlgorithm::kAuto) return asked;
+  if (ranks == 1 || bytes < small_bytes) return AllreduceAlgorithm::kRecursiveDoubling;
+  return multicast ? AllreduceAlgorithm::kRsMulticast : AllreduceAlgorithm::kRing;
+}
+
 }  // namespace mccl::coll

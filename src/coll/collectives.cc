@@ -54,12 +54,21 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
         out, {counts.begin(), counts.end()}, {displacements.begin(), displacements.end()}};
     return std::make_shared<RingAllgather>(ctx, std::move(layout), sig, cfg.segment_bytes);
   }
+  return make_mcast_allgatherv(
+      ctx, cfg, out, counts, displacements, sig,
+      "allgather of " + std::to_string(counts[me]) + " bytes from each rank (this one)");
+}
+
+std::shared_ptr<protocol::Operation> make_mcast_allgatherv(
+    protocol::Context& ctx, const CollConfig& cfg, std::byte* recv,
+    std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
+    std::uint64_t signature, std::string what) {
   protocol::McastSpec spec;
-  spec.what = "allgather of " + std::to_string(counts[me]) + " bytes from each rank (this one)";
-  spec.signature = sig;
+  spec.what = std::move(what);
+  spec.signature = signature;
   spec.concurrent_roots = cfg.concurrent_roots;
   for (int r = 0; r < ctx.size(); ++r) {
-    spec.streams.push_back({r, out == nullptr ? nullptr : out + displacements[r], counts[r]});
+    spec.streams.push_back({r, recv == nullptr ? nullptr : recv + displacements[r], counts[r]});
   }
   return std::make_shared<protocol::McastCollective>(ctx, std::move(spec));
 }

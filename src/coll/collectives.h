@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "mccl/options.h"
+#include "mccl/types.h"
 #include "protocol/operation.h"
 
 namespace mccl::protocol {
@@ -22,6 +25,10 @@ struct CollConfig {
   int concurrent_roots = 0;               // 0: every root at once
   std::size_t segment_bytes = 128 << 10;  // point-to-point pipelining
   bool multicast = true;                  // the datagram transport can multicast
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;
+  std::size_t reduce_segment_bytes = 64 << 10;   // ring reduce-scatter, recursive doubling
+  std::size_t allreduce_small_bytes = 16 << 10;  // auto: recursive doubling below
+  double rs_share = 0.5;                         // (0, 1]: see rs_send_budget
 };
 
 std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,
@@ -34,5 +41,31 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
                                                      std::span<const std::size_t> displacements);
 
 std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx);
+
+// The multicast allgather(v) of counts[r] bytes at recv + displacements[r]
+// under `signature`: make_allgatherv's, and the allreduce's second step.
+std::shared_ptr<protocol::Operation> make_mcast_allgatherv(
+    protocol::Context& ctx, const CollConfig& cfg, std::byte* recv,
+    std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
+    std::uint64_t signature, std::string what);
+
+// Counts are in elements; arguments passed validate.h's checks. rank r's
+// block of `send` starts after counts[0..r) elements. Not in place.
+std::shared_ptr<protocol::Operation> make_reduce_scatterv(protocol::Context& ctx,
+                                                          const CollConfig& cfg, const void* send,
+                                                          void* recv,
+                                                          std::span<const std::size_t> counts,
+                                                          DataType type, ReduceOp op);
+
+// `in_place`: the vector is already in `recv`.
+std::shared_ptr<protocol::Operation> make_allreduce(protocol::Context& ctx, const CollConfig& cfg,
+                                                    const void* send, bool in_place, void* recv,
+                                                    std::size_t count, DataType type, ReduceOp op);
+
+// Bytes of ring messages a reduce-scatter sends per progress call so that
+// it takes `share` of the sending against one multicast injection batch
+// (send_batch datagrams): share / (1 - share) batches' worth; 0 (no limit)
+// for share >= 1.
+std::size_t rs_send_budget(const protocol::Context& ctx, double share);
 
 }  // namespace mccl::coll

@@ -1,5 +1,6 @@
 // The digest of a collective's arguments that every rank must agree on
-// (kind, root, per-rank sizes). It travels in every control message, so two
+// (kind, root, per-rank sizes; for reductions also the datatype, the op and
+// the algorithm). It travels in every control message, so two
 // neighbours that disagree find out at their first exchange.
 #pragma once
 
@@ -9,7 +10,13 @@
 
 namespace mccl::coll {
 
-enum class CollKind : std::uint64_t { kBroadcast = 1, kAllgather = 2, kBarrier = 3 };
+enum class CollKind : std::uint64_t {
+  kBroadcast = 1,
+  kAllgather = 2,
+  kBarrier = 3,
+  kReduceScatter = 4,
+  kAllreduce = 5,
+};
 
 class Signature {
  public:

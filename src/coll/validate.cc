@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "coll/reduce_kernels.h"
 
 namespace mccl::coll {
 
@@ -15,6 +18,31 @@ std::string at(int rank) { return "rank " + std::to_string(rank) + ": "; }
 
 bool overlaps(std::uintptr_t a, std::size_t alen, std::uintptr_t b, std::size_t blen) {
   return alen > 0 && blen > 0 && a < b + blen && b < a + alen;
+}
+Status check_type_and_op(int rank, const std::string& what, DataType type, ReduceOp op) {
+  if (!valid(type)) {
+    return common::invalid_argument(at(rank) + what + "datatype " +
+                                    std::to_string(static_cast<int>(type)) +
+                                    " is not a mccl::DataType value");
+  }
+  if (!valid(op)) {
+    return common::invalid_argument(at(rank) + what + "reduction op " +
+                                    std::to_string(static_cast<int>(op)) +
+                                    " is not a mccl::ReduceOp value");
+  }
+  return Status::ok();
+}
+
+// Elements to bytes, or an error when that does not fit a size_t.
+Status to_bytes(int rank, const std::string& what, std::size_t count, DataType type,
+                std::size_t& bytes) {
+  const std::size_t es = size_of(type);
+  if (count > std::numeric_limits<std::size_t>::max() / es) {
+    return common::invalid_argument(at(rank) + what + std::to_string(count) + " elements of " +
+                                    to_string(type) + " do not fit in memory");
+  }
+  bytes = count * es;
+  return Status::ok();
 }
 }  // namespace
 
@@ -75,6 +103,69 @@ Status validate_allgatherv(int rank, int size, const void* send, bool in_place, 
           "send and receive buffers overlap; pass mccl::kInPlace as the send "
           "buffer for an in-place allgather");
     }
+  }
+  return Status::ok();
+}
+
+Status validate_reduce_scatterv(int rank, int size, const void* send, bool in_place,
+                                const void* recv, std::span<const std::size_t> counts,
+                                DataType type, ReduceOp op) {
+  const std::string what = "reduce_scatter: ";
+  if (Status st = check_type_and_op(rank, what, type, op); !st.is_ok()) return st;
+  if (in_place) {
+    return common::invalid_argument(at(rank) + what +
+                                    "kInPlace is not supported; pass the send buffer");
+  }
+  if (counts.size() != static_cast<std::size_t>(size)) {
+    return common::invalid_argument(at(rank) + what + "counts needs " + std::to_string(size) +
+                                    " entries, got " + std::to_string(counts.size()));
+  }
+  std::size_t total = 0;
+  for (auto c : counts) {
+    if (c > std::numeric_limits<std::size_t>::max() - total) {
+      return common::invalid_argument(at(rank) + what + "the counts overflow a size_t");
+    }
+    total += c;
+  }
+  std::size_t send_bytes = 0, recv_bytes = 0;
+  if (Status st = to_bytes(rank, what, total, type, send_bytes); !st.is_ok()) return st;
+  (void)to_bytes(rank, what, counts[rank], type, recv_bytes);  // <= total: fits
+  if (send == nullptr && send_bytes > 0) {
+    return common::invalid_argument(at(rank) + what + "send buffer is null but it holds " +
+                                    std::to_string(total) + " elements");
+  }
+  if (recv == nullptr && recv_bytes > 0) {
+    return common::invalid_argument(at(rank) + what + "receive buffer is null but " +
+                                    std::to_string(counts[rank]) + " elements are to be received");
+  }
+  if (overlaps(reinterpret_cast<std::uintptr_t>(send), send_bytes,
+               reinterpret_cast<std::uintptr_t>(recv), recv_bytes)) {
+    return common::invalid_argument(at(rank) + what + "send and receive buffers overlap");
+  }
+  return Status::ok();
+}
+
+Status validate_allreduce(int rank, const void* send, bool in_place, const void* recv,
+                          std::size_t count, DataType type, ReduceOp op) {
+  const std::string what = "allreduce: ";
+  if (Status st = check_type_and_op(rank, what, type, op); !st.is_ok()) return st;
+  std::size_t bytes = 0;
+  if (Status st = to_bytes(rank, what, count, type, bytes); !st.is_ok()) return st;
+  if (recv == nullptr && bytes > 0) {
+    return common::invalid_argument(at(rank) + what + "receive buffer is null but count is " +
+                                    std::to_string(count));
+  }
+  if (in_place || send == recv) return Status::ok();
+  if (send == nullptr && bytes > 0) {
+    return common::invalid_argument(at(rank) + what + "send buffer is null but count is " +
+                                    std::to_string(count) +
+                                    "; pass mccl::kInPlace for an in-place allreduce");
+  }
+  if (overlaps(reinterpret_cast<std::uintptr_t>(send), bytes,
+               reinterpret_cast<std::uintptr_t>(recv), bytes)) {
+    return common::invalid_argument(at(rank) + what +
+                                    "send and receive buffers overlap; pass mccl::kInPlace as "
+                                    "the send buffer for an in-place allreduce");
   }
   return Status::ok();
 }

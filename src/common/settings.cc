@@ -90,13 +90,13 @@ const Setting kProgressSpinUs{"MCCL_PROGRESS_SPIN_US", T::kInt, "50",
     "How long the progress thread spins after the last event before it sleeps, in microseconds."};
 // bootstrap
 const Setting kBootstrapAddr{"MCCL_BOOTSTRAP_ADDR", T::kString, "",
-    "host:port (a name or IPv4) of the TCP bootstrap store that rank 0 serves; needed by every rank of a multi-process run."};
+    "host:port (a name or IPv4) of the TCP bootstrap store that rank 0 serves; not needed under a PMIx launcher."};
 const Setting kRank{"MCCL_RANK", T::kInt, "-1",
     "This process's rank for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK)."};
 const Setting kWorldSize{"MCCL_WORLD_SIZE", T::kInt, "-1",
     "Number of ranks for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE)."};
 const Setting kBootstrapTimeoutMs{"MCCL_BOOTSTRAP_TIMEOUT_MS", T::kInt, "30000",
-    "How long every rank may take to reach the TCP bootstrap store, in milliseconds."};
+    "How long every rank may take to reach the bootstrap (TCP store or PMIx fence), in milliseconds."};
 // clang-format on
 }  // namespace settings
 

@@ -77,6 +77,16 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // for the in-memory fabric), for engines that sleep.
   std::vector<int> wait_fds() const;
 
+  // For composite operations (coll/schedule.h): gives `child` the sequence
+  // number and deadline of `parent`, which has been started. The child is
+  // not registered: the context routes that sequence number's traffic to
+  // the parent, which hands every datagram and message to the child it
+  // belongs to, and drives the child from its own progress().
+  void adopt(Operation& child, const Operation& parent) const {
+    child.seq_ = parent.seq_;
+    child.deadline_ = parent.deadline_;
+  }
+
   // ---- for operations ----
   // Sends a control message (the tag is filled in). Counts it.
   common::Status send_control(int peer, ControlHeader h, std::span<const std::byte> body = {});

@@ -201,13 +201,19 @@ void McastCollective::detect_loss(TimePoint now) {
     if (s.seen_end > window && s.seen_end - window > s.scan_from) {
       request_missing(s, s.scan_from, s.seen_end - window);
     }
-    // Silence: the rest of a stream that had started is lost. A stream of
-    // which nothing came waits longer, as its root may not have started,
-    // unless the left neighbour already holds it all.
-    bool started = s.seen_end > 0 || left_has_all_;
-    if ((started && quiet > stall) || quiet > 4 * stall + ctx_.config().first_timeout) {
-      request_missing(s, s.scan_from, s.chunks());
-    }
+    if (quiet <= stall) continue;
+    // Silence. What lies below the newest chunk seen was sent (a root
+    // injects in order), so its holes are lost. What lies beyond may simply
+    // not be sent yet: a root that starts late or is descheduled is no
+    // loss, and asking for it would make the left neighbour forward the
+    // whole rest of the stream over the reliable transport as it arrives,
+    // doubling the traffic. The tail is asked for only once the left
+    // neighbour holds everything (kHave), or after a long silence. The
+    // long silence is needed: in an allgather every rank is some stream's
+    // root and kHave covers all streams, so when every rank lost some tail,
+    // each would wait for its left neighbour's kHave around the ring.
+    const bool tail = left_has_all_ || quiet > ctx_.config().stall_max + ctx_.config().first_timeout;
+    request_missing(s, s.scan_from, tail ? s.chunks() : s.seen_end);
   }
 }
 

@@ -10,12 +10,42 @@
 //                              mid-way; the others must fail, not hang
 //   mp_worker expect-error     like die, for the survivors: exit 0 only if
 //                              the collective failed with a peer failure
+//
+// Modes for the namespace fabric (tests/fabric/), where each rank has a
+// link of its own whose counters /sys/class/net/<MCCL_UDP_IFACE>/statistics
+// show (ip netns exec remounts /sys):
+//   mp_worker txbytes M        one allgather of M bytes per rank, bracketed
+//                              by barriers; prints "txbytes rank=R bytes=D
+//                              m=M ..." with D the growth of the link's
+//                              tx_bytes, and "barrier=B", what one barrier
+//                              alone put on it (part of D)
+//   mp_worker txbytes-bcast M [ROOT]
+//                              the same for a broadcast of M bytes from ROOT
+//                              (default 0): "txbytes-bcast rank=R bytes=D ..."
+//   mp_worker hang RANK        like die, but RANK stays alive, sockets open,
+//                              and makes no call for MCCL_COLL_TIMEOUT_MS + 4 s
+//                              (with MCCL_PROGRESS=thread its progress thread
+//                              still finishes the allgather; it then misses the
+//                              barrier), then exits; the others must fail
+//                              (timeout or peer failure), not hang
+//   mp_worker noise FILE ROUNDS
+//                              prints "noise rank=R waiting", waits (up to
+//                              60 s) until FILE exists, then runs ROUNDS
+//                              rounds of broadcasts and allgather(v), each
+//                              byte-checked, while a foreign sender sprays
+//                              the group; prints "noise rank=R rounds=K
+//                              seconds=S" and a "counters" line
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
-#include <unistd.h>
+#include <thread>
 #include <vector>
 
 #include "mccl/mccl.hpp"
@@ -117,6 +147,185 @@ int die(mccl::Communicator& c, int victim) {
   return 5;
 }
 
+// ---- fabric modes ---------------------------------------------------------
+
+void print_counters(const mccl::Communicator& c) {
+  mccl::Stats s = c.stats();
+  std::printf("counters rank=%d mcast_datagrams_sent=%" PRIu64 " mcast_datagrams_received=%" PRIu64
+              " repairs_requested=%" PRIu64 " repair_bytes_requested=%" PRIu64
+              " repairs_served=%" PRIu64 " repair_bytes_served=%" PRIu64 " control=%" PRIu64
+              " p2p_bytes_sent=%" PRIu64 " invalid=%" PRIu64 " stale=%" PRIu64 " duplicate=%" PRIu64
+              " early=%" PRIu64 " early_dropped=%" PRIu64 " completed=%" PRIu64 "\n",
+              c.rank(), s.mcast_datagrams_sent, s.mcast_datagrams_received, s.repairs_requested,
+              s.repair_bytes_requested, s.repairs_served, s.repair_bytes_served,
+              s.control_messages_sent, s.p2p_bytes_sent, s.dropped_invalid, s.dropped_stale,
+              s.dropped_duplicate, s.early_arrivals_stored, s.early_arrivals_dropped,
+              s.collectives_completed);
+}
+
+// The link counter of the interface MCCL sends on; -1 when unreadable (an
+// interface named by address, or no sysfs).
+long long link_counter(const char* which) {
+  const char* iface = std::getenv("MCCL_UDP_IFACE");
+  std::string path =
+      std::string("/sys/class/net/") + (iface && *iface ? iface : "lo") + "/statistics/" + which;
+  std::ifstream in(path);
+  long long v = -1;
+  if (!(in >> v)) {
+    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    return -1;
+  }
+  return v;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// What one collective put on this rank's link. Every rank reads the counters
+// between two barriers, so the window holds this rank's part of the
+// collective plus one barrier (measured on its own first and printed as
+// "barrier=", so a checker can take it out).
+int txbytes(mccl::Communicator& c, std::size_t m, bool bcast, int root) {
+  const int n = c.size(), me = c.rank();
+  if (bcast && (root < 0 || root >= n)) {
+    std::fprintf(stderr, "txbytes-bcast: root %d out of range\n", root);
+    return 1;
+  }
+  const std::uint64_t salt = 77;
+  std::vector<std::byte> send, recv;
+  if (bcast) {
+    recv.resize(m);
+    if (me == root) {
+      for (std::size_t i = 0; i < m; ++i) recv[i] = pattern(root, i, salt);
+    }
+  } else {
+    send.resize(m);
+    recv.resize(m * n);
+    for (std::size_t i = 0; i < m; ++i) send[i] = pattern(me, i, salt);
+  }
+  c.barrier();  // connections up, everyone here
+  const long long b0 = link_counter("tx_bytes");
+  c.barrier();
+  const long long b1 = link_counter("tx_bytes");
+  c.barrier();
+  const long long t0 = link_counter("tx_bytes"), r0 = link_counter("rx_bytes");
+  const auto start = std::chrono::steady_clock::now();
+  if (bcast) {
+    c.broadcast(recv.data(), m, root);
+  } else {
+    c.allgather(send.data(), recv.data(), m);
+  }
+  const double secs = seconds_since(start);
+  c.barrier();
+  const long long t1 = link_counter("tx_bytes"), r1 = link_counter("rx_bytes");
+  if (b0 < 0 || t0 < 0 || t1 < 0) return 1;
+  std::printf("%s rank=%d bytes=%lld m=%zu n=%d root=%d barrier=%lld rx=%lld seconds=%.4f\n",
+              bcast ? "txbytes-bcast" : "txbytes", me, t1 - t0, m, n, bcast ? root : -1, b1 - b0,
+              r1 - r0, secs);
+  print_counters(c);
+  if (bcast) {
+    if (!check(recv.data(), m, root, salt, "broadcast")) return 2;
+  } else {
+    for (int r = 0; r < n; ++r) {
+      if (!check(recv.data() + r * m, m, r, salt, "allgather")) return 2;
+    }
+  }
+  return 0;
+}
+
+// A peer that stops answering without closing anything: only deadlines can
+// find it. Survivors print how long the error took and exit 0 on a timeout
+// or peer failure.
+int hang(mccl::Communicator& c, int victim) {
+  const std::size_t m = 4 << 20;
+  std::vector<std::byte> send(m), recv(m * c.size());
+  if (c.rank() == victim) {
+    mccl::Request r = c.iallgather(send.data(), recv.data(), m);
+    for (int i = 0; i < 3; ++i) c.progress();
+    const char* t = std::getenv("MCCL_COLL_TIMEOUT_MS");
+    const long ms = (t && *t ? std::atol(t) : 60000) + 4000;
+    std::printf("rank %d stops answering for %ld ms\n", c.rank(), ms);
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    _exit(0);  // no goodbye, the request never completed
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    c.allgather(send.data(), recv.data(), m);
+    c.barrier();
+  } catch (const mccl::Error& e) {
+    std::printf("rank %d failed after %.3f s with %s: %s\n", c.rank(), seconds_since(t0),
+                mccl::to_string(e.code()), e.what());
+    const bool expected =
+        e.code() == mccl::ErrorCode::kTimeout || e.code() == mccl::ErrorCode::kPeerFailure;
+    return expected ? 0 : 4;
+  }
+  std::printf("rank %d: the collective succeeded although rank %d hung\n", c.rank(), victim);
+  return 5;
+}
+
+// Collectives while a stranger sprays the multicast group. The test reads
+// the group from the info log, starts the sender, then creates FILE.
+int noise(mccl::Communicator& c, const char* file, int rounds) {
+  const int n = c.size(), me = c.rank();
+  std::printf("noise rank=%d waiting for %s\n", me, file);
+  std::fflush(stdout);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  struct stat st {};
+  while (::stat(file, &st) != 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "noise: %s did not appear within 60 s\n", file);
+      return 1;
+    }
+    c.progress();  // keep draining the socket (garbage may already arrive)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  c.barrier();
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::size_t> bsizes = {1, 1431, 1432, 1433, 65536, 300000};
+  std::uint64_t salt = 1000;
+  int done = 0;
+  for (; done < rounds; ++done) {
+    for (std::size_t bytes : bsizes) {
+      const int root = static_cast<int>((salt + static_cast<std::uint64_t>(done)) % n);
+      ++salt;
+      std::vector<std::byte> buf(bytes);
+      if (me == root) {
+        for (std::size_t i = 0; i < bytes; ++i) buf[i] = pattern(root, i, salt);
+      }
+      c.broadcast(buf.data(), bytes, root);
+      if (!check(buf.data(), bytes, root, salt, "noise broadcast")) return 2;
+    }
+    const std::size_t m = 100000 + 1000 * static_cast<std::size_t>(done);
+    ++salt;
+    std::vector<std::byte> send(m), recv(m * n);
+    for (std::size_t i = 0; i < m; ++i) send[i] = pattern(me, i, salt);
+    c.allgather(send.data(), recv.data(), m);
+    for (int r = 0; r < n; ++r) {
+      if (!check(recv.data() + r * m, m, r, salt, "noise allgather")) return 2;
+    }
+    std::vector<std::size_t> counts(n), displs(n);
+    std::size_t total = 0;
+    for (int r = 0; r < n; ++r) {
+      counts[r] = (r + done) % 3 == 0 ? 0 : 20000 * static_cast<std::size_t>(r + 1) + 7;
+      displs[r] = total;
+      total += counts[r];
+    }
+    ++salt;
+    std::vector<std::byte> vsend(counts[me]), vrecv(total);
+    for (std::size_t i = 0; i < counts[me]; ++i) vsend[i] = pattern(me, i, salt);
+    c.allgatherv(vsend.data(), vrecv.data(), counts, displs);
+    for (int r = 0; r < n; ++r) {
+      if (!check(vrecv.data() + displs[r], counts[r], r, salt, "noise allgatherv")) return 2;
+    }
+  }
+  c.barrier();
+  std::printf("noise rank=%d rounds=%d seconds=%.3f\n", me, done, seconds_since(start));
+  print_counters(c);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,8 +338,19 @@ int main(int argc, char** argv) {
       rc = sweep(comm);
     } else if (mode == "die" && argc > 2) {
       rc = die(comm, std::atoi(argv[2]));
+    } else if (mode == "txbytes" && argc > 2) {
+      rc = txbytes(comm, std::strtoull(argv[2], nullptr, 0), false, 0);
+    } else if (mode == "txbytes-bcast" && argc > 2) {
+      rc = txbytes(comm, std::strtoull(argv[2], nullptr, 0), true,
+                   argc > 3 ? std::atoi(argv[3]) : 0);
+    } else if (mode == "hang" && argc > 2) {
+      rc = hang(comm, std::atoi(argv[2]));
+    } else if (mode == "noise" && argc > 3) {
+      rc = noise(comm, argv[2], std::atoi(argv[3]));
     } else {
-      std::fprintf(stderr, "usage: mp_worker sweep | die RANK\n");
+      std::fprintf(stderr,
+                   "usage: mp_worker sweep | die RANK | hang RANK | txbytes M | "
+                   "txbytes-bcast M [ROOT] | noise FILE ROUNDS\n");
       return 1;
     }
     print_stats(comm);

@@ -1,0 +1,208 @@
+/* mpi_coll_bench: MPI_Bcast / MPI_Allgather measured exactly as
+ * bench/osu/ measures MCCL (Debian packages no OSU micro-benchmarks), so
+ * that bench/fabric/run.sh compares like with like.
+ *
+ *   mpirun ... mpi_coll_bench -b bcast|allgather [-m [MIN:]MAX] [-i ITER]
+ *              [-x WARMUP] [-c] [--impl NAME] [--json FILE]
+ *              [--netdev IFACE --traffic-iters K]
+ *
+ * Per size (powers of two from MIN to MAX): each rank times every collective
+ * between two barriers (untimed); avg/min/max over ranks of the per-rank
+ * mean, and p50_max_us: per iteration the slowest rank, median over
+ * iterations. With -c every iteration's data is checked. With --netdev, K
+ * more collectives back to back (between two barriers) measure what each
+ * rank's interface carried per collective (/sys/class/net/IFACE/statistics;
+ * one rank per host or network namespace). Rank 0 appends one JSON line per
+ * size to FILE (the same keys as bench/osu/'s --json) and prints a table.
+ * Build: mpicc -O2 -o mpi_coll_bench mpi_coll_bench.c
+ */
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned char pattern(int rank, size_t i, int iter) {
+  return (unsigned char)(((size_t)(rank + 1) * 131 + i * 7 + (size_t)iter * 13 + 1) & 0xFF);
+}
+
+static double read_counter(const char *dev, const char *name) {
+  char path[256];
+  double v = -1;
+  snprintf(path, sizeof path, "/sys/class/net/%s/statistics/%s", dev, name);
+  FILE *f = fopen(path, "r");
+  if (f == NULL || fscanf(f, "%lf", &v) != 1) {
+    fprintf(stderr, "mpi_coll_bench: cannot read %s\n", path);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  fclose(f);
+  return v;
+}
+
+static void read_net(const char *dev, double out[4]) {
+  static const char *names[4] = {"tx_bytes", "rx_bytes", "tx_packets", "rx_packets"};
+  for (int k = 0; k < 4; ++k) out[k] = read_counter(dev, names[k]);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+struct bench {
+  int allgather, rank, size;
+  unsigned char *send, *recv;
+};
+
+static void run_one(const struct bench *b, size_t m) {
+  if (b->allgather) {
+    MPI_Allgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD);
+  } else {
+    MPI_Bcast(b->recv, (int)m, MPI_CHAR, 0, MPI_COMM_WORLD);
+  }
+}
+
+static void fill(const struct bench *b, size_t m, int iter) {
+  if (b->allgather) {
+    for (size_t i = 0; i < m; ++i) b->send[i] = pattern(b->rank, i, iter);
+    memset(b->recv, 0, m * (size_t)b->size);
+  } else if (b->rank == 0) {
+    for (size_t i = 0; i < m; ++i) b->recv[i] = pattern(0, i, iter);
+  } else {
+    memset(b->recv, 0, m);
+  }
+}
+
+static double check(const struct bench *b, size_t m, int iter) {
+  double wrong = 0;
+  int roots = b->allgather ? b->size : 1;
+  for (int r = 0; r < roots; ++r) {
+    for (size_t i = 0; i < m; ++i) wrong += b->recv[(size_t)r * m + i] != pattern(r, i, iter);
+  }
+  return wrong;
+}
+
+int main(int argc, char **argv) {
+  const char *bench_name = NULL, *impl = "mpi", *json_path = NULL, *netdev = NULL;
+  size_t min_size = 1, max_size = 1 << 20;
+  int iters = 100, warmup = 10, validate = 0, traffic_iters = 0;
+  static struct option longs[] = {{"impl", required_argument, NULL, 1},
+                                  {"json", required_argument, NULL, 2},
+                                  {"netdev", required_argument, NULL, 3},
+                                  {"traffic-iters", required_argument, NULL, 4},
+                                  {NULL, 0, NULL, 0}};
+  MPI_Init(&argc, &argv);
+  struct bench b = {0};
+  MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &b.size);
+  int c;
+  while ((c = getopt_long(argc, argv, "b:m:i:x:c", longs, NULL)) != -1) {
+    char *colon;
+    switch (c) {
+      case 'b': bench_name = optarg; break;
+      case 'm':
+        colon = strchr(optarg, ':');
+        if (colon != NULL) {
+          if (colon != optarg) min_size = strtoull(optarg, NULL, 10);
+          if (colon[1] != '\0') max_size = strtoull(colon + 1, NULL, 10);
+        } else {
+          max_size = strtoull(optarg, NULL, 10);
+        }
+        break;
+      case 'i': iters = atoi(optarg); break;
+      case 'x': warmup = atoi(optarg); break;
+      case 'c': validate = 1; break;
+      case 1: impl = optarg; break;
+      case 2: json_path = optarg; break;
+      case 3: netdev = optarg; break;
+      case 4: traffic_iters = atoi(optarg); break;
+      default: MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  if (bench_name == NULL || (strcmp(bench_name, "bcast") && strcmp(bench_name, "allgather")) ||
+      min_size == 0 || iters < 1 || warmup < 0) {
+    if (b.rank == 0) fprintf(stderr, "usage: see the comment at the top of mpi_coll_bench.c\n");
+    MPI_Finalize();
+    return 2;
+  }
+  b.allgather = strcmp(bench_name, "allgather") == 0;
+  b.send = malloc(max_size);
+  b.recv = malloc(max_size * (size_t)b.size);
+  memset(b.send, 1, max_size);
+  memset(b.recv, 0, max_size * (size_t)b.size);
+  FILE *json = NULL;
+  if (b.rank == 0 && json_path != NULL) json = fopen(json_path, "a");
+  if (b.rank == 0) printf("# %s %s\n# Size       Avg Latency(us)\n", impl, bench_name);
+
+  int status = 0;
+  double *times = malloc(sizeof(double) * (size_t)iters);
+  double *slowest = malloc(sizeof(double) * (size_t)iters);
+  for (size_t m = min_size; m <= max_size && m > 0; m *= 2) {
+    double errors = 0, sum = 0, net[4] = {0, 0, 0, 0};
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < iters + warmup; ++i) {
+      if (validate) {
+        fill(&b, m, i);
+        MPI_Barrier(MPI_COMM_WORLD);
+      }
+      double t0 = MPI_Wtime();
+      run_one(&b, m);
+      double t1 = MPI_Wtime();
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (validate) errors += check(&b, m, i);
+      if (i >= warmup) times[i - warmup] = (t1 - t0) * 1e6;
+    }
+    if (netdev != NULL && traffic_iters > 0) {
+      double a[4], z[4];
+      MPI_Barrier(MPI_COMM_WORLD);
+      read_net(netdev, a);
+      for (int k = 0; k < traffic_iters; ++k) run_one(&b, m);
+      MPI_Barrier(MPI_COMM_WORLD);
+      read_net(netdev, z);
+      for (int k = 0; k < 4; ++k) net[k] = (z[k] - a[k]) / traffic_iters;
+    }
+    for (int i = 0; i < iters; ++i) sum += times[i];
+    double mean = sum / iters, avg = 0, mn = 0, mx = 0, total_errors = 0, net_max[4];
+    MPI_Reduce(&mean, &avg, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mean, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mean, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(net, net_max, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(times, slowest, iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(&errors, &total_errors, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (b.rank == 0) {
+      avg /= b.size;
+      qsort(slowest, (size_t)iters, sizeof(double), cmp_double);
+      double p50 = iters % 2 ? slowest[iters / 2]
+                             : (slowest[iters / 2 - 1] + slowest[iters / 2]) / 2;
+      printf("%-10zu%18.2f%s\n", m, avg, validate ? (total_errors > 0 ? "  Fail" : "  Pass") : "");
+      fflush(stdout);
+      if (json != NULL) {
+        fprintf(json,
+                "{\"bench\":\"%s\",\"impl\":\"%s\",\"ranks\":%d,\"bytes_per_rank\":%zu,"
+                "\"avg_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,\"p50_max_us\":%.3f,"
+                "\"iterations\":%d,\"warmup\":%d,\"validated\":%s,\"errors\":%.0f",
+                bench_name, impl, b.size, m, avg, mn, mx, p50, iters, warmup,
+                validate ? (total_errors > 0 ? "false" : "true") : "null", total_errors);
+        if (netdev != NULL && traffic_iters > 0) {
+          fprintf(json,
+                  ",\"netdev\":\"%s\",\"traffic_iters\":%d,\"tx_bytes_max\":%.1f,"
+                  "\"rx_bytes_max\":%.1f,\"tx_packets_max\":%.2f,\"rx_packets_max\":%.2f",
+                  netdev, traffic_iters, net_max[0], net_max[1], net_max[2], net_max[3]);
+        }
+        fprintf(json, "}\n");
+        fflush(json);
+      }
+    }
+    if (total_errors > 0) {
+      status = 1;
+      break;
+    }
+  }
+  if (json != NULL) fclose(json);
+  free(times);
+  free(slowest);
+  free(b.send);
+  free(b.recv);
+  MPI_Finalize();
+  return status;
+}

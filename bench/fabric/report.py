@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Turns a bench/fabric/run.sh output directory into results.jsonl, a summary
+table (summary.txt, also printed) and plots (PNG, when matplotlib is there).
+
+    report.py [--scaling-size BYTES] [--no-plots] DIR [DIR...]
+
+With several DIRs (e.g. runs at other MTUs or MCCL settings, told apart by
+run.sh --label) the first one receives the merged report.
+
+Each line of results.jsonl: bench, impl, variant, ranks, rate_mbit, mtu,
+bytes_per_rank, time_s (slowest rank per iteration, median over iterations),
+avg_us (OSU's average over ranks of the per-rank mean), bound_s (allgather:
+(N-1)*m/rate, what each rank must receive; broadcast: m/rate), tx_bytes_max
+and rx_bytes_max (largest per-host veth0 delta for one collective, headers
+included), tx_packets_max, correct (every iteration's data checked and
+right), iterations, load1 (load average when the case started), error.
+"""
+import argparse
+import json
+import os
+import sys
+
+IMPLS = ["mccl", "ompi-default", "ompi-best"]
+
+
+def load(dirs):
+    rows = []
+    for d in dirs:
+        path = os.path.join(d, "points.jsonl")
+        if not os.path.exists(path):
+            sys.exit(f"report.py: {path} missing (not a run.sh output directory?)")
+        for line in open(path):
+            p = json.loads(line)
+            raw = {}
+            rpath = os.path.join(d, p["raw"])
+            if os.path.exists(rpath):
+                lines = [l for l in open(rpath) if l.strip()]
+                if lines:
+                    raw = json.loads(lines[-1])
+            n, m, rate = p["ranks"], p["bytes_per_rank"], p["rate_mbit"] * 1e6
+            factor = n - 1 if p["bench"] == "allgather" else 1
+            ok = bool(raw) and p["rc"] == 0 and raw.get("validated") is True
+            row = {
+                "bench": p["bench"], "impl": p["impl"], "variant": p.get("variant", ""),
+                "ranks": n, "rate_mbit": p["rate_mbit"], "mtu": p["mtu"], "bytes_per_rank": m,
+                "time_s": raw["p50_max_us"] / 1e6 if raw else None,
+                "avg_us": raw.get("avg_us"), "bound_s": factor * m * 8 / rate,
+                "tx_bytes_max": raw.get("tx_bytes_max"), "rx_bytes_max": raw.get("rx_bytes_max"),
+                "tx_packets_max": raw.get("tx_packets_max"),
+                "rx_packets_max": raw.get("rx_packets_max"),
+                "correct": ok, "iterations": raw.get("iterations"), "load1": p["load1"],
+                "config": p.get("config", []),
+            }
+            if "stats_sum" in raw:
+                it = raw["iterations"]
+                row["repairs_per_op"] = raw["stats_sum"]["repairs_requested"] / it
+            if not ok:
+                row["error"] = ("exit status %d" % p["rc"]) if p["rc"] else (
+                    "no result" if not raw else "validation failed")
+            rows.append(row)
+    return rows
+
+
+def key(r):
+    return (r["bench"], r["ranks"], r["bytes_per_rank"])
+
+
+def label(r):
+    return r["impl"] + ("/" + r["variant"] if r["variant"] else "")
+
+
+def human(b):
+    for unit, f in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= f and b % f == 0:
+            return "%d %s" % (b // f, unit)
+    return "%d B" % b
+
+
+def fmt_t(t):
+    if t is None:
+        return "-"
+    return "%.1f us" % (t * 1e6) if t < 1e-3 else ("%.2f ms" % (t * 1e3) if t < 1 else "%.3f s" % t)
+
+
+def ratio(a, b):
+    return "%.2f" % (a / b) if a and b else "-"
+
+
+def summary(rows):
+    by = {}
+    for r in rows:
+        by.setdefault(key(r), {})[label(r)] = r
+    out = []
+    hdr = ("%-9s %5s %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s" %
+           ("bench", "ranks", "size", "mccl", "bound", "ompi-def", "ompi-best",
+            "/bound", "/best", "/def", "tx/ring", "ok"))
+    out.append(hdr)
+    out.append("-" * len(hdr))
+    for k in sorted(by):
+        c = by[k]
+        mc = c.get("mccl")
+        d, b = c.get("ompi-default"), c.get("ompi-best")
+        t = lambda r: r["time_s"] if r else None
+        ring_tx = b["tx_bytes_max"] if b else None
+        ok = "/".join(("y" if r["correct"] else "N") if r else "-" for r in (mc, d, b))
+        bound = (mc or d or b)["bound_s"]
+        out.append("%-9s %5d %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s" % (
+            k[0], k[1], human(k[2]), fmt_t(t(mc)), fmt_t(bound), fmt_t(t(d)), fmt_t(t(b)),
+            ratio(t(mc), bound), ratio(t(mc), t(b)), ratio(t(mc), t(d)),
+            ratio(mc["tx_bytes_max"] if mc else None, ring_tx), ok))
+    out.append("mccl: time over the bound, over Open MPI best and default; tx/ring: bytes the "
+               "busiest host injected per collective, MCCL over Open MPI best (ring allgather, "
+               "pipelined chain broadcast); ok: data checked every iteration (mccl/def/best).")
+    return out
+
+
+def targets(rows, scaling_size):
+    """The issue's targets, each with its measured figure (never asserted)."""
+    mc = {key(r): r for r in rows if r["impl"] == "mccl" and not r["variant"]}
+    best = {key(r): r for r in rows if r["impl"] == "ompi-best"}
+    dflt = {key(r): r for r in rows if r["impl"] == "ompi-default"}
+    out = []
+
+    def verdict(ok):
+        return "met" if ok else "MISSED"
+
+    for n in sorted({k[1] for k in mc if k[0] == "allgather"}):
+        ks = sorted(k for k in mc if k[0] == "allgather" and k[1] == n and k[2] >= 65536)
+        for k in ks:
+            r = mc[k]
+            if r["tx_bytes_max"] is None or r["time_s"] is None:
+                continue
+            inj = r["tx_bytes_max"] / k[2]
+            tb = r["time_s"] / r["bound_s"]
+            b = best.get(k)
+            vs = r["time_s"] / b["time_s"] if b and b["time_s"] else None
+            out.append("allgather %d x %-8s injected %.3f*m (<= 1.05: %s), time %.2fx bound "
+                       "(<= 1.10: %s), %s x Open MPI best (<= 1: %s)" % (
+                           n, human(k[2]), inj, verdict(inj <= 1.05), tb, verdict(tb <= 1.10),
+                           "%.2f" % vs if vs else "-", verdict(vs is not None and vs <= 1)))
+    for k in sorted(k for k in mc if k[0] == "bcast" and k[2] == 16 << 20):
+        r = mc[k]
+        if r["time_s"] is None:
+            continue
+        tb = r["time_s"] / r["bound_s"]
+        out.append("broadcast 16 MiB at %d ranks: %s = %.2fx bound (<= 1.10: %s)" % (
+            k[1], fmt_t(r["time_s"]), tb, verdict(tb <= 1.10)))
+    sc = {k[1]: mc[k] for k in mc if k[0] == "bcast" and k[2] == scaling_size}
+    if 2 in sc and 8 in sc and sc[2]["time_s"] and sc[8]["time_s"]:
+        q = sc[8]["time_s"] / sc[2]["time_s"]
+        out.append("broadcast %s: 8 ranks %s, 2 ranks %s: %.2fx (<= 1.15: %s)" % (
+            human(scaling_size), fmt_t(sc[8]["time_s"]), fmt_t(sc[2]["time_s"]), q,
+            verdict(q <= 1.15)))
+    for k in sorted(k for k in mc if k[2] == 8):
+        r, d = mc[k], dflt.get(k)
+        if not d or r["time_s"] is None or d["time_s"] is None:
+            continue
+        q = r["time_s"] / d["time_s"]
+        out.append("%s 8 B at %d ranks: mccl %s, Open MPI default %s: %.2fx (<= 1: %s)" % (
+            k[0], k[1], fmt_t(r["time_s"]), fmt_t(d["time_s"]), q, verdict(q <= 1)))
+    return out
+
+
+def plots(rows, outdir, scaling_size):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report.py: no matplotlib (apt-get install python3-matplotlib): no plots",
+              file=sys.stderr)
+        return []
+    made = []
+    labels = sorted({label(r) for r in rows}, key=lambda l: (l.split("/")[0] not in IMPLS, l))
+    benches = [b for b in ("bcast", "allgather") if any(r["bench"] == b for r in rows)]
+    sweep_ranks = sorted({r["ranks"] for r in rows
+                          if len({x["bytes_per_rank"] for x in rows
+                                  if x["ranks"] == r["ranks"]}) > 1})
+    if not sweep_ranks:
+        return made
+
+    def series(b, n, lab, field):
+        pts = sorted((r["bytes_per_rank"], r[field]) for r in rows
+                     if r["bench"] == b and r["ranks"] == n and label(r) == lab
+                     and r.get(field) is not None)
+        return [p[0] for p in pts], [p[1] for p in pts]
+
+    for field, fname, ylabel in (("time_s", "time_vs_size.png", "time per collective (s)"),
+                                 ("tx_bytes_max", "bytes_vs_size.png",
+                                  "bytes injected by the busiest host per collective")):
+        fig, axes = plt.subplots(len(benches), len(sweep_ranks), squeeze=False,
+                                 figsize=(5.5 * len(sweep_ranks), 4.2 * len(benches)))
+        for i, b in enumerate(benches):
+            for j, n in enumerate(sweep_ranks):
+                ax = axes[i][j]
+                for lab in labels:
+                    x, y = series(b, n, lab, field)
+                    if x:
+                        ax.plot(x, y, marker="o", ms=3, label=lab)
+                sizes = sorted({r["bytes_per_rank"] for r in rows
+                                if r["bench"] == b and r["ranks"] == n})
+                f = n - 1 if b == "allgather" else 1
+                rate = rows[0]["rate_mbit"] * 1e6
+                if field == "time_s":
+                    ax.plot(sizes, [f * m * 8 / rate for m in sizes], "k--", lw=1,
+                            label="bound (link rate)")
+                else:
+                    ax.plot(sizes, [f * m for m in sizes], "k--", lw=1,
+                            label="(N-1)m ring" if b == "allgather" else "m")
+                    if b == "allgather":
+                        ax.plot(sizes, sizes, "k:", lw=1, label="m")
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.set_title("%s, %d ranks" % (b, n))
+                ax.set_xlabel("bytes per rank")
+                ax.set_ylabel(ylabel)
+                ax.grid(True, which="both", alpha=0.3)
+                ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, fname), dpi=110)
+        plt.close(fig)
+        made.append(fname)
+
+    sc = [r for r in rows if r["bench"] == "bcast" and r["bytes_per_rank"] == scaling_size]
+    if len({r["ranks"] for r in sc}) > 1:
+        fig, ax = plt.subplots(figsize=(5.5, 4.2))
+        for lab in labels:
+            pts = sorted((r["ranks"], r["time_s"]) for r in sc
+                         if label(r) == lab and r["time_s"] is not None)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] * 1e3 for p in pts], marker="o", label=lab)
+        ax.axhline(scaling_size * 8 / (sc[0]["rate_mbit"] * 1e6) * 1e3, color="k", ls="--",
+                   lw=1, label="bound (link rate)")
+        ax.set_xlabel("ranks")
+        ax.set_ylabel("time (ms)")
+        ax.set_ylim(bottom=0)
+        ax.set_title("broadcast of %s" % human(scaling_size))
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, "bcast_vs_ranks.png"), dpi=110)
+        plt.close(fig)
+        made.append("bcast_vs_ranks.png")
+    return made
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--scaling-size", type=int, default=1 << 20)
+    ap.add_argument("--no-plots", action="store_true")
+    a = ap.parse_args()
+    outdir = a.dirs[0]
+    rows = load(a.dirs)
+    with open(os.path.join(outdir, "results.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    loads = [r["load1"] for r in rows]
+    lines = summary(rows)
+    lines += ["", "Targets (reported, never asserted):"] + ["  " + t for t in targets(
+        rows, a.scaling_size)]
+    lines += ["", "Not measured: ag_rs_concurrent (allgather and reduce-scatter at once): MCCL "
+              "has no reduce-scatter yet."]
+    if loads:
+        lines.append("Load average (1 min) when cases started: %.1f to %.1f on %d cores." % (
+            min(loads), max(loads), os.cpu_count()))
+    if not a.no_plots:
+        made = plots(rows, outdir, a.scaling_size)
+        if made:
+            lines.append("Plots: " + ", ".join(made))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(outdir, "summary.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

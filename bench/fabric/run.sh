@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# run.sh — MCCL side by side with Open MPI on the namespace fabric (tests/fabric):
+# the same rate-limited links, the same sizes, the same measurement.
+#
+#   sudo bench/fabric/run.sh --ranks N[,N...] --rate 1gbit --out DIR
+#        [--sizes S[,S...]] [--quick] [--mtu 1500|9000] [--scaling-ranks N,N...|none]
+#        [--scaling-size S] [--impls mccl,ompi-default,ompi-best] [--benches bcast,allgather]
+#        [--mccl-env K=V]... [--pace-mbit M] [--label NAME] [--budget SECONDS]
+#        [--build-dir DIR] [--no-plots]
+#
+# Builds one cluster (cluster.sh, unique name, torn down on exit) with as many hosts
+# as the largest rank count, rate-limited both ways, then for every case (bench x
+# ranks x size, plus the broadcast of --scaling-size at --scaling-ranks) runs:
+#   mccl          build/bench/osu/mccl_osu_{bcast,allgather} via launch.sh, with
+#                 MCCL_UDP_IFACE=veth0 and MCCL_UDP_RATE_MBIT = 95% of the link rate
+#                 (--pace-mbit overrides; 0 = unpaced), plus every --mccl-env;
+#   ompi-default  bench/fabric/mpi_coll_bench (built here with mpicc.openmpi) via
+#                 launch.sh --mpirun: --mca pml ob1 --mca btl tcp,self
+#                 --mca btl_tcp_if_include 10.201.0.0/24 (nothing bypasses the links);
+#   ompi-best     the same with ring allgather and 128 KiB pipelined broadcast pinned.
+# Each rank times each collective between barriers; time_s is the slowest rank per
+# iteration, median over iterations; every iteration's data is checked; after the
+# timed loop K more collectives run back to back and each host's veth0 counters
+# give the bytes one collective put on (tx) and took off (rx) its link.
+#
+# Output: DIR/results.jsonl (one line per case and implementation), DIR/summary.txt
+# (also printed), DIR/*.png (python3-matplotlib), DIR/machine.txt, DIR/logs/,
+# DIR/raw/. Sizes accept k/m suffixes (KiB, MiB). Default sizes: 8 B to 16 MiB in
+# steps of 4x (plus 16 MiB); --quick: 8, 4k, 256k, 4m and scaling ranks 2,4.
+# Exit: 0 done (even when cases failed: see correct/error in results.jsonl), 1
+# error, 2 usage, 77 not root / tools missing.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+FABRIC=$REPO/tests/fabric
+PROG=run.sh
+
+die() { echo "$PROG: $*" >&2; exit 1; }
+usage_die() { echo "$PROG: $*" >&2; echo "run '$PROG --help' for usage" >&2; exit 2; }
+skip() { echo "$PROG: SKIP: $*" >&2; exit 77; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
+
+# size_of "16m" -> 16777216
+size_of() {
+  local s=${1,,} mult=1
+  case $s in
+    *k) mult=1024; s=${s%k} ;;
+    *m) mult=1048576; s=${s%m} ;;
+  esac
+  [[ $s =~ ^[0-9]+$ ]] || usage_die "bad size '$1'"
+  echo $((10#$s * mult))
+}
+list_of() { tr ',' ' ' <<<"$1"; }
+
+orig_args=("$@")
+ranks="" rate="" out="" sizes="" quick=0 mtu=1500 scaling="" scaling_size=1048576
+impls="mccl ompi-default ompi-best" benches="bcast allgather" pace="" label="" budget=""
+build="$REPO/build" plots=1
+mccl_env=()
+while (($#)); do
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    --ranks) ranks=$(list_of "${2-}"); shift 2 ;;
+    --rate) rate=${2-}; shift 2 ;;
+    --out) out=${2-}; shift 2 ;;
+    --sizes) sizes=$(list_of "${2-}"); shift 2 ;;
+    --quick) quick=1; shift ;;
+    --mtu) mtu=${2-}; shift 2 ;;
+    --scaling-ranks) scaling=$(list_of "${2-}"); shift 2 ;;
+    --scaling-size) scaling_size=$(size_of "${2-}"); shift 2 ;;
+    --impls) impls=$(list_of "${2-}"); shift 2 ;;
+    --benches) benches=$(list_of "${2-}"); shift 2 ;;
+    --mccl-env) mccl_env+=("${2-}"); shift 2 ;;
+    --pace-mbit) pace=${2-}; shift 2 ;;
+    --label) label=${2-}; shift 2 ;;
+    --budget) budget=${2-}; shift 2 ;;
+    --build-dir) build=${2-}; shift 2 ;;
+    --no-plots) plots=0; shift ;;
+    *) usage_die "unknown argument '$1'" ;;
+  esac
+done
+
+[[ -n $ranks ]] || usage_die "--ranks N is required"
+[[ -n $rate ]] || usage_die "--rate is required (e.g. 1gbit)"
+[[ -n $out ]] || usage_die "--out DIR is required"
+for n in $ranks; do [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) || usage_die "bad rank count '$n' (>= 2)"; done
+[[ $mtu == 1500 || $mtu == 9000 ]] || usage_die "--mtu must be 1500 or 9000"
+rate_mbit=$(awk -v r="${rate,,}" 'BEGIN {
+  if (match(r, /^[0-9.]+/)) { v = substr(r, 1, RLENGTH); u = substr(r, RLENGTH + 1) } else exit 1
+  if (u == "gbit") v *= 1000; else if (u == "kbit") v /= 1000; else if (u != "mbit") exit 1
+  print v }') || usage_die "bad --rate '$rate' (kbit, mbit or gbit)"
+[[ -n $pace ]] || pace=$(awk -v r="$rate_mbit" 'BEGIN { print r * 0.95 }')
+for kv in "${mccl_env[@]}"; do [[ $kv =~ ^MCCL_[A-Z0-9_]+= ]] || usage_die "bad --mccl-env '$kv'"; done
+for i in $impls; do [[ $i =~ ^(mccl|ompi-default|ompi-best)$ ]] || usage_die "bad impl '$i'"; done
+for b in $benches; do [[ $b =~ ^(bcast|allgather)$ ]] || usage_die "bad bench '$b'"; done
+
+if [[ -z $sizes ]]; then
+  if ((quick)); then sizes="8 4k 256k 4m"; else sizes="8 32 128 512 2k 8k 32k 128k 512k 2m 8m 16m"; fi
+fi
+sizes=$(for s in $sizes; do size_of "$s"; done | tr '\n' ' ')
+if [[ -z $scaling ]]; then
+  if ((quick)); then scaling="2 4"; else scaling="2 4 8"; fi
+fi
+[[ $scaling == none ]] && scaling=""
+[[ -n $budget ]] || { if ((quick)); then budget=1; else budget=3; fi; }
+
+[[ $(id -u) -eq 0 ]] || skip "must run as root (network namespaces)"
+for t in ip tc nft awk; do command -v $t >/dev/null 2>&1 || skip "missing tool: $t"; done
+[[ " $impls " == *" ompi"* ]] && ! command -v mpicc.openmpi >/dev/null 2>&1 &&
+  skip "Open MPI not installed: apt-get install openmpi-bin libopenmpi-dev"
+if [[ " $impls " == *" mccl "* ]]; then
+  for b in $benches; do
+    [[ -x $build/bench/osu/mccl_osu_$b ]] ||
+      die "$build/bench/osu/mccl_osu_$b missing: cmake --build $build (or --build-dir DIR)"
+  done
+fi
+
+mkdir -p "$out/raw" "$out/logs" "$out/bin"
+out=$(cd "$out" && pwd)
+build=$(cd "$build" && pwd)
+hosts=0
+for n in $ranks $scaling; do ((n > hosts)) && hosts=$n; done
+name="fb$$"
+name=${name:0:11}
+
+cleanup() { "$FABRIC/cluster.sh" down --name "$name" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+trap 'echo "$PROG: interrupted" >&2; exit 130' INT TERM HUP
+
+if [[ " $impls " == *" ompi"* ]]; then
+  mpicc.openmpi -O2 -o "$out/bin/mpi_coll_bench" "$HERE/mpi_coll_bench.c"
+fi
+
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+  echo "mccl: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree may differ)"
+  echo "open mpi: $(mpirun.openmpi --version 2>/dev/null | head -1 || echo none)"
+  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "command: $0 ${orig_args[*]}"
+} >"$out/machine.txt"
+
+"$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --mtu "$mtu"
+echo "$PROG: cluster $name: $hosts hosts, $rate both ways, MTU $mtu; results in $out" >&2
+
+best_mca=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allgather_algorithm 4
+  --mca coll_tuned_bcast_algorithm 3 --mca coll_tuned_bcast_algorithm_segmentsize 131072)
+points=$out/points.jsonl
+config_json=$(printf '"%s",' "MCCL_UDP_RATE_MBIT=$pace" "${mccl_env[@]}")
+config_json="[${config_json%,}]"
+
+# run_case IMPL BENCH RANKS BYTES: one launch, one JSON line in raw/, one in points.jsonl.
+run_case() {
+  local impl=$1 bench=$2 n=$3 m=$4
+  # Iterations from a time budget: the bound (plus a latency floor) times 3 as the guess.
+  local est iters warm k tmo
+  est=$(awk -v b="$bench" -v n="$n" -v m="$m" -v r="$rate_mbit" 'BEGIN {
+    f = (b == "allgather") ? n - 1 : 1; print 3 * f * m * 8 / (r * 1e6) + 0.0005 }')
+  iters=$(awk -v e="$est" -v t="$budget" 'BEGIN { i = int(t / e); if (i < 5) i = 5; if (i > 200) i = 200; print i }')
+  warm=$(((iters + 9) / 10))
+  k=$((iters / 4)); ((k >= 2)) || k=2; ((k <= 20)) || k=20
+  tmo=$(awk -v e="$est" -v c="$((iters + warm + k))" 'BEGIN { print int(90 + 20 * e * c) }')
+  local tag="$impl${label:+-$label}-$bench-n$n-$m"
+  local raw=$out/raw/$tag.json log=$out/logs/$tag.log
+  rm -f "$raw"
+  local load rc=0 t0 t1
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  t0=$(date +%s.%N)
+  if [[ $impl == mccl ]]; then
+    local envs=(--env "MCCL_UDP_RATE_MBIT=$pace") kv
+    for kv in "${mccl_env[@]}"; do envs+=(--env "$kv"); done
+    "$FABRIC/launch.sh" --name "$name" --hosts "$n" --timeout "$tmo" "${envs[@]}" -- \
+      "$build/bench/osu/mccl_osu_$bench" -m "$m:$m" -i "$iters" -x "$warm" -c -u 0 \
+      --json "$raw" --netdev veth0 --traffic-iters "$k" >"$log" 2>&1 || rc=$?
+  else
+    local margs=() a
+    if [[ $impl == ompi-best ]]; then for a in "${best_mca[@]}"; do margs+=(--mpirun-arg "$a"); done; fi
+    "$FABRIC/launch.sh" --mpirun --name "$name" --hosts "$n" --timeout "$tmo" "${margs[@]}" -- \
+      "$out/bin/mpi_coll_bench" -b "$bench" -m "$m:$m" -i "$iters" -x "$warm" -c --impl "$impl" \
+      --json "$raw" --netdev veth0 --traffic-iters "$k" >"$log" 2>&1 || rc=$?
+  fi
+  t1=$(date +%s.%N)
+  printf '{"impl":"%s","variant":"%s","bench":"%s","ranks":%d,"bytes_per_rank":%d,"rate_mbit":%s,"mtu":%d,"rc":%d,"load1":%s,"wall_s":%.1f,"raw":"%s","config":%s}\n' \
+    "$impl" "$label" "$bench" "$n" "$m" "$rate_mbit" "$mtu" "$rc" "$load" \
+    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "raw/$tag.json" \
+    "$([[ $impl == mccl ]] && echo "$config_json" || echo '[]')" >>"$points"
+  printf '%-13s %-9s %2d ranks %9d B: rc %d, load %s, %s\n' "$impl" "$bench" "$n" "$m" "$rc" "$load" \
+    "$( [[ -s $raw ]] && awk -F'"p50_max_us":' '{ split($2, a, ","); printf "%.1f us", a[1] }' "$raw" || echo "no result")" >&2
+}
+
+for n in $ranks; do
+  for bench in $benches; do
+    for m in $sizes; do
+      for impl in $impls; do run_case "$impl" "$bench" "$n" "$m"; done
+    done
+  done
+done
+if [[ " $benches " == *" bcast "* ]]; then
+  for n in $scaling; do
+    # Already measured when the size was in the sweep at this rank count.
+    if [[ " $ranks " == *" $n "* && " $sizes " == *" $scaling_size "* ]]; then continue; fi
+    for impl in $impls; do run_case "$impl" bcast "$n" "$scaling_size"; done
+  done
+fi
+echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+
+cleanup
+trap - EXIT
+
+py=""
+for p in /usr/bin/python3 python3; do
+  if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import json' 2>/dev/null; then py=$p; break; fi
+done
+[[ -n $py ]] || die "python3 is needed for the report"
+report_args=(--scaling-size "$scaling_size")
+((plots)) || report_args+=(--no-plots)
+"$py" "$HERE/report.py" "${report_args[@]}" "$out"

@@ -1,0 +1,423 @@
+#include "osu_common.h"
+
+#include <getopt.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mccl/error.h"
+#include "mccl/stats.h"
+#include "mccl/tcp_bootstrap.h"
+#include "mccl/version.h"
+
+namespace mccl::bench::osu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kFieldWidth = 18;  // OSU's FIELD_WIDTH for collectives
+constexpr int kPrecision = 2;    // OSU's FLOAT_PRECISION
+
+struct StatField {
+  const char* name;
+  std::uint64_t Stats::*member;
+};
+constexpr StatField kStatFields[] = {
+    {"mcast_datagrams_sent", &Stats::mcast_datagrams_sent},
+    {"mcast_bytes_sent", &Stats::mcast_bytes_sent},
+    {"mcast_datagrams_received", &Stats::mcast_datagrams_received},
+    {"mcast_bytes_received", &Stats::mcast_bytes_received},
+    {"repairs_requested", &Stats::repairs_requested},
+    {"repair_bytes_requested", &Stats::repair_bytes_requested},
+    {"repairs_served", &Stats::repairs_served},
+    {"repair_bytes_served", &Stats::repair_bytes_served},
+    {"control_messages_sent", &Stats::control_messages_sent},
+    {"p2p_bytes_sent", &Stats::p2p_bytes_sent},
+    {"dropped_invalid", &Stats::dropped_invalid},
+    {"dropped_stale", &Stats::dropped_stale},
+    {"dropped_duplicate", &Stats::dropped_duplicate},
+    {"early_arrivals_stored", &Stats::early_arrivals_stored},
+    {"early_arrivals_dropped", &Stats::early_arrivals_dropped},
+    {"collectives_completed", &Stats::collectives_completed},
+};
+constexpr std::size_t kNumStats = std::size(kStatFields);
+
+// veth/NIC counters of this host (meaningful with one rank per host or
+// network namespace: ranks sharing an interface share its counters).
+struct NetCounters {
+  double tx_bytes = 0, rx_bytes = 0, tx_packets = 0, rx_packets = 0;
+};
+
+double read_counter(const std::string& dev, const char* name) {
+  std::ifstream in("/sys/class/net/" + dev + "/statistics/" + name);
+  double v = 0;
+  if (!(in >> v)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--netdev: cannot read /sys/class/net/" + dev + "/statistics/" + name);
+  }
+  return v;
+}
+
+NetCounters read_net(const std::string& dev) {
+  return {read_counter(dev, "tx_bytes"), read_counter(dev, "rx_bytes"),
+          read_counter(dev, "tx_packets"), read_counter(dev, "rx_packets")};
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void usage(const char* program) {
+  std::printf(
+      "Usage: %s [options]\n"
+      "Options:\n"
+      "  -h, --help                 print this help\n"
+      "  -v, --version              print the version\n"
+      "  -f, --full                 print min and max latency and iterations too\n"
+      "  -m, --message-size [MIN:]MAX  sizes from MIN (default 1) to MAX (default 1048576)\n"
+      "                             bytes, powers of two\n"
+      "  -i, --iterations ITER      timed iterations per size (default 1000; 100 above 8 KiB)\n"
+      "  -x, --warmup ITER          untimed warmup iterations (default 100; 10 above 8 KiB)\n"
+      "  -c, --validation           check the data of every iteration (Validation column)\n"
+      "  -u, --validation-warmup ITER  untimed collectives before each validated one\n"
+      "                             (default 5, at most 10)\n"
+      "MCCL extensions:\n"
+      "      --json FILE            append one JSON line per size to FILE (rank 0)\n"
+      "      --stats                print MCCL's statistics deltas per size (sum/max over\n"
+      "                             ranks) as '#' lines\n"
+      "      --netdev IFACE         with --traffic-iters: bytes and packets each rank's\n"
+      "                             IFACE carried per collective (one rank per host/netns)\n"
+      "      --traffic-iters K      after the timed loop, K back-to-back collectives whose\n"
+      "                             IFACE counter deltas are reported per collective\n",
+      program);
+}
+
+bool parse_int(const char* s, int lo, int hi, int& out) {
+  char* end = nullptr;
+  long v = std::strtol(s, &end, 10);
+  if (end == s || *end != '\0' || v < lo || v > hi) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+// OSU's -m: "MAX", "MIN:MAX", "MIN:" or ":MAX"; MIN must be positive.
+bool parse_sizes(const std::string& s, Options& o) {
+  auto num = [](const std::string& t, std::size_t& v) {
+    char* end = nullptr;
+    unsigned long long x = std::strtoull(t.c_str(), &end, 10);
+    if (t.empty() || *end != '\0') return false;
+    v = static_cast<std::size_t>(x);
+    return true;
+  };
+  auto colon = s.find(':');
+  if (colon == std::string::npos) return num(s, o.max_size);
+  std::string lo = s.substr(0, colon), hi = s.substr(colon + 1);
+  if (hi.find(':') != std::string::npos || (lo.empty() && hi.empty())) return false;
+  if (!lo.empty() && (!num(lo, o.min_size) || o.min_size == 0)) return false;
+  if (!hi.empty() && !num(hi, o.max_size)) return false;
+  return true;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+int parse_options(int argc, char** argv, const char* program, const char* title, bool lead,
+                  Options& o) {
+  enum { kJson = 1000, kStats, kNetdev, kTrafficIters };
+  static const option longs[] = {
+      {"help", no_argument, nullptr, 'h'},
+      {"version", no_argument, nullptr, 'v'},
+      {"full", no_argument, nullptr, 'f'},
+      {"message-size", required_argument, nullptr, 'm'},
+      {"iterations", required_argument, nullptr, 'i'},
+      {"warmup", required_argument, nullptr, 'x'},
+      {"validation", no_argument, nullptr, 'c'},
+      {"validation-warmup", required_argument, nullptr, 'u'},
+      {"json", required_argument, nullptr, kJson},
+      {"stats", no_argument, nullptr, kStats},
+      {"netdev", required_argument, nullptr, kNetdev},
+      {"traffic-iters", required_argument, nullptr, kTrafficIters},
+      {nullptr, 0, nullptr, 0},
+  };
+  auto bad = [&](const char* what, int opt) {
+    if (lead) {
+      std::fprintf(stderr, "%s [-%c %s]\n\n", what, opt, optarg != nullptr ? optarg : "");
+      usage(program);
+    }
+    return EXIT_FAILURE;
+  };
+  opterr = lead ? 1 : 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "hvfm:i:x:cu:", longs, nullptr)) != -1) {
+    int v = 0;
+    switch (c) {
+      case 'h':
+        if (lead) usage(program);
+        return EXIT_SUCCESS;
+      case 'v':
+        if (lead) std::printf("# MCCL %s v%s\n", title, version_string());
+        return EXIT_SUCCESS;
+      case 'f':
+        o.full = true;
+        break;
+      case 'm':
+        if (!parse_sizes(optarg, o)) return bad("Invalid Message Size", c);
+        break;
+      case 'i':
+        if (!parse_int(optarg, 1, 1 << 30, v)) return bad("Invalid Number of Iterations", c);
+        o.iterations = o.iterations_large = v;
+        break;
+      case 'x':
+        if (!parse_int(optarg, 0, 1 << 30, v)) {
+          return bad("Invalid Number of Warmup Iterations", c);
+        }
+        o.warmup = o.warmup_large = v;
+        break;
+      case 'c':
+        o.validate = true;
+        break;
+      case 'u':
+        if (!parse_int(optarg, 0, 10, v)) {
+          return bad("Invalid Number of Validation Warmup Iterations", c);
+        }
+        o.validation_warmup = v;
+        break;
+      case kJson:
+        o.json_path = optarg;
+        break;
+      case kStats:
+        o.stats = true;
+        break;
+      case kNetdev:
+        o.netdev = optarg;
+        break;
+      case kTrafficIters:
+        if (!parse_int(optarg, 0, 1 << 20, v)) return bad("Invalid --traffic-iters", c);
+        o.traffic_iters = v;
+        break;
+      default:
+        if (lead) usage(program);
+        return EXIT_FAILURE;
+    }
+  }
+  if (optind < argc) {
+    if (lead) std::fprintf(stderr, "%s: unexpected argument '%s'\n", program, argv[optind]);
+    return EXIT_FAILURE;
+  }
+  return -1;
+}
+
+int run(Communicator& comm, const Options& o, const Collective& coll) {
+  const int n = comm.size();
+  const bool lead = comm.rank() == 0;
+  const bool traffic = !o.netdev.empty() && o.traffic_iters > 0;
+  std::FILE* json = nullptr;
+  if (lead && !o.json_path.empty()) {
+    json = std::fopen(o.json_path.c_str(), "a");
+    if (json == nullptr) {
+      std::fprintf(stderr, "cannot open --json file %s: %s\n", o.json_path.c_str(),
+                   std::strerror(errno));
+    }
+  }
+  if (lead) {
+    std::printf("\n# MCCL %s v%s\n", coll.title, version_string());
+    std::printf("%-*s%*s", 10, "# Size", kFieldWidth, "Avg Latency(us)");
+    if (o.full) {
+      std::printf("%*s%*s%*s", kFieldWidth, "Min Latency(us)", kFieldWidth, "Max Latency(us)", 12,
+                  "Iterations");
+    }
+    if (o.validate) std::printf("%*s", kFieldWidth, "Validation");
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+
+  std::size_t failed_size = 0;
+  bool failed = false;
+  for (std::size_t bytes = o.min_size; bytes <= o.max_size && bytes > 0; bytes *= 2) {
+    const bool large = bytes > o.large_size;
+    const int iters = large ? o.iterations_large : o.iterations;
+    const int skip = large ? o.warmup_large : o.warmup;
+    std::vector<double> times(static_cast<std::size_t>(iters));
+    double errors = 0;
+    Stats before{};
+    comm.barrier();
+    for (int i = 0; i < iters + skip; ++i) {
+      if (i == skip) before = comm.stats();
+      if (o.validate) {
+        coll.fill(bytes, i);
+        for (int j = 0; j < o.validation_warmup; ++j) {
+          comm.barrier();
+          coll.run(bytes);
+        }
+        comm.barrier();
+      }
+      const auto t0 = Clock::now();
+      coll.run(bytes);
+      const auto t1 = Clock::now();
+      comm.barrier();
+      if (o.validate) errors += static_cast<double>(coll.check(bytes, i));
+      if (i >= skip) times[i - skip] = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    }
+    const Stats after = comm.stats();
+
+    NetCounters net;
+    if (traffic) {
+      comm.barrier();
+      const NetCounters a = read_net(o.netdev);
+      for (int k = 0; k < o.traffic_iters; ++k) coll.run(bytes);
+      comm.barrier();
+      const NetCounters b = read_net(o.netdev);
+      const double k = o.traffic_iters;
+      net = {(b.tx_bytes - a.tx_bytes) / k, (b.rx_bytes - a.rx_bytes) / k,
+             (b.tx_packets - a.tx_packets) / k, (b.rx_packets - a.rx_packets) / k};
+    }
+
+    // Every rank's figures in one allgather of doubles (exact for counters
+    // below 2^53): mean, errors, 4 net counters, the stats, every time.
+    double sum = 0;
+    for (double t : times) sum += t;
+    std::vector<double> mine = {sum / iters, errors, net.tx_bytes, net.rx_bytes, net.tx_packets,
+                                net.rx_packets};
+    for (const auto& f : kStatFields) {
+      mine.push_back(static_cast<double>(after.*f.member - before.*f.member));
+    }
+    const std::size_t head = mine.size();
+    mine.insert(mine.end(), times.begin(), times.end());
+    std::vector<double> all(mine.size() * n);
+    comm.allgather(mine.data(), all.data(), mine.size() * sizeof(double));
+    if (!lead) {
+      // The verdict is rank 0's; every rank learns it to stop alike.
+      double total = 0;
+      for (int r = 0; r < n; ++r) total += all[r * mine.size() + 1];
+      if (total != 0) {
+        failed = true;
+        break;
+      }
+      continue;
+    }
+
+    auto at = [&](int r, std::size_t k) { return all[r * mine.size() + k]; };
+    double avg = 0, mn = at(0, 0), mx = at(0, 0), total_errors = 0;
+    double max_net[4] = {0, 0, 0, 0};
+    double st_sum[kNumStats] = {}, st_max[kNumStats] = {};
+    for (int r = 0; r < n; ++r) {
+      avg += at(r, 0) / n;
+      mn = std::min(mn, at(r, 0));
+      mx = std::max(mx, at(r, 0));
+      total_errors += at(r, 1);
+      for (int k = 0; k < 4; ++k) max_net[k] = std::max(max_net[k], at(r, 2 + k));
+      for (std::size_t k = 0; k < kNumStats; ++k) {
+        st_sum[k] += at(r, 6 + k);
+        st_max[k] = std::max(st_max[k], at(r, 6 + k));
+      }
+    }
+    std::vector<double> slowest(static_cast<std::size_t>(iters), 0);
+    for (int i = 0; i < iters; ++i) {
+      for (int r = 0; r < n; ++r) slowest[i] = std::max(slowest[i], at(r, head + i));
+    }
+    const double p50_max = median(slowest);
+
+    std::printf("%-*zu%*.*f", 10, bytes, kFieldWidth, kPrecision, avg);
+    if (o.full) {
+      std::printf("%*.*f%*.*f%*d", kFieldWidth, kPrecision, mn, kFieldWidth, kPrecision, mx, 12,
+                  iters);
+    }
+    if (o.validate) std::printf("%*s", kFieldWidth, total_errors > 0 ? "Fail" : "Pass");
+    std::printf("\n");
+    if (o.stats) {
+      std::printf("#   stats, %d iterations, sum/max over ranks:", iters);
+      for (std::size_t k = 0; k < kNumStats; ++k) {
+        if (st_sum[k] != 0) std::printf(" %s %.0f/%.0f", kStatFields[k].name, st_sum[k], st_max[k]);
+      }
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+
+    if (json != nullptr) {
+      std::fprintf(json,
+                   "{\"bench\":\"%s\",\"impl\":\"mccl\",\"version\":\"%s\",\"ranks\":%d,"
+                   "\"bytes_per_rank\":%zu,\"avg_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,"
+                   "\"p50_max_us\":%.3f,\"iterations\":%d,\"warmup\":%d,\"validated\":%s,"
+                   "\"errors\":%.0f",
+                   coll.bench, version_string(), n, bytes, avg, mn, mx, p50_max, iters, skip,
+                   o.validate ? (total_errors > 0 ? "false" : "true") : "null", total_errors);
+      if (traffic) {
+        std::fprintf(json,
+                     ",\"netdev\":\"%s\",\"traffic_iters\":%d,\"tx_bytes_max\":%.1f,"
+                     "\"rx_bytes_max\":%.1f,\"tx_packets_max\":%.2f,\"rx_packets_max\":%.2f",
+                     json_escape(o.netdev).c_str(), o.traffic_iters, max_net[0], max_net[1],
+                     max_net[2], max_net[3]);
+      }
+      for (int which = 0; which < 2; ++which) {
+        std::fprintf(json, ",\"%s\":{", which == 0 ? "stats_sum" : "stats_max");
+        for (std::size_t k = 0; k < kNumStats; ++k) {
+          std::fprintf(json, "%s\"%s\":%.0f", k ? "," : "", kStatFields[k].name,
+                       which == 0 ? st_sum[k] : st_max[k]);
+        }
+        std::fprintf(json, "}");
+      }
+      std::fprintf(json, "}\n");
+      std::fflush(json);
+    }
+    if (total_errors > 0) {
+      failed = true;
+      failed_size = bytes;
+      break;
+    }
+  }
+  if (json != nullptr) std::fclose(json);
+  comm.barrier();
+  if (failed && lead) {
+    std::printf("DATA VALIDATION ERROR: exited with status %d on message size %zu.\n",
+                EXIT_FAILURE, failed_size);
+  }
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int benchmark_main(int argc, char** argv, const char* program, const char* title,
+                   const std::function<Collective(Communicator&, const Options&)>& make) {
+  // Before the bootstrap, so that --help works without a launcher; the
+  // rank only decides who prints.
+  bool lead = true;
+  for (const char* var : {"MCCL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') {
+      lead = std::atoi(v) == 0;
+      break;
+    }
+  }
+  Options options;
+  if (int st = parse_options(argc, argv, program, title, lead, options); st >= 0) return st;
+  try {
+    auto boot = make_bootstrap_from_env();
+    if (boot->size() < 2) {
+      if (boot->rank() == 0) std::fprintf(stderr, "This test requires at least two processes\n");
+      return EXIT_FAILURE;
+    }
+    Communicator comm(*boot);
+    Collective coll = make(comm, options);
+    return run(comm, options, coll);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s: %s\n", program, to_string(e.code()), e.what());
+    return 3;
+  }
+}
+
+}  // namespace mccl::bench::osu

@@ -1,0 +1,75 @@
+// What the OSU-compatible benchmarks share: OSU 7.x's options and defaults,
+// its timing loop and its output, so that tools which read OSU's tables read
+// MCCL's; plus JSON lines (--json) and MCCL's statistics (--stats).
+//
+// Timing follows OSU: each rank times every collective between a barrier
+// and the next (barriers are not timed), its latency is the mean over the
+// measured iterations, and the table shows the average, minimum and maximum
+// of that mean over ranks. The JSON line adds p50_max_us: per iteration the
+// slowest rank, then the median over iterations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "mccl/communicator.h"
+
+namespace mccl::bench::osu {
+
+// OSU 7.x defaults for blocking collectives (osu_util.h: COLL_LOOP_SMALL,
+// COLL_SKIP_SMALL, COLL_LOOP_LARGE, COLL_SKIP_LARGE, LARGE_MESSAGE_SIZE,
+// MAX_MSG_SIZE_COLL, VALIDATION_SKIP_DEFAULT). -i and -x set both the small
+// and the large value, as OSU's do.
+struct Options {
+  std::size_t min_size = 1;
+  std::size_t max_size = std::size_t{1} << 20;
+  int iterations = 1000;       // sizes up to large_size
+  int iterations_large = 100;  // sizes above it
+  int warmup = 100;
+  int warmup_large = 10;
+  std::size_t large_size = 8192;
+  int validation_warmup = 5;  // -u: untimed collectives before each validated one
+  bool full = false;          // -f
+  bool validate = false;      // -c
+  // Extensions (long options only).
+  bool stats = false;       // --stats
+  std::string json_path;    // --json FILE: one line per size, appended
+  std::string netdev;       // --netdev IFACE: read /sys/class/net/IFACE/statistics
+  int traffic_iters = 0;    // --traffic-iters K: K untimed back-to-back collectives
+};
+
+// One collective, as the driver sees it. Buffers are the benchmark's own,
+// sized for max_size once (as OSU allocates them).
+struct Collective {
+  const char* bench = "";  // JSON "bench": "bcast", "allgather"
+  const char* title = "";  // e.g. "Broadcast Latency Test"
+  std::function<void(std::size_t bytes)> run;
+  // Validation (-c): fill the buffers for iteration `iter`, then check what
+  // arrived; check returns the number of wrong bytes on this rank.
+  std::function<void(std::size_t bytes, int iter)> fill;
+  std::function<std::size_t(std::size_t bytes, int iter)> check;
+};
+
+// The byte rank `rank` contributes at offset i in validated iteration
+// `iter` (never the poison value 0 for long).
+inline std::byte pattern(int rank, std::size_t i, int iter) {
+  return std::byte(((rank + 1) * 131 + i * 7 + static_cast<std::size_t>(iter) * 13 + 1) & 0xFF);
+}
+
+// Parses argv. Returns 0 to go on, or an exit status after printing help,
+// version or a usage error (rank 0 prints; every rank returns the same).
+int parse_options(int argc, char** argv, const char* program, const char* title, bool lead,
+                  Options& out);
+
+// Runs every size from min_size to max_size (powers of two) and prints the
+// table on rank 0. Returns the exit status (1 when validation failed).
+int run(Communicator& comm, const Options& options, const Collective& coll);
+
+// main() of a benchmark: bootstrap from the environment, communicator,
+// options, then `make` builds the collective for that communicator.
+int benchmark_main(int argc, char** argv, const char* program, const char* title,
+                   const std::function<Collective(Communicator&, const Options&)>& make);
+
+}  // namespace mccl::bench::osu

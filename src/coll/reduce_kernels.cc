@@ -1,0 +1,208 @@
+#include "coll/reduce_kernels.h"
+
+#include <algorithm>
+#include <bit>
+#include <type_traits>
+
+// Promise the vectoriser that `out`, `a` and `b` are either the same array
+// or disjoint (reduce()'s contract), so it need not version the loops.
+#if defined(__clang__)
+#define MCCL_VECTOR_LOOP _Pragma("clang loop vectorize(enable)")
+#elif defined(__GNUC__)
+#define MCCL_VECTOR_LOOP _Pragma("GCC ivdep")
+#else
+#define MCCL_VECTOR_LOOP
+#endif
+
+namespace mccl::coll {
+
+namespace {
+
+// ---- operators ---------------------------------------------------------------
+
+// Integers are added and multiplied as their unsigned twins: wrap-around is
+// then defined, and the conversion back is modular (C++20).
+template <typename T, bool = std::is_integral_v<T>>
+struct ArithOf {
+  using type = T;
+};
+template <typename T>
+struct ArithOf<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+using Arith = typename ArithOf<T>::type;
+
+struct Sum {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(static_cast<Arith<T>>(a) + static_cast<Arith<T>>(b));
+  }
+};
+struct Prod {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(static_cast<Arith<T>>(a) * static_cast<Arith<T>>(b));
+  }
+};
+struct Min {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return b < a ? b : a;
+  }
+};
+struct Max {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return a < b ? b : a;
+  }
+};
+
+template <typename T, typename F>
+void loop(T* out, const T* a, const T* b, std::size_t n, F f) {
+  MCCL_VECTOR_LOOP
+  for (std::size_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+
+// ---- half precision, branch-free so that the loops vectorise ---------------
+
+inline float bf16_in(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t{h} << 16); }
+
+inline std::uint16_t bf16_out(float f) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  const std::uint32_t quiet_nan = (u >> 16) | 0x40u;
+  return static_cast<std::uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
+}
+
+inline float fp16_in(std::uint16_t h) {
+  const std::uint32_t sign = (std::uint32_t{h} & 0x8000u) << 16;
+  const std::uint32_t em = std::uint32_t{h} & 0x7FFFu;
+  // Shifting exponent and mantissa into place and scaling by 2^(127-15)
+  // rebiases normals and normalises subnormals in one exact multiply.
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(std::bit_cast<float>(em << 13) * 0x1p112f);
+  bits = em >= 0x7C00u ? (bits | 0x7F800000u) : bits;  // inf and NaN
+  return std::bit_cast<float>(bits | sign);
+}
+
+// After F. Giesen's float_to_half_fast3_rtne: all three cases computed,
+// one selected.
+inline std::uint16_t fp16_out(float f) {
+  constexpr std::uint32_t kDenormMagic = ((127 - 15) + (23 - 10) + 1) << 23;
+  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = u & 0x80000000u;
+  u ^= sign;
+  // Result subnormal or zero: the float adder rounds the mantissa for us.
+  const float aligned = std::bit_cast<float>(u) + std::bit_cast<float>(kDenormMagic);
+  const std::uint32_t sub = std::bit_cast<std::uint32_t>(aligned) - kDenormMagic;
+  // Normal: rebias the exponent (-112 << 23) and round to nearest even.
+  const std::uint32_t normal = (u + 0xC8000FFFu + ((u >> 13) & 1u)) >> 13;
+  // NaN stays a (quiet) NaN; anything else from 65520 up overflows to inf.
+  const std::uint32_t special = 0x7C00u | (std::uint32_t{u > 0x7F800000u} << 9);
+  // Selected with masks, not branches, which the vectoriser turns down here.
+  const std::uint32_t is_sub = 0u - std::uint32_t{u < (113u << 23)};
+  const std::uint32_t is_special = 0u - std::uint32_t{u >= 0x47800000u};
+  const std::uint32_t finite = (sub & is_sub) | (normal & ~is_sub);
+  const std::uint32_t out = (special & is_special) | (finite & ~is_special);
+  return static_cast<std::uint16_t>(out | (sign >> 16));
+}
+
+struct BF16 {
+  static float in(std::uint16_t h) { return bf16_in(h); }
+  static std::uint16_t out(float f) { return bf16_out(f); }
+};
+struct FP16 {
+  static float in(std::uint16_t h) { return fp16_in(h); }
+  static std::uint16_t out(float f) { return fp16_out(f); }
+};
+
+// Widen a tile of both inputs, reduce in float32, round back: three simple
+// loops the vectoriser takes one by one.
+template <typename Half, typename F>
+void half_loop(std::uint16_t* out, const std::uint16_t* a, const std::uint16_t* b, std::size_t n,
+               F f) {
+  constexpr std::size_t kTile = 256;
+  float fa[kTile], fb[kTile];
+  for (std::size_t base = 0; base < n; base += kTile) {
+    const std::size_t m = std::min(kTile, n - base);
+    const std::uint16_t* pa = a + base;
+    const std::uint16_t* pb = b + base;
+    std::uint16_t* po = out + base;
+    for (std::size_t i = 0; i < m; ++i) fa[i] = Half::in(pa[i]);
+    for (std::size_t i = 0; i < m; ++i) fb[i] = Half::in(pb[i]);
+    for (std::size_t i = 0; i < m; ++i) fa[i] = f(fa[i], fb[i]);
+    MCCL_VECTOR_LOOP
+    for (std::size_t i = 0; i < m; ++i) po[i] = Half::out(fa[i]);
+  }
+}
+
+template <typename T>
+void by_op(ReduceOp op, void* out, const void* a, const void* b, std::size_t n) {
+  auto* o = static_cast<T*>(out);
+  const auto* x = static_cast<const T*>(a);
+  const auto* y = static_cast<const T*>(b);
+  switch (op) {
+    case ReduceOp::kSum:
+      return loop(o, x, y, n, Sum{});
+    case ReduceOp::kProd:
+      return loop(o, x, y, n, Prod{});
+    case ReduceOp::kMin:
+      return loop(o, x, y, n, Min{});
+    case ReduceOp::kMax:
+      return loop(o, x, y, n, Max{});
+  }
+}
+
+template <typename Half>
+void half_by_op(ReduceOp op, void* out, const void* a, const void* b, std::size_t n) {
+  auto* o = static_cast<std::uint16_t*>(out);
+  const auto* x = static_cast<const std::uint16_t*>(a);
+  const auto* y = static_cast<const std::uint16_t*>(b);
+  switch (op) {
+    case ReduceOp::kSum:
+      return half_loop<Half>(o, x, y, n, Sum{});
+    case ReduceOp::kProd:
+      return half_loop<Half>(o, x, y, n, Prod{});
+    case ReduceOp::kMin:
+      return half_loop<Half>(o, x, y, n, Min{});
+    case ReduceOp::kMax:
+      return half_loop<Half>(o, x, y, n, Max{});
+  }
+}
+
+}  // namespace
+
+void reduce(DataType type, ReduceOp op, void* out, const void* a, const void* b,
+            std::size_t count) {
+  if (count == 0) return;
+  switch (type) {
+    case DataType::kFloat32:
+      return by_op<float>(op, out, a, b, count);
+    case DataType::kFloat64:
+      return by_op<double>(op, out, a, b, count);
+    case DataType::kBFloat16:
+      return half_by_op<BF16>(op, out, a, b, count);
+    case DataType::kFloat16:
+      return half_by_op<FP16>(op, out, a, b, count);
+    case DataType::kInt32:
+      return by_op<std::int32_t>(op, out, a, b, count);
+    case DataType::kInt64:
+      return by_op<std::int64_t>(op, out, a, b, count);
+    case DataType::kUInt8:
+      return by_op<std::uint8_t>(op, out, a, b, count);
+  }
+}
+
+float bf16_to_float(std::uint16_t h) { return bf16_in(h); }
+std::uint16_t float_to_bf16(float f) { return bf16_out(f); }
+float fp16_to_float(std::uint16_t h) { return fp16_in(h); }
+std::uint16_t float_to_fp16(float f) { return fp16_out(f); }
+
+bool valid(DataType type) { return size_of(type) != 0; }
+
+bool valid(ReduceOp op) {
+  return op == ReduceOp::kSum || op == ReduceOp::kProd || op == ReduceOp::kMin ||
+         op == ReduceOp::kMax;
+}
+
+}  // namespace mccl::coll

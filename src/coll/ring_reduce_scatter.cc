@@ -1,0 +1,176 @@
+#include "coll/ring_reduce_scatter.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "coll/reduce_kernels.h"
+#include "protocol/context.h"
+
+namespace mccl::coll {
+
+using protocol::ControlHeader;
+using protocol::ControlKind;
+using protocol::Counters;
+
+RingReduceScatter::RingReduceScatter(protocol::Context& ctx, ReduceLayout layout,
+                                     std::uint64_t signature, std::size_t segment_bytes,
+                                     std::size_t send_budget, std::string what)
+    : Operation(ctx),
+      layout_(std::move(layout)),
+      signature_(signature),
+      segment_bytes_(std::max(segment_bytes, size_of(layout_.type))),
+      send_budget_(send_budget),
+      what_(std::move(what)) {
+  if (ctx.size() > 1) {
+    for (int b = 0; b < ctx.size(); ++b) {
+      if (b != ctx.left()) expected_ += layout_.bytes[b];
+    }
+  }
+}
+
+std::string RingReduceScatter::describe_wait() const {
+  std::string out;
+  if (expected_ > 0) {
+    out = std::to_string(expected_) + " bytes of partial sums from rank " +
+          std::to_string(ctx_.left());
+  }
+  if (!queue_.empty()) {
+    if (!out.empty()) out += ", ";
+    out +=
+        std::to_string(queue_.size()) + " segments to send to rank " + std::to_string(ctx_.right());
+  }
+  return out.empty() ? "nothing (internal error)" : out;
+}
+
+void RingReduceScatter::enqueue(std::uint32_t block, std::uint32_t segment, const std::byte* data,
+                                std::size_t len, int slot) {
+  queue_.push_back({block, segment, data, len, slot});
+}
+
+int RingReduceScatter::take_slot() {
+  if (free_slots_.empty()) {
+    pool_.emplace_back(segment_bytes_);
+    return static_cast<int>(pool_.size() - 1);
+  }
+  int slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void RingReduceScatter::on_start(common::TimePoint) {
+  const int n = ctx_.size();
+  if (n == 1) {
+    // Reducing one contribution is the identity.
+    const std::byte* mine = layout_.send + layout_.displs[0];
+    if (layout_.bytes[0] > 0 && mine != layout_.result) {
+      std::memmove(layout_.result, mine, layout_.bytes[0]);
+    }
+    return;
+  }
+  // Step one: this rank starts the chain of the block its left neighbour
+  // keeps, with its own contribution, straight from the send buffer.
+  const int first = ctx_.left();
+  const std::size_t bytes = layout_.bytes[first];
+  if (bytes == 0) {
+    enqueue(kReduceScatterMarker, 0, nullptr, 0, -1);
+  } else {
+    const std::byte* base = layout_.send + layout_.displs[first];
+    std::uint32_t seg = 0;
+    for (std::size_t off = 0; off < bytes; off += segment_bytes_, ++seg) {
+      enqueue(static_cast<std::uint32_t>(first), seg, base + off,
+              std::min(segment_bytes_, bytes - off), -1);
+    }
+  }
+}
+
+void RingReduceScatter::on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
+                                    common::TimePoint) {
+  Counters::add(ctx_.counters().dropped_invalid);
+}
+
+void RingReduceScatter::on_control(int peer, const ControlHeader& h,
+                                   std::span<const std::byte> body, common::TimePoint) {
+  if (h.signature != signature_) {
+    ctx_.poison(common::mismatch_error(
+        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
+        describe() + ") was called with other arguments on rank " + std::to_string(peer) +
+        ": every rank must pass the same counts, datatype and op (and algorithm settings)"));
+    return;
+  }
+  if (h.kind != ControlKind::kP2pData || peer != ctx_.left() ||
+      (h.arg0 & kReduceScatterFlag) == 0) {
+    Counters::add(ctx_.counters().dropped_invalid);
+    return;
+  }
+  const std::uint32_t tag = h.arg0 & ~kReduceScatterFlag;
+  if (tag == kReduceScatterMarker && body.empty()) return;  // "my first step is empty"
+  if (tag >= static_cast<std::uint32_t>(ctx_.size()) ||
+      tag == static_cast<std::uint32_t>(ctx_.left())) {
+    Counters::add(ctx_.counters().dropped_invalid);
+    return;
+  }
+  const auto block = static_cast<int>(tag);
+  const std::size_t total = layout_.bytes[block];
+  const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
+  if (off >= total || body.size() != std::min(segment_bytes_, total - off) ||
+      body.size() > expected_) {
+    Counters::add(ctx_.counters().dropped_invalid);
+    return;
+  }
+  expected_ -= body.size();
+  const std::size_t count = body.size() / size_of(layout_.type);
+  const std::byte* mine = layout_.send + layout_.displs[block] + off;
+  // The partial from the left (earlier in the ring) is always the first
+  // operand: the expression, and so its bits, are the same on every run.
+  if (block == ctx_.rank()) {
+    reduce(layout_.type, layout_.op, layout_.result + off, body.data(), mine, count);
+    return;
+  }
+  std::byte* out = nullptr;
+  int slot = -1;
+  if (layout_.staging != nullptr) {
+    out = layout_.staging + layout_.displs[block] + off;
+  } else {
+    slot = take_slot();
+    out = pool_[slot].data();
+  }
+  reduce(layout_.type, layout_.op, out, body.data(), mine, count);
+  enqueue(tag, h.arg1, out, body.size(), slot);
+}
+
+void RingReduceScatter::drain() {
+  const std::size_t budget =
+      send_budget_ == 0 ? std::numeric_limits<std::size_t>::max() : send_budget_;
+  std::size_t sent = 0;
+  while (!queue_.empty() && (sent == 0 || sent < budget)) {
+    Pending p = queue_.front();
+    queue_.pop_front();
+    ControlHeader h;
+    h.kind = ControlKind::kP2pData;
+    h.seq = seq();
+    h.signature = signature_;
+    h.arg0 = kReduceScatterFlag | p.block;
+    h.arg1 = p.segment;
+    common::Status st = ctx_.send_control(ctx_.right(), h, {p.data, p.len});
+    if (p.slot >= 0) free_slots_.push_back(p.slot);
+    if (!st.is_ok()) {
+      ctx_.poison(st);
+      return;
+    }
+    Counters::add(ctx_.counters().p2p_bytes_sent, p.len);
+    sent += p.len;
+    if (p.len == 0) sent = 1;  // a marker still counts as a message sent
+  }
+}
+
+bool RingReduceScatter::needs(int peer) const {
+  return (peer == ctx_.left() && expected_ > 0) || (peer == ctx_.right() && !queue_.empty());
+}
+
+void RingReduceScatter::progress(common::TimePoint) {
+  drain();
+  if (expected_ == 0 && queue_.empty()) finish(common::Status::ok());
+}
+
+}  // namespace mccl::coll

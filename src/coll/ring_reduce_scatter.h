@@ -1,0 +1,93 @@
+// The bandwidth-optimal ring reduce-scatter over the reliable transport.
+//
+// Block b (the part of the result rank b keeps) is reduced along the ring
+// starting at rank b+1: b+1 sends its contribution to b+2, which reduces
+// its own into it and passes the partial on, ..., until rank b adds its own
+// and keeps the result. Every element of block b is therefore
+//   ((x[b+1] op x[b+2]) op ...) op x[b]        (ranks mod N)
+// on whichever rank and run: the order is fixed, so the bits are too. Each
+// rank sends N-1 blocks, (N-1)/N of the data.
+//
+// Blocks travel in segments (kP2pData, arg0 = kReduceScatterFlag | block,
+// arg1 = segment) so that forwarding pipelines with receiving. A rank's
+// first step (its contribution to block rank-1) leaves at start; every
+// other send is a partial just received, reduced and forwarded. Sends go
+// through a queue drained by at most `send_budget` bytes per progress call
+// (MCCL_COLL_RS_SHARE), so a reduce-scatter leaves room for a multicast
+// collective's injection in the same call.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "mccl/types.h"
+#include "protocol/operation.h"
+
+namespace mccl::coll {
+
+// Set in arg0 of every reduce-scatter message, so a composite that also
+// runs a point-to-point allgather under the same sequence number (whose
+// arg0 is a block index < N) tells them apart.
+inline constexpr std::uint32_t kReduceScatterFlag = 0x80000000u;
+// arg0 block of the empty message a rank sends when its first step has no
+// data, so that each rank hears from its left neighbour (and compares
+// signatures) in every reduce-scatter.
+inline constexpr std::uint32_t kReduceScatterMarker = 0x7FFFFFFFu;
+
+struct ReduceLayout {
+  DataType type = DataType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;
+  const std::byte* send = nullptr;  // block b at send + displs[b]
+  std::byte* result = nullptr;      // this rank's reduced block
+  // Where partials of block b are reduced before they are forwarded:
+  // staging + displs[b] (the allreduce's receive buffer, which its
+  // allgather overwrites later); null to use a pool of segment buffers.
+  std::byte* staging = nullptr;
+  std::vector<std::size_t> bytes;   // per block
+  std::vector<std::size_t> displs;  // per block, into send and staging
+};
+
+class RingReduceScatter final : public protocol::Operation {
+ public:
+  // `segment_bytes` is a multiple of the element size; `send_budget` bytes
+  // per progress call, 0 for no limit.
+  RingReduceScatter(protocol::Context& ctx, ReduceLayout layout, std::uint64_t signature,
+                    std::size_t segment_bytes, std::size_t send_budget, std::string what);
+
+  std::string describe() const override { return what_; }
+  std::string describe_wait() const override;
+  void on_start(common::TimePoint now) override;
+  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
+                   common::TimePoint) override;
+  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
+                  common::TimePoint now) override;
+  void progress(common::TimePoint now) override;
+  bool needs(int peer) const override;
+
+ private:
+  struct Pending {
+    std::uint32_t block;
+    std::uint32_t segment;
+    const std::byte* data;
+    std::size_t len;
+    int slot;  // pool slot holding `data`, or -1
+  };
+  void enqueue(std::uint32_t block, std::uint32_t segment, const std::byte* data, std::size_t len,
+               int slot);
+  void drain();
+  int take_slot();
+
+  ReduceLayout layout_;
+  std::uint64_t signature_;
+  std::size_t segment_bytes_;
+  std::size_t send_budget_;
+  std::string what_;
+  std::size_t expected_ = 0;  // bytes still to receive from the left
+  std::deque<Pending> queue_;
+  std::vector<std::vector<std::byte>> pool_;
+  std::vector<int> free_slots_;
+};
+
+}  // namespace mccl::coll

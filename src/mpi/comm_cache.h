@@ -1,0 +1,67 @@
+// Per-communicator state, cached on the MPI communicator as an attribute.
+//
+// The entry itself is local (created on the first intercepted call, no
+// communication); the MCCL communicator inside it is created collectively
+// by create_mccl() on the first eligible blocking call, or in MPI_Init for
+// MPI_COMM_WORLD. The attribute's delete callback (run by MPI_Comm_free, or
+// by MPI_Finalize for what is still attached) frees the entry.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "mccl/bootstrap.h"
+#include "mccl/communicator.h"
+
+namespace mccl::mpi {
+
+// One mccl::Communicator and the bootstrap it was made with. Shared by the
+// entry and by every nonblocking request in flight on it, so that an
+// MPI_Comm_free with requests pending destroys it only once they are done.
+// Adds its mccl::Stats to the process counters when destroyed.
+struct McclComm {
+  McclComm(std::unique_ptr<Bootstrap> b, std::string l);
+  ~McclComm();
+  McclComm(const McclComm&) = delete;
+  McclComm& operator=(const McclComm&) = delete;
+
+  std::unique_ptr<Bootstrap> boot;
+  Communicator comm;
+  std::string label;
+  MPI_Comm mpi_comm = MPI_COMM_NULL;
+  bool mpi_comm_alive = true;  // cleared when the MPI communicator is freed
+};
+
+enum class McclState { kNone, kReady, kFailed };
+
+struct CommEntry {
+  int id = 0;
+  std::string label;  // "MPI_COMM_WORLD", the user's name, or "comm#<id>"
+  int rank = 0;
+  int size = 1;
+  bool inter = false;
+  McclState state = McclState::kNone;
+  std::shared_ptr<McclComm> mccl;
+  // (kind, reason) pairs already logged under MCCL_MPI_DEBUG.
+  std::set<std::pair<int, const char*>> logged;
+};
+
+// Creates the attribute key (MPI_Init). Returns an MPI error code.
+int create_keyval();
+// The entry of `comm`, made on first use. nullptr for MPI_COMM_NULL or when
+// an MPI query fails (the caller then leaves the call to PMPI_).
+CommEntry* entry_for(MPI_Comm comm);
+// Collective over `comm`, on every rank at the same call: creates the MCCL
+// communicator. All ranks return the same value; on false the entry is
+// kFailed on every rank and every later call on `comm` goes to PMPI_.
+bool create_mccl(MPI_Comm comm, CommEntry& e);
+// MPI_Finalize, after every request has completed: destroys every MCCL
+// communicator still alive (their counters land in the totals) and frees
+// the key. Entries stay until MPI deletes the attributes.
+void destroy_all();
+
+}  // namespace mccl::mpi

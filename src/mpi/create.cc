@@ -1,0 +1,139 @@
+// create_mccl(): an MCCL communicator over an MPI communicator, created so
+// that every rank ends with the same answer even when creation fails on
+// some ranks only (no interface, no multicast route, a port in use...).
+//
+// The bootstrap is make_callback_bootstrap over PMPI_Allgather, but every
+// exchange is framed: a fixed 16-byte frame goes first (PMPI_Allgather of
+// 16 bytes on every rank), then the data. A rank whose construction threw
+// leaves the constructor and sends FINISH frames until every rank sends
+// FINISH; a rank still inside the constructor that receives a FINISH frame
+// throws from its callback, and so leaves too. All ranks see the same
+// frames in the same round, so they stop in the same round, and the `ok`
+// bits of that round decide for all of them. No rank is ever left waiting
+// in a PMPI_Allgather whose partners have moved on to a different one.
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mccl/callback_bootstrap.h"
+#include "mccl/error.h"
+#include "mpi/comm_cache.h"
+#include "mpi/log.h"
+#include "mpi/state.h"
+
+namespace mccl::mpi {
+
+namespace {
+
+enum : std::uint32_t { kData = 0x4d434431, kFinish = 0x4d434432 };  // "MCD1", "MCD2"
+
+struct Frame {
+  std::uint32_t kind;
+  std::uint32_t ok;
+  std::uint64_t bytes;
+};
+static_assert(sizeof(Frame) == 16);
+
+std::vector<Frame> exchange(MPI_Comm comm, int size, Frame mine) {
+  std::vector<Frame> all(static_cast<std::size_t>(size));
+  if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm) !=
+      MPI_SUCCESS) {
+    throw Error(ErrorCode::kInternal, "PMPI_Allgather of the bootstrap failed");
+  }
+  return all;
+}
+
+// What the bootstrap calls; refuses to run once creation is over (MCCL
+// never calls it then; should it, a stray PMPI_Allgather would hang).
+struct FramedAllgather {
+  MPI_Comm comm;
+  int size;
+  std::shared_ptr<bool> closed;
+
+  void operator()(const void* mine, void* all, std::size_t n) const {
+    if (*closed) throw Error(ErrorCode::kInternal, "bootstrap allgather after creation");
+    const auto frames = exchange(comm, size, Frame{kData, 1, n});
+    for (int r = 0; r < size; ++r) {
+      if (frames[r].kind != kData) {
+        throw Error(ErrorCode::kUnavailable,
+                    "rank " + std::to_string(r) + " of the communicator gave up creating MCCL");
+      }
+      if (frames[r].bytes != n) {
+        throw Error(ErrorCode::kMismatch, "bootstrap exchange lengths differ between ranks");
+      }
+    }
+    if (n == 0) return;
+    if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      throw Error(ErrorCode::kInternal, "bootstrap exchange too large for one PMPI_Allgather");
+    }
+    const int count = static_cast<int>(n);
+    if (PMPI_Allgather(mine, count, MPI_BYTE, all, count, MPI_BYTE, comm) != MPI_SUCCESS) {
+      throw Error(ErrorCode::kInternal, "PMPI_Allgather of the bootstrap failed");
+    }
+  }
+};
+
+}  // namespace
+
+bool create_mccl(MPI_Comm comm, CommEntry& e) {
+  Counters& c = global().counters;
+  auto closed = std::make_shared<bool>(false);
+  std::shared_ptr<McclComm> made;
+  std::string why;
+  try {
+    auto boot = make_callback_bootstrap(e.rank, e.size, FramedAllgather{comm, e.size, closed});
+    made = std::make_shared<McclComm>(std::move(boot), e.label);
+  } catch (const std::exception& ex) {
+    why = ex.what();
+  }
+  *closed = true;
+
+  // Agreement: FINISH rounds until every rank sends FINISH.
+  bool all_ok = false;
+  std::vector<int> failed;
+  try {
+    for (;;) {
+      const auto frames = exchange(comm, e.size, Frame{kFinish, made ? 1u : 0u, 0});
+      bool finished = true;
+      for (const Frame& f : frames) finished = finished && f.kind == kFinish;
+      if (!finished) continue;
+      for (int r = 0; r < e.size; ++r) {
+        if (frames[r].ok == 0) failed.push_back(r);
+      }
+      all_ok = failed.empty();
+      break;
+    }
+  } catch (const std::exception& ex) {
+    // MPI itself failed on this communicator; nothing can be agreed on it.
+    why += std::string(why.empty() ? "" : "; ") + ex.what();
+    all_ok = false;
+  }
+
+  if (!all_ok) {
+    made.reset();  // not collective
+    e.state = McclState::kFailed;
+    ++c.comms_failed;
+    if (!why.empty()) {
+      warnf("MCCL could not be set up on %s (%d ranks): %s; every call on it goes to MPI",
+            e.label.c_str(), e.size, why.c_str());
+    } else if (e.rank == 0) {
+      std::string ranks;
+      for (int r : failed) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+      warnf("MCCL could not be set up on %s (%d ranks) on rank(s) %s of it; every call on it goes "
+            "to MPI",
+            e.label.c_str(), e.size, ranks.c_str());
+    }
+    return false;
+  }
+  made->mpi_comm = comm;
+  e.mccl = std::move(made);
+  e.state = McclState::kReady;
+  ++c.comms_created;
+  debugf("MCCL communicator created on %s (%d ranks)", e.label.c_str(), e.size);
+  return true;
+}
+
+}  // namespace mccl::mpi

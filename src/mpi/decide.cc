@@ -1,0 +1,77 @@
+#include "mpi/decide.h"
+
+#include <set>
+#include <utility>
+
+#include "mpi/log.h"
+
+namespace mccl::mpi {
+
+namespace {
+
+void count_and_log(Kind kind, CommEntry* e, std::size_t bytes, const char* reason, bool served) {
+  Global& g = global();
+  auto& n = served ? g.counters.served : g.counters.fallback;
+  ++n[static_cast<int>(kind)];
+  if (served) g.counters.served_bytes += bytes;
+  if (!g.settings.debug) return;
+  static std::set<std::pair<int, const char*>> logged_without_entry;
+  auto& logged = e != nullptr ? e->logged : logged_without_entry;
+  if (!logged.emplace(static_cast<int>(kind), reason).second) return;
+  if (e != nullptr) {
+    debugf("%s on %s (%d ranks), %zu bytes: %s (further calls of this kind and reason on it are "
+           "not logged)",
+           kind_name(kind), e->label.c_str(), e->size, bytes, reason);
+  } else {
+    debugf("%s: %s (not logged again)", kind_name(kind), reason);
+  }
+}
+
+}  // namespace
+
+CommEntry* decide_comm(Kind, MPI_Comm comm, const char*& reason) {
+  const Global& g = global();
+  if (!g.active) {
+    reason = g.inactive_reason;
+    return nullptr;
+  }
+  if (comm == MPI_COMM_NULL) {
+    reason = "MPI: MPI_COMM_NULL (MPI reports the error)";
+    return nullptr;
+  }
+  CommEntry* e = entry_for(comm);
+  if (e == nullptr) {
+    reason = "MPI: the communicator could not be queried";
+  } else if (e->inter) {
+    reason = "MPI: intercommunicator";
+  } else if (e->size < 2) {
+    reason = "MPI: single-rank communicator";
+  }
+  return e;
+}
+
+std::shared_ptr<McclComm> decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, std::size_t bytes,
+                                        const char* reason) {
+  Global& g = global();
+  if (reason == nullptr && bytes < static_cast<std::size_t>(g.settings.min_bytes)) {
+    reason = "MPI: below MCCL_MPI_MIN_BYTES";
+  }
+  if (reason == nullptr && e->state == McclState::kNone) {
+    if (is_nonblocking(kind)) {
+      reason = "MPI: no MCCL state on this communicator yet (only a blocking call creates it)";
+    } else {
+      create_mccl(comm, *e);
+    }
+  }
+  if (reason == nullptr && e->state == McclState::kFailed) {
+    reason = "MPI: MCCL could not be set up on this communicator";
+  }
+  if (reason != nullptr) {
+    if (g.initialized) count_and_log(kind, e, bytes, reason, false);
+    return nullptr;
+  }
+  count_and_log(kind, e, bytes, "served by MCCL", true);
+  return e->mccl;
+}
+
+}  // namespace mccl::mpi

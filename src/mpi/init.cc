@@ -1,0 +1,162 @@
+// MPI_Init, MPI_Init_thread and MPI_Finalize: libmccl_mpi's state is made
+// after PMPI_Init and taken down before PMPI_Finalize.
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "mpi/comm_cache.h"
+#include "mpi/export.h"
+#include "mpi/log.h"
+#include "mpi/requests.h"
+#include "mpi/state.h"
+
+namespace mccl::mpi {
+
+Global& global() {
+  static Global g;
+  return g;
+}
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kBcast:
+      return "MPI_Bcast";
+    case Kind::kAllgather:
+      return "MPI_Allgather";
+    case Kind::kAllgatherv:
+      return "MPI_Allgatherv";
+    case Kind::kIbcast:
+      return "MPI_Ibcast";
+    case Kind::kIallgather:
+      return "MPI_Iallgather";
+    case Kind::kIallgatherv:
+      return "MPI_Iallgatherv";
+    case Kind::kAllreduce:
+      return "MPI_Allreduce";
+    case Kind::kReduceScatterBlock:
+      return "MPI_Reduce_scatter_block";
+    case Kind::kCount:
+      break;
+  }
+  return "?";
+}
+
+bool is_nonblocking(Kind k) {
+  return k == Kind::kIbcast || k == Kind::kIallgather || k == Kind::kIallgatherv;
+}
+
+namespace {
+
+// What each rank proposes at MPI_Init; every rank computes the same result.
+struct Proposal {
+  std::int32_t enable;     // MCCL_MPI_ENABLE and a valid environment
+  std::int32_t threads_ok;  // below MPI_THREAD_MULTIPLE
+  std::int64_t min_bytes;
+};
+
+void start(int provided) {
+  Global& g = global();
+  g.initialized = true;
+  g.settings = read_settings();
+  PMPI_Comm_rank(MPI_COMM_WORLD, &g.world_rank);
+  if (!g.settings.error.empty()) {
+    warnf("%s; MCCL is disabled on every rank", g.settings.error.c_str());
+  }
+  int size = 1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  Proposal mine{g.settings.enable && g.settings.error.empty() ? 1 : 0,
+                provided != MPI_THREAD_MULTIPLE ? 1 : 0, g.settings.min_bytes};
+  std::vector<Proposal> all(static_cast<std::size_t>(size));
+  if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE,
+                     MPI_COMM_WORLD) != MPI_SUCCESS) {
+    g.inactive_reason = "MPI: MPI_Init's agreement failed";
+    return;
+  }
+  bool enable = true, threads_ok = true, same_min = true;
+  for (const Proposal& p : all) {
+    enable = enable && p.enable != 0;
+    threads_ok = threads_ok && p.threads_ok != 0;
+    same_min = same_min && p.min_bytes == all[0].min_bytes;
+  }
+  g.settings.min_bytes = all[0].min_bytes;  // rank 0's wins
+  if (!same_min && g.world_rank == 0) {
+    warnf("MCCL_MPI_MIN_BYTES differs between ranks; every rank uses rank 0's %" PRId64,
+          g.settings.min_bytes);
+  }
+  if (!enable) {
+    g.inactive_reason = "MPI: MCCL_MPI_ENABLE=0 (or an invalid MCCL_MPI_* value) on some rank";
+  } else if (!threads_ok) {
+    g.inactive_reason = "MPI: MPI_THREAD_MULTIPLE (MCCL serves up to MPI_THREAD_SERIALIZED)";
+  } else if (PMPI_Comm_dup(MPI_COMM_SELF, &g.self) != MPI_SUCCESS ||
+             create_keyval() != MPI_SUCCESS) {
+    g.inactive_reason = "MPI: could not create libmccl_mpi's MPI objects";
+  } else {
+    g.active = true;
+  }
+  if (g.world_rank == 0) {
+    debugf("libmccl_mpi %s (%s); MCCL_MPI_MIN_BYTES=%" PRId64 ", %d ranks",
+           g.active ? "active" : "inactive", g.active ? "MCCL serves eligible calls" : g.inactive_reason,
+           g.settings.min_bytes, size);
+  }
+  // Nonblocking calls never create MCCL state, so MPI_COMM_WORLD's is made
+  // here (collective, like MPI_Init) unless MCCL_MPI_EAGER=0.
+  if (g.active && g.settings.eager && size > 1) {
+    if (CommEntry* e = entry_for(MPI_COMM_WORLD)) create_mccl(MPI_COMM_WORLD, *e);
+  }
+}
+
+void print_stats() {
+  const Global& g = global();
+  const Counters& c = g.counters;
+  std::uint64_t served = 0, fallback = 0;
+  std::string per_kind;
+  for (int k = 0; k < kKinds; ++k) {
+    served += c.served[k];
+    fallback += c.fallback[k];
+    if (c.served[k] + c.fallback[k] == 0) continue;
+    per_kind += std::string(" ") + kind_name(static_cast<Kind>(k)) + "=" +
+                std::to_string(c.served[k]) + "/" + std::to_string(c.fallback[k]);
+  }
+  std::printf("mccl_mpi stats: rank=%d served=%" PRIu64 " fallback=%" PRIu64 " failed=%" PRIu64
+              " served_bytes=%" PRIu64 " mcast_bytes_sent=%" PRIu64 " mcast_datagrams_sent=%" PRIu64
+              " mcast_bytes_received=%" PRIu64 " repair_bytes_requested=%" PRIu64
+              " p2p_bytes_sent=%" PRIu64 " comms=%" PRIu64 " comms_failed=%" PRIu64 "%s\n",
+              g.world_rank, served, fallback, c.failed_calls, c.served_bytes, c.mcast_bytes_sent,
+              c.mcast_datagrams_sent, c.mcast_bytes_received, c.repair_bytes_requested,
+              c.p2p_bytes_sent, c.comms_created, c.comms_failed, per_kind.c_str());
+  std::fflush(stdout);
+}
+
+void stop() {
+  Global& g = global();
+  if (!g.initialized) return;
+  drain_all();
+  destroy_all();
+  if (g.self != MPI_COMM_NULL) PMPI_Comm_free(&g.self);
+  g.active = false;
+  g.inactive_reason = "MPI: after MPI_Finalize";
+  if (g.settings.stats) print_stats();
+}
+
+}  // namespace
+}  // namespace mccl::mpi
+
+using namespace mccl::mpi;
+
+MCCL_MPI_EXPORT int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) start(MPI_THREAD_SINGLE);
+  return rc;
+}
+
+MCCL_MPI_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) start(*provided);
+  return rc;
+}
+
+MCCL_MPI_EXPORT int MPI_Finalize() {
+  stop();
+  return PMPI_Finalize();
+}

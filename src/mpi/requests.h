@@ -1,0 +1,62 @@
+// MCCL requests behind real MPI_Request handles.
+//
+// A nonblocking call served by MCCL returns a generalized request
+// (PMPI_Grequest_start) as its MPI_Request: a real handle that MPI's own
+// MPI_Wait/Test* and MPI_Request_free accept, mixed with any other
+// requests. libmccl_mpi keeps a table from that handle to the
+// mccl::Request and completes the generalized request
+// (PMPI_Grequest_complete) once MCCL reports the collective done.
+// Generalized requests are not progressed by MPI, so the wait and test
+// functions are intercepted too (wait.cc): they advance every MCCL request
+// in the table and then hand the whole array to PMPI_ unchanged. While MCCL
+// requests are pending, a blocking MPI_Wait* becomes a loop of MCCL progress
+// and PMPI_Test*, so an MPI request in the same array (or an MCCL request a
+// peer needs) is never starved.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "mccl/communicator.h"
+#include "mpi/comm_cache.h"
+#include "mpi/state.h"
+
+namespace mccl::mpi {
+
+// Wraps `req` in a new generalized request, stored in *out. On an MPI error
+// `req` is waited for here and the error code returned.
+int track(std::shared_ptr<McclComm> owner, Request req, Kind kind, MPI_Request* out);
+
+// True when `handle` is one of ours and not yet handed back by MPI.
+bool is_tracked(MPI_Request handle);
+bool any_tracked();
+
+// Advances every tracked MCCL request once; completes the generalized
+// request of each one that finished (and retires those the program freed).
+void progress_all();
+
+// After a PMPI_ wait/test call has freed `handle` (its slot became
+// MPI_REQUEST_NULL): forgets it and returns MPI_SUCCESS, or, when its
+// collective failed, runs the communicator's error handler and returns
+// MPI_ERR_OTHER.
+int retire(MPI_Request handle);
+
+// MPI_Request_free of a tracked request: retired now if done, otherwise
+// when it completes. Returns PMPI_Request_free's code.
+int free_tracked(MPI_Request* handle);
+
+// Blocks until `req` completes, driving the other tracked requests and
+// MPI's own progress meanwhile. Throws mccl::Error.
+void wait_served(Request& req, const char* what);
+
+// MPI_Finalize: completes every tracked request, then drops their
+// communicators.
+void drain_all();
+
+// A served call failed: logs, runs the communicator's error handler
+// (MPI_ERR_OTHER) and returns MPI_ERR_OTHER for the wrapper to return.
+int raise_error(const McclComm& owner, const char* what, const std::string& message);
+
+}  // namespace mccl::mpi

@@ -1,0 +1,32 @@
+// The MCCL_MPI_* settings of libmccl_mpi, read with std::getenv.
+//
+// They belong in the one registry (src/common/settings.*), which this
+// library cannot reach (it links only the public libmccl); until they move
+// there, this file is their one home and docs/mpi.md their documentation.
+//
+// Every rank reads its own environment, but the values that decide whether
+// a call is served (enable, min_bytes) are agreed at MPI_Init: rank 0's
+// min_bytes wins, and MCCL is enabled only when every rank enables it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mccl::mpi {
+
+struct Settings {
+  bool enable = true;          // MCCL_MPI_ENABLE: 0 turns every call into its PMPI_ twin
+  std::int64_t min_bytes = 8192;  // MCCL_MPI_MIN_BYTES: smaller messages go to PMPI_
+  bool debug = false;          // MCCL_MPI_DEBUG: log each decision once per comm and kind
+  bool stats = false;          // MCCL_MPI_STATS: one summary line per rank at MPI_Finalize
+  bool eager = true;           // MCCL_MPI_EAGER: create MPI_COMM_WORLD's state in MPI_Init
+  std::int64_t timeout_ms = 60000;  // MCCL_COLL_TIMEOUT_MS (MCCL's own), for the backstop
+  // Empty when every variable parsed; else what was wrong (MCCL is then
+  // disabled on this rank, and so on every rank).
+  std::string error;
+};
+
+// Reads the environment. Never throws.
+Settings read_settings();
+
+}  // namespace mccl::mpi

@@ -1,0 +1,173 @@
+// Reductions in flight together with other collectives: the FSDP pattern
+// (allgather the next layer's weights while reduce-scattering the last
+// layer's gradients), a mix of every collective, two communicators driven
+// from one thread, and the reduce-scatter's send share at its extremes.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "harness.h"
+#include "reduce_util.h"
+
+namespace mccl::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr DataType kF32 = DataType::kFloat32;
+constexpr ReduceOp kSum = ReduceOp::kSum;
+
+// One layer on every rank: an allgather of `m` bytes per rank and a
+// reduce-scatter of `count` floats per rank.
+struct Layer {
+  std::vector<std::vector<std::byte>> ag_send, ag_recv, rs_send, rs_recv;
+};
+
+Layer make_layer(int n, std::size_t m, std::size_t count, std::uint64_t salt) {
+  Layer l;
+  for (int r = 0; r < n; ++r) {
+    l.ag_send.emplace_back(m);
+    fill(l.ag_send.back().data(), m, r, salt);
+    l.ag_recv.emplace_back(m * n);
+    l.rs_send.push_back(make_input(kF32, kSum, r, 0, n * count, salt));
+    l.rs_recv.emplace_back(count * 4);
+  }
+  return l;
+}
+
+void check_layer(const Layer& l, int n, std::size_t m, std::size_t count, std::uint64_t salt) {
+  for (int r = 0; r < n; ++r) {
+    for (int b = 0; b < n; ++b) {
+      ASSERT_EQ(first_mismatch(l.ag_recv[r].data() + b * m, m, b, salt), m)
+          << "allgather: rank " << r << " block " << b;
+    }
+    ASSERT_TRUE(check_reduced(kF32, kSum, l.rs_recv[r].data(), n, r * count, count, salt))
+        << "reduce_scatter: rank " << r;
+  }
+}
+
+// 8 layers, each an allgather and a reduce-scatter posted together, all 16
+// collectives in flight at once on every rank, with loss, duplication and
+// reordering on the multicast side; every byte checked.
+TEST(Overlap, EightAllgatherReduceScatterPairsWithLoss) {
+  const int n = 5, kLayers = 8;
+  const std::size_t m = 40000, count = 30011;
+  SimFabricOptions f{.loss = 0.1, .duplicate = 0.02, .reorder = 0.05, .seed = 4242};
+  SCOPED_TRACE(describe(n, m, f));
+  InProcessWorld world(n, f);
+  auto comms = create_communicators(world);
+  std::vector<Layer> layers;
+  for (int i = 0; i < kLayers; ++i) layers.push_back(make_layer(n, m, count, 100 + i));
+  std::vector<Request> reqs;
+  for (int r = 0; r < n; ++r) {
+    for (int i = 0; i < kLayers; ++i) {
+      auto& l = layers[i];
+      reqs.push_back(comms[r].iallgather(l.ag_send[r].data(), l.ag_recv[r].data(), m));
+      reqs.push_back(
+          comms[r].ireduce_scatter(l.rs_send[r].data(), l.rs_recv[r].data(), count, kF32, kSum));
+    }
+  }
+  drive(reqs, 120s);
+  for (int i = 0; i < kLayers; ++i) check_layer(layers[i], n, m, count, 100 + i);
+  std::uint64_t repairs = 0, p2p = 0;
+  for (auto& c : comms) {
+    repairs += c.stats().repairs_requested;
+    p2p += c.stats().p2p_bytes_sent;
+  }
+  EXPECT_GT(repairs, 0u);
+  // Each rank sends (N-1)/N of each reduce-scatter's input over the ring.
+  EXPECT_EQ(p2p, std::uint64_t{kLayers} * n * (n - 1) * count * 4);
+}
+
+// The same on ranks driven by their own threads, pipelined as a training
+// step runs: layer i's pair is posted before layer i-1's is waited for.
+TEST(Overlap, PipelinedLayersOnThreads) {
+  const int n = 4, kLayers = 8;
+  const std::size_t m = 25000, count = 20000;
+  InProcessWorld world(n, {.loss = 0.05, .reorder = 0.05, .seed = 99});
+  auto comms = create_communicators(world, {.progress = ProgressKind::kThread});
+  std::vector<Layer> layers;
+  for (int i = 0; i < kLayers; ++i) layers.push_back(make_layer(n, m, count, 200 + i));
+  run_on_threads(comms, [&](Communicator& c) {
+    const int r = c.rank();
+    std::vector<Request> prev;
+    for (int i = 0; i < kLayers; ++i) {
+      auto& l = layers[i];
+      std::vector<Request> cur;
+      cur.push_back(c.iallgather(l.ag_send[r].data(), l.ag_recv[r].data(), m));
+      cur.push_back(c.ireduce_scatter(l.rs_send[r].data(), l.rs_recv[r].data(), count, kF32, kSum));
+      for (auto& q : prev) q.wait();
+      prev = std::move(cur);
+    }
+    for (auto& q : prev) q.wait();
+  });
+  for (int i = 0; i < kLayers; ++i) check_layer(layers[i], n, m, count, 200 + i);
+}
+
+// Two communicators over the same ranks, one thread driving both: one runs
+// allgathers and broadcasts, the other reduce-scatters and allreduces.
+TEST(TwoCommunicators, DrivenFromOneThread) {
+  const int n = 3;
+  const std::size_t m = 12345, count = 7777;
+  InProcessWorld world(n, {.loss = 0.05, .seed = 8});
+  auto a = create_communicators(world);
+  auto b = create_communicators(world);
+  Layer l = make_layer(n, m, count, 300);
+  std::vector<std::vector<std::byte>> ar_send(n), ar_recv(n);
+  std::vector<Request> reqs;
+  for (int r = 0; r < n; ++r) {
+    ar_send[r] = make_input(DataType::kInt32, ReduceOp::kMax, r, 0, count, 301);
+    ar_recv[r].resize(count * 4);
+    reqs.push_back(a[r].iallgather(l.ag_send[r].data(), l.ag_recv[r].data(), m));
+    reqs.push_back(
+        b[r].ireduce_scatter(l.rs_send[r].data(), l.rs_recv[r].data(), count, kF32, kSum));
+    reqs.push_back(b[r].iallreduce(ar_send[r].data(), ar_recv[r].data(), count, DataType::kInt32,
+                                   ReduceOp::kMax));
+  }
+  drive(reqs, 60s);
+  check_layer(l, n, m, count, 300);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_TRUE(
+        check_reduced(DataType::kInt32, ReduceOp::kMax, ar_recv[r].data(), n, 0, count, 301));
+  }
+}
+
+// MCCL_COLL_RS_SHARE bounds how much a reduce-scatter sends per progress
+// call; whatever the share, the results are the same.
+class RsShare : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RsShare, ResultsDoNotDependOnIt) {
+  ::setenv("MCCL_COLL_RS_SHARE", GetParam(), 1);
+  const int n = 4;
+  const std::size_t m = 30000, count = 50000;
+  InProcessWorld world(n, {.loss = 0.05, .seed = 12});
+  auto comms = create_communicators(world);
+  ::unsetenv("MCCL_COLL_RS_SHARE");
+  Layer l = make_layer(n, m, count, 400);
+  std::vector<Request> reqs;
+  for (int r = 0; r < n; ++r) {
+    reqs.push_back(comms[r].iallgather(l.ag_send[r].data(), l.ag_recv[r].data(), m));
+    reqs.push_back(
+        comms[r].ireduce_scatter(l.rs_send[r].data(), l.rs_recv[r].data(), count, kF32, kSum));
+  }
+  drive(reqs, 60s);
+  check_layer(l, n, m, count, 400);
+}
+
+INSTANTIATE_TEST_SUITE_P(Extremes, RsShare, ::testing::Values("0.001", "0.5", "1"));
+
+TEST(RsShareSetting, OutOfRangeIsRejected) {
+  ::setenv("MCCL_COLL_RS_SHARE", "0", 1);
+  InProcessWorld world(1);
+  try {
+    create_communicators(world);
+    ADD_FAILURE() << "MCCL_COLL_RS_SHARE=0 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("MCCL_COLL_RS_SHARE"), std::string::npos) << e.what();
+  }
+  ::unsetenv("MCCL_COLL_RS_SHARE");
+}
+
+}  // namespace
+}  // namespace mccl::testing
