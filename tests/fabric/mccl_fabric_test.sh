@@ -15,6 +15,10 @@
 #       (N-1) m; the broadcast root at most 1.10 m, the others only control.
 #       Checked with patient loss deadlines (MCCL_PROTO_FIRST_TIMEOUT_US=200000,
 #       MCCL_PROTO_STALL_MIN_US=20000), then with the defaults: the same bounds.
+#       Then a 16 MiB allreduce (int32 sum): reduce-scatter + multicast allgather
+#       puts at most 1.10 S (+ control) on each link, at most 0.8 of the ring
+#       allreduce's 2 (N-1)/N S; the ring allreduce (MCCL_COLL_ALLREDUCE_ALGO=ring)
+#       is measured too, as the reference: at least 0.95 of 2 (N-1)/N S.
 #   mccl_fabric_test.sh --worker MP_WORKER kill
 #       4 hosts; a rank exits in the middle of a 4 x 4 MiB allgather (rank 2
 #       with the inline engine, rank 0, which also serves the bootstrap store,
@@ -207,10 +211,13 @@ sweep_main() {
 readonly MIB=1048576
 readonly CONTROL_SLACK=65536 # control messages, TCP ACKs, IGMP: far below this
 
-# txbytes_check OUT MODE M N ROOT: the per-rank figures, and the bounds.
+# txbytes_check OUT MODE M N ROOT [ALGO]: the per-rank figures, and the bounds.
+# The ring's figure per rank: (N-1) m for allgather and broadcast, 2 (N-1)/N S
+# for an allreduce of S bytes. ALGO (allreduce only): rs_mcast or ring.
 txbytes_check() {
-  local out=$1 mode=$2 m=$3 n=$4 root=$5 r bytes barrier net repairs secs bad=0
+  local out=$1 mode=$2 m=$3 n=$4 root=$5 algo=${6:-} r bytes barrier net repairs secs bad=0
   local ring=$(((n - 1) * m))
+  [[ $mode != txbytes-allreduce ]] || ring=$((2 * (n - 1) * m / n))
   printf '%-14s %4s %12s %8s %8s %10s %8s %8s\n' "$mode" rank tx_bytes "tx/m" "tx/ring" barrier served seconds >&3
   for ((r = 0; r < n; r++)); do
     bytes=$(field "$out" "$mode" "$r" bytes)
@@ -221,7 +228,23 @@ txbytes_check() {
     awk -v mo="$mode" -v r="$r" -v b="$bytes" -v m="$m" -v g="$ring" -v br="$barrier" -v rp="$repairs" -v s="$secs" \
       'BEGIN { printf "%-14s %4d %12d %8.4f %8.4f %10d %8d %8s\n", mo, r, b, b / m, b / g, br, rp, s }' >&3
     net=$((bytes - barrier))
-    if [[ $mode == txbytes || $r == "$root" ]]; then
+    if [[ $mode == txbytes-allreduce && $algo == ring ]]; then
+      # The reference: the counters must see the ring's own traffic.
+      if ((net * 100 < ring * 95)); then
+        echo "rank $r: the ring allreduce injected only $net bytes net, below 0.95 x $ring"
+        bad=1
+      fi
+    elif [[ $mode == txbytes-allreduce ]]; then
+      # (N-1)/N S of reduce-scatter over TCP, S/N of multicast plus headers.
+      if ((net * 100 > m * 110 + CONTROL_SLACK * 100)); then
+        echo "rank $r injected $bytes bytes (barrier $barrier): more than 1.10 x $m + $CONTROL_SLACK"
+        bad=1
+      fi
+      if ((bytes * 10 > ring * 8)); then
+        echo "rank $r injected $bytes bytes: more than 0.8 of the ring allreduce's $ring"
+        bad=1
+      fi
+    elif [[ $mode == txbytes || $r == "$root" ]]; then
       # 1.10 m: the data plus headers (82 of every 1514 bytes at MTU 1500 is 5.7%)
       if ((net * 100 > m * 110 + CONTROL_SLACK * 100)); then
         echo "rank $r injected $bytes bytes (barrier $barrier): more than 1.10 x $m + $CONTROL_SLACK"
@@ -247,9 +270,15 @@ readonly PATIENT=(--env MCCL_PROTO_FIRST_TIMEOUT_US=200000 --env MCCL_PROTO_STAL
 t_txbytes() { # allgather|bcast [launch.sh --env K=V]...
   local what=$1 out=$TMP/tx.$RANDOM rc=0 m mode root desc
   shift
+  local algo="" ring_desc
   if [[ $what == allgather ]]; then
     m=$((4 * MIB)) mode=txbytes root=-1 desc="allgather 4 x 4 MiB"
     run_ranks "$out" 4 --timeout 60 "$@" -- txbytes "$m" || rc=$?
+  elif [[ $what == allreduce-* ]]; then
+    algo=${what#allreduce-}
+    m=$((16 * MIB)) mode=txbytes-allreduce root=-1 desc="allreduce 16 MiB ($algo)"
+    run_ranks "$out" 4 --timeout 60 --env MCCL_COLL_ALLREDUCE_ALGO="$algo" "$@" \
+      -- txbytes-allreduce "$m" || rc=$?
   else
     m=$((16 * MIB)) mode=txbytes-bcast root=0 desc="broadcast 16 MiB from rank 0"
     run_ranks "$out" 4 --timeout 60 "$@" -- txbytes-bcast "$m" 0 || rc=$?
@@ -258,8 +287,10 @@ t_txbytes() { # allgather|bcast [launch.sh --env K=V]...
   ((rc == 0)) || { echo "launch.sh exit $rc (2 = wrong data)"; return 1; }
   local settings
   settings=$(printf '%s\n' "$@" | grep -v '^--env$' | paste -sd' ')
-  echo "$desc, ${settings:-default settings}: bytes each rank put on its link (ring: (N-1) m = $((3 * m)) per rank)" >&3
-  txbytes_check "$out" "$mode" "$m" 4 "$root"
+  ring_desc="(N-1) m = $((3 * m))"
+  [[ $mode != txbytes-allreduce ]] || ring_desc="2 (N-1)/N S = $((3 * m / 2))"
+  echo "$desc, ${settings:-default settings}: bytes each rank put on its link (ring: $ring_desc per rank)" >&3
+  txbytes_check "$out" "$mode" "$m" 4 "$root" "$algo"
 }
 
 txbytes_main() {
@@ -271,6 +302,10 @@ txbytes_main() {
     t_txbytes bcast "${PATIENT[@]}"
   check "allgather 4 x 4 MiB (default settings): the same bounds" t_txbytes allgather
   check "broadcast 16 MiB (default settings): the same bounds" t_txbytes bcast
+  check "allreduce 16 MiB, reduce-scatter + multicast allgather: every rank injects <= 1.10 S, <= 0.8 of the ring's" \
+    t_txbytes allreduce-rs_mcast
+  check "allreduce 16 MiB, ring (the reference): every rank injects about 2 (N-1)/N S" \
+    t_txbytes allreduce-ring
   finish
 }
 

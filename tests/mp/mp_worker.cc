@@ -22,6 +22,10 @@
 //   mp_worker txbytes-bcast M [ROOT]
 //                              the same for a broadcast of M bytes from ROOT
 //                              (default 0): "txbytes-bcast rank=R bytes=D ..."
+//   mp_worker txbytes-allreduce S
+//                              the same for an allreduce (int32 sum) of S bytes
+//                              (algorithm from MCCL_COLL_ALLREDUCE_ALGO):
+//                              "txbytes-allreduce rank=R bytes=D m=S ..."
 //   mp_worker hang RANK        like die, but RANK stays alive, sockets open,
 //                              and makes no call for MCCL_COLL_TIMEOUT_MS + 4 s
 //                              (with MCCL_PROGRESS=thread its progress thread
@@ -234,6 +238,44 @@ int txbytes(mccl::Communicator& c, std::size_t m, bool bcast, int root) {
   return 0;
 }
 
+// What one allreduce of `s` bytes (int32 sum, exact) put on this rank's link,
+// measured like txbytes(). Values are small, so the sum is exact and the
+// result is checked element by element.
+int txbytes_allreduce(mccl::Communicator& c, std::size_t s) {
+  const int n = c.size(), me = c.rank();
+  const std::size_t count = s / 4;
+  auto value = [](int rank, std::size_t i) {
+    return std::to_integer<std::int32_t>(pattern(rank, i, 91)) & 0xFF;
+  };
+  std::vector<std::int32_t> send(count), recv(count);
+  for (std::size_t i = 0; i < count; ++i) send[i] = value(me, i);
+  c.barrier();
+  const long long b0 = link_counter("tx_bytes");
+  c.barrier();
+  const long long b1 = link_counter("tx_bytes");
+  c.barrier();
+  const long long t0 = link_counter("tx_bytes"), r0 = link_counter("rx_bytes");
+  const auto start = std::chrono::steady_clock::now();
+  c.allreduce(send.data(), recv.data(), count, mccl::DataType::kInt32, mccl::ReduceOp::kSum);
+  const double secs = seconds_since(start);
+  c.barrier();
+  const long long t1 = link_counter("tx_bytes"), r1 = link_counter("rx_bytes");
+  if (b0 < 0 || t0 < 0 || t1 < 0) return 1;
+  std::printf("txbytes-allreduce rank=%d bytes=%lld m=%zu n=%d root=-1 barrier=%lld rx=%lld "
+              "seconds=%.4f\n",
+              me, t1 - t0, count * 4, n, b1 - b0, r1 - r0, secs);
+  print_counters(c);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::int32_t want = 0;
+    for (int r = 0; r < n; ++r) want += value(r, i);
+    if (recv[i] != want) {
+      std::fprintf(stderr, "allreduce: element %zu is %d, expected %d\n", i, recv[i], want);
+      return 2;
+    }
+  }
+  return 0;
+}
+
 // A peer that stops answering without closing anything: only deadlines can
 // find it. Survivors print how long the error took and exit 0 on a timeout
 // or peer failure.
@@ -343,6 +385,8 @@ int main(int argc, char** argv) {
     } else if (mode == "txbytes-bcast" && argc > 2) {
       rc = txbytes(comm, std::strtoull(argv[2], nullptr, 0), true,
                    argc > 3 ? std::atoi(argv[3]) : 0);
+    } else if (mode == "txbytes-allreduce" && argc > 2) {
+      rc = txbytes_allreduce(comm, std::strtoull(argv[2], nullptr, 0));
     } else if (mode == "hang" && argc > 2) {
       rc = hang(comm, std::atoi(argv[2]));
     } else if (mode == "noise" && argc > 3) {
@@ -350,7 +394,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: mp_worker sweep | die RANK | hang RANK | txbytes M | "
-                   "txbytes-bcast M [ROOT] | noise FILE ROUNDS\n");
+                   "txbytes-bcast M [ROOT] | txbytes-allreduce S | noise FILE ROUNDS\n");
       return 1;
     }
     print_stats(comm);
