@@ -35,6 +35,13 @@ struct CommOptions {
   std::optional<AllgatherAlgorithm> allgather_algorithm;  // MCCL_COLL_ALLGATHER_ALGO
   std::optional<BroadcastAlgorithm> broadcast_algorithm;  // MCCL_COLL_BCAST_ALGO
   std::optional<AllreduceAlgorithm> allreduce_algorithm;  // MCCL_COLL_ALLREDUCE_ALGO
+  // Share, in (0, 1], of the sending a reduce-scatter's ring (also inside an
+  // allreduce) gets against the multicast injection of collectives running
+  // beside it: per progress step a ring sends at most share / (1 - share)
+  // times one multicast batch (at least one segment); 1 means no limit. A
+  // value outside (0, 1] makes the constructor throw kInvalidArgument.
+  // (MCCL_COLL_RS_SHARE)
+  std::optional<double> reduce_scatter_send_share;
 };
 
 }  // namespace mccl

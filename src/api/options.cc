@@ -63,11 +63,21 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.reduce_segment_bytes = static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int(1, 1 << 30));
   r.allreduce_small_bytes =
       static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int(0, std::int64_t{1} << 40));
-  r.rs_share = s::kCollRsShare.get_double();
-  if (!(r.rs_share > 0.0 && r.rs_share <= 1.0)) {
-    throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) +
-                                                 ": MCCL_COLL_RS_SHARE must be in (0, 1], not " +
-                                                 s::kCollRsShare.raw());
+  if (o.reduce_scatter_send_share) {
+    r.rs_share = *o.reduce_scatter_send_share;
+    if (!(r.rs_share > 0.0 && r.rs_share <= 1.0)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "rank " + std::to_string(rank) +
+                      ": CommOptions::reduce_scatter_send_share must be in (0, 1], not " +
+                      std::to_string(r.rs_share));
+    }
+  } else {
+    r.rs_share = s::kCollRsShare.get_double();
+    if (!(r.rs_share > 0.0 && r.rs_share <= 1.0)) {
+      throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) +
+                                                   ": MCCL_COLL_RS_SHARE must be in (0, 1], not " +
+                                                   s::kCollRsShare.raw());
+    }
   }
   r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int(-1, 1 << 16));
   r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int(0, 1000000));

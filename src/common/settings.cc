@@ -75,7 +75,7 @@ const Setting kCollChainSegmentBytes{"MCCL_COLL_CHAIN_SEGMENT_BYTES", T::kInt, "
 const Setting kCollReduceSegmentBytes{"MCCL_COLL_REDUCE_SEGMENT_BYTES", T::kInt, "65536",
     "Segment size of the ring reduce-scatter and recursive-doubling allreduce (rounded down to whole elements)."};
 const Setting kCollRsShare{"MCCL_COLL_RS_SHARE", T::kDouble, "0.5",
-    "Share (0, 1] of a progress call's sending a reduce-scatter takes against one multicast injection batch; 1 means no limit."};
+    "Share (0, 1] of the send rate a reduce-scatter's ring (also inside an allreduce) gets against multicast collectives running beside it: per progress step it sends at most share/(1-share) x MCCL_PROTO_SEND_BATCH datagrams' worth (at least one segment); 1 means no limit. CommOptions::reduce_scatter_send_share overrides it."};
 const Setting kCollAllreduceAlgo{"MCCL_COLL_ALLREDUCE_ALGO", T::kString, "auto",
     "Allreduce algorithm: reduce-scatter + multicast allgather, point-to-point ring, or recursive doubling.",
     "auto|rs_mcast|ring|recursive_doubling"};

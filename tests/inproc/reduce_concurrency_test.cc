@@ -156,6 +156,65 @@ TEST_P(RsShare, ResultsDoNotDependOnIt) {
 
 INSTANTIATE_TEST_SUITE_P(Extremes, RsShare, ::testing::Values("0.001", "0.5", "1"));
 
+// The share changes what a reduce-scatter sends in one progress step, not
+// just how fast: with the inline engine, posting a collective runs exactly
+// one step, after which rank 0 has sent part of its first ring step (its
+// contribution to rank N-1's block) or, at share 1, all of it. Beside an
+// allgather posted first, the same step also injected multicast: neither
+// side waited for the other.
+std::uint64_t first_step_bytes(double share, std::uint64_t* mcast_in_that_step) {
+  const int n = 2;
+  const std::size_t m = 200000, count = 100000;  // 400 kB per block: 7 segments
+  InProcessWorld world(n);
+  auto comms = create_communicators(
+      world, {.progress = ProgressKind::kInline, .reduce_scatter_send_share = share});
+  Layer l = make_layer(n, m, count, 500);
+  std::vector<Request> reqs;
+  reqs.push_back(comms[0].iallgather(l.ag_send[0].data(), l.ag_recv[0].data(), m));
+  const std::uint64_t mcast_before = comms[0].stats().mcast_bytes_sent;
+  reqs.push_back(
+      comms[0].ireduce_scatter(l.rs_send[0].data(), l.rs_recv[0].data(), count, kF32, kSum));
+  const Stats after = comms[0].stats();
+  *mcast_in_that_step = after.mcast_bytes_sent - mcast_before;
+  reqs.push_back(comms[1].iallgather(l.ag_send[1].data(), l.ag_recv[1].data(), m));
+  reqs.push_back(
+      comms[1].ireduce_scatter(l.rs_send[1].data(), l.rs_recv[1].data(), count, kF32, kSum));
+  drive(reqs, 60s);
+  check_layer(l, n, m, count, 500);
+  return after.p2p_bytes_sent;
+}
+
+TEST(RsShareSetting, BoundsWhatOneProgressStepSends) {
+  const std::uint64_t block = 100000 * 4;
+  std::uint64_t mcast_small = 0, mcast_half = 0, mcast_all = 0;
+  const std::uint64_t small = first_step_bytes(0.05, &mcast_small);
+  const std::uint64_t half = first_step_bytes(0.5, &mcast_half);
+  const std::uint64_t all = first_step_bytes(1.0, &mcast_all);
+  EXPECT_EQ(all, block) << "share 1: the whole first ring step in one progress step";
+  EXPECT_GT(small, 0u) << "even the smallest share sends a segment per step";
+  EXPECT_LT(small, half);
+  EXPECT_LT(half, all);
+  // The allgather posted first injected in the same steps.
+  EXPECT_GT(mcast_small, 0u);
+  EXPECT_GT(mcast_half, 0u);
+  EXPECT_GT(mcast_all, 0u);
+}
+
+TEST(RsShareSetting, OptionOutOfRangeIsRejected) {
+  InProcessWorld world(1);
+  for (double bad : {0.0, -0.5, 1.5}) {
+    try {
+      create_communicators(world, {.reduce_scatter_send_share = bad});
+      ADD_FAILURE() << "reduce_scatter_send_share=" << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("reduce_scatter_send_share"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RsShareSetting, OutOfRangeIsRejected) {
   ::setenv("MCCL_COLL_RS_SHARE", "0", 1);
   InProcessWorld world(1);

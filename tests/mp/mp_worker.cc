@@ -77,19 +77,20 @@ bool check(const std::byte* p, std::size_t n, int rank, std::uint64_t salt, cons
 
 void print_stats(const mccl::Communicator& c) {
   mccl::Stats s = c.stats();
-  std::printf("stats rank=%d mcast_bytes_sent=%llu mcast_datagrams_sent=%llu repairs_requested=%llu "
-              "repairs_served=%llu control=%llu invalid=%llu early=%llu\n",
-              c.rank(), (unsigned long long)s.mcast_bytes_sent,
-              (unsigned long long)s.mcast_datagrams_sent, (unsigned long long)s.repairs_requested,
-              (unsigned long long)s.repairs_served, (unsigned long long)s.control_messages_sent,
-              (unsigned long long)s.dropped_invalid, (unsigned long long)s.early_arrivals_stored);
+  std::printf(
+      "stats rank=%d mcast_bytes_sent=%llu mcast_datagrams_sent=%llu repairs_requested=%llu "
+      "repairs_served=%llu control=%llu invalid=%llu early=%llu\n",
+      c.rank(), (unsigned long long)s.mcast_bytes_sent, (unsigned long long)s.mcast_datagrams_sent,
+      (unsigned long long)s.repairs_requested, (unsigned long long)s.repairs_served,
+      (unsigned long long)s.control_messages_sent, (unsigned long long)s.dropped_invalid,
+      (unsigned long long)s.early_arrivals_stored);
 }
 
 int sweep(mccl::Communicator& c) {
   const int n = c.size(), me = c.rank();
   const std::size_t payload = 8972 - 40;  // the default largest datagram's payload
-  std::vector<std::size_t> sizes = {0, 1, 1459, 1460, 1461, payload - 1, payload, payload + 1,
-                                    65536, 1 << 20};
+  std::vector<std::size_t> sizes = {0,           1,       1459,        1460,  1461,
+                                    payload - 1, payload, payload + 1, 65536, 1 << 20};
   std::uint64_t salt = 1;
   for (std::size_t bytes : sizes) {
     for (int root = 0; root < n; ++root, ++salt) {
@@ -261,9 +262,10 @@ int txbytes_allreduce(mccl::Communicator& c, std::size_t s) {
   c.barrier();
   const long long t1 = link_counter("tx_bytes"), r1 = link_counter("rx_bytes");
   if (b0 < 0 || t0 < 0 || t1 < 0) return 1;
-  std::printf("txbytes-allreduce rank=%d bytes=%lld m=%zu n=%d root=-1 barrier=%lld rx=%lld "
-              "seconds=%.4f\n",
-              me, t1 - t0, count * 4, n, b1 - b0, r1 - r0, secs);
+  std::printf(
+      "txbytes-allreduce rank=%d bytes=%lld m=%zu n=%d root=-1 barrier=%lld rx=%lld "
+      "seconds=%.4f\n",
+      me, t1 - t0, count * 4, n, b1 - b0, r1 - r0, secs);
   print_counters(c);
   for (std::size_t i = 0; i < count; ++i) {
     std::int32_t want = 0;
