@@ -13,6 +13,8 @@ packages=(
   # MPI, for the namespace launcher and the side-by-side baselines; PMIx for
   # the PMIx bootstrap (mpirun/srun without MPI)
   openmpi-bin libopenmpi-dev mpich libmpich-dev libpmix-dev
+  # plots of bench/fabric/run.sh
+  python3-matplotlib
 )
 
 missing=()

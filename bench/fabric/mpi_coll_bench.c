@@ -1,10 +1,18 @@
-/* mpi_coll_bench: MPI_Bcast / MPI_Allgather measured exactly as
- * bench/osu/ measures MCCL (Debian packages no OSU micro-benchmarks), so
+/* mpi_coll_bench: MPI_Bcast / MPI_Allgather / the FSDP pair measured exactly
+ * as bench/osu/ measures MCCL (Debian packages no OSU micro-benchmarks), so
  * that bench/fabric/run.sh compares like with like.
  *
- *   mpirun ... mpi_coll_bench -b bcast|allgather [-m [MIN:]MAX] [-i ITER]
- *              [-x WARMUP] [-c] [--impl NAME] [--json FILE]
- *              [--netdev IFACE --traffic-iters K]
+ *   mpirun ... mpi_coll_bench -b bcast|allgather|ag_rs_concurrent [-m [MIN:]MAX]
+ *              [-i ITER] [-x WARMUP] [-c] [--sequential] [--impl NAME]
+ *              [--json FILE] [--netdev IFACE --traffic-iters K]
+ *
+ * ag_rs_concurrent (as mccl_osu_ag_rs): an allgather of m bytes per rank and
+ * a reduce-scatter of N*m bytes of float32 (sum) leaving m bytes per rank,
+ * started together with MPI_Iallgather + MPI_Ireduce_scatter_block and
+ * completed with one MPI_Waitall. Open MPI runs those in libnbc, which has no
+ * ring; --sequential runs the blocking MPI_Allgather then MPI_Reduce_scatter
+ * instead, so that coll/tuned's pinned ring algorithms apply (the "ring
+ * pair": on send-limited links nothing injects less than it).
  *
  * Per size (powers of two from MIN to MAX): each rank times every collective
  * between two barriers (untimed); avg/min/max over ranks of the per-rank
@@ -24,6 +32,12 @@
 
 static unsigned char pattern(int rank, size_t i, int iter) {
   return (unsigned char)(((size_t)(rank + 1) * 131 + i * 7 + (size_t)iter * 13 + 1) & 0xFF);
+}
+
+/* Reduce-scatter input: small integers in float32, so sums are exact in any
+ * order (the same values as bench/osu/reduce_data.h). */
+static float reduce_input(int rank, size_t i, int iter) {
+  return (float)(((size_t)(rank + 1) * 5 + i * 3 + (size_t)iter * 7) % 64 + 1);
 }
 
 static double read_counter(const char *dev, const char *name) {
@@ -49,21 +63,41 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+enum kind { kBcast, kAllgather, kAgRs };
+
 struct bench {
-  int allgather, rank, size;
+  enum kind kind;
+  int rank, size, sequential;
   unsigned char *send, *recv;
+  float *rs_send, *rs_recv;
+  int *rs_counts; /* all m/4: MPI_Reduce_scatter's recvcounts */
 };
 
 static void run_one(const struct bench *b, size_t m) {
-  if (b->allgather) {
+  if (b->kind == kAllgather) {
     MPI_Allgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD);
-  } else {
+  } else if (b->kind == kBcast) {
     MPI_Bcast(b->recv, (int)m, MPI_CHAR, 0, MPI_COMM_WORLD);
+  } else if (b->sequential) {
+    for (int r = 0; r < b->size; ++r) b->rs_counts[r] = (int)(m / sizeof(float));
+    MPI_Allgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD);
+    MPI_Reduce_scatter(b->rs_send, b->rs_recv, b->rs_counts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  } else {
+    MPI_Request req[2];
+    MPI_Iallgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD, &req[0]);
+    MPI_Ireduce_scatter_block(b->rs_send, b->rs_recv, (int)(m / sizeof(float)), MPI_FLOAT,
+                              MPI_SUM, MPI_COMM_WORLD, &req[1]);
+    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
   }
 }
 
 static void fill(const struct bench *b, size_t m, int iter) {
-  if (b->allgather) {
+  if (b->kind == kAgRs) {
+    size_t all = m / sizeof(float) * (size_t)b->size;
+    for (size_t j = 0; j < all; ++j) b->rs_send[j] = reduce_input(b->rank, j, iter);
+    memset(b->rs_recv, 0, m);
+  }
+  if (b->kind != kBcast) {
     for (size_t i = 0; i < m; ++i) b->send[i] = pattern(b->rank, i, iter);
     memset(b->recv, 0, m * (size_t)b->size);
   } else if (b->rank == 0) {
@@ -75,9 +109,17 @@ static void fill(const struct bench *b, size_t m, int iter) {
 
 static double check(const struct bench *b, size_t m, int iter) {
   double wrong = 0;
-  int roots = b->allgather ? b->size : 1;
+  int roots = b->kind == kBcast ? 1 : b->size;
   for (int r = 0; r < roots; ++r) {
     for (size_t i = 0; i < m; ++i) wrong += b->recv[(size_t)r * m + i] != pattern(r, i, iter);
+  }
+  if (b->kind == kAgRs) {
+    size_t count = m / sizeof(float), offset = count * (size_t)b->rank;
+    for (size_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int r = 0; r < b->size; ++r) want += reduce_input(r, offset + i, iter);
+      wrong += b->rs_recv[i] != want;
+    }
   }
   return wrong;
 }
@@ -90,6 +132,7 @@ int main(int argc, char **argv) {
                                   {"json", required_argument, NULL, 2},
                                   {"netdev", required_argument, NULL, 3},
                                   {"traffic-iters", required_argument, NULL, 4},
+                                  {"sequential", no_argument, NULL, 5},
                                   {NULL, 0, NULL, 0}};
   MPI_Init(&argc, &argv);
   struct bench b = {0};
@@ -116,16 +159,27 @@ int main(int argc, char **argv) {
       case 2: json_path = optarg; break;
       case 3: netdev = optarg; break;
       case 4: traffic_iters = atoi(optarg); break;
+      case 5: b.sequential = 1; break;
       default: MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  if (bench_name == NULL || (strcmp(bench_name, "bcast") && strcmp(bench_name, "allgather")) ||
+  if (bench_name == NULL ||
+      (strcmp(bench_name, "bcast") && strcmp(bench_name, "allgather") &&
+       strcmp(bench_name, "ag_rs_concurrent")) ||
       min_size == 0 || iters < 1 || warmup < 0) {
     if (b.rank == 0) fprintf(stderr, "usage: see the comment at the top of mpi_coll_bench.c\n");
     MPI_Finalize();
     return 2;
   }
-  b.allgather = strcmp(bench_name, "allgather") == 0;
+  b.kind = strcmp(bench_name, "bcast") == 0       ? kBcast
+           : strcmp(bench_name, "allgather") == 0 ? kAllgather
+                                                  : kAgRs;
+  if (b.kind == kAgRs) {
+    b.rs_send = malloc(max_size * (size_t)b.size);
+    b.rs_recv = malloc(max_size);
+    b.rs_counts = malloc(sizeof(int) * (size_t)b.size);
+    memset(b.rs_send, 0, max_size * (size_t)b.size);
+  }
   b.send = malloc(max_size);
   b.recv = malloc(max_size * (size_t)b.size);
   memset(b.send, 1, max_size);
@@ -203,6 +257,9 @@ int main(int argc, char **argv) {
   free(slowest);
   free(b.send);
   free(b.recv);
+  free(b.rs_send);
+  free(b.rs_recv);
+  free(b.rs_counts);
   MPI_Finalize();
   return status;
 }

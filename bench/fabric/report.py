@@ -7,10 +7,13 @@ table (summary.txt, also printed) and plots (PNG, when matplotlib is there).
 With several DIRs (e.g. runs at other MTUs or MCCL settings, told apart by
 run.sh --label) the first one receives the merged report.
 
-Each line of results.jsonl: bench, impl, variant, ranks, rate_mbit, mtu,
-bytes_per_rank, time_s (slowest rank per iteration, median over iterations),
-avg_us (OSU's average over ranks of the per-rank mean), bound_s (allgather:
-(N-1)*m/rate, what each rank must receive; broadcast: m/rate), tx_bytes_max
+Each line of results.jsonl: bench, impl, variant, ranks, rate_mbit, rate_side
+(both, or inject for ag_rs_concurrent), mtu, bytes_per_rank, time_s (slowest
+rank per iteration, median over iterations), avg_us (OSU's average over ranks
+of the per-rank mean), bound_s (allgather: (N-1)*m/rate, what each rank must
+receive; broadcast: m/rate; ag_rs_concurrent on send-limited links: N*m/rate,
+what each rank must send at least: its m once for the allgather and its
+contribution to the N-1 other blocks for the reduce-scatter), tx_bytes_max
 and rx_bytes_max (largest per-host veth0 delta for one collective, headers
 included), tx_packets_max, correct (every iteration's data checked and
 right), iterations, load1 (load average when the case started), error.
@@ -21,6 +24,12 @@ import os
 import sys
 
 IMPLS = ["mccl", "ompi-default", "ompi-best"]
+BENCHES = ["bcast", "allgather", "ag_rs_concurrent"]
+
+
+def bound_factor(bench, n):
+    """Bytes per m that bound the time: see the module comment."""
+    return {"allgather": n - 1, "ag_rs_concurrent": n}.get(bench, 1)
 
 
 def load(dirs):
@@ -38,11 +47,12 @@ def load(dirs):
                 if lines:
                     raw = json.loads(lines[-1])
             n, m, rate = p["ranks"], p["bytes_per_rank"], p["rate_mbit"] * 1e6
-            factor = n - 1 if p["bench"] == "allgather" else 1
+            factor = bound_factor(p["bench"], n)
             ok = bool(raw) and p["rc"] == 0 and raw.get("validated") is True
             row = {
                 "bench": p["bench"], "impl": p["impl"], "variant": p.get("variant", ""),
-                "ranks": n, "rate_mbit": p["rate_mbit"], "mtu": p["mtu"], "bytes_per_rank": m,
+                "ranks": n, "rate_mbit": p["rate_mbit"], "rate_side": p.get("rate_side", "both"),
+                "mtu": p["mtu"], "bytes_per_rank": m,
                 "time_s": raw["p50_max_us"] / 1e6 if raw else None,
                 "avg_us": raw.get("avg_us"), "bound_s": factor * m * 8 / rate,
                 "tx_bytes_max": raw.get("tx_bytes_max"), "rx_bytes_max": raw.get("rx_bytes_max"),
@@ -52,8 +62,13 @@ def load(dirs):
                 "config": p.get("config", []),
             }
             if "stats_sum" in raw:
+                # Per collective, summed over ranks; the timed loop's barriers are in
+                # the control counts too.
                 it = raw["iterations"]
-                row["repairs_per_op"] = raw["stats_sum"]["repairs_requested"] / it
+                for k in ("repairs_requested", "repair_bytes_requested", "dropped_invalid",
+                          "dropped_stale", "dropped_duplicate", "early_arrivals_dropped",
+                          "mcast_bytes_sent"):
+                    row[k + "_per_op"] = raw["stats_sum"].get(k, 0) / it
             if not ok:
                 row["error"] = ("exit status %d" % p["rc"]) if p["rc"] else (
                     "no result" if not raw else "validation failed")
@@ -62,7 +77,8 @@ def load(dirs):
 
 
 def key(r):
-    return (r["bench"], r["ranks"], r["bytes_per_rank"])
+    return (BENCHES.index(r["bench"]) if r["bench"] in BENCHES else 9, r["ranks"],
+            r["bytes_per_rank"], r["bench"])
 
 
 def label(r):
@@ -91,7 +107,7 @@ def summary(rows):
     for r in rows:
         by.setdefault(key(r), {})[label(r)] = r
     out = []
-    hdr = ("%-9s %5s %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s" %
+    hdr = ("%-16s %5s %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s" %
            ("bench", "ranks", "size", "mccl", "bound", "ompi-def", "ompi-best",
             "/bound", "/best", "/def", "tx/ring", "ok"))
     out.append(hdr)
@@ -104,13 +120,15 @@ def summary(rows):
         ring_tx = b["tx_bytes_max"] if b else None
         ok = "/".join(("y" if r["correct"] else "N") if r else "-" for r in (mc, d, b))
         bound = (mc or d or b)["bound_s"]
-        out.append("%-9s %5d %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s" % (
-            k[0], k[1], human(k[2]), fmt_t(t(mc)), fmt_t(bound), fmt_t(t(d)), fmt_t(t(b)),
+        out.append("%-16s %5d %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s" % (
+            k[3], k[1], human(k[2]), fmt_t(t(mc)), fmt_t(bound), fmt_t(t(d)), fmt_t(t(b)),
             ratio(t(mc), bound), ratio(t(mc), t(b)), ratio(t(mc), t(d)),
             ratio(mc["tx_bytes_max"] if mc else None, ring_tx), ok))
     out.append("mccl: time over the bound, over Open MPI best and default; tx/ring: bytes the "
                "busiest host injected per collective, MCCL over Open MPI best (ring allgather, "
-               "pipelined chain broadcast); ok: data checked every iteration (mccl/def/best).")
+               "pipelined chain broadcast, ring allgather + ring reduce-scatter); ok: data "
+               "checked every iteration (mccl/def/best); ag_rs_concurrent: links limited on "
+               "injection only.")
     return out
 
 
@@ -124,8 +142,8 @@ def targets(rows, scaling_size):
     def verdict(ok):
         return "met" if ok else "MISSED"
 
-    for n in sorted({k[1] for k in mc if k[0] == "allgather"}):
-        ks = sorted(k for k in mc if k[0] == "allgather" and k[1] == n and k[2] >= 65536)
+    for n in sorted({k[1] for k in mc if k[3] == "allgather"}):
+        ks = sorted(k for k in mc if k[3] == "allgather" and k[1] == n and k[2] >= 65536)
         for k in ks:
             r = mc[k]
             if r["tx_bytes_max"] is None or r["time_s"] is None:
@@ -138,26 +156,40 @@ def targets(rows, scaling_size):
                        "(<= 1.10: %s), %s x Open MPI best (<= 1: %s)" % (
                            n, human(k[2]), inj, verdict(inj <= 1.05), tb, verdict(tb <= 1.10),
                            "%.2f" % vs if vs else "-", verdict(vs is not None and vs <= 1)))
-    for k in sorted(k for k in mc if k[0] == "bcast" and k[2] == 16 << 20):
+    for k in sorted(k for k in mc if k[3] == "bcast" and k[2] == 16 << 20):
         r = mc[k]
         if r["time_s"] is None:
             continue
         tb = r["time_s"] / r["bound_s"]
         out.append("broadcast 16 MiB at %d ranks: %s = %.2fx bound (<= 1.10: %s)" % (
             k[1], fmt_t(r["time_s"]), tb, verdict(tb <= 1.10)))
-    sc = {k[1]: mc[k] for k in mc if k[0] == "bcast" and k[2] == scaling_size}
+    sc = {k[1]: mc[k] for k in mc if k[3] == "bcast" and k[2] == scaling_size}
     if 2 in sc and 8 in sc and sc[2]["time_s"] and sc[8]["time_s"]:
         q = sc[8]["time_s"] / sc[2]["time_s"]
         out.append("broadcast %s: 8 ranks %s, 2 ranks %s: %.2fx (<= 1.15: %s)" % (
             human(scaling_size), fmt_t(sc[8]["time_s"]), fmt_t(sc[2]["time_s"]), q,
             verdict(q <= 1.15)))
-    for k in sorted(k for k in mc if k[2] == 8):
+    for k in sorted(k for k in mc if k[2] == 8 and k[3] != "ag_rs_concurrent"):
         r, d = mc[k], dflt.get(k)
         if not d or r["time_s"] is None or d["time_s"] is None:
             continue
         q = r["time_s"] / d["time_s"]
         out.append("%s 8 B at %d ranks: mccl %s, Open MPI default %s: %.2fx (<= 1: %s)" % (
-            k[0], k[1], fmt_t(r["time_s"]), fmt_t(d["time_s"]), q, verdict(q <= 1)))
+            k[3], k[1], fmt_t(r["time_s"]), fmt_t(d["time_s"]), q, verdict(q <= 1)))
+    # FSDP: speed-up over Open MPI's ring pair against 0.9 * (2 - 2/N), where
+    # injection (send-limited links) decides: 2(N-1)m for the rings, Nm for MCCL.
+    for k in sorted(k for k in mc if k[3] == "ag_rs_concurrent" and k[2] >= 65536):
+        r, b, d = mc[k], best.get(k), dflt.get(k)
+        if r["time_s"] is None or not b or b["time_s"] is None:
+            continue
+        n = k[1]
+        want = 0.9 * (2 - 2 / n)
+        q = b["time_s"] / r["time_s"]
+        qd = d["time_s"] / r["time_s"] if d and d["time_s"] else None
+        out.append("ag_rs_concurrent %d x %-8s speed-up over ring pair %.2f (>= %.2f: %s), over "
+                   "Open MPI default (libnbc) %s, time %.2fx bound" % (
+                       n, human(k[2]), q, want, verdict(q >= want),
+                       "%.2f" % qd if qd else "-", r["time_s"] / r["bound_s"]))
     return out
 
 
@@ -172,7 +204,7 @@ def plots(rows, outdir, scaling_size):
         return []
     made = []
     labels = sorted({label(r) for r in rows}, key=lambda l: (l.split("/")[0] not in IMPLS, l))
-    benches = [b for b in ("bcast", "allgather") if any(r["bench"] == b for r in rows)]
+    benches = [b for b in BENCHES if any(r["bench"] == b for r in rows)]
     sweep_ranks = sorted({r["ranks"] for r in rows
                           if len({x["bytes_per_rank"] for x in rows
                                   if x["ranks"] == r["ranks"]}) > 1})
@@ -199,19 +231,23 @@ def plots(rows, outdir, scaling_size):
                         ax.plot(x, y, marker="o", ms=3, label=lab)
                 sizes = sorted({r["bytes_per_rank"] for r in rows
                                 if r["bench"] == b and r["ranks"] == n})
-                f = n - 1 if b == "allgather" else 1
+                f = bound_factor(b, n)
                 rate = rows[0]["rate_mbit"] * 1e6
                 if field == "time_s":
                     ax.plot(sizes, [f * m * 8 / rate for m in sizes], "k--", lw=1,
                             label="bound (link rate)")
+                elif b == "bcast":
+                    ax.plot(sizes, sizes, "k--", lw=1, label="m")
                 else:
-                    ax.plot(sizes, [f * m for m in sizes], "k--", lw=1,
-                            label="(N-1)m ring" if b == "allgather" else "m")
-                    if b == "allgather":
-                        ax.plot(sizes, sizes, "k:", lw=1, label="m")
+                    ring = (n - 1) * (2 if b == "ag_rs_concurrent" else 1)
+                    ax.plot(sizes, [ring * m for m in sizes], "k--", lw=1,
+                            label="%s ring" % ("2(N-1)m" if ring > n - 1 else "(N-1)m"))
+                    ax.plot(sizes, [(n if b == "ag_rs_concurrent" else 1) * m for m in sizes],
+                            "k:", lw=1, label="Nm" if b == "ag_rs_concurrent" else "m")
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
-                ax.set_title("%s, %d ranks" % (b, n))
+                ax.set_title("%s, %d ranks%s" % (
+                    b, n, " (send-limited)" if b == "ag_rs_concurrent" else ""))
                 ax.set_xlabel("bytes per rank")
                 ax.set_ylabel(ylabel)
                 ax.grid(True, which="both", alpha=0.3)
@@ -259,8 +295,6 @@ def main():
     lines = summary(rows)
     lines += ["", "Targets (reported, never asserted):"] + ["  " + t for t in targets(
         rows, a.scaling_size)]
-    lines += ["", "Not measured: ag_rs_concurrent (allgather and reduce-scatter at once): MCCL "
-              "has no reduce-scatter yet."]
     if loads:
         lines.append("Load average (1 min) when cases started: %.1f to %.1f on %d cores." % (
             min(loads), max(loads), os.cpu_count()))

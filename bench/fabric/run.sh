@@ -4,20 +4,27 @@
 #
 #   sudo bench/fabric/run.sh --ranks N[,N...] --rate 1gbit --out DIR
 #        [--sizes S[,S...]] [--quick] [--mtu 1500|9000] [--scaling-ranks N,N...|none]
-#        [--scaling-size S] [--impls mccl,ompi-default,ompi-best] [--benches bcast,allgather]
+#        [--scaling-size S] [--impls mccl,ompi-default,ompi-best]
+#        [--benches bcast,allgather,ag_rs_concurrent]
 #        [--mccl-env K=V]... [--pace-mbit M] [--label NAME] [--budget SECONDS]
 #        [--build-dir DIR] [--no-plots]
 #
 # Builds one cluster (cluster.sh, unique name, torn down on exit) with as many hosts
 # as the largest rank count, rate-limited both ways, then for every case (bench x
 # ranks x size, plus the broadcast of --scaling-size at --scaling-ranks) runs:
-#   mccl          build/bench/osu/mccl_osu_{bcast,allgather} via launch.sh, with
+#   mccl          build/bench/osu/mccl_osu_{bcast,allgather,ag_rs} via launch.sh, with
 #                 MCCL_UDP_IFACE=veth0 and MCCL_UDP_RATE_MBIT = 95% of the link rate
 #                 (--pace-mbit overrides; 0 = unpaced), plus every --mccl-env;
 #   ompi-default  bench/fabric/mpi_coll_bench (built here with mpicc.openmpi) via
 #                 launch.sh --mpirun: --mca pml ob1 --mca btl tcp,self
 #                 --mca btl_tcp_if_include 10.201.0.0/24 (nothing bypasses the links);
-#   ompi-best     the same with ring allgather and 128 KiB pipelined broadcast pinned.
+#   ompi-best     the same with ring allgather, 128 KiB pipelined broadcast and ring
+#                 reduce-scatter pinned.
+# ag_rs_concurrent (the FSDP pattern: allgather of m per rank and reduce-scatter to m
+# per rank at the same time) runs afterwards on a second cluster whose links are
+# limited on injection only: MCCL through its nonblocking API, ompi-default through
+# MPI_Iallgather + MPI_Ireduce_scatter_block (libnbc), ompi-best as the blocking ring
+# allgather then the ring reduce-scatter (libnbc has no ring; see mpi_coll_bench.c).
 # Each rank times each collective between barriers; time_s is the slowest rank per
 # iteration, median over iterations; every iteration's data is checked; after the
 # timed loop K more collectives run back to back and each host's veth0 counters
@@ -27,6 +34,8 @@
 # (also printed), DIR/*.png (python3-matplotlib), DIR/machine.txt, DIR/logs/,
 # DIR/raw/. Sizes accept k/m suffixes (KiB, MiB). Default sizes: 8 B to 16 MiB in
 # steps of 4x (plus 16 MiB); --quick: 8, 4k, 256k, 4m and scaling ranks 2,4.
+# --budget S: about S seconds of timed collectives per case (default 3, --quick 1);
+# iterations are clamped to 5..200.
 # Exit: 0 done (even when cases failed: see correct/error in results.jsonl), 1
 # error, 2 usage, 77 not root / tools missing.
 set -euo pipefail
@@ -55,7 +64,7 @@ list_of() { tr ',' ' ' <<<"$1"; }
 
 orig_args=("$@")
 ranks="" rate="" out="" sizes="" quick=0 mtu=1500 scaling="" scaling_size=1048576
-impls="mccl ompi-default ompi-best" benches="bcast allgather" pace="" label="" budget=""
+impls="mccl ompi-default ompi-best" benches="bcast allgather ag_rs_concurrent" pace="" label="" budget=""
 build="$REPO/build" plots=1
 mccl_env=()
 while (($#)); do
@@ -93,7 +102,7 @@ rate_mbit=$(awk -v r="${rate,,}" 'BEGIN {
 [[ -n $pace ]] || pace=$(awk -v r="$rate_mbit" 'BEGIN { print r * 0.95 }')
 for kv in "${mccl_env[@]}"; do [[ $kv =~ ^MCCL_[A-Z0-9_]+= ]] || usage_die "bad --mccl-env '$kv'"; done
 for i in $impls; do [[ $i =~ ^(mccl|ompi-default|ompi-best)$ ]] || usage_die "bad impl '$i'"; done
-for b in $benches; do [[ $b =~ ^(bcast|allgather)$ ]] || usage_die "bad bench '$b'"; done
+for b in $benches; do [[ $b =~ ^(bcast|allgather|ag_rs_concurrent)$ ]] || usage_die "bad bench '$b'"; done
 
 if [[ -z $sizes ]]; then
   if ((quick)); then sizes="8 4k 256k 4m"; else sizes="8 32 128 512 2k 8k 32k 128k 512k 2m 8m 16m"; fi
@@ -109,10 +118,12 @@ fi
 for t in ip tc nft awk; do command -v $t >/dev/null 2>&1 || skip "missing tool: $t"; done
 [[ " $impls " == *" ompi"* ]] && ! command -v mpicc.openmpi >/dev/null 2>&1 &&
   skip "Open MPI not installed: apt-get install openmpi-bin libopenmpi-dev"
+# mccl_program BENCH: the OSU-style program that measures BENCH.
+mccl_program() { if [[ $1 == ag_rs_concurrent ]]; then echo mccl_osu_ag_rs; else echo "mccl_osu_$1"; fi; }
 if [[ " $impls " == *" mccl "* ]]; then
   for b in $benches; do
-    [[ -x $build/bench/osu/mccl_osu_$b ]] ||
-      die "$build/bench/osu/mccl_osu_$b missing: cmake --build $build (or --build-dir DIR)"
+    [[ -x $build/bench/osu/$(mccl_program "$b") ]] ||
+      die "$build/bench/osu/$(mccl_program "$b") missing: cmake --build $build (or --build-dir DIR)"
   done
 fi
 
@@ -123,6 +134,7 @@ hosts=0
 for n in $ranks $scaling; do ((n > hosts)) && hosts=$n; done
 name="fb$$"
 name=${name:0:11}
+rate_side=both
 
 cleanup() { "$FABRIC/cluster.sh" down --name "$name" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
@@ -142,11 +154,17 @@ fi
   echo "command: $0 ${orig_args[*]}"
 } >"$out/machine.txt"
 
-"$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --mtu "$mtu"
-echo "$PROG: cluster $name: $hosts hosts, $rate both ways, MTU $mtu; results in $out" >&2
+# cluster_up SIDE: (re)build the cluster with links limited on SIDE (both|inject).
+cluster_up() {
+  cleanup
+  rate_side=$1
+  "$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rate-side "$rate_side" --mtu "$mtu"
+  echo "$PROG: cluster $name: $hosts hosts, $rate ($rate_side), MTU $mtu; results in $out" >&2
+}
 
 best_mca=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allgather_algorithm 4
-  --mca coll_tuned_bcast_algorithm 3 --mca coll_tuned_bcast_algorithm_segmentsize 131072)
+  --mca coll_tuned_bcast_algorithm 3 --mca coll_tuned_bcast_algorithm_segmentsize 131072
+  --mca coll_tuned_reduce_scatter_algorithm 3)
 points=$out/points.jsonl
 config_json=$(printf '"%s",' "MCCL_UDP_RATE_MBIT=$pace" "${mccl_env[@]}")
 config_json="[${config_json%,}]"
@@ -157,7 +175,8 @@ run_case() {
   # Iterations from a time budget: the bound (plus a latency floor) times 3 as the guess.
   local est iters warm k tmo
   est=$(awk -v b="$bench" -v n="$n" -v m="$m" -v r="$rate_mbit" 'BEGIN {
-    f = (b == "allgather") ? n - 1 : 1; print 3 * f * m * 8 / (r * 1e6) + 0.0005 }')
+    f = (b == "allgather") ? n - 1 : (b == "ag_rs_concurrent") ? 2 * (n - 1) : 1
+    print 3 * f * m * 8 / (r * 1e6) + 0.0005 }')
   iters=$(awk -v e="$est" -v t="$budget" 'BEGIN { i = int(t / e); if (i < 5) i = 5; if (i > 200) i = 200; print i }')
   warm=$(((iters + 9) / 10))
   k=$((iters / 4)); ((k >= 2)) || k=2; ((k <= 20)) || k=20
@@ -172,36 +191,54 @@ run_case() {
     local envs=(--env "MCCL_UDP_RATE_MBIT=$pace") kv
     for kv in "${mccl_env[@]}"; do envs+=(--env "$kv"); done
     "$FABRIC/launch.sh" --name "$name" --hosts "$n" --timeout "$tmo" "${envs[@]}" -- \
-      "$build/bench/osu/mccl_osu_$bench" -m "$m:$m" -i "$iters" -x "$warm" -c -u 0 \
+      "$build/bench/osu/$(mccl_program "$bench")" -m "$m:$m" -i "$iters" -x "$warm" -c -u 0 \
       --json "$raw" --netdev veth0 --traffic-iters "$k" >"$log" 2>&1 || rc=$?
   else
     local margs=() a
-    if [[ $impl == ompi-best ]]; then for a in "${best_mca[@]}"; do margs+=(--mpirun-arg "$a"); done; fi
+    local pair=()
+    if [[ $impl == ompi-best ]]; then
+      for a in "${best_mca[@]}"; do margs+=(--mpirun-arg "$a"); done
+      pair=(--sequential)
+    fi
     "$FABRIC/launch.sh" --mpirun --name "$name" --hosts "$n" --timeout "$tmo" "${margs[@]}" -- \
-      "$out/bin/mpi_coll_bench" -b "$bench" -m "$m:$m" -i "$iters" -x "$warm" -c --impl "$impl" \
+      "$out/bin/mpi_coll_bench" -b "$bench" -m "$m:$m" -i "$iters" -x "$warm" -c --impl "$impl" "${pair[@]}" \
       --json "$raw" --netdev veth0 --traffic-iters "$k" >"$log" 2>&1 || rc=$?
   fi
   t1=$(date +%s.%N)
-  printf '{"impl":"%s","variant":"%s","bench":"%s","ranks":%d,"bytes_per_rank":%d,"rate_mbit":%s,"mtu":%d,"rc":%d,"load1":%s,"wall_s":%.1f,"raw":"%s","config":%s}\n' \
-    "$impl" "$label" "$bench" "$n" "$m" "$rate_mbit" "$mtu" "$rc" "$load" \
+  printf '{"impl":"%s","variant":"%s","bench":"%s","ranks":%d,"bytes_per_rank":%d,"rate_mbit":%s,"rate_side":"%s","mtu":%d,"rc":%d,"load1":%s,"wall_s":%.1f,"raw":"%s","config":%s}\n' \
+    "$impl" "$label" "$bench" "$n" "$m" "$rate_mbit" "$rate_side" "$mtu" "$rc" "$load" \
     "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "raw/$tag.json" \
     "$([[ $impl == mccl ]] && echo "$config_json" || echo '[]')" >>"$points"
-  printf '%-13s %-9s %2d ranks %9d B: rc %d, load %s, %s\n' "$impl" "$bench" "$n" "$m" "$rc" "$load" \
+  printf '%-13s %-16s %2d ranks %9d B: rc %d, load %s, %s\n' "$impl" "$bench" "$n" "$m" "$rc" "$load" \
     "$( [[ -s $raw ]] && awk -F'"p50_max_us":' '{ split($2, a, ","); printf "%.1f us", a[1] }' "$raw" || echo "no result")" >&2
 }
 
-for n in $ranks; do
-  for bench in $benches; do
-    for m in $sizes; do
-      for impl in $impls; do run_case "$impl" "$bench" "$n" "$m"; done
+if [[ " $benches " == *" bcast "* || " $benches " == *" allgather "* ]]; then
+  cluster_up both
+  for n in $ranks; do
+    for bench in $benches; do
+      [[ $bench != ag_rs_concurrent ]] || continue
+      for m in $sizes; do
+        for impl in $impls; do run_case "$impl" "$bench" "$n" "$m"; done
+      done
     done
   done
-done
-if [[ " $benches " == *" bcast "* ]]; then
-  for n in $scaling; do
-    # Already measured when the size was in the sweep at this rank count.
-    if [[ " $ranks " == *" $n "* && " $sizes " == *" $scaling_size "* ]]; then continue; fi
-    for impl in $impls; do run_case "$impl" bcast "$n" "$scaling_size"; done
+  if [[ " $benches " == *" bcast "* ]]; then
+    for n in $scaling; do
+      # Already measured when the size was in the sweep at this rank count.
+      if [[ " $ranks " == *" $n "* && " $sizes " == *" $scaling_size "* ]]; then continue; fi
+      for impl in $impls; do run_case "$impl" bcast "$n" "$scaling_size"; done
+    done
+  fi
+fi
+if [[ " $benches " == *" ag_rs_concurrent "* ]]; then
+  cluster_up inject
+  for n in $ranks; do
+    for m in $sizes; do
+      # The reduce-scatter works on float32 elements: sizes below 4 B have none.
+      ((m >= 4)) || continue
+      for impl in $impls; do run_case "$impl" ag_rs_concurrent "$n" "$m"; done
+    done
   done
 fi
 echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"

@@ -83,7 +83,8 @@ void usage(const char* program) {
       "  -h, --help                 print this help\n"
       "  -v, --version              print the version\n"
       "  -f, --full                 print min and max latency and iterations too\n"
-      "  -m, --message-size [MIN:]MAX  sizes from MIN (default 1) to MAX (default 1048576)\n"
+      "  -m, --message-size [MIN:]MAX  sizes from MIN (default 1; 4 for reductions) to MAX "
+      "(default 1048576)\n"
       "                             bytes, powers of two\n"
       "  -i, --iterations ITER      timed iterations per size (default 1000; 100 above 8 KiB)\n"
       "  -x, --warmup ITER          untimed warmup iterations (default 100; 10 above 8 KiB)\n"
@@ -293,8 +294,8 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     // below 2^53): mean, errors, 4 net counters, the stats, every time.
     double sum = 0;
     for (double t : times) sum += t;
-    std::vector<double> mine = {sum / iters, errors, net.tx_bytes, net.rx_bytes, net.tx_packets,
-                                net.rx_packets};
+    std::vector<double> mine = {sum / iters,  errors,         net.tx_bytes,
+                                net.rx_bytes, net.tx_packets, net.rx_packets};
     for (const auto& f : kStatFields) {
       mine.push_back(static_cast<double>(after.*f.member - before.*f.member));
     }
@@ -385,14 +386,15 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
   if (json != nullptr) std::fclose(json);
   comm.barrier();
   if (failed && lead) {
-    std::printf("DATA VALIDATION ERROR: exited with status %d on message size %zu.\n",
-                EXIT_FAILURE, failed_size);
+    std::printf("DATA VALIDATION ERROR: exited with status %d on message size %zu.\n", EXIT_FAILURE,
+                failed_size);
   }
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 int benchmark_main(int argc, char** argv, const char* program, const char* title,
-                   const std::function<Collective(Communicator&, const Options&)>& make) {
+                   const std::function<Collective(Communicator&, const Options&)>& make,
+                   std::size_t min_size) {
   // Before the bootstrap, so that --help works without a launcher; the
   // rank only decides who prints.
   bool lead = true;
@@ -404,6 +406,7 @@ int benchmark_main(int argc, char** argv, const char* program, const char* title
     }
   }
   Options options;
+  options.min_size = min_size;
   if (int st = parse_options(argc, argv, program, title, lead, options); st >= 0) return st;
   try {
     auto boot = make_bootstrap_from_env();

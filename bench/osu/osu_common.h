@@ -34,10 +34,10 @@ struct Options {
   bool full = false;          // -f
   bool validate = false;      // -c
   // Extensions (long options only).
-  bool stats = false;       // --stats
-  std::string json_path;    // --json FILE: one line per size, appended
-  std::string netdev;       // --netdev IFACE: read /sys/class/net/IFACE/statistics
-  int traffic_iters = 0;    // --traffic-iters K: K untimed back-to-back collectives
+  bool stats = false;     // --stats
+  std::string json_path;  // --json FILE: one line per size, appended
+  std::string netdev;     // --netdev IFACE: read /sys/class/net/IFACE/statistics
+  int traffic_iters = 0;  // --traffic-iters K: K untimed back-to-back collectives
 };
 
 // One collective, as the driver sees it. Buffers are the benchmark's own,
@@ -69,7 +69,10 @@ int run(Communicator& comm, const Options& options, const Collective& coll);
 
 // main() of a benchmark: bootstrap from the environment, communicator,
 // options, then `make` builds the collective for that communicator.
+// `min_size` is the default smallest size (OSU's reductions start at one
+// float, 4 bytes).
 int benchmark_main(int argc, char** argv, const char* program, const char* title,
-                   const std::function<Collective(Communicator&, const Options&)>& make);
+                   const std::function<Collective(Communicator&, const Options&)>& make,
+                   std::size_t min_size = 1);
 
 }  // namespace mccl::bench::osu

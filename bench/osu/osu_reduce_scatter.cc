@@ -1,0 +1,65 @@
+// mccl_osu_reduce_scatter: OSU's osu_reduce_scatter over MCCL. As in OSU the
+// size is the whole vector each rank contributes (float32, sum); rank r
+// receives counts[r] of its bytes/4 elements, the first (elements mod N)
+// ranks one more than the rest. Launch as mccl_osu_bcast.
+#include <cstring>
+#include <vector>
+
+#include "osu_common.h"
+#include "reduce_data.h"
+
+using mccl::bench::osu::Collective;
+using mccl::bench::osu::Options;
+using mccl::bench::osu::reduce_expected;
+using mccl::bench::osu::reduce_input;
+
+namespace {
+// Sized for the largest message once, as OSU allocates.
+std::vector<float> send, recv;
+std::vector<std::size_t> counts;
+
+// Splits bytes/4 elements over n ranks; returns rank `me`'s offset.
+std::size_t split(std::size_t bytes, int n, int me) {
+  const std::size_t elements = bytes / sizeof(float);
+  std::size_t offset = 0;
+  for (int r = 0; r < n; ++r) {
+    counts[r] = elements / n + (static_cast<std::size_t>(r) < elements % n ? 1 : 0);
+    if (r < me) offset += counts[r];
+  }
+  return offset;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  return mccl::bench::osu::benchmark_main(
+      argc, argv, "mccl_osu_reduce_scatter", "Reduce_scatter Latency Test",
+      [&](mccl::Communicator& comm, const Options& o) {
+        const int me = comm.rank(), n = comm.size();
+        send.assign(o.max_size / sizeof(float), 1.0f);
+        recv.assign(o.max_size / sizeof(float) / n + 1, 0.0f);
+        counts.assign(n, 0);
+        Collective c;
+        c.bench = "reduce_scatter";
+        c.title = "Reduce_scatter Latency Test";
+        c.run = [&comm, n, me](std::size_t bytes) {
+          split(bytes, n, me);
+          comm.reduce_scatterv(send.data(), recv.data(), counts, mccl::DataType::kFloat32,
+                               mccl::ReduceOp::kSum);
+        };
+        c.fill = [me](std::size_t bytes, int iter) {
+          for (std::size_t i = 0; i < bytes / sizeof(float); ++i)
+            send[i] = reduce_input(me, i, iter);
+          std::fill(recv.begin(), recv.end(), 0.0f);
+        };
+        c.check = [n, me](std::size_t bytes, int iter) {
+          const std::size_t offset = split(bytes, n, me);
+          std::size_t wrong = 0;
+          for (std::size_t i = 0; i < counts[me]; ++i) {
+            wrong += recv[i] != reduce_expected(n, offset + i, iter);
+          }
+          return wrong;
+        };
+        return c;
+      },
+      sizeof(float));
+}
