@@ -39,8 +39,8 @@ std::string label_of(MPI_Comm comm, int id) {
 
 }  // namespace
 
-McclComm::McclComm(std::unique_ptr<Bootstrap> b, std::string l)
-    : boot(std::move(b)), comm(*boot), label(std::move(l)) {}
+McclComm::McclComm(std::unique_ptr<Bootstrap> b, std::string l, const CommOptions& options)
+    : boot(std::move(b)), comm(*boot, options), label(std::move(l)) {}
 
 McclComm::~McclComm() {
   try {

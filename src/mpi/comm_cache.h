@@ -24,7 +24,7 @@ namespace mccl::mpi {
 // MPI_Comm_free with requests pending destroys it only once they are done.
 // Adds its mccl::Stats to the process counters when destroyed.
 struct McclComm {
-  McclComm(std::unique_ptr<Bootstrap> b, std::string l);
+  McclComm(std::unique_ptr<Bootstrap> b, std::string l, const CommOptions& options);
   ~McclComm();
   McclComm(const McclComm&) = delete;
   McclComm& operator=(const McclComm&) = delete;

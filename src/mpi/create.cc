@@ -12,6 +12,7 @@
 // bits of that round decide for all of them. No rank is ever left waiting
 // in a PMPI_Allgather whose partners have moved on to a different one.
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -76,6 +77,18 @@ struct FramedAllgather {
   }
 };
 
+// MPI promises that a nonblocking collective progresses while its rank
+// sits in any other MPI call (a barrier, a receive, a collective MPI
+// serves). Only a thread of MCCL's own can keep that promise for the calls
+// MCCL serves, so it is the default here; MCCL_PROGRESS=inline, set by the
+// user, is honoured (and then MCCL moves only inside intercepted calls).
+CommOptions options_for_mpi() {
+  CommOptions o;
+  const char* p = std::getenv("MCCL_PROGRESS");
+  if (p == nullptr || *p == '\0') o.progress = ProgressKind::kThread;
+  return o;
+}
+
 }  // namespace
 
 bool create_mccl(MPI_Comm comm, CommEntry& e) {
@@ -85,7 +98,7 @@ bool create_mccl(MPI_Comm comm, CommEntry& e) {
   std::string why;
   try {
     auto boot = make_callback_bootstrap(e.rank, e.size, FramedAllgather{comm, e.size, closed});
-    made = std::make_shared<McclComm>(std::move(boot), e.label);
+    made = std::make_shared<McclComm>(std::move(boot), e.label, options_for_mpi());
   } catch (const std::exception& ex) {
     why = ex.what();
   }

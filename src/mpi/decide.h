@@ -39,7 +39,12 @@ std::shared_ptr<McclComm> decide(Kind kind, MPI_Comm comm, Check&& check) {
   const char* reason = nullptr;
   CommEntry* e = decide_comm(kind, comm, reason);
   std::size_t bytes = 0;
-  if (e != nullptr) reason = check(*e, bytes);
+  if (e != nullptr) {
+    // Run even when the communicator already decided, for the size in the
+    // log line; the first reason found is the one reported.
+    const char* why = check(*e, bytes);
+    if (reason == nullptr) reason = why;
+  }
   return decide_finish(kind, comm, e, bytes, reason);
 }
 

@@ -13,6 +13,9 @@
 # run passed SECONDS; otherwise the launcher's exit code (1 when that was 0
 # but the program never printed "RESULT: PASS").
 #
+# RUN_MPI_ENV="K=V ..." (space-separated) passes more variables to every
+# rank (-x K=V, -genv K V), e.g. LD_PRELOAD for tests/mpi/preload_test.sh.
+#
 # The program prints "RESULT: PASS|FAIL" from rank 0 and "rank R finalizing"
 # from every rank just before MPI_Finalize. MPICH 4.0.2 sometimes hangs in
 # MPI_Finalize with 4 ranks after everything is done (FABRIC.md): when every
@@ -57,6 +60,15 @@ case $flavour in
     exit 2
     ;;
 esac
+
+for kv in ${RUN_MPI_ENV:-}; do
+  [[ $kv == *=* ]] || { echo "run_mpi.sh: RUN_MPI_ENV entry '$kv' is not K=V" >&2; exit 2; }
+  if [[ $launcher == mpirun.mpich ]]; then
+    cmd+=(-genv "${kv%%=*}" "${kv#*=}")
+  else
+    cmd+=(-x "$kv")
+  fi
+done
 
 if ! command -v "$launcher" >/dev/null 2>&1; then
   echo "run_mpi.sh: $launcher is not installed: skipped" \
