@@ -17,6 +17,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/settings.h"
 #include "offload/wire.h"
 
 namespace mccl::offload {
@@ -31,10 +32,11 @@ std::string dir_of(const std::string& file) {
 bool executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0; }
 
 // MCCL_OFFLOAD_DAEMON, else next to the object holding this code (libmccl.so
-// or a static executable), else next to the executable, else $PATH.
+// or a static executable), else next to the executable, else where
+// `make install` puts it, else where the build tree made it, else $PATH.
 std::string find_daemon(const OffloadOptions& o) {
   if (!o.daemon_path.empty()) return o.daemon_path;
-  if (const char* e = std::getenv("MCCL_OFFLOAD_DAEMON"); e != nullptr && *e != '\0') return e;
+  if (auto e = common::settings::kOffloadDaemon.from_env()) return *e;
   Dl_info info{};
   if (::dladdr(reinterpret_cast<void*>(&find_daemon), &info) != 0 && info.dli_fname != nullptr) {
     std::string p = dir_of(info.dli_fname) + "/mccl_offloadd";
@@ -47,6 +49,12 @@ std::string find_daemon(const OffloadOptions& o) {
     std::string p = dir_of(exe) + "/mccl_offloadd";
     if (executable(p)) return p;
   }
+#ifdef MCCL_OFFLOADD_INSTALLED
+  if (executable(MCCL_OFFLOADD_INSTALLED)) return MCCL_OFFLOADD_INSTALLED;
+#endif
+#ifdef MCCL_OFFLOADD_BUILT
+  if (executable(MCCL_OFFLOADD_BUILT)) return MCCL_OFFLOADD_BUILT;
+#endif
   return "mccl_offloadd";
 }
 
@@ -54,8 +62,9 @@ std::string find_daemon(const OffloadOptions& o) {
 // outlives this process and leaves no zombie). Its output goes to a log
 // file beside the socket, never to the application's descriptors.
 void spawn_daemon(const std::string& exe, const std::string& socket_path) {
-  std::string log = socket_path + ".log";
-  if (const char* l = std::getenv("MCCL_OFFLOAD_LOG"); l != nullptr && *l != '\0') log = l;
+  // Everything the child needs is prepared before fork(): after it, only
+  // async-signal-safe calls (the application may have threads).
+  const std::string log = common::settings::kOffloadLog.from_env().value_or(socket_path + ".log");
   std::string arg_socket = "--socket=" + socket_path;
   char* argv[] = {const_cast<char*>(exe.c_str()), const_cast<char*>(arg_socket.c_str()), nullptr};
   pid_t child = ::fork();
@@ -131,6 +140,7 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
   hello.size = c->size_;
   hello.ring_slots = slots;
   hello.timeout_ms = options.timeout.count();
+  hello.coll = options.coll;
   const int fds[3] = {c->memfd_, c->sub_efd_, c->comp_efd_};
   const int tmo = static_cast<int>(std::min<std::int64_t>(options.timeout.count() + 5000, 1 << 30));
 
@@ -256,7 +266,10 @@ std::shared_ptr<OffloadOp> OffloadComm::broadcast(void* buffer, std::size_t byte
   s.root = root;
   s.buffer = reinterpret_cast<std::uint64_t>(buffer);
   s.bytes = bytes;
-  return submit(std::make_shared<OffloadOp>(), s);
+  auto op = std::make_shared<OffloadOp>();
+  op->what_ = "offloaded broadcast of " + std::to_string(bytes) + " bytes from root " +
+              std::to_string(root);
+  return submit(std::move(op), s);
 }
 
 std::shared_ptr<OffloadOp> OffloadComm::allgatherv(const void* send, bool in_place, void* recv,
@@ -265,6 +278,8 @@ std::shared_ptr<OffloadOp> OffloadComm::allgatherv(const void* send, bool in_pla
   auto op = std::make_shared<OffloadOp>();
   op->counts_.assign(counts.begin(), counts.end());
   op->displs_.assign(displacements.begin(), displacements.end());
+  op->what_ = "offloaded allgatherv of " + std::to_string(counts[rank_]) + " bytes from rank " +
+              std::to_string(rank_);
   Submission s;
   s.kind = static_cast<std::uint32_t>(OpKind::kAllgatherv);
   s.buffer = reinterpret_cast<std::uint64_t>(recv);
@@ -278,7 +293,54 @@ std::shared_ptr<OffloadOp> OffloadComm::allgatherv(const void* send, bool in_pla
 std::shared_ptr<OffloadOp> OffloadComm::barrier() {
   Submission s;
   s.kind = static_cast<std::uint32_t>(OpKind::kBarrier);
-  return submit(std::make_shared<OffloadOp>(), s);
+  auto op = std::make_shared<OffloadOp>();
+  op->what_ = "offloaded barrier";
+  return submit(std::move(op), s);
+}
+
+std::shared_ptr<OffloadOp> OffloadComm::reduce_scatterv(const void* send, void* recv,
+                                                        std::span<const std::size_t> counts,
+                                                        DataType type, ReduceOp redop) {
+  auto op = std::make_shared<OffloadOp>();
+  op->counts_.assign(counts.begin(), counts.end());
+  op->what_ = "offloaded reduce-scatter of " + std::to_string(counts[rank_]) +
+              " elements to rank " + std::to_string(rank_);
+  Submission s;
+  s.kind = static_cast<std::uint32_t>(OpKind::kReduceScatterv);
+  s.buffer = reinterpret_cast<std::uint64_t>(recv);
+  s.send = reinterpret_cast<std::uint64_t>(send);
+  s.counts = reinterpret_cast<std::uint64_t>(op->counts_.data());
+  s.dtype = static_cast<std::uint32_t>(type);
+  s.redop = static_cast<std::uint32_t>(redop);
+  return submit(std::move(op), s);
+}
+
+std::shared_ptr<OffloadOp> OffloadComm::allreduce(const void* send, bool in_place, void* recv,
+                                                  std::size_t count, DataType type,
+                                                  ReduceOp redop) {
+  auto op = std::make_shared<OffloadOp>();
+  op->what_ = "offloaded allreduce of " + std::to_string(count) + " elements";
+  Submission s;
+  s.kind = static_cast<std::uint32_t>(OpKind::kAllreduce);
+  s.buffer = reinterpret_cast<std::uint64_t>(recv);
+  s.send = reinterpret_cast<std::uint64_t>(send);
+  s.in_place = in_place ? 1 : 0;
+  s.bytes = count;
+  s.dtype = static_cast<std::uint32_t>(type);
+  s.redop = static_cast<std::uint32_t>(redop);
+  return submit(std::move(op), s);
+}
+
+common::Status OffloadComm::stats(Stats& out, common::Deadline deadline) {
+  Submission s;
+  s.kind = static_cast<std::uint32_t>(OpKind::kStats);
+  s.buffer = reinterpret_cast<std::uint64_t>(&out);
+  s.bytes = sizeof out;
+  auto op = std::make_shared<OffloadOp>();
+  op->what_ = "offloaded stats";
+  op = submit(std::move(op), s);
+  auto st = wait(*op, deadline);
+  return st ? op->status() : st;
 }
 
 void OffloadComm::poll() {

@@ -23,6 +23,9 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "mccl/bootstrap.h"
+#include "mccl/stats.h"
+#include "mccl/types.h"
+#include "offload/wire.h"
 
 namespace mccl::offload {
 
@@ -30,13 +33,12 @@ struct OffloadOptions {
   std::string socket_path;  // "" = default_socket_path() (MCCL_OFFLOAD_SOCKET, ...)
   std::string daemon_path;  // "" = MCCL_OFFLOAD_DAEMON, else mccl_offloadd next to this binary
                             // or the library, else $PATH
-  std::chrono::milliseconds timeout{60000};  // collectives and creation
+  std::chrono::milliseconds timeout{60000};          // collectives and creation
   std::chrono::milliseconds connect_timeout{10000};  // reaching or starting the daemon
-  std::uint32_t ring_slots = 256;  // the most operations in flight
+  std::uint32_t ring_slots = 256;                    // the most operations in flight
+  CollChoices coll;                                  // the algorithms the daemon should pick
 };
 
-struct Submission;
-class SharedRings;
 class OffloadComm;
 
 // One collective in flight. done()/status() are valid after OffloadComm
@@ -45,10 +47,13 @@ class OffloadOp {
  public:
   bool done() const { return done_; }
   const common::Status& status() const { return status_; }
+  // "broadcast of 4096 bytes from root 2", for messages.
+  const std::string& describe() const { return what_; }
 
  private:
   friend class OffloadComm;
   std::uint64_t id_ = 0;
+  std::string what_;
   bool done_ = false;
   common::Status status_;
   std::vector<std::uint64_t> counts_, displs_;  // read by the daemon
@@ -74,6 +79,16 @@ class OffloadComm {
                                         std::span<const std::size_t> counts,
                                         std::span<const std::size_t> displacements);
   std::shared_ptr<OffloadOp> barrier();
+  // Counts in elements; rank r's block of `send` follows counts[0..r).
+  std::shared_ptr<OffloadOp> reduce_scatterv(const void* send, void* recv,
+                                             std::span<const std::size_t> counts, DataType type,
+                                             ReduceOp op);
+  // `in_place`: the vector is already in `recv`.
+  std::shared_ptr<OffloadOp> allreduce(const void* send, bool in_place, void* recv,
+                                       std::size_t count, DataType type, ReduceOp op);
+
+  // The protocol's counters, from the daemon. Blocks until `deadline`.
+  common::Status stats(Stats& out, common::Deadline deadline);
 
   // Collects completions; never blocks.
   void poll();

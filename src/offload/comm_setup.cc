@@ -36,7 +36,8 @@ common::Status gather(const transport::OobAllgather& oob, const T& mine, int siz
 }  // namespace
 
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
-                          const transport::OobAllgather& oob, Comm& out) {
+                          const CollChoices& choices, const transport::OobAllgather& oob,
+                          Comm& out) {
   const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
   try {
     std::random_device rd;
@@ -85,6 +86,14 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                                                   std::move(reliable), pc);
     out.coll = coll::CollConfig{};
     out.coll.multicast = true;
+    out.coll.allgather = static_cast<AllgatherAlgorithm>(choices.allgather_algo);
+    out.coll.broadcast = static_cast<BroadcastAlgorithm>(choices.broadcast_algo);
+    out.coll.concurrent_roots = choices.concurrent_roots;
+    out.coll.allreduce = static_cast<AllreduceAlgorithm>(choices.allreduce_algo);
+    out.coll.segment_bytes = choices.segment_bytes;
+    out.coll.reduce_segment_bytes = choices.reduce_segment_bytes;
+    out.coll.allreduce_small_bytes = choices.allreduce_small_bytes;
+    out.coll.rs_share = choices.rs_share;
     return common::Status::ok();
   } catch (const Error& e) {
     return {e.code(), who + e.what()};

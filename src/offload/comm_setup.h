@@ -9,6 +9,7 @@
 
 #include "coll/collectives.h"
 #include "common/status.h"
+#include "offload/wire.h"
 #include "protocol/context.h"
 #include "transport/oob.h"
 
@@ -21,6 +22,7 @@ struct Comm {
 
 // Blocking and collective. Never throws.
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
-                          const transport::OobAllgather& oob, Comm& out);
+                          const CollChoices& choices, const transport::OobAllgather& oob,
+                          Comm& out);
 
 }  // namespace mccl::offload

@@ -72,6 +72,7 @@ class Session {
     Submission sub;
     std::shared_ptr<protocol::Operation> op;
     std::vector<std::byte> staging;
+    std::vector<std::byte> input;  // reduce-scatter: the whole input vector
     std::vector<std::size_t> counts, displs;
   };
   common::Status setup();
@@ -112,12 +113,12 @@ common::Status Session::setup() {
   if (hello_.magic != kMagic || hello_.version != kVersion) {
     return common::mismatch_error("the offload client speaks another protocol version");
   }
-  if (hello_.size < 1 || hello_.rank < 0 || hello_.rank >= hello_.size ||
-      hello_.ring_slots == 0 || hello_.ring_slots > 65536) {
+  if (hello_.size < 1 || hello_.rank < 0 || hello_.rank >= hello_.size || hello_.ring_slots == 0 ||
+      hello_.ring_slots > 65536) {
     return common::invalid_argument("the offload client's hello has bad rank/size/slots");
   }
   map_bytes_ = SharedRings::bytes_for(hello_.ring_slots);
-  struct stat sb{};
+  struct stat sb {};
   if (::fstat(memfd_, &sb) != 0 || static_cast<std::size_t>(sb.st_size) < map_bytes_) {
     return common::invalid_argument("the offload client's shared rings are too small");
   }
@@ -139,14 +140,14 @@ common::Status Session::setup() {
     if (s) s = recv_msg(sock, t, result, nullptr, tmo);
     if (s && t == MsgType::kAllgatherResult) return result;
     if (s) {
-      s = common::peer_failure("the application's bootstrap allgather failed: " +
-                               std::string(reinterpret_cast<const char*>(result.data()),
-                                           result.size()));
+      s = common::peer_failure(
+          "the application's bootstrap allgather failed: " +
+          std::string(reinterpret_cast<const char*>(result.data()), result.size()));
     }
     throw Error(s.code(), s.message());
   };
-  return build_comm(hello_.rank, hello_.size, std::chrono::milliseconds(hello_.timeout_ms), oob,
-                    comm_);
+  return build_comm(hello_.rank, hello_.size, std::chrono::milliseconds(hello_.timeout_ms),
+                    hello_.coll, oob, comm_);
 }
 
 common::Status Session::start(const Submission& s, Pending& p) {
@@ -159,7 +160,8 @@ common::Status Session::start(const Submission& s, Pending& p) {
       p.op = coll::make_barrier(ctx);
       break;
     case OpKind::kBroadcast: {
-      if (s.root < 0 || s.root >= size) return common::invalid_argument("broadcast root out of range");
+      if (s.root < 0 || s.root >= size)
+        return common::invalid_argument("broadcast root out of range");
       p.staging.resize(s.bytes);
       if (rank == s.root && s.bytes > 0) {
         auto st = client_io(pid, false, s.buffer, p.staging.data(), s.bytes);
@@ -172,7 +174,8 @@ common::Status Session::start(const Submission& s, Pending& p) {
       std::vector<std::uint64_t> raw(2 * static_cast<std::size_t>(size));
       const std::size_t half = sizeof(std::uint64_t) * static_cast<std::size_t>(size);
       auto st = client_io(pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()), half);
-      if (st) st = client_io(pid, false, s.displs, reinterpret_cast<std::byte*>(raw.data() + size), half);
+      if (st)
+        st = client_io(pid, false, s.displs, reinterpret_cast<std::byte*>(raw.data() + size), half);
       if (!st) return st;
       p.counts.assign(raw.begin(), raw.begin() + size);
       p.displs.assign(raw.begin() + size, raw.end());
@@ -181,11 +184,51 @@ common::Status Session::start(const Submission& s, Pending& p) {
       p.staging.resize(total);
       const std::size_t mine = p.counts[rank], at = p.displs[rank];
       if (mine > 0) {
-        st = client_io(pid, false, s.in_place ? s.buffer + at : s.send, p.staging.data() + at, mine);
+        st =
+            client_io(pid, false, s.in_place ? s.buffer + at : s.send, p.staging.data() + at, mine);
         if (!st) return st;
       }
       p.op = coll::make_allgatherv(ctx, comm_.coll, p.staging.data() + at, true, p.staging.data(),
                                    p.counts, p.displs);
+      break;
+    }
+    case OpKind::kReduceScatterv: {
+      const auto type = static_cast<DataType>(s.dtype);
+      const std::size_t es = size_of(type);
+      if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
+        return common::invalid_argument("reduce-scatter: unknown data type or operation");
+      }
+      std::vector<std::uint64_t> raw(static_cast<std::size_t>(size));
+      auto st = client_io(pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()),
+                          sizeof(std::uint64_t) * raw.size());
+      if (!st) return st;
+      p.counts.assign(raw.begin(), raw.end());
+      std::size_t total = 0;
+      for (std::size_t c : p.counts) total += c;
+      p.input.resize(total * es);
+      p.staging.resize(p.counts[rank] * es);
+      if (!p.input.empty()) {
+        st = client_io(pid, false, s.send, p.input.data(), p.input.size());
+        if (!st) return st;
+      }
+      p.op = coll::make_reduce_scatterv(ctx, comm_.coll, p.input.data(), p.staging.data(), p.counts,
+                                        type, static_cast<ReduceOp>(s.redop));
+      break;
+    }
+    case OpKind::kAllreduce: {
+      const auto type = static_cast<DataType>(s.dtype);
+      const std::size_t es = size_of(type);
+      if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
+        return common::invalid_argument("allreduce: unknown data type or operation");
+      }
+      p.staging.resize(s.bytes * es);
+      if (!p.staging.empty()) {
+        auto st = client_io(pid, false, s.in_place ? s.buffer : s.send, p.staging.data(),
+                            p.staging.size());
+        if (!st) return st;
+      }
+      p.op = coll::make_allreduce(ctx, comm_.coll, nullptr, true, p.staging.data(), s.bytes, type,
+                                  static_cast<ReduceOp>(s.redop));
       break;
     }
     default:
@@ -204,11 +247,16 @@ common::Status Session::deliver(Pending& p) {
     if (rank == s.root || s.bytes == 0) return common::Status::ok();
     return client_io(pid, true, s.buffer, p.staging.data(), s.bytes);
   }
+  if (static_cast<OpKind>(s.kind) == OpKind::kReduceScatterv ||
+      static_cast<OpKind>(s.kind) == OpKind::kAllreduce) {
+    if (p.staging.empty()) return common::Status::ok();
+    return client_io(pid, true, s.buffer, p.staging.data(), p.staging.size());
+  }
   if (static_cast<OpKind>(s.kind) == OpKind::kAllgatherv) {
     for (std::size_t r = 0; r < p.counts.size(); ++r) {
       if (p.counts[r] == 0 || (static_cast<int>(r) == rank && s.in_place)) continue;
-      auto st = client_io(pid, true, s.buffer + p.displs[r], p.staging.data() + p.displs[r],
-                          p.counts[r]);
+      auto st =
+          client_io(pid, true, s.buffer + p.displs[r], p.staging.data() + p.displs[r], p.counts[r]);
       if (!st) return st;
     }
   }
@@ -220,6 +268,15 @@ bool Session::drain_submissions() {
   Submission s;
   while (rings_->pop_submission(s)) {
     any = true;
+    if (static_cast<OpKind>(s.kind) == OpKind::kStats) {
+      Stats snap = comm_.ctx->counters().snapshot();
+      auto st = s.bytes == sizeof snap
+                    ? client_io(hello_.pid, true, s.buffer, reinterpret_cast<std::byte*>(&snap),
+                                sizeof snap)
+                    : common::mismatch_error("the client's mccl::Stats has another size");
+      unsent_.push_back(make_completion(s.id, st));
+      continue;
+    }
     Pending p;
     auto st = start(s, p);
     if (!st) {
@@ -381,7 +438,7 @@ common::Status self_test() {
   transport::OobAllgather oob = [](std::span<const std::byte> mine) {
     return std::vector<std::byte>(mine.begin(), mine.end());
   };
-  auto st = build_comm(0, 1, std::chrono::milliseconds(10000), oob, comm);
+  auto st = build_comm(0, 1, std::chrono::milliseconds(10000), CollChoices{}, oob, comm);
   if (!st) return st;
   std::vector<std::byte> buf(1 << 20, std::byte{0x5a});
   auto b = coll::make_broadcast(*comm.ctx, comm.coll, buf.data(), buf.size(), 0);
@@ -390,7 +447,8 @@ common::Status self_test() {
   comm.ctx->start(bar);
   auto deadline = common::Deadline::after(std::chrono::seconds(20));
   while (!(b->done() && bar->done()) && !deadline.expired()) comm.ctx->progress();
-  if (!b->done() || !bar->done()) return common::timeout_error("self-test: collectives never finished");
+  if (!b->done() || !bar->done())
+    return common::timeout_error("self-test: collectives never finished");
   if (!b->status()) return b->status();
   return bar->status();
 }

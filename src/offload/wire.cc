@@ -11,6 +11,8 @@
 #include <functional>
 #include <new>
 
+#include "common/settings.h"
+
 namespace mccl::offload {
 
 namespace {
@@ -115,8 +117,7 @@ bool SharedRings::pop_completion(Completion& c) { return pop(comp_, comps_, slot
 common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
                         std::span<const int> fds) {
   FrameHeader fh{static_cast<std::uint32_t>(type), static_cast<std::uint32_t>(body.size())};
-  iovec iov[2] = {{&fh, sizeof fh},
-                  {const_cast<std::byte*>(body.data()), body.size()}};
+  iovec iov[2] = {{&fh, sizeof fh}, {const_cast<std::byte*>(body.data()), body.size()}};
   alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 4)] = {};
   msghdr mh{};
   mh.msg_iov = iov;
@@ -171,14 +172,24 @@ common::Status recv_msg(int sock, MsgType& type, std::vector<std::byte>& body,
 }
 
 std::string default_socket_path() {
-  if (const char* p = std::getenv("MCCL_OFFLOAD_SOCKET"); p != nullptr && *p != '\0') return p;
+  namespace s = common::settings;
+  if (auto p = s::kOffloadSocket.from_env()) return *p;
   std::string job = "default";
-  if (const char* j = std::getenv("MCCL_OFFLOAD_JOB"); j != nullptr && *j != '\0') {
-    job = j;
-  } else if (const char* a = std::getenv("MCCL_BOOTSTRAP_ADDR"); a != nullptr && *a != '\0') {
-    job = std::to_string(std::hash<std::string>{}(a) & 0xffffffffu);
+  if (auto j = s::kOffloadJob.from_env()) {
+    job = *j;
+  } else if (auto a = s::kBootstrapAddr.from_env()) {
+    job = std::to_string(std::hash<std::string>{}(*a) & 0xffffffffu);
   }
-  return "/tmp/mccl-offload-" + std::to_string(::getuid()) + "-" + job + ".sock";
+  // /proc/self/ns/net reads "net:[4026531840]": keep the number.
+  std::string ns = "0";
+  char link[64] = {};
+  if (::readlink("/proc/self/ns/net", link, sizeof link - 1) > 0) {
+    const std::string l = link;
+    const auto a = l.find('['), b = l.find(']');
+    if (a != std::string::npos && b != std::string::npos && b > a + 1)
+      ns = l.substr(a + 1, b - a - 1);
+  }
+  return "/tmp/mccl-offload-" + std::to_string(::getuid()) + "-" + job + "-" + ns + ".sock";
 }
 
 Completion make_completion(std::uint64_t id, const common::Status& st) {

@@ -29,15 +29,29 @@
 namespace mccl::offload {
 
 inline constexpr std::uint32_t kMagic = 0x4d43'4f46;  // "MCOF"
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;
 
 enum class MsgType : std::uint32_t {
-  kHello = 1,           // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
-  kAllgather = 2,       // daemon -> client: allgather these bytes through your bootstrap
-  kAllgatherResult = 3, // client -> daemon: the result (or kAllgatherFailed)
-  kAllgatherFailed = 4, // client -> daemon: the message
-  kReady = 5,           // daemon -> client: ReadyMsg + message
-  kBye = 6,             // client -> daemon: orderly close (EOF without it = a crash)
+  kHello = 1,            // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
+  kAllgather = 2,        // daemon -> client: allgather these bytes through your bootstrap
+  kAllgatherResult = 3,  // client -> daemon: the result (or kAllgatherFailed)
+  kAllgatherFailed = 4,  // client -> daemon: the message
+  kReady = 5,            // daemon -> client: ReadyMsg + message
+  kBye = 6,              // client -> daemon: orderly close (EOF without it = a crash)
+};
+
+// The application's resolved collective choices (coll::CollConfig), so the
+// daemon runs the algorithms the inline and thread engines would. Enums as
+// their numeric values; the defaults are coll::CollConfig's.
+struct CollChoices {
+  std::uint32_t allgather_algo = 0;  // mccl::AllgatherAlgorithm
+  std::uint32_t broadcast_algo = 0;  // mccl::BroadcastAlgorithm
+  std::int32_t concurrent_roots = 0;
+  std::uint32_t allreduce_algo = 0;  // mccl::AllreduceAlgorithm
+  std::uint64_t segment_bytes = 128 << 10;
+  std::uint64_t reduce_segment_bytes = 64 << 10;
+  std::uint64_t allreduce_small_bytes = 16 << 10;
+  double rs_share = 0.5;
 };
 
 struct HelloMsg {
@@ -48,6 +62,7 @@ struct HelloMsg {
   std::int32_t size = 0;
   std::uint32_t ring_slots = 0;
   std::int64_t timeout_ms = 0;
+  CollChoices coll;
 };
 
 struct ReadyMsg {
@@ -55,18 +70,27 @@ struct ReadyMsg {
   std::int32_t daemon_pid = 0;
 };
 
-enum class OpKind : std::uint32_t { kBroadcast = 1, kAllgatherv = 2, kBarrier = 3 };
+enum class OpKind : std::uint32_t {
+  kBroadcast = 1,
+  kAllgatherv = 2,
+  kBarrier = 3,
+  kReduceScatterv = 4,  // counts (elements) as for allgatherv; displs unused
+  kAllreduce = 5,       // `bytes` holds the element count
+  kStats = 6,           // not a collective: mccl::Stats written to `buffer` at once
+};
 
 struct Submission {
   std::uint64_t id = 0;
   std::uint32_t kind = 0;  // OpKind
   std::int32_t root = 0;
-  std::uint64_t buffer = 0;  // broadcast buffer / allgatherv recv
+  std::uint64_t buffer = 0;  // broadcast buffer / allgatherv, reduce recv
   std::uint64_t bytes = 0;   // broadcast bytes
   std::uint64_t send = 0;    // allgatherv send (ignored when in_place)
   std::uint64_t counts = 0;  // allgatherv: size() uint64 counts in client memory
   std::uint64_t displs = 0;  // allgatherv: size() uint64 displacements in client memory
   std::uint32_t in_place = 0;
+  std::uint32_t dtype = 0;  // mccl::DataType (reductions)
+  std::uint32_t redop = 0;  // mccl::ReduceOp (reductions)
   std::uint32_t pad = 0;
 };
 
@@ -83,6 +107,12 @@ struct RingHeader {
   alignas(64) std::atomic<std::uint64_t> tail;  // written by the consumer
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+// Fixed layouts: a daemon built for another architecture (aarch64 on a
+// SmartNIC) must read what an x86-64 client wrote.
+static_assert(sizeof(CollChoices) == 48);
+static_assert(sizeof(HelloMsg) == 80);
+static_assert(sizeof(Submission) == 72);
+static_assert(sizeof(Completion) == 512);
 
 // The memfd: [RingHeader sub][RingHeader comp][Submission x n][Completion x n].
 class SharedRings {
@@ -114,8 +144,11 @@ common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
 common::Status recv_msg(int sock, MsgType& type, std::vector<std::byte>& body,
                         std::vector<int>* fds, int timeout_ms);
 
-// MCCL_OFFLOAD_SOCKET, else /tmp/mccl-offload-<uid>-<job>.sock with the job
-// from MCCL_OFFLOAD_JOB, else from MCCL_BOOTSTRAP_ADDR, else "default".
+// MCCL_OFFLOAD_SOCKET, else /tmp/mccl-offload-<uid>-<job>-<netns>.sock with
+// the job from MCCL_OFFLOAD_JOB, else from MCCL_BOOTSTRAP_ADDR, else
+// "default". The network namespace is part of the name because a daemon
+// owns the network of the namespace it started in: ranks on different
+// (namespace) hosts must never share one, though they share /tmp.
 std::string default_socket_path();
 
 Completion make_completion(std::uint64_t id, const common::Status& st);

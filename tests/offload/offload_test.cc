@@ -101,8 +101,8 @@ TEST(OffloadFailure, KilledDaemonFailsTheApplicationsQuickly) {
 
 TEST(OffloadFailure, DeadClientIsReleasedAndTheDaemonExits) {
   const int ranks = 3;
-  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"die", "1"}, ranks,
-                          offload_env(socket_path("die")), std::chrono::seconds(60));
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"die", "1"}, ranks, offload_env(socket_path("die")),
+                          std::chrono::seconds(60));
   ASSERT_FALSE(job.timed_out) << dump(job);
   for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
   expect_daemon_exits(job);
@@ -110,8 +110,8 @@ TEST(OffloadFailure, DeadClientIsReleasedAndTheDaemonExits) {
 }
 
 TEST(OffloadDaemon, ExitsWhenNoClientComes) {
-  const std::string cmd = std::string("timeout 20 ") + MCCL_OFFLOADD + " --socket=" +
-                          socket_path("idle") + " --idle-timeout-ms=300 2>/dev/null";
+  const std::string cmd = std::string("timeout 20 ") + MCCL_OFFLOADD +
+                          " --socket=" + socket_path("idle") + " --idle-timeout-ms=300 2>/dev/null";
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));

@@ -197,17 +197,19 @@ double cpu_seconds() {
 void report_cpu(const char* engine, int rank, int n, std::size_t m, int iters, double cpu,
                 double wall) {
   const double gib = double(m) * n * iters / double(1ull << 30);
-  std::printf("cpu engine=%s rank=%d ranks=%d m=%zu iters=%d cpu_s=%.3f wall_s=%.3f "
-              "cpu_s_per_gib=%.3f\n",
-              engine, rank, n, m, iters, cpu, wall, cpu / gib);
+  std::printf(
+      "cpu engine=%s rank=%d ranks=%d m=%zu iters=%d cpu_s=%.3f wall_s=%.3f "
+      "cpu_s_per_gib=%.3f\n",
+      engine, rank, n, m, iters, cpu, wall, cpu / gib);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: offload_worker sweep | kill-daemon | die RANK | "
-                         "cpu offload|thread M ITERS\n");
+    std::fprintf(stderr,
+                 "usage: offload_worker sweep | kill-daemon | die RANK | "
+                 "cpu offload|thread M ITERS\n");
     return 1;
   }
   const std::string mode = argv[1];
