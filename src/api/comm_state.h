@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "coll/collectives.h"
+#include "offload/client.h"
 #include "progress/engine.h"
 #include "protocol/context.h"
 
@@ -21,15 +22,23 @@ class CommState {
   // Destroyed in reverse order: the engine before the context it drives.
   std::unique_ptr<protocol::Context> ctx;
   std::unique_ptr<progress::Engine> engine;
+  // MCCL_PROGRESS=offload: the protocol runs in mccl_offloadd; ctx and
+  // engine stay empty (src/api/offload_api.cc).
+  std::unique_ptr<offload::OffloadComm> offload;
 
   ~CommState() { engine.reset(); }
 };
 
-// The public Request's handle on a collective in flight.
+// The public Request's handle on a collective in flight: one of the two
+// is set, `op` under the inline and thread engines, `offloaded` under the
+// offload engine.
 class Operation {
  public:
   explicit Operation(std::shared_ptr<protocol::Operation> o) : op(std::move(o)) {}
+  explicit Operation(std::shared_ptr<offload::OffloadOp> o) : offloaded(std::move(o)) {}
+  bool done() const { return op ? op->done() : offloaded->done(); }
   std::shared_ptr<protocol::Operation> op;
+  std::shared_ptr<offload::OffloadOp> offloaded;
 };
 
 }  // namespace mccl::detail

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/comm_state.h"
+#include "api/offload_api.h"
 #include "api/options.h"
 #include "api/transports.h"
 #include "api/world_state.h"
@@ -76,8 +77,9 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   detail::ResolvedOptions opt = detail::resolve_options(options, st->rank);
   st->timeout = opt.timeout;
   if (opt.progress == ProgressKind::kOffload) {
-    throw Error(ErrorCode::kUnavailable,
-                who + "the offload progress engine is not built into this MCCL (MCCL_PROGRESS)");
+    detail::create_offloaded(*st, bootstrap, opt);
+    state_ = std::move(st);
+    return;
   }
   TransportKind transport = opt.transport;
   std::uint32_t ib_here = 0;
@@ -175,6 +177,9 @@ void check_usable(const std::shared_ptr<detail::CommState>& st) {
 Request Communicator::ibroadcast(void* buffer, std::size_t bytes, int root) {
   check_usable(state_);
   coll::validate_broadcast(state_->rank, state_->size, buffer, bytes, root).throw_if_error();
+  if (state_->offload) {
+    return Request(state_, detail::offload_broadcast(*state_, buffer, bytes, root));
+  }
   auto op = coll::make_broadcast(*state_->ctx, state_->coll, buffer, bytes, root);
   state_->engine->start(op);
   return Request(state_, std::make_shared<detail::Operation>(std::move(op)));
@@ -190,6 +195,10 @@ Request Communicator::iallgatherv(const void* send, void* recv, std::span<const 
   const bool in_place = send == kInPlace;
   coll::validate_allgatherv(state_->rank, state_->size, send, in_place, recv, counts, displacements)
       .throw_if_error();
+  if (state_->offload) {
+    return Request(
+        state_, detail::offload_allgatherv(*state_, send, in_place, recv, counts, displacements));
+  }
   auto op = coll::make_allgatherv(*state_->ctx, state_->coll, send, in_place, recv, counts,
                                   displacements);
   state_->engine->start(op);
@@ -219,6 +228,9 @@ Request Communicator::ireduce_scatterv(const void* send, void* recv,
   coll::validate_reduce_scatterv(state_->rank, state_->size, send, send == kInPlace, recv, counts,
                                  type, op)
       .throw_if_error();
+  if (state_->offload) {
+    return Request(state_, detail::offload_reduce_scatterv(*state_, send, recv, counts, type, op));
+  }
   auto started =
       coll::make_reduce_scatterv(*state_->ctx, state_->coll, send, recv, counts, type, op);
   state_->engine->start(started);
@@ -248,6 +260,10 @@ Request Communicator::iallreduce(const void* send, void* recv, std::size_t count
   check_usable(state_);
   const bool in_place = send == kInPlace;
   coll::validate_allreduce(state_->rank, send, in_place, recv, count, type, op).throw_if_error();
+  if (state_->offload) {
+    return Request(state_, detail::offload_allreduce(*state_, send, in_place || send == recv, recv,
+                                                     count, type, op));
+  }
   auto started = coll::make_allreduce(*state_->ctx, state_->coll, send, in_place || send == recv,
                                       recv, count, type, op);
   state_->engine->start(started);
@@ -261,6 +277,7 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
 
 Request Communicator::ibarrier() {
   check_usable(state_);
+  if (state_->offload) return Request(state_, detail::offload_barrier(*state_));
   auto op = coll::make_barrier(*state_->ctx);
   state_->engine->start(op);
   return Request(state_, std::make_shared<detail::Operation>(std::move(op)));
@@ -270,11 +287,14 @@ void Communicator::barrier() { ibarrier().wait(); }
 
 void Communicator::progress() {
   check_usable(state_);
+  if (state_->offload) return state_->offload->poll();
   state_->engine->poll();
 }
 
 Stats Communicator::stats() const {
   check_usable(state_);
+  // The protocol's counters live in the daemon under the offload engine.
+  if (state_->offload) return detail::offload_stats(*state_);
   return state_->ctx->counters().snapshot();
 }
 

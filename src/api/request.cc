@@ -1,6 +1,7 @@
 #include <string>
 
 #include "api/comm_state.h"
+#include "api/offload_api.h"
 #include "common/log.h"
 #include "mccl/communicator.h"
 
@@ -21,7 +22,7 @@ Request& Request::operator=(Request&& other) noexcept {
 }
 
 Request::~Request() {
-  if (!op_ || op_->op->done()) return;
+  if (!op_ || op_->done()) return;
   try {
     wait();
   } catch (const Error& e) {
@@ -32,6 +33,7 @@ Request::~Request() {
 
 bool Request::test() {
   if (!op_) throw Error(ErrorCode::kInvalidArgument, "test() on an empty mccl::Request");
+  if (op_->offloaded) return detail::offload_test(*comm_, *op_->offloaded);
   if (!op_->op->done()) comm_->engine->poll();
   if (!op_->op->done()) return false;
   op_->op->status().throw_if_error();
@@ -48,6 +50,7 @@ void Request::wait() {
 
 void Request::wait(std::chrono::milliseconds timeout) {
   if (!op_) throw Error(ErrorCode::kInvalidArgument, "wait() on an empty mccl::Request");
+  if (op_->offloaded) return detail::offload_wait(*comm_, *op_->offloaded, timeout);
   const auto& op = *op_->op;
   common::Status st = comm_->engine->wait(op, common::Deadline::after(timeout));
   if (!st.is_ok()) {

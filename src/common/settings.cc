@@ -88,6 +88,14 @@ const Setting kProgressCpu{"MCCL_PROGRESS_CPU", T::kInt, "-1",
     "CPU of the progress thread; -1 picks the last core near the network interface."};
 const Setting kProgressSpinUs{"MCCL_PROGRESS_SPIN_US", T::kInt, "50",
     "How long the progress thread spins after the last event before it sleeps, in microseconds."};
+const Setting kOffloadSocket{"MCCL_OFFLOAD_SOCKET", T::kString, "",
+    "Unix socket of mccl_offloadd (MCCL_PROGRESS=offload); empty: /tmp/mccl-offload-<uid>-<job>-<netns>.sock."};
+const Setting kOffloadDaemon{"MCCL_OFFLOAD_DAEMON", T::kString, "",
+    "The mccl_offloadd binary started when no daemon answers; empty: beside libmccl, the executable, the install bindir, else $PATH."};
+const Setting kOffloadJob{"MCCL_OFFLOAD_JOB", T::kString, "",
+    "Job name in the default offload socket path (one daemon per host and job); empty: derived from MCCL_BOOTSTRAP_ADDR."};
+const Setting kOffloadLog{"MCCL_OFFLOAD_LOG", T::kString, "",
+    "Log file of a daemon started by the library; empty: the socket path with .log appended."};
 // bootstrap
 const Setting kBootstrapAddr{"MCCL_BOOTSTRAP_ADDR", T::kString, "",
     "host:port (a name or IPv4) of the TCP bootstrap store that rank 0 serves; not needed under a PMIx launcher."};
@@ -109,6 +117,7 @@ const std::vector<const Setting*>& all_settings() {
       &kCollAllgatherAlgo, &kCollAllgatherRoots,  &kCollBcastAlgo,       &kCollChainSegmentBytes,
       &kCollReduceSegmentBytes, &kCollRsShare,    &kCollAllreduceAlgo,   &kCollAllreduceSmallBytes,
       &kProgress,          &kProgressCpu,         &kProgressSpinUs,
+      &kOffloadSocket,     &kOffloadDaemon,       &kOffloadJob,          &kOffloadLog,
       &kUdpIface,          &kUdpRateMbit,         &kUdpRcvbuf,           &kUdpMaxDatagram,
       &kUdpTestDropPermille,
       &kIbDev,             &kIbMgid,              &kIbIpoibIface,        &kIbRxDepth,

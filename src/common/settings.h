@@ -97,6 +97,10 @@ extern const Setting kCollAllreduceSmallBytes;
 extern const Setting kProgress;
 extern const Setting kProgressCpu;
 extern const Setting kProgressSpinUs;
+extern const Setting kOffloadSocket;
+extern const Setting kOffloadDaemon;
+extern const Setting kOffloadJob;
+extern const Setting kOffloadLog;
 // bootstrap
 extern const Setting kBootstrapAddr;
 extern const Setting kRank;

@@ -1,6 +1,7 @@
 // Multi-process tests: 2-8 processes on this host over UDP loopback
 // multicast and the TCP reliable transport, bootstrapped by the TCP store,
-// under both progress engines, with and without injected loss.
+// under every progress engine (inline, thread, offload), with and without
+// injected loss.
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -42,7 +43,9 @@ TEST_P(MultiProcess, SweepIsByteExact) {
 INSTANTIATE_TEST_SUITE_P(Loopback, MultiProcess,
                          ::testing::Values(SweepParam{2, "inline", 0}, SweepParam{3, "thread", 0},
                                            SweepParam{4, "inline", 10}, SweepParam{4, "thread", 10},
-                                           SweepParam{5, "thread", 0}, SweepParam{8, "thread", 10}));
+                                           SweepParam{5, "thread", 0}, SweepParam{8, "thread", 10},
+                                           SweepParam{3, "offload", 0},
+                                           SweepParam{4, "offload", 10}));
 
 // The same sweep with UCX as the reliable transport (over tcp on lo: UCX
 // refuses shared memory when peer failures must be detected).
@@ -61,13 +64,17 @@ TEST(MultiProcessUcx, SweepIsByteExact) {
 
 TEST(MultiProcessFailure, KilledRankGivesPeerFailureEverywhere) {
   const int ranks = 4;
-  Env env = {{"MCCL_PROGRESS", "thread"}, {"MCCL_COLL_TIMEOUT_MS", "20000"}};
-  JobResult job = run_job(MCCL_MP_WORKER, {"die", "2"}, ranks, env, std::chrono::seconds(60));
-  ASSERT_FALSE(job.timed_out) << dump(job);
-  for (int r = 0; r < ranks; ++r) {
-    EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  // Under the offload engine the dying process's daemon session is what
+  // must turn its exit into the peers' error.
+  for (const char* progress : {"thread", "offload"}) {
+    Env env = {{"MCCL_PROGRESS", progress}, {"MCCL_COLL_TIMEOUT_MS", "20000"}};
+    JobResult job = run_job(MCCL_MP_WORKER, {"die", "2"}, ranks, env, std::chrono::seconds(60));
+    ASSERT_FALSE(job.timed_out) << progress << dump(job);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << dump(job);
+    }
+    std::printf("%s", dump(job).c_str());
   }
-  std::printf("%s", dump(job).c_str());
 }
 
 }  // namespace

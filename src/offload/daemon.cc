@@ -1,0 +1,517 @@
+#include "offload/daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "offload/comm_setup.h"
+#include "offload/wire.h"
+
+namespace mccl::offload {
+
+namespace {
+
+void say(const char* fmt, const std::string& a) {
+  std::fprintf(stderr, "mccl_offloadd[%d]: ", static_cast<int>(::getpid()));
+  std::fprintf(stderr, fmt, a.c_str());
+  std::fprintf(stderr, "\n");
+}
+
+// The "DMA" into the client: process_vm_readv / process_vm_writev, looped
+// because the kernel may move fewer bytes than asked.
+common::Status client_io(pid_t pid, bool write, std::uint64_t remote, std::byte* local,
+                         std::size_t n) {
+  std::size_t done = 0;
+  while (done < n) {
+    iovec l{local + done, n - done};
+    iovec r{reinterpret_cast<void*>(remote + done), n - done};
+    ssize_t k = write ? ::process_vm_writev(pid, &l, 1, &r, 1, 0)
+                      : ::process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (k <= 0) {
+      return common::invalid_argument(std::string("the offload daemon could not ") +
+                                      (write ? "write" : "read") + " the application's buffer (" +
+                                      std::strerror(errno) + ")");
+    }
+    done += static_cast<std::size_t>(k);
+  }
+  return common::Status::ok();
+}
+
+class Session {
+ public:
+  explicit Session(int sock) : sock_(sock) {}
+  ~Session() {
+    // The context first: its operations point into the staging buffers.
+    comm_.ctx.reset();
+    pending_.clear();
+    if (map_ != nullptr) ::munmap(map_, map_bytes_);
+    for (int fd : {memfd_, sub_efd_, comp_efd_}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  void run();
+
+ private:
+  struct Pending {
+    Submission sub;
+    std::shared_ptr<protocol::Operation> op;
+    std::vector<std::byte> staging;
+    std::vector<std::byte> input;  // reduce-scatter: the whole input vector
+    std::vector<std::size_t> counts, displs;
+  };
+  common::Status setup();
+  common::Status start(const Submission& s, Pending& p);
+  common::Status deliver(Pending& p);
+  bool drain_submissions();
+  bool complete_finished();
+  void loop();
+
+  int sock_;
+  HelloMsg hello_{};
+  int memfd_ = -1, sub_efd_ = -1, comp_efd_ = -1;
+  void* map_ = nullptr;
+  std::size_t map_bytes_ = 0;
+  std::unique_ptr<SharedRings> rings_;
+  Comm comm_;
+  std::list<Pending> pending_;
+  std::vector<Completion> unsent_;  // completions the ring had no room for
+};
+
+common::Status Session::setup() {
+  MsgType type{};
+  std::vector<std::byte> body;
+  std::vector<int> fds;
+  auto st = recv_msg(sock_, type, body, &fds, 10000);
+  if (!st) return st;
+  if (fds.size() == 3) {
+    memfd_ = fds[0];
+    sub_efd_ = fds[1];
+    comp_efd_ = fds[2];
+  } else {
+    for (int fd : fds) ::close(fd);
+  }
+  if (type != MsgType::kHello || body.size() != sizeof hello_ || memfd_ < 0) {
+    return common::internal_error("the offload client's hello is malformed");
+  }
+  std::memcpy(&hello_, body.data(), sizeof hello_);
+  if (hello_.magic != kMagic || hello_.version != kVersion) {
+    return common::mismatch_error("the offload client speaks another protocol version");
+  }
+  if (hello_.size < 1 || hello_.rank < 0 || hello_.rank >= hello_.size || hello_.ring_slots == 0 ||
+      hello_.ring_slots > 65536) {
+    return common::invalid_argument("the offload client's hello has bad rank/size/slots");
+  }
+  map_bytes_ = SharedRings::bytes_for(hello_.ring_slots);
+  struct stat sb {};
+  if (::fstat(memfd_, &sb) != 0 || static_cast<std::size_t>(sb.st_size) < map_bytes_) {
+    return common::invalid_argument("the offload client's shared rings are too small");
+  }
+  map_ = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    return common::transport_error(std::string("mmap of the rings: ") + std::strerror(errno));
+  }
+  rings_ = std::make_unique<SharedRings>(map_, hello_.ring_slots, false);
+
+  // Communicator creation: every allgather goes through the client's
+  // bootstrap, which the application owns.
+  const int sock = sock_;
+  const int tmo = static_cast<int>(std::min<std::int64_t>(hello_.timeout_ms + 5000, 1 << 30));
+  transport::OobAllgather oob = [sock, tmo](std::span<const std::byte> mine) {
+    auto s = send_msg(sock, MsgType::kAllgather, mine);
+    MsgType t{};
+    std::vector<std::byte> result;
+    if (s) s = recv_msg(sock, t, result, nullptr, tmo);
+    if (s && t == MsgType::kAllgatherResult) return result;
+    if (s) {
+      s = common::peer_failure(
+          "the application's bootstrap allgather failed: " +
+          std::string(reinterpret_cast<const char*>(result.data()), result.size()));
+    }
+    throw Error(s.code(), s.message());
+  };
+  return build_comm(hello_.rank, hello_.size, std::chrono::milliseconds(hello_.timeout_ms),
+                    hello_.coll, oob, comm_);
+}
+
+common::Status Session::start(const Submission& s, Pending& p) {
+  protocol::Context& ctx = *comm_.ctx;
+  const pid_t pid = hello_.pid;
+  const int rank = ctx.rank(), size = ctx.size();
+  p.sub = s;
+  switch (static_cast<OpKind>(s.kind)) {
+    case OpKind::kBarrier:
+      p.op = coll::make_barrier(ctx);
+      break;
+    case OpKind::kBroadcast: {
+      if (s.root < 0 || s.root >= size)
+        return common::invalid_argument("broadcast root out of range");
+      p.staging.resize(s.bytes);
+      if (rank == s.root && s.bytes > 0) {
+        auto st = client_io(pid, false, s.buffer, p.staging.data(), s.bytes);
+        if (!st) return st;
+      }
+      p.op = coll::make_broadcast(ctx, comm_.coll, p.staging.data(), s.bytes, s.root);
+      break;
+    }
+    case OpKind::kAllgatherv: {
+      std::vector<std::uint64_t> raw(2 * static_cast<std::size_t>(size));
+      const std::size_t half = sizeof(std::uint64_t) * static_cast<std::size_t>(size);
+      auto st = client_io(pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()), half);
+      if (st)
+        st = client_io(pid, false, s.displs, reinterpret_cast<std::byte*>(raw.data() + size), half);
+      if (!st) return st;
+      p.counts.assign(raw.begin(), raw.begin() + size);
+      p.displs.assign(raw.begin() + size, raw.end());
+      std::size_t total = 0;
+      for (int r = 0; r < size; ++r) total = std::max(total, p.displs[r] + p.counts[r]);
+      p.staging.resize(total);
+      const std::size_t mine = p.counts[rank], at = p.displs[rank];
+      if (mine > 0) {
+        st =
+            client_io(pid, false, s.in_place ? s.buffer + at : s.send, p.staging.data() + at, mine);
+        if (!st) return st;
+      }
+      p.op = coll::make_allgatherv(ctx, comm_.coll, p.staging.data() + at, true, p.staging.data(),
+                                   p.counts, p.displs);
+      break;
+    }
+    case OpKind::kReduceScatterv: {
+      const auto type = static_cast<DataType>(s.dtype);
+      const std::size_t es = size_of(type);
+      if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
+        return common::invalid_argument("reduce-scatter: unknown data type or operation");
+      }
+      std::vector<std::uint64_t> raw(static_cast<std::size_t>(size));
+      auto st = client_io(pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()),
+                          sizeof(std::uint64_t) * raw.size());
+      if (!st) return st;
+      p.counts.assign(raw.begin(), raw.end());
+      std::size_t total = 0;
+      for (std::size_t c : p.counts) total += c;
+      p.input.resize(total * es);
+      p.staging.resize(p.counts[rank] * es);
+      if (!p.input.empty()) {
+        st = client_io(pid, false, s.send, p.input.data(), p.input.size());
+        if (!st) return st;
+      }
+      p.op = coll::make_reduce_scatterv(ctx, comm_.coll, p.input.data(), p.staging.data(), p.counts,
+                                        type, static_cast<ReduceOp>(s.redop));
+      break;
+    }
+    case OpKind::kAllreduce: {
+      const auto type = static_cast<DataType>(s.dtype);
+      const std::size_t es = size_of(type);
+      if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
+        return common::invalid_argument("allreduce: unknown data type or operation");
+      }
+      p.staging.resize(s.bytes * es);
+      if (!p.staging.empty()) {
+        auto st = client_io(pid, false, s.in_place ? s.buffer : s.send, p.staging.data(),
+                            p.staging.size());
+        if (!st) return st;
+      }
+      p.op = coll::make_allreduce(ctx, comm_.coll, nullptr, true, p.staging.data(), s.bytes, type,
+                                  static_cast<ReduceOp>(s.redop));
+      break;
+    }
+    default:
+      return common::invalid_argument("unknown offloaded operation kind");
+  }
+  ctx.start(p.op);
+  return common::Status::ok();
+}
+
+// Moves the result into the client's buffers.
+common::Status Session::deliver(Pending& p) {
+  const pid_t pid = hello_.pid;
+  const int rank = comm_.ctx->rank();
+  const Submission& s = p.sub;
+  if (static_cast<OpKind>(s.kind) == OpKind::kBroadcast) {
+    if (rank == s.root || s.bytes == 0) return common::Status::ok();
+    return client_io(pid, true, s.buffer, p.staging.data(), s.bytes);
+  }
+  if (static_cast<OpKind>(s.kind) == OpKind::kReduceScatterv ||
+      static_cast<OpKind>(s.kind) == OpKind::kAllreduce) {
+    if (p.staging.empty()) return common::Status::ok();
+    return client_io(pid, true, s.buffer, p.staging.data(), p.staging.size());
+  }
+  if (static_cast<OpKind>(s.kind) == OpKind::kAllgatherv) {
+    for (std::size_t r = 0; r < p.counts.size(); ++r) {
+      if (p.counts[r] == 0 || (static_cast<int>(r) == rank && s.in_place)) continue;
+      auto st =
+          client_io(pid, true, s.buffer + p.displs[r], p.staging.data() + p.displs[r], p.counts[r]);
+      if (!st) return st;
+    }
+  }
+  return common::Status::ok();
+}
+
+bool Session::drain_submissions() {
+  bool any = false;
+  Submission s;
+  while (rings_->pop_submission(s)) {
+    any = true;
+    if (static_cast<OpKind>(s.kind) == OpKind::kStats) {
+      Stats snap = comm_.ctx->counters().snapshot();
+      auto st = s.bytes == sizeof snap
+                    ? client_io(hello_.pid, true, s.buffer, reinterpret_cast<std::byte*>(&snap),
+                                sizeof snap)
+                    : common::mismatch_error("the client's mccl::Stats has another size");
+      unsent_.push_back(make_completion(s.id, st));
+      continue;
+    }
+    Pending p;
+    auto st = start(s, p);
+    if (!st) {
+      unsent_.push_back(make_completion(s.id, st));
+      continue;
+    }
+    pending_.push_back(std::move(p));
+  }
+  return any;
+}
+
+bool Session::complete_finished() {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (!it->op->done()) {
+      ++it;
+      continue;
+    }
+    common::Status st = it->op->status();
+    if (st) st = deliver(*it);
+    unsent_.push_back(make_completion(it->sub.id, st));
+    it = pending_.erase(it);
+  }
+  std::size_t pushed = 0;
+  while (pushed < unsent_.size() && rings_->push_completion(unsent_[pushed])) ++pushed;
+  unsent_.erase(unsent_.begin(), unsent_.begin() + static_cast<std::ptrdiff_t>(pushed));
+  if (pushed > 0) {
+    std::uint64_t one = 1;
+    (void)!::write(comp_efd_, &one, sizeof one);
+  }
+  return pushed > 0;
+}
+
+void Session::loop() {
+  protocol::Context& ctx = *comm_.ctx;
+  std::vector<pollfd> pfds;
+  for (;;) {
+    bool busy = drain_submissions();
+    busy = ctx.progress() > 0 || busy;
+    busy = complete_finished() || busy;
+
+    pfds.clear();
+    pfds.push_back({sock_, POLLIN, 0});
+    pfds.push_back({sub_efd_, POLLIN, 0});
+    for (int fd : ctx.wait_fds()) pfds.push_back({fd, POLLIN, 0});
+    // Spin while traffic flows; wake every millisecond while collectives
+    // are in flight (loss deadlines); sleep otherwise.
+    const int timeout = busy ? 0 : (pending_.empty() ? 100 : 1);
+    if (::poll(pfds.data(), pfds.size(), timeout) < 0 && errno != EINTR) break;
+    if (pfds[1].revents != 0) {
+      std::uint64_t v;
+      (void)!::read(sub_efd_, &v, sizeof v);
+    }
+    if (pfds[0].revents != 0) {
+      MsgType type{};
+      std::vector<std::byte> body;
+      const bool bye = recv_msg(sock_, type, body, nullptr, 100).is_ok() && type == MsgType::kBye;
+      if (bye && pending_.empty()) return;  // orderly close, nothing in flight
+      // The client has gone (crashed, or left collectives in flight): poison
+      // its communicator so that its peers get an error instead of waiting,
+      // give the abort a moment to leave.
+      say("%s", "rank " + std::to_string(ctx.rank()) +
+                    "'s application process has gone: releasing its communicator");
+      ctx.poison(common::peer_failure("rank " + std::to_string(ctx.rank()) +
+                                      ": the application process exited (offload daemon)"));
+      auto until = common::now() + std::chrono::milliseconds(200);
+      while (common::now() < until) {
+        ctx.progress();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return;
+    }
+  }
+}
+
+void Session::run() {
+  auto st = setup();
+  ReadyMsg ready{static_cast<std::int32_t>(st.code()), static_cast<std::int32_t>(::getpid())};
+  std::vector<std::byte> body(sizeof ready + st.message().size());
+  std::memcpy(body.data(), &ready, sizeof ready);
+  std::memcpy(body.data() + sizeof ready, st.message().data(), st.message().size());
+  if (rings_ != nullptr || memfd_ >= 0) (void)send_msg(sock_, MsgType::kReady, body);
+  if (!st) {
+    say("a client's communicator failed: %s", st.message());
+    return;
+  }
+  loop();
+}
+
+}  // namespace
+
+int run_daemon(const DaemonConfig& config) {
+  const std::string path = config.socket_path.empty() ? default_socket_path() : config.socket_path;
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) {
+    say("socket path too long: %s", path);
+    return 1;
+  }
+  // One daemon per path: the lock is held for the daemon's life.
+  const std::string lock_path = path + ".lock";
+  int lock = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (lock < 0) {
+    say("cannot open %s", lock_path);
+    return 1;
+  }
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock);
+    return 0;  // another daemon serves this path
+  }
+  ::unlink(path.c_str());
+  int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (lfd < 0 || ::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(lfd, 128) != 0) {
+    say("cannot listen on %s", path + ": " + std::strerror(errno));
+    ::close(lock);
+    return 1;
+  }
+  ::chmod(path.c_str(), 0600);
+  say("listening on %s", path);
+
+  std::atomic<int> live{0};
+  bool ever = false;
+  const auto started = common::now();
+  std::list<std::thread> sessions;
+  for (;;) {
+    pollfd pfd{lfd, POLLIN, 0};
+    int pr = ::poll(&pfd, 1, 100);
+    if (pr > 0) {
+      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        ever = true;
+        live.fetch_add(1);
+        sessions.emplace_back([fd, &live] {
+          {
+            Session s(fd);
+            s.run();
+          }
+          ::close(fd);
+          live.fetch_sub(1);
+        });
+      }
+      continue;
+    }
+    const bool idle_out = !ever && common::now() - started > config.idle_timeout;
+    if ((ever && live.load() == 0) || idle_out) break;
+  }
+  // Refuse new clients first (they start a new daemon), then leave.
+  ::close(lfd);
+  ::unlink(path.c_str());
+  for (auto& t : sessions) t.join();
+  say("%s", ever ? "the last client has gone: exiting" : "no client came: exiting");
+  ::close(lock);
+  return 0;
+}
+
+common::Status self_test() {
+  Comm comm;
+  transport::OobAllgather oob = [](std::span<const std::byte> mine) {
+    return std::vector<std::byte>(mine.begin(), mine.end());
+  };
+  auto st = build_comm(0, 1, std::chrono::milliseconds(10000), CollChoices{}, oob, comm);
+  if (!st) return st;
+  std::vector<std::byte> buf(1 << 20, std::byte{0x5a});
+  auto b = coll::make_broadcast(*comm.ctx, comm.coll, buf.data(), buf.size(), 0);
+  comm.ctx->start(b);
+  auto bar = coll::make_barrier(*comm.ctx);
+  comm.ctx->start(bar);
+  auto deadline = common::Deadline::after(std::chrono::seconds(20));
+  while (!(b->done() && bar->done()) && !deadline.expired()) comm.ctx->progress();
+  if (!b->done() || !bar->done())
+    return common::timeout_error("self-test: collectives never finished");
+  if (!b->status()) return b->status();
+  return bar->status();
+}
+
+common::Status self_test_rings() {
+  const std::uint32_t slots = 4;
+  const std::size_t bytes = SharedRings::bytes_for(slots);
+  int fd = ::memfd_create("mccl-offload-selftest", MFD_CLOEXEC);
+  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    return common::internal_error("self-test: memfd failed");
+  }
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    ::close(fd);
+    return common::internal_error("self-test: socketpair failed");
+  }
+  common::Status st;
+  const int fds[1] = {fd};
+  const char hello[] = "hello";
+  MsgType type{};
+  std::vector<std::byte> body;
+  std::vector<int> got;
+  st = send_msg(sv[0], MsgType::kHello, std::as_bytes(std::span(hello)), fds);
+  if (st) st = recv_msg(sv[1], type, body, &got, 1000);
+  if (st && (type != MsgType::kHello || body.size() != sizeof hello || got.size() != 1)) {
+    st = common::internal_error("self-test: the socket message came back wrong");
+  }
+  void* a = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* b = st ? ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, got[0], 0) : MAP_FAILED;
+  if (st && (a == MAP_FAILED || b == MAP_FAILED)) st = common::internal_error("self-test: mmap");
+  if (st) {
+    SharedRings producer(a, slots, true), consumer(b, slots, false);
+    for (std::uint64_t round = 0; round < 3 && st; ++round) {
+      for (std::uint64_t i = 0; i < slots; ++i) {
+        Submission s;
+        s.id = round * 100 + i;
+        if (!producer.push_submission(s)) st = common::internal_error("self-test: push failed");
+      }
+      Submission extra;
+      if (st && producer.push_submission(extra)) st = common::internal_error("self-test: overfull");
+      for (std::uint64_t i = 0; i < slots && st; ++i) {
+        Submission s;
+        if (!consumer.pop_submission(s) || s.id != round * 100 + i) {
+          st = common::internal_error("self-test: popped the wrong submission");
+        }
+        if (st && !consumer.push_completion(make_completion(s.id, common::timeout_error("x")))) {
+          st = common::internal_error("self-test: completion push failed");
+        }
+        Completion c;
+        if (st && (!producer.pop_completion(c) || c.id != s.id ||
+                   completion_status(c).code() != ErrorCode::kTimeout)) {
+          st = common::internal_error("self-test: completion came back wrong");
+        }
+      }
+    }
+  }
+  if (a != MAP_FAILED) ::munmap(a, bytes);
+  if (b != MAP_FAILED) ::munmap(b, bytes);
+  for (int f : got) ::close(f);
+  ::close(fd);
+  ::close(sv[0]);
+  ::close(sv[1]);
+  return st;
+}
+
+}  // namespace mccl::offload

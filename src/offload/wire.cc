@@ -1,0 +1,211 @@
+#include "offload/wire.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <new>
+
+#include "common/settings.h"
+
+namespace mccl::offload {
+
+namespace {
+
+std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
+
+template <typename T>
+bool push(RingHeader* r, T* slots, std::uint32_t n, const T& v) {
+  const std::uint64_t h = r->head.load(std::memory_order_relaxed);
+  const std::uint64_t t = r->tail.load(std::memory_order_acquire);
+  if (h - t >= n) return false;
+  slots[h % n] = v;
+  r->head.store(h + 1, std::memory_order_release);
+  return true;
+}
+
+template <typename T>
+bool pop(RingHeader* r, T* slots, std::uint32_t n, T& v) {
+  const std::uint64_t t = r->tail.load(std::memory_order_relaxed);
+  const std::uint64_t h = r->head.load(std::memory_order_acquire);
+  if (t == h) return false;
+  v = slots[t % n];
+  r->tail.store(t + 1, std::memory_order_release);
+  return true;
+}
+
+struct FrameHeader {
+  std::uint32_t type;
+  std::uint32_t length;
+};
+
+// Reads exactly `n` bytes (descriptors from the first recvmsg only).
+common::Status read_full(int sock, std::byte* p, std::size_t n, std::vector<int>* fds,
+                         int timeout_ms) {
+  std::size_t got = 0;
+  while (got < n) {
+    pollfd pfd{sock, POLLIN, 0};
+    int pr = ::poll(&pfd, 1, timeout_ms);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0) return common::timeout_error("offload socket: nothing arrived in time");
+    iovec iov{p + got, n - got};
+    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 4)];
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctrl;
+    mh.msg_controllen = sizeof ctrl;
+    ssize_t r = ::recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    if (r < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return common::peer_failure(std::string("offload socket: ") + std::strerror(errno));
+    }
+    if (r == 0) return common::peer_failure("offload socket: the other side closed it");
+    for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      const std::size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (std::size_t i = 0; i < k; ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+        if (fds != nullptr) {
+          fds->push_back(fd);
+        } else {
+          ::close(fd);
+        }
+      }
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  return common::Status::ok();
+}
+
+}  // namespace
+
+std::size_t SharedRings::bytes_for(std::uint32_t slots) {
+  return 2 * align64(sizeof(RingHeader)) + align64(sizeof(Submission) * slots) +
+         align64(sizeof(Completion) * slots);
+}
+
+SharedRings::SharedRings(void* base, std::uint32_t slots, bool init) : slots_(slots) {
+  auto* p = static_cast<std::byte*>(base);
+  sub_ = reinterpret_cast<RingHeader*>(p);
+  comp_ = reinterpret_cast<RingHeader*>(p + align64(sizeof(RingHeader)));
+  subs_ = reinterpret_cast<Submission*>(p + 2 * align64(sizeof(RingHeader)));
+  comps_ = reinterpret_cast<Completion*>(p + 2 * align64(sizeof(RingHeader)) +
+                                         align64(sizeof(Submission) * slots));
+  if (init) {
+    // The region is fresh (zero-filled) memory: construct the atomics in it.
+    new (sub_) RingHeader{};
+    new (comp_) RingHeader{};
+    sub_->head.store(0);
+    sub_->tail.store(0);
+    comp_->head.store(0);
+    comp_->tail.store(0);
+  }
+}
+
+bool SharedRings::push_submission(const Submission& s) { return push(sub_, subs_, slots_, s); }
+bool SharedRings::pop_submission(Submission& s) { return pop(sub_, subs_, slots_, s); }
+bool SharedRings::push_completion(const Completion& c) { return push(comp_, comps_, slots_, c); }
+bool SharedRings::pop_completion(Completion& c) { return pop(comp_, comps_, slots_, c); }
+
+common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
+                        std::span<const int> fds) {
+  FrameHeader fh{static_cast<std::uint32_t>(type), static_cast<std::uint32_t>(body.size())};
+  iovec iov[2] = {{&fh, sizeof fh}, {const_cast<std::byte*>(body.data()), body.size()}};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 4)] = {};
+  msghdr mh{};
+  mh.msg_iov = iov;
+  mh.msg_iovlen = body.empty() ? 1 : 2;
+  if (!fds.empty()) {
+    mh.msg_control = ctrl;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  }
+  std::size_t total = sizeof fh + body.size();
+  std::size_t sent = 0;
+  while (sent < total) {
+    ssize_t r = ::sendmsg(sock, &mh, MSG_NOSIGNAL);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return common::peer_failure(std::string("offload socket: send: ") + std::strerror(errno));
+    }
+    sent += static_cast<std::size_t>(r);
+    if (sent >= total) break;
+    // Partial write: resend the rest without descriptors.
+    mh.msg_control = nullptr;
+    mh.msg_controllen = 0;
+    std::size_t skip = static_cast<std::size_t>(r);
+    while (mh.msg_iovlen > 0 && skip >= mh.msg_iov[0].iov_len) {
+      skip -= mh.msg_iov[0].iov_len;
+      ++mh.msg_iov;
+      --mh.msg_iovlen;
+    }
+    mh.msg_iov[0].iov_base = static_cast<char*>(mh.msg_iov[0].iov_base) + skip;
+    mh.msg_iov[0].iov_len -= skip;
+  }
+  return common::Status::ok();
+}
+
+common::Status recv_msg(int sock, MsgType& type, std::vector<std::byte>& body,
+                        std::vector<int>* fds, int timeout_ms) {
+  FrameHeader fh{};
+  auto st = read_full(sock, reinterpret_cast<std::byte*>(&fh), sizeof fh, fds, timeout_ms);
+  if (!st) return st;
+  if (fh.length > (64u << 20)) return common::internal_error("offload socket: oversized frame");
+  body.resize(fh.length);
+  if (fh.length > 0) {
+    st = read_full(sock, body.data(), body.size(), fds, timeout_ms);
+    if (!st) return st;
+  }
+  type = static_cast<MsgType>(fh.type);
+  return common::Status::ok();
+}
+
+std::string default_socket_path() {
+  namespace s = common::settings;
+  if (auto p = s::kOffloadSocket.from_env()) return *p;
+  std::string job = "default";
+  if (auto j = s::kOffloadJob.from_env()) {
+    job = *j;
+  } else if (auto a = s::kBootstrapAddr.from_env()) {
+    job = std::to_string(std::hash<std::string>{}(*a) & 0xffffffffu);
+  }
+  // /proc/self/ns/net reads "net:[4026531840]": keep the number.
+  std::string ns = "0";
+  char link[64] = {};
+  if (::readlink("/proc/self/ns/net", link, sizeof link - 1) > 0) {
+    const std::string l = link;
+    const auto a = l.find('['), b = l.find(']');
+    if (a != std::string::npos && b != std::string::npos && b > a + 1)
+      ns = l.substr(a + 1, b - a - 1);
+  }
+  return "/tmp/mccl-offload-" + std::to_string(::getuid()) + "-" + job + "-" + ns + ".sock";
+}
+
+Completion make_completion(std::uint64_t id, const common::Status& st) {
+  Completion c;
+  c.id = id;
+  c.code = static_cast<std::int32_t>(st.code());
+  const std::size_t n = std::min(st.message().size(), sizeof c.message - 1);
+  std::memcpy(c.message, st.message().data(), n);
+  c.length = static_cast<std::uint32_t>(n);
+  return c;
+}
+
+common::Status completion_status(const Completion& c) {
+  if (c.code == 0) return common::Status::ok();
+  return {static_cast<ErrorCode>(c.code),
+          std::string(c.message, std::min<std::size_t>(c.length, sizeof c.message))};
+}
+
+}  // namespace mccl::offload

@@ -1,0 +1,157 @@
+// The offload wire: what the application process (client) and the offload
+// daemon (mccl_offloadd) exchange. Two channels:
+//
+//  - a unix stream socket for setup and liveness: framed messages (Hello
+//    with three descriptors, the relayed bootstrap allgathers, Ready). After
+//    Ready only the client's Bye travels on it; EOF without a Bye means the
+//    other side died, which is how either side detects death.
+//  - a shared-memory region (a memfd made by the client, passed with
+//    SCM_RIGHTS) holding two single-producer single-consumer rings:
+//    submissions (client -> daemon) and completions (daemon -> client), each
+//    with an eventfd that the producer writes after a push, so the consumer
+//    sleeps instead of spinning.
+//
+// A submission carries addresses in the client's address space; the daemon
+// moves the bytes with process_vm_readv/process_vm_writev, the host-process
+// analogue of a SmartNIC's DMA into host memory. All fields are fixed-width
+// so a daemon built for another architecture reads the same layout.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace mccl::offload {
+
+inline constexpr std::uint32_t kMagic = 0x4d43'4f46;  // "MCOF"
+inline constexpr std::uint32_t kVersion = 2;
+
+enum class MsgType : std::uint32_t {
+  kHello = 1,            // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
+  kAllgather = 2,        // daemon -> client: allgather these bytes through your bootstrap
+  kAllgatherResult = 3,  // client -> daemon: the result (or kAllgatherFailed)
+  kAllgatherFailed = 4,  // client -> daemon: the message
+  kReady = 5,            // daemon -> client: ReadyMsg + message
+  kBye = 6,              // client -> daemon: orderly close (EOF without it = a crash)
+};
+
+// The application's resolved collective choices (coll::CollConfig), so the
+// daemon runs the algorithms the inline and thread engines would. Enums as
+// their numeric values; the defaults are coll::CollConfig's.
+struct CollChoices {
+  std::uint32_t allgather_algo = 0;  // mccl::AllgatherAlgorithm
+  std::uint32_t broadcast_algo = 0;  // mccl::BroadcastAlgorithm
+  std::int32_t concurrent_roots = 0;
+  std::uint32_t allreduce_algo = 0;  // mccl::AllreduceAlgorithm
+  std::uint64_t segment_bytes = 128 << 10;
+  std::uint64_t reduce_segment_bytes = 64 << 10;
+  std::uint64_t allreduce_small_bytes = 16 << 10;
+  double rs_share = 0.5;
+};
+
+struct HelloMsg {
+  std::uint32_t magic = kMagic;
+  std::uint32_t version = kVersion;
+  std::int32_t pid = 0;
+  std::int32_t rank = 0;
+  std::int32_t size = 0;
+  std::uint32_t ring_slots = 0;
+  std::int64_t timeout_ms = 0;
+  CollChoices coll;
+};
+
+struct ReadyMsg {
+  std::int32_t code = 0;  // mccl::ErrorCode
+  std::int32_t daemon_pid = 0;
+};
+
+enum class OpKind : std::uint32_t {
+  kBroadcast = 1,
+  kAllgatherv = 2,
+  kBarrier = 3,
+  kReduceScatterv = 4,  // counts (elements) as for allgatherv; displs unused
+  kAllreduce = 5,       // `bytes` holds the element count
+  kStats = 6,           // not a collective: mccl::Stats written to `buffer` at once
+};
+
+struct Submission {
+  std::uint64_t id = 0;
+  std::uint32_t kind = 0;  // OpKind
+  std::int32_t root = 0;
+  std::uint64_t buffer = 0;  // broadcast buffer / allgatherv, reduce recv
+  std::uint64_t bytes = 0;   // broadcast bytes
+  std::uint64_t send = 0;    // allgatherv send (ignored when in_place)
+  std::uint64_t counts = 0;  // allgatherv: size() uint64 counts in client memory
+  std::uint64_t displs = 0;  // allgatherv: size() uint64 displacements in client memory
+  std::uint32_t in_place = 0;
+  std::uint32_t dtype = 0;  // mccl::DataType (reductions)
+  std::uint32_t redop = 0;  // mccl::ReduceOp (reductions)
+  std::uint32_t pad = 0;
+};
+
+struct Completion {
+  std::uint64_t id = 0;
+  std::int32_t code = 0;  // mccl::ErrorCode
+  std::uint32_t length = 0;
+  char message[496] = {};
+};
+
+// Single producer, single consumer, in memory shared between processes.
+struct RingHeader {
+  alignas(64) std::atomic<std::uint64_t> head;  // written by the producer
+  alignas(64) std::atomic<std::uint64_t> tail;  // written by the consumer
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+// Fixed layouts: a daemon built for another architecture (aarch64 on a
+// SmartNIC) must read what an x86-64 client wrote.
+static_assert(sizeof(CollChoices) == 48);
+static_assert(sizeof(HelloMsg) == 80);
+static_assert(sizeof(Submission) == 72);
+static_assert(sizeof(Completion) == 512);
+
+// The memfd: [RingHeader sub][RingHeader comp][Submission x n][Completion x n].
+class SharedRings {
+ public:
+  static std::size_t bytes_for(std::uint32_t slots);
+  // `base` is mapped and bytes_for(slots) long; `init` zeroes the heads.
+  SharedRings(void* base, std::uint32_t slots, bool init);
+
+  bool push_submission(const Submission& s);
+  bool pop_submission(Submission& s);
+  bool push_completion(const Completion& c);
+  bool pop_completion(Completion& c);
+  std::uint32_t slots() const { return slots_; }
+
+ private:
+  RingHeader* sub_;
+  RingHeader* comp_;
+  Submission* subs_;
+  Completion* comps_;
+  std::uint32_t slots_;
+};
+
+// Framed messages on the unix socket: {u32 type, u32 length, bytes}, with
+// up to three descriptors attached to the first byte of a frame.
+common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
+                        std::span<const int> fds = {});
+// Blocks at most `timeout_ms` (-1: forever). kPeerFailure on EOF, kTimeout
+// when nothing complete arrived in time. Received descriptors go to `fds`.
+common::Status recv_msg(int sock, MsgType& type, std::vector<std::byte>& body,
+                        std::vector<int>* fds, int timeout_ms);
+
+// MCCL_OFFLOAD_SOCKET, else /tmp/mccl-offload-<uid>-<job>-<netns>.sock with
+// the job from MCCL_OFFLOAD_JOB, else from MCCL_BOOTSTRAP_ADDR, else
+// "default". The network namespace is part of the name because a daemon
+// owns the network of the namespace it started in: ranks on different
+// (namespace) hosts must never share one, though they share /tmp.
+std::string default_socket_path();
+
+Completion make_completion(std::uint64_t id, const common::Status& st);
+common::Status completion_status(const Completion& c);
+
+}  // namespace mccl::offload

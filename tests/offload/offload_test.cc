@@ -1,0 +1,131 @@
+// Multi-process tests of the offloaded progress engine: 1-4 application
+// processes on this host share one mccl_offloadd, which runs their
+// collectives over UDP loopback multicast and TCP. Byte-exact sweeps, a
+// killed daemon (the applications get an error, never a hang), a client
+// that dies (its peers get an error; the daemon exits once every client
+// has gone) and the idle exit of a daemon no client ever reached.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <tuple>
+
+#include "launcher.h"
+
+namespace mccl::testing {
+using namespace mccl::launch;
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+std::string dump(const JobResult& job) {
+  std::string s;
+  for (std::size_t r = 0; r < job.ranks.size(); ++r) {
+    s += "--- rank " + std::to_string(r) + " exit " + std::to_string(job.ranks[r].exit_code) +
+         "\n" + job.ranks[r].output;
+  }
+  return s;
+}
+
+std::string socket_path(const std::string& name) {
+  return "/tmp/mccl-offload-test-" + std::to_string(::getpid()) + "-" + name + ".sock";
+}
+
+Env offload_env(const std::string& sock, int drop = 0) {
+  return {{"MCCL_OFFLOAD_DAEMON", MCCL_OFFLOADD},
+          {"MCCL_OFFLOAD_SOCKET", sock},
+          {"MCCL_UDP_TEST_DROP_PERMILLE", std::to_string(drop)},
+          {"MCCL_COLL_TIMEOUT_MS", "30000"}};
+}
+
+bool alive(int pid) {
+  if (::kill(pid, 0) != 0) return false;
+  // A zombie (reparented, not yet reaped) has exited too.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+// Every rank printed the same daemon pid; the daemon must be gone shortly
+// after its last client.
+void expect_daemon_exits(const JobResult& job) {
+  std::regex re("daemon_pid=([0-9]+)");
+  std::smatch m;
+  const std::string out = job.ranks[0].output;
+  ASSERT_TRUE(std::regex_search(out, m, re)) << dump(job);
+  const int pid = std::stoi(m[1]);
+  for (const auto& r : job.ranks) {
+    EXPECT_NE(r.output.find("daemon_pid=" + m[1].str()), std::string::npos) << dump(job);
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (alive(pid) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(alive(pid)) << "daemon " << pid << " still running after its clients left";
+}
+
+using SweepParam = std::tuple<int, int>;  // ranks, drop per mille
+class OffloadSweep : public ::testing::TestWithParam<SweepParam> {};
+
+TEST_P(OffloadSweep, ByteExactThroughTheDaemon) {
+  auto [ranks, drop] = GetParam();
+  const std::string sock =
+      socket_path("sweep" + std::to_string(ranks) + "_" + std::to_string(drop));
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"sweep"}, ranks, offload_env(sock, drop),
+                          std::chrono::seconds(240));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  expect_daemon_exits(job);
+}
+
+INSTANTIATE_TEST_SUITE_P(Loopback, OffloadSweep,
+                         ::testing::Values(SweepParam{1, 0}, SweepParam{2, 0}, SweepParam{3, 0},
+                                           SweepParam{4, 10}));
+
+TEST(OffloadFailure, KilledDaemonFailsTheApplicationsQuickly) {
+  const int ranks = 3;
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"kill-daemon"}, ranks,
+                          offload_env(socket_path("killd")), std::chrono::seconds(60));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  std::printf("%s", dump(job).c_str());
+}
+
+TEST(OffloadFailure, DeadClientIsReleasedAndTheDaemonExits) {
+  const int ranks = 3;
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"die", "1"}, ranks, offload_env(socket_path("die")),
+                          std::chrono::seconds(60));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  expect_daemon_exits(job);
+  std::printf("%s", dump(job).c_str());
+}
+
+TEST(OffloadDaemon, ExitsWhenNoClientComes) {
+  const std::string cmd = std::string("timeout 20 ") + MCCL_OFFLOADD +
+                          " --socket=" + socket_path("idle") + " --idle-timeout-ms=300 2>/dev/null";
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(OffloadDaemon, SelfTest) {
+  const std::string cmd = std::string("timeout 30 ") + MCCL_OFFLOADD + " --self-test";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+TEST(OffloadDaemon, RingsSelfTest) {
+  const std::string cmd = std::string("timeout 30 ") + MCCL_OFFLOADD + " --self-test-rings";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+}  // namespace
+}  // namespace mccl::testing

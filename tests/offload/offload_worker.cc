@@ -1,0 +1,269 @@
+// One rank of a multi-process offload test: joins the job through the
+// environment (MCCL_BOOTSTRAP_ADDR, MCCL_RANK, MCCL_WORLD_SIZE) and runs
+// collectives through offload::OffloadComm, i.e. in mccl_offloadd (found via
+// MCCL_OFFLOAD_DAEMON, socket MCCL_OFFLOAD_SOCKET). Prints
+// "daemon_pid=P". Exit 0 = all correct; 2 = wrong data; 3 = an error; 4 =
+// the wrong error; 5 = success where a failure was expected.
+//
+//   offload_worker sweep            broadcast from every root, allgather,
+//                                   allgatherv (in place), barrier; sizes 0
+//                                   .. 3 MiB around the datagram size
+//   offload_worker kill-daemon      one allgather; rank 0 SIGKILLs the
+//                                   daemon; every rank's next broadcast
+//                                   must fail with kPeerFailure within 10 s
+//   offload_worker die RANK         one allgather; RANK exits without a
+//                                   goodbye; the others' allgather must fail
+//   offload_worker cpu offload|thread M ITERS
+//                                   ITERS allgathers of M bytes per rank;
+//                                   prints this process's CPU seconds per
+//                                   GiB received (getrusage); "thread" runs
+//                                   mccl::Communicator with MCCL_PROGRESS
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mccl/mccl.hpp"
+#include "mccl/tcp_bootstrap.h"
+#include "offload/client.h"
+
+namespace {
+
+using mccl::offload::OffloadComm;
+using mccl::offload::OffloadOp;
+
+std::byte pattern(int rank, std::size_t i, std::uint64_t salt) {
+  std::uint64_t x = (std::uint64_t(rank) << 40) ^ i ^ (salt * 0x9E3779B97F4A7C15ull);
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 32;
+  return static_cast<std::byte>(x);
+}
+
+struct Failed {
+  mccl::common::Status st;
+};
+
+void run(OffloadComm& c, const std::shared_ptr<OffloadOp>& op, std::chrono::seconds limit) {
+  auto st = c.wait(*op, mccl::common::Deadline::after(limit));
+  if (!st) throw Failed{st};
+  if (!op->status()) throw Failed{op->status()};
+}
+
+int sweep(OffloadComm& c) {
+  const int n = c.size(), me = c.rank();
+  const std::size_t sizes[] = {0, 1, 1000, 1459, 1460, 1461, 65536, 1 << 20, 3 << 20};
+  std::uint64_t salt = 1;
+  for (std::size_t m : sizes) {
+    for (int root = 0; root < n; ++root, ++salt) {
+      std::vector<std::byte> buf(m);
+      if (me == root) {
+        for (std::size_t i = 0; i < m; ++i) buf[i] = pattern(root, i, salt);
+      }
+      run(c, c.broadcast(buf.data(), m, root), std::chrono::seconds(60));
+      for (std::size_t i = 0; i < m; ++i) {
+        if (buf[i] != pattern(root, i, salt)) {
+          std::printf("rank %d: broadcast of %zu from %d wrong at byte %zu\n", me, m, root, i);
+          return 2;
+        }
+      }
+    }
+    // allgather, not in place
+    ++salt;
+    std::vector<std::byte> send(m), recv(m * n);
+    for (std::size_t i = 0; i < m; ++i) send[i] = pattern(me, i, salt);
+    std::vector<std::size_t> counts(n, m), displs(n);
+    for (int r = 0; r < n; ++r) displs[r] = r * m;
+    run(c, c.allgatherv(send.data(), false, recv.data(), counts, displs), std::chrono::seconds(60));
+    for (int r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < m; ++i) {
+        if (recv[r * m + i] != pattern(r, i, salt)) {
+          std::printf("rank %d: allgather of %zu wrong in block %d byte %zu\n", me, m, r, i);
+          return 2;
+        }
+      }
+    }
+    // allgatherv in place, uneven counts, a gap between blocks
+    ++salt;
+    std::size_t at = 0;
+    for (int r = 0; r < n; ++r) {
+      counts[r] = (m * (r + 1)) / n;
+      displs[r] = at;
+      at += counts[r] + 7;
+    }
+    std::vector<std::byte> v(at, std::byte{0xee});
+    for (std::size_t i = 0; i < counts[me]; ++i) v[displs[me] + i] = pattern(me, i, salt);
+    run(c, c.allgatherv(nullptr, true, v.data(), counts, displs), std::chrono::seconds(60));
+    for (int r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < counts[r]; ++i) {
+        if (v[displs[r] + i] != pattern(r, i, salt)) {
+          std::printf("rank %d: allgatherv of %zu wrong in block %d byte %zu\n", me, m, r, i);
+          return 2;
+        }
+      }
+      for (std::size_t i = 0; i < 7; ++i) {
+        if (v[displs[r] + counts[r] + i] != std::byte{0xee}) {
+          std::printf("rank %d: allgatherv wrote into the gap after block %d\n", me, r);
+          return 2;
+        }
+      }
+    }
+    run(c, c.barrier(), std::chrono::seconds(60));
+  }
+  // Several in flight at once.
+  std::vector<std::vector<std::byte>> bufs(8, std::vector<std::byte>(100000));
+  std::vector<std::shared_ptr<OffloadOp>> ops;
+  for (int k = 0; k < 8; ++k) {
+    if (me == k % n) {
+      for (std::size_t i = 0; i < bufs[k].size(); ++i) bufs[k][i] = pattern(k, i, 999);
+    }
+    ops.push_back(c.broadcast(bufs[k].data(), bufs[k].size(), k % n));
+  }
+  for (int k = 0; k < 8; ++k) {
+    run(c, ops[k], std::chrono::seconds(60));
+    for (std::size_t i = 0; i < bufs[k].size(); ++i) {
+      if (bufs[k][i] != pattern(k, i, 999)) {
+        std::printf("rank %d: concurrent broadcast %d wrong at byte %zu\n", me, k, i);
+        return 2;
+      }
+    }
+  }
+  std::printf("rank %d: sweep ok\n", me);
+  return 0;
+}
+
+int expect_failure(OffloadComm& c, const std::shared_ptr<OffloadOp>& op, const char* what) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto st = c.wait(*op, mccl::common::Deadline::after(std::chrono::seconds(10)));
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!st) {
+    std::printf("rank %d: %s: no error within 10 s (%s)\n", c.rank(), what, st.message().c_str());
+    return 4;
+  }
+  if (op->status().is_ok()) {
+    std::printf("rank %d: %s: the collective succeeded\n", c.rank(), what);
+    return 5;
+  }
+  std::printf("rank %d: %s: failed after %.3f s with %s: %s\n", c.rank(), what, s,
+              mccl::to_string(op->status().code()), op->status().message().c_str());
+  return op->status().code() == mccl::ErrorCode::kPeerFailure ? 0 : 4;
+}
+
+int kill_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
+  std::vector<std::byte> send(1000), recv(1000 * c.size());
+  std::vector<std::size_t> counts(c.size(), 1000), displs(c.size());
+  for (int r = 0; r < c.size(); ++r) displs[r] = r * 1000;
+  run(c, c.allgatherv(send.data(), false, recv.data(), counts, displs), std::chrono::seconds(30));
+  // Everyone has its completion before the kill (through the application's
+  // own runtime, which does not depend on the daemon).
+  std::byte one{1};
+  (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
+  if (c.rank() == 0) {
+    std::printf("rank 0 kills the daemon %d\n", c.daemon_pid());
+    ::kill(c.daemon_pid(), SIGKILL);
+  }
+  std::vector<std::byte> buf(1 << 20);
+  return expect_failure(c, c.broadcast(buf.data(), buf.size(), 0), "after the daemon died");
+}
+
+int die(OffloadComm& c, int victim) {
+  const std::size_t m = 1 << 20;
+  std::vector<std::byte> send(m), recv(m * c.size());
+  std::vector<std::size_t> counts(c.size(), m), displs(c.size());
+  for (int r = 0; r < c.size(); ++r) displs[r] = r * m;
+  run(c, c.allgatherv(send.data(), false, recv.data(), counts, displs), std::chrono::seconds(30));
+  if (c.rank() == victim) {
+    std::printf("rank %d exits without a goodbye\n", c.rank());
+    std::fflush(stdout);
+    _exit(0);
+  }
+  return expect_failure(c, c.allgatherv(send.data(), false, recv.data(), counts, displs),
+                        "after a client died");
+}
+
+double cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
+}
+
+void report_cpu(const char* engine, int rank, int n, std::size_t m, int iters, double cpu,
+                double wall) {
+  const double gib = double(m) * n * iters / double(1ull << 30);
+  std::printf(
+      "cpu engine=%s rank=%d ranks=%d m=%zu iters=%d cpu_s=%.3f wall_s=%.3f "
+      "cpu_s_per_gib=%.3f\n",
+      engine, rank, n, m, iters, cpu, wall, cpu / gib);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: offload_worker sweep | kill-daemon | die RANK | "
+                 "cpu offload|thread M ITERS\n");
+    return 1;
+  }
+  const std::string mode = argv[1];
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  try {
+    auto boot = mccl::make_bootstrap_from_env();
+    if (mode == "cpu" && argc > 4 && std::string(argv[2]) == "thread") {
+      const std::size_t m = std::strtoull(argv[3], nullptr, 0);
+      const int iters = std::atoi(argv[4]);
+      mccl::Communicator comm(*boot);
+      std::vector<std::byte> send(m), recv(m * comm.size());
+      comm.allgather(send.data(), recv.data(), m);
+      const double c0 = cpu_seconds();
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) comm.allgather(send.data(), recv.data(), m);
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      report_cpu("thread", comm.rank(), comm.size(), m, iters, cpu_seconds() - c0, wall);
+      return 0;
+    }
+    mccl::offload::OffloadOptions opt;
+    opt.timeout = std::chrono::milliseconds(30000);
+    std::unique_ptr<OffloadComm> comm;
+    auto st = OffloadComm::create(*boot, opt, comm);
+    if (!st) throw Failed{st};
+    std::printf("rank %d daemon_pid=%d\n", comm->rank(), comm->daemon_pid());
+    if (mode == "sweep") return sweep(*comm);
+    if (mode == "kill-daemon") return kill_daemon(*comm, *boot);
+    if (mode == "die" && argc > 2) return die(*comm, std::atoi(argv[2]));
+    if (mode == "cpu" && argc > 4) {
+      const std::size_t m = std::strtoull(argv[3], nullptr, 0);
+      const int iters = std::atoi(argv[4]);
+      const int n = comm->size();
+      std::vector<std::byte> send(m), recv(m * n);
+      std::vector<std::size_t> counts(n, m), displs(n);
+      for (int r = 0; r < n; ++r) displs[r] = r * m;
+      run(*comm, comm->allgatherv(send.data(), false, recv.data(), counts, displs),
+          std::chrono::seconds(60));
+      const double c0 = cpu_seconds();
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) {
+        run(*comm, comm->allgatherv(send.data(), false, recv.data(), counts, displs),
+            std::chrono::seconds(60));
+      }
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      report_cpu("offload", comm->rank(), n, m, iters, cpu_seconds() - c0, wall);
+      return 0;
+    }
+    std::fprintf(stderr, "offload_worker: unknown mode %s\n", mode.c_str());
+    return 1;
+  } catch (const Failed& f) {
+    std::printf("error %s: %s\n", mccl::to_string(f.st.code()), f.st.message().c_str());
+    return 3;
+  } catch (const mccl::Error& e) {
+    std::printf("error %s: %s\n", mccl::to_string(e.code()), e.what());
+    return 3;
+  }
+}
