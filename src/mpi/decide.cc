@@ -35,6 +35,7 @@ CommEntry* decide_comm(Kind, MPI_Comm comm, const char*& reason) {
     reason = g.inactive_reason;
     return nullptr;
   }
+  reap_retired();
   if (comm == MPI_COMM_NULL) {
     reason = "MPI: MPI_COMM_NULL (MPI reports the error)";
     return nullptr;

@@ -132,6 +132,9 @@ void stop() {
   Global& g = global();
   if (!g.initialized) return;
   drain_all();
+  // Every rank has finished its own collectives; once all have, no peer
+  // needs this rank's MCCL connections any more (comm_cache.cc).
+  if (g.active) PMPI_Barrier(MPI_COMM_WORLD);
   destroy_all();
   if (g.self != MPI_COMM_NULL) PMPI_Comm_free(&g.self);
   g.active = false;

@@ -75,7 +75,7 @@ MCCL_MPI_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
     progress_all();
     rc = PMPI_Test(req, &flag, status);
     if (rc != MPI_SUCCESS || flag) break;
-    if (!any_tracked()) {
+    if (!any_running()) {
       rc = PMPI_Wait(req, status);
       break;
     }
@@ -100,7 +100,7 @@ MCCL_MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]
     progress_all();
     rc = PMPI_Testall(n, reqs, &flag, statuses);
     if (rc != MPI_SUCCESS || flag) break;
-    if (!any_tracked()) {
+    if (!any_running()) {
       rc = PMPI_Waitall(n, reqs, statuses);
       break;
     }
@@ -127,7 +127,7 @@ MCCL_MPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Statu
     progress_all();
     rc = PMPI_Testany(n, reqs, index, &flag, status);
     if (rc != MPI_SUCCESS || flag) break;
-    if (!any_tracked()) {
+    if (!any_running()) {
       rc = PMPI_Waitany(n, reqs, index, status);
       break;
     }
@@ -171,7 +171,7 @@ MCCL_MPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int i
     progress_all();
     rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0) break;
-    if (!any_tracked()) {
+    if (!any_running()) {
       rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
       break;
     }
