@@ -112,7 +112,8 @@ void reap_retired() {
   auto& g = graveyard();
   if (g.empty()) return;
   const auto now = std::chrono::steady_clock::now();
-  const auto quiet = std::chrono::milliseconds(global().settings.timeout_ms) + std::chrono::seconds(1);
+  const auto quiet =
+      std::chrono::milliseconds(global().settings.timeout_ms) + std::chrono::seconds(1);
   std::erase_if(g, [&](Retired& r) {
     if (r.comm.use_count() > 1) {  // a request in flight still uses it
       r.quiet_since = now;

@@ -50,7 +50,7 @@ namespace {
 
 // What each rank proposes at MPI_Init; every rank computes the same result.
 struct Proposal {
-  std::int32_t enable;     // MCCL_MPI_ENABLE and a valid environment
+  std::int32_t enable;      // MCCL_MPI_ENABLE and a valid environment
   std::int32_t threads_ok;  // below MPI_THREAD_MULTIPLE
   std::int64_t min_bytes;
 };
@@ -96,8 +96,8 @@ void start(int provided) {
   }
   if (g.world_rank == 0) {
     debugf("libmccl_mpi %s (%s); MCCL_MPI_MIN_BYTES=%" PRId64 ", %d ranks",
-           g.active ? "active" : "inactive", g.active ? "MCCL serves eligible calls" : g.inactive_reason,
-           g.settings.min_bytes, size);
+           g.active ? "active" : "inactive",
+           g.active ? "MCCL serves eligible calls" : g.inactive_reason, g.settings.min_bytes, size);
   }
   // Nonblocking calls never create MCCL state, so MPI_COMM_WORLD's is made
   // here (collective, like MPI_Init) unless MCCL_MPI_EAGER=0.

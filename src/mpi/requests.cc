@@ -45,7 +45,8 @@ int cancel_fn(void*, int) { return MPI_SUCCESS; }
 
 int report(Pending& p) {
   if (p.error.empty()) return MPI_SUCCESS;
-  if (p.owner && p.owner->mpi_comm_alive) PMPI_Comm_call_errhandler(p.owner->mpi_comm, MPI_ERR_OTHER);
+  if (p.owner && p.owner->mpi_comm_alive)
+    PMPI_Comm_call_errhandler(p.owner->mpi_comm, MPI_ERR_OTHER);
   return MPI_ERR_OTHER;
 }
 

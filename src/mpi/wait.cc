@@ -106,8 +106,9 @@ MCCL_MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]
     }
     std::this_thread::yield();
   }
-  return report_multi(rc, settle(o, reqs), statuses, n,
-                      [&](int i) { return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i]; });
+  return report_multi(rc, settle(o, reqs), statuses, n, [&](int i) {
+    return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i];
+  });
 }
 
 MCCL_MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
@@ -115,8 +116,9 @@ MCCL_MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status
   const auto o = ours(n, reqs);
   progress_all();
   const int rc = PMPI_Testall(n, reqs, flag, statuses);
-  return report_multi(rc, settle(o, reqs), statuses, n,
-                      [&](int i) { return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i]; });
+  return report_multi(rc, settle(o, reqs), statuses, n, [&](int i) {
+    return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i];
+  });
 }
 
 MCCL_MPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {

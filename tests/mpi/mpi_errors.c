@@ -63,8 +63,10 @@ int main(int argc, char** argv) {
     int len = 0, cls = 0;
     MPI_Error_class(rc_bad, &cls);
     MPI_Error_string(rc_bad, text, &len);
-    printf("rank %d: mismatched MPI_Bcast returned %d (class %d, %s); handler called %d times with %d\n",
-           rank, rc_bad, cls, text, handler_calls, handler_code);
+    printf(
+        "rank %d: mismatched MPI_Bcast returned %d (class %d, %s); handler called %d times with "
+        "%d\n",
+        rank, rc_bad, cls, text, handler_calls, handler_code);
   }
   MPI_Comm_free(&dup);
   MPI_Errhandler_free(&eh);

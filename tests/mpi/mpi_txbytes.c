@@ -22,7 +22,9 @@ static long long counter(const char* path) {
   return v;
 }
 
-static unsigned char byte_of(int rank, size_t i) { return (unsigned char)(rank * 37 + i * 11 + (i >> 9)); }
+static unsigned char byte_of(int rank, size_t i) {
+  return (unsigned char)(rank * 37 + i * 11 + (i >> 9));
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -56,7 +58,8 @@ int main(int argc, char** argv) {
 
   long wrong = 0;
   for (int r = 0; r < size; ++r) {
-    for (long i = 0; i < m; ++i) wrong += recv[(size_t)r * (size_t)m + (size_t)i] != byte_of(r, (size_t)i);
+    for (long i = 0; i < m; ++i)
+      wrong += recv[(size_t)r * (size_t)m + (size_t)i] != byte_of(r, (size_t)i);
   }
   printf("txbytes rank=%d bytes=%lld barrier=%lld m=%ld seconds=%.4f wrong=%ld\n", rank, t1 - t0,
          b1 - b0, m, s1 - s0, wrong);
