@@ -90,7 +90,7 @@ run() {
     done
     wait "$pid" || rc=$?
     if ((hung)) && grep -q 'RESULT: PASS' "$out"; then
-      echo "mpi_fabric_test: note: mpirun.mpich did not exit 10 s after every rank finished (the known MPICH 4.0.2 MPI_Finalize hang); killed and accepted" >>"$out"
+      echo "mpi_fabric_test: note: ${out##*/}: mpirun.mpich did not exit 10 s after every rank finished (the known MPICH 4.0.2 MPI_Finalize hang); killed and accepted" >>"$out"
       rc=0
     fi
   fi
