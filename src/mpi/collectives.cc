@@ -50,12 +50,14 @@ const char* gather_check(const CommEntry& e, void* recv, const int counts[], con
   g.displs.resize(e.size);
   for (int r = 0; r < e.size; ++r) {
     g.counts[r] = static_cast<std::size_t>(count(r)) * g.elem;
-    g.displs[r] = displs ? static_cast<std::size_t>(static_cast<long long>(displs[r]) - lowest) * g.elem
-                         : static_cast<std::size_t>(r) * g.counts[r];
+    g.displs[r] =
+        displs ? static_cast<std::size_t>(static_cast<long long>(displs[r]) - lowest) * g.elem
+               : static_cast<std::size_t>(r) * g.counts[r];
     bytes += g.counts[r];
   }
   if (recv == nullptr && bytes > 0) return "MPI: null receive buffer (MPI reports it)";
-  g.base = static_cast<char*>(recv) + static_cast<std::ptrdiff_t>(lowest) * static_cast<std::ptrdiff_t>(g.elem);
+  g.base = static_cast<char*>(recv) +
+           static_cast<std::ptrdiff_t>(lowest) * static_cast<std::ptrdiff_t>(g.elem);
   g.own_elems = count(e.rank);
   return nullptr;
 }
@@ -110,8 +112,8 @@ int bcast(Kind kind, void* buf, int count, MPI_Datatype type, int root, MPI_Comm
 
 // counts/displs null: an allgather of `rcount` elements per rank.
 int gatherv(Kind kind, const void* sendbuf, int scount, MPI_Datatype stype, void* recvbuf,
-            const int counts[], const int displs[], int rcount, MPI_Datatype rtype,
-            MPI_Comm comm, MPI_Request* request) {
+            const int counts[], const int displs[], int rcount, MPI_Datatype rtype, MPI_Comm comm,
+            MPI_Request* request) {
   Gather g;
   int rank = 0;
   auto mc = decide(kind, comm, [&](const CommEntry& e, std::size_t& bytes) {
@@ -120,8 +122,9 @@ int gatherv(Kind kind, const void* sendbuf, int scount, MPI_Datatype stype, void
   });
   if (!mc) {
     if (counts == nullptr) {
-      return request ? PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, request)
-                     : PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
+      return request
+                 ? PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, request)
+                 : PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
     }
     return request ? PMPI_Iallgatherv(sendbuf, scount, stype, recvbuf, counts, displs, rtype, comm,
                                       request)
@@ -159,15 +162,15 @@ MCCL_MPI_EXPORT int MPI_Allgather(const void* sendbuf, int scount, MPI_Datatype 
 MCCL_MPI_EXPORT int MPI_Iallgather(const void* sendbuf, int scount, MPI_Datatype stype,
                                    void* recvbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
                                    MPI_Request* request) {
-  return gatherv(Kind::kIallgather, sendbuf, scount, stype, recvbuf, nullptr, nullptr, rcount, rtype,
-                 comm, request);
+  return gatherv(Kind::kIallgather, sendbuf, scount, stype, recvbuf, nullptr, nullptr, rcount,
+                 rtype, comm, request);
 }
 
 MCCL_MPI_EXPORT int MPI_Allgatherv(const void* sendbuf, int scount, MPI_Datatype stype,
                                    void* recvbuf, const int counts[], const int displs[],
                                    MPI_Datatype rtype, MPI_Comm comm) {
-  return gatherv(Kind::kAllgatherv, sendbuf, scount, stype, recvbuf, counts, displs, 0, rtype,
-                 comm, nullptr);
+  return gatherv(Kind::kAllgatherv, sendbuf, scount, stype, recvbuf, counts, displs, 0, rtype, comm,
+                 nullptr);
 }
 
 MCCL_MPI_EXPORT int MPI_Iallgatherv(const void* sendbuf, int scount, MPI_Datatype stype,

@@ -1,7 +1,9 @@
 #include "mpi/comm_cache.h"
 
+#include <chrono>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mpi/log.h"
 #include "mpi/state.h"
@@ -18,9 +20,32 @@ std::set<CommEntry*>& live() {
   return *s;
 }
 
+// MCCL communicators of freed MPI communicators, not destroyed yet.
+//
+// Destroying one closes its connections, and a peer still finishing the
+// last collective (which this rank has already finished) may still send on
+// them: it would fail with "lost its connection". MPI_Comm_free does not
+// synchronise the ranks, and a barrier inside the attribute's delete
+// callback is unsafe (MPI may run the callback late, inside another call,
+// once MPI's own pending requests on the communicator complete). So a freed
+// communicator waits here until no request uses it and it has been quiet
+// for MCCL_COLL_TIMEOUT_MS + 1 s (by then a peer still inside a collective
+// on it has failed by itself), or until MPI_Finalize, after a barrier.
+struct Retired {
+  std::shared_ptr<McclComm> comm;
+  std::chrono::steady_clock::time_point quiet_since;
+};
+std::vector<Retired>& graveyard() {
+  static auto* g = new std::vector<Retired>;
+  return *g;
+}
+
 int delete_entry(MPI_Comm, int, void* value, void*) {
   auto* e = static_cast<CommEntry*>(value);
-  if (e->mccl) e->mccl->mpi_comm_alive = false;  // requests in flight keep it
+  if (e->mccl) {
+    e->mccl->mpi_comm_alive = false;  // no error handler to call any more
+    graveyard().push_back({std::move(e->mccl), std::chrono::steady_clock::now()});
+  }
   live().erase(e);
   delete e;
   return MPI_SUCCESS;
@@ -83,7 +108,23 @@ CommEntry* entry_for(MPI_Comm comm) {
   return e.release();
 }
 
+void reap_retired() {
+  auto& g = graveyard();
+  if (g.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  const auto quiet =
+      std::chrono::milliseconds(global().settings.timeout_ms) + std::chrono::seconds(1);
+  std::erase_if(g, [&](Retired& r) {
+    if (r.comm.use_count() > 1) {  // a request in flight still uses it
+      r.quiet_since = now;
+      return false;
+    }
+    return now - r.quiet_since > quiet;
+  });
+}
+
 void destroy_all() {
+  graveyard().clear();
   for (CommEntry* e : live()) {
     e->mccl.reset();
     if (e->state == McclState::kReady) e->state = McclState::kFailed;

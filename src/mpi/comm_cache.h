@@ -59,7 +59,12 @@ CommEntry* entry_for(MPI_Comm comm);
 // communicator. All ranks return the same value; on false the entry is
 // kFailed on every rank and every later call on `comm` goes to PMPI_.
 bool create_mccl(MPI_Comm comm, CommEntry& e);
-// MPI_Finalize, after every request has completed: destroys every MCCL
+// Destroys the MCCL communicators of freed MPI communicators that have been
+// idle long enough (comm_cache.cc says why they wait). Called on every
+// intercepted collective; local, never blocks.
+void reap_retired();
+// MPI_Finalize, after every request has completed and a barrier over
+// MPI_COMM_WORLD (so no peer still needs any of them): destroys every MCCL
 // communicator still alive (their counters land in the totals) and frees
 // the key. Entries stay until MPI deletes the attributes.
 void destroy_all();

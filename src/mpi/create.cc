@@ -135,9 +135,10 @@ bool create_mccl(MPI_Comm comm, CommEntry& e) {
     } else if (e.rank == 0) {
       std::string ranks;
       for (int r : failed) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
-      warnf("MCCL could not be set up on %s (%d ranks) on rank(s) %s of it; every call on it goes "
-            "to MPI",
-            e.label.c_str(), e.size, ranks.c_str());
+      warnf(
+          "MCCL could not be set up on %s (%d ranks) on rank(s) %s of it; every call on it goes "
+          "to MPI",
+          e.label.c_str(), e.size, ranks.c_str());
     }
     return false;
   }

@@ -19,9 +19,10 @@ void count_and_log(Kind kind, CommEntry* e, std::size_t bytes, const char* reaso
   auto& logged = e != nullptr ? e->logged : logged_without_entry;
   if (!logged.emplace(static_cast<int>(kind), reason).second) return;
   if (e != nullptr) {
-    debugf("%s on %s (%d ranks), %zu bytes: %s (further calls of this kind and reason on it are "
-           "not logged)",
-           kind_name(kind), e->label.c_str(), e->size, bytes, reason);
+    debugf(
+        "%s on %s (%d ranks), %zu bytes: %s (further calls of this kind and reason on it are "
+        "not logged)",
+        kind_name(kind), e->label.c_str(), e->size, bytes, reason);
   } else {
     debugf("%s: %s (not logged again)", kind_name(kind), reason);
   }
@@ -35,6 +36,7 @@ CommEntry* decide_comm(Kind, MPI_Comm comm, const char*& reason) {
     reason = g.inactive_reason;
     return nullptr;
   }
+  reap_retired();
   if (comm == MPI_COMM_NULL) {
     reason = "MPI: MPI_COMM_NULL (MPI reports the error)";
     return nullptr;

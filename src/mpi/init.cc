@@ -50,7 +50,7 @@ namespace {
 
 // What each rank proposes at MPI_Init; every rank computes the same result.
 struct Proposal {
-  std::int32_t enable;     // MCCL_MPI_ENABLE and a valid environment
+  std::int32_t enable;      // MCCL_MPI_ENABLE and a valid environment
   std::int32_t threads_ok;  // below MPI_THREAD_MULTIPLE
   std::int64_t min_bytes;
 };
@@ -96,8 +96,8 @@ void start(int provided) {
   }
   if (g.world_rank == 0) {
     debugf("libmccl_mpi %s (%s); MCCL_MPI_MIN_BYTES=%" PRId64 ", %d ranks",
-           g.active ? "active" : "inactive", g.active ? "MCCL serves eligible calls" : g.inactive_reason,
-           g.settings.min_bytes, size);
+           g.active ? "active" : "inactive",
+           g.active ? "MCCL serves eligible calls" : g.inactive_reason, g.settings.min_bytes, size);
   }
   // Nonblocking calls never create MCCL state, so MPI_COMM_WORLD's is made
   // here (collective, like MPI_Init) unless MCCL_MPI_EAGER=0.
@@ -132,6 +132,9 @@ void stop() {
   Global& g = global();
   if (!g.initialized) return;
   drain_all();
+  // Every rank has finished its own collectives; once all have, no peer
+  // needs this rank's MCCL connections any more (comm_cache.cc).
+  if (g.active) PMPI_Barrier(MPI_COMM_WORLD);
   destroy_all();
   if (g.self != MPI_COMM_NULL) PMPI_Comm_free(&g.self);
   g.active = false;

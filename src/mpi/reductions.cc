@@ -75,8 +75,8 @@ const char* reduce_check(MPI_Datatype type, MPI_Op op, int count, int blocks, co
 
 using namespace mccl::mpi;
 
-MCCL_MPI_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
-                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+MCCL_MPI_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                                  MPI_Op op, MPI_Comm comm) {
   mccl::DataType t{};
   mccl::ReduceOp o{};
   auto mc = decide(Kind::kAllreduce, comm, [&](const CommEntry&, std::size_t& bytes) {

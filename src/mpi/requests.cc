@@ -45,7 +45,8 @@ int cancel_fn(void*, int) { return MPI_SUCCESS; }
 
 int report(Pending& p) {
   if (p.error.empty()) return MPI_SUCCESS;
-  if (p.owner && p.owner->mpi_comm_alive) PMPI_Comm_call_errhandler(p.owner->mpi_comm, MPI_ERR_OTHER);
+  if (p.owner && p.owner->mpi_comm_alive)
+    PMPI_Comm_call_errhandler(p.owner->mpi_comm, MPI_ERR_OTHER);
   return MPI_ERR_OTHER;
 }
 
@@ -114,6 +115,13 @@ int track(std::shared_ptr<McclComm> owner, Request req, Kind kind, MPI_Request* 
 bool is_tracked(MPI_Request handle) { return table().count(handle) != 0; }
 bool any_tracked() { return !table().empty(); }
 
+bool any_running() {
+  for (const auto& [h, p] : table()) {
+    if (!p->done) return true;
+  }
+  return false;
+}
+
 void progress_all() {
   auto& t = table();
   if (t.empty()) return;
@@ -151,7 +159,7 @@ int free_tracked(MPI_Request* handle) {
 void wait_served(Request& req, const char* what) {
   const auto give_up = backstop();
   MpiPoker poke;
-  while (!req.test()) {
+  while (!req.test()) {  // test() is the one that reports the collective's error
     progress_all();
     poke();
     if (Clock::now() > give_up) {
@@ -159,7 +167,15 @@ void wait_served(Request& req, const char* what) {
                                            std::to_string(global().settings.timeout_ms) +
                                            " ms + 10 s (MCCL_COLL_TIMEOUT_MS)");
     }
-    std::this_thread::yield();
+    // Sleeps under MCCL's progress thread (so this rank's cores go to it and
+    // to the other ranks) and drives progress under the inline engine; a
+    // short slice so the requests above and MPI still move.
+    try {
+      req.wait(std::chrono::milliseconds(1));
+    } catch (const Error&) {
+      // A slice that ran out, or the collective's own failure: the test()
+      // above tells them apart.
+    }
   }
 }
 

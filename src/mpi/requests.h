@@ -32,6 +32,9 @@ int track(std::shared_ptr<McclComm> owner, Request req, Kind kind, MPI_Request* 
 // True when `handle` is one of ours and not yet handed back by MPI.
 bool is_tracked(MPI_Request handle);
 bool any_tracked();
+// True while some tracked MCCL collective has not finished; once none has,
+// every generalized request is complete and PMPI_ may block on them.
+bool any_running();
 
 // Advances every tracked MCCL request once; completes the generalized
 // request of each one that finished (and retires those the program freed).

@@ -15,11 +15,11 @@
 namespace mccl::mpi {
 
 struct Settings {
-  bool enable = true;          // MCCL_MPI_ENABLE: 0 turns every call into its PMPI_ twin
-  std::int64_t min_bytes = 8192;  // MCCL_MPI_MIN_BYTES: smaller messages go to PMPI_
-  bool debug = false;          // MCCL_MPI_DEBUG: log each decision once per comm and kind
-  bool stats = false;          // MCCL_MPI_STATS: one summary line per rank at MPI_Finalize
-  bool eager = true;           // MCCL_MPI_EAGER: create MPI_COMM_WORLD's state in MPI_Init
+  bool enable = true;               // MCCL_MPI_ENABLE: 0 turns every call into its PMPI_ twin
+  std::int64_t min_bytes = 8192;    // MCCL_MPI_MIN_BYTES: smaller messages go to PMPI_
+  bool debug = false;               // MCCL_MPI_DEBUG: log each decision once per comm and kind
+  bool stats = false;               // MCCL_MPI_STATS: one summary line per rank at MPI_Finalize
+  bool eager = true;                // MCCL_MPI_EAGER: create MPI_COMM_WORLD's state in MPI_Init
   std::int64_t timeout_ms = 60000;  // MCCL_COLL_TIMEOUT_MS (MCCL's own), for the backstop
   // Empty when every variable parsed; else what was wrong (MCCL is then
   // disabled on this rank, and so on every rank).

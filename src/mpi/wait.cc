@@ -75,7 +75,7 @@ MCCL_MPI_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
     progress_all();
     rc = PMPI_Test(req, &flag, status);
     if (rc != MPI_SUCCESS || flag) break;
-    if (!any_tracked()) {
+    if (!any_running()) {
       rc = PMPI_Wait(req, status);
       break;
     }
@@ -100,14 +100,15 @@ MCCL_MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]
     progress_all();
     rc = PMPI_Testall(n, reqs, &flag, statuses);
     if (rc != MPI_SUCCESS || flag) break;
-    if (!any_tracked()) {
+    if (!any_running()) {
       rc = PMPI_Waitall(n, reqs, statuses);
       break;
     }
     std::this_thread::yield();
   }
-  return report_multi(rc, settle(o, reqs), statuses, n,
-                      [&](int i) { return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i]; });
+  return report_multi(rc, settle(o, reqs), statuses, n, [&](int i) {
+    return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i];
+  });
 }
 
 MCCL_MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
@@ -115,8 +116,9 @@ MCCL_MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status
   const auto o = ours(n, reqs);
   progress_all();
   const int rc = PMPI_Testall(n, reqs, flag, statuses);
-  return report_multi(rc, settle(o, reqs), statuses, n,
-                      [&](int i) { return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i]; });
+  return report_multi(rc, settle(o, reqs), statuses, n, [&](int i) {
+    return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i];
+  });
 }
 
 MCCL_MPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
@@ -127,7 +129,7 @@ MCCL_MPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Statu
     progress_all();
     rc = PMPI_Testany(n, reqs, index, &flag, status);
     if (rc != MPI_SUCCESS || flag) break;
-    if (!any_tracked()) {
+    if (!any_running()) {
       rc = PMPI_Waitany(n, reqs, index, status);
       break;
     }
@@ -171,7 +173,7 @@ MCCL_MPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int i
     progress_all();
     rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0) break;
-    if (!any_tracked()) {
+    if (!any_running()) {
       rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
       break;
     }

@@ -32,13 +32,18 @@ int rng_count(app_rng* r, int esize, int max_bytes) {
   const int threshold = 8192 / esize; /* libmccl_mpi's default MCCL_MPI_MIN_BYTES */
   const int most = max_bytes / esize;
   switch (rng_below(r, 10)) {
-    case 0: return 0;
-    case 1: return 1;
+    case 0:
+      return 0;
+    case 1:
+      return 1;
     case 2:
-    case 3: return 2 * rng_below(r, 32) + 1;
+    case 3:
+      return 2 * rng_below(r, 32) + 1;
     case 4:
-    case 5: return threshold - 1 + rng_below(r, 3);
-    default: return (most / 4 + rng_below(r, most - most / 4)) | 1;
+    case 5:
+      return threshold - 1 + rng_below(r, 3);
+    default:
+      return (most / 4 + rng_below(r, most - most / 4)) | 1;
   }
 }
 
@@ -77,7 +82,8 @@ void same(const char* what, const char* comm, const void* got, const void* want,
   size_t i = 0;
   while (a[i] == b[i]) ++i;
   char detail[160];
-  snprintf(detail, sizeof detail, "byte %zu of %zu is 0x%02x, expected 0x%02x", i, bytes, a[i], b[i]);
+  snprintf(detail, sizeof detail, "byte %zu of %zu is 0x%02x, expected 0x%02x", i, bytes, a[i],
+           b[i]);
   failure(what, comm, detail);
 }
 
@@ -164,7 +170,8 @@ int main(int argc, char** argv) {
                                                          : "split (even ranks, reversed)")};
   for (int k = 0; k < 3; ++k) {
     app_rng r; /* the same on every rank of comms[k] */
-    rng_seed(&r, (uint64_t)seed * 1000 + (uint64_t)k * 10 + (uint64_t)(k == 2 ? world.rank % 2 : 0));
+    rng_seed(&r,
+             (uint64_t)seed * 1000 + (uint64_t)k * 10 + (uint64_t)(k == 2 ? world.rank % 2 : 0));
     run_blocking(&comms[k], &r, iters, max_bytes);
     run_nonblocking(&comms[k], &r, iters, max_bytes);
     run_reductions(&comms[k], &r, iters, max_bytes);

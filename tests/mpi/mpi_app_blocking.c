@@ -75,16 +75,20 @@ static void allgathers(const app_comm* c, app_rng* r, uint32_t* tag, int max_byt
    * moves the result. */
   const int m = 2 * (3000 + rng_below(r, 2000)) + 1;
   int* strided = calloc((size_t)m * 2, sizeof(int));
-  int *got = calloc((size_t)m * (size_t)c->size, sizeof(int));
-  int *ref = calloc((size_t)m * (size_t)c->size, sizeof(int));
+  int* got = calloc((size_t)m * (size_t)c->size, sizeof(int));
+  int* ref = calloc((size_t)m * (size_t)c->size, sizeof(int));
   ++*tag;
-  for (int i = 0; i < m; ++i) strided[2 * i] = (int)(*tag * 100003u + (uint32_t)c->rank * 7919u + (uint32_t)i);
+  for (int i = 0; i < m; ++i)
+    strided[2 * i] = (int)(*tag * 100003u + (uint32_t)c->rank * 7919u + (uint32_t)i);
   MPI_Datatype every_other;
   MPI_Type_vector(m, 1, 2, MPI_INT, &every_other);
   MPI_Type_commit(&every_other);
-  ok_rc("MPI_Allgather (strided send)", c->name, MPI_Allgather(strided, 1, every_other, got, m, MPI_INT, c->comm));
-  ok_rc("PMPI_Allgather (strided send)", c->name, PMPI_Allgather(strided, 1, every_other, ref, m, MPI_INT, c->comm));
-  same("MPI_Allgather (strided send)", c->name, got, ref, (size_t)m * (size_t)c->size * sizeof(int));
+  ok_rc("MPI_Allgather (strided send)", c->name,
+        MPI_Allgather(strided, 1, every_other, got, m, MPI_INT, c->comm));
+  ok_rc("PMPI_Allgather (strided send)", c->name,
+        PMPI_Allgather(strided, 1, every_other, ref, m, MPI_INT, c->comm));
+  same("MPI_Allgather (strided send)", c->name, got, ref,
+       (size_t)m * (size_t)c->size * sizeof(int));
   digest(got, (size_t)m * (size_t)c->size * sizeof(int));
   MPI_Type_free(&every_other);
   free(strided), free(got), free(ref);
@@ -114,16 +118,20 @@ static void allgathervs(const app_comm* c, app_rng* r, uint32_t* tag, int max_by
   unsigned char* send = zalloc((size_t)counts[c->rank] * (size_t)es);
   ++*tag;
   memset(want, 0xEE, all);
-  for (int q = 0; q < c->size; ++q) fill(want + (size_t)displs[q] * (size_t)es, (size_t)counts[q] * (size_t)es, *tag, q);
+  for (int q = 0; q < c->size; ++q)
+    fill(want + (size_t)displs[q] * (size_t)es, (size_t)counts[q] * (size_t)es, *tag, q);
   memset(a, 0xEE, all);
-  const size_t own = (size_t)displs[c->rank] * (size_t)es, own_bytes = (size_t)counts[c->rank] * (size_t)es;
+  const size_t own = (size_t)displs[c->rank] * (size_t)es,
+               own_bytes = (size_t)counts[c->rank] * (size_t)es;
   memcpy(send, want + own, own_bytes);
   if (in_place) memcpy(a + own, send, own_bytes);
   memcpy(b, a, all);
   const void* sbuf = in_place ? MPI_IN_PLACE : send;
   const int sn = counts[c->rank];
-  ok_rc("MPI_Allgatherv", c->name, MPI_Allgatherv(sbuf, sn, type, a, counts, displs, type, c->comm));
-  ok_rc("PMPI_Allgatherv", c->name, PMPI_Allgatherv(sbuf, sn, type, b, counts, displs, type, c->comm));
+  ok_rc("MPI_Allgatherv", c->name,
+        MPI_Allgatherv(sbuf, sn, type, a, counts, displs, type, c->comm));
+  ok_rc("PMPI_Allgatherv", c->name,
+        PMPI_Allgatherv(sbuf, sn, type, b, counts, displs, type, c->comm));
   same("MPI_Allgatherv vs PMPI_Allgatherv", c->name, a, b, all);
   same("MPI_Allgatherv vs every rank's data", c->name, a, want, all);
   digest(a, all);

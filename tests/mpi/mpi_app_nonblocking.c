@@ -52,7 +52,8 @@ static void post(const app_comm* c, app_rng* r, op* o, uint32_t tag, int max_byt
   memcpy(o->b, o->a, o->bytes);
   const void* s = o->in_place ? MPI_IN_PLACE : o->send;
   if (o->kind == 1) {
-    ok_rc("MPI_Iallgather", c->name, MPI_Iallgather(s, o->n, MPI_INT, o->a, o->n, MPI_INT, c->comm, req));
+    ok_rc("MPI_Iallgather", c->name,
+          MPI_Iallgather(s, o->n, MPI_INT, o->a, o->n, MPI_INT, c->comm, req));
   } else {
     ok_rc("MPI_Iallgatherv", c->name,
           MPI_Iallgatherv(s, o->n, MPI_INT, o->a, o->counts, o->displs, MPI_INT, c->comm, req));
@@ -124,10 +125,13 @@ static void complete(const app_comm* c, int method, int n, MPI_Request* reqs) {
  * allgather, odd ranks wait for it first. */
 static void wait_across_barrier(const app_comm* c, uint32_t tag) {
   const int n = 30001;
-  unsigned char *a = calloc((size_t)n * (size_t)c->size, 1), *want = calloc((size_t)n * (size_t)c->size, 1);
+  unsigned char *a = calloc((size_t)n * (size_t)c->size, 1),
+                *want = calloc((size_t)n * (size_t)c->size, 1);
   for (int q = 0; q < c->size; ++q) fill(want + (size_t)n * (size_t)q, (size_t)n, tag, q);
   MPI_Request req;
-  ok_rc("MPI_Iallgather", c->name, MPI_Iallgather(want + (size_t)n * (size_t)c->rank, n, MPI_BYTE, a, n, MPI_BYTE, c->comm, &req));
+  ok_rc("MPI_Iallgather", c->name,
+        MPI_Iallgather(want + (size_t)n * (size_t)c->rank, n, MPI_BYTE, a, n, MPI_BYTE, c->comm,
+                       &req));
   if (c->rank % 2 == 0) ok_rc("MPI_Barrier", c->name, MPI_Barrier(c->comm));
   ok_rc("MPI_Wait", c->name, MPI_Wait(&req, MPI_STATUS_IGNORE));
   if (c->rank % 2 == 1) ok_rc("MPI_Barrier", c->name, MPI_Barrier(c->comm));
@@ -150,7 +154,8 @@ void run_nonblocking(const app_comm* c, app_rng* r, int iters, int max_bytes) {
     MPI_Isend(&token, 1, MPI_INT, right, 7, c->comm, &reqs[k + 1]);
     complete(c, rng_below(r, 7), k + 2, reqs);
     ++g_app.checks;
-    if (got != left) same("the ring exchange beside the collectives", c->name, &got, &left, sizeof got);
+    if (got != left)
+      same("the ring exchange beside the collectives", c->name, &got, &left, sizeof got);
     for (int i = 0; i < k; ++i) check(c, &ops[i]);
     wait_across_barrier(c, ++tag);
   }

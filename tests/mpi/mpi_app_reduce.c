@@ -15,11 +15,11 @@ typedef struct {
 
 static case_t pick(app_rng* r) {
   const case_t cases[] = {
-      {MPI_INT, MPI_SUM, "int sum"},          {MPI_INT, MPI_MAX, "int max"},
-      {MPI_INT, MPI_MIN, "int min"},          {MPI_INT, MPI_PROD, "int prod"},
-      {MPI_DOUBLE, MPI_SUM, "double sum"},    {MPI_FLOAT, MPI_MAX, "float max"},
-      {MPI_LONG, MPI_SUM, "long sum"},        {MPI_UNSIGNED_CHAR, MPI_SUM, "uchar sum"},
-      {MPI_SHORT, MPI_SUM, "short sum"},      {MPI_INT, MPI_BAND, "int band"},
+      {MPI_INT, MPI_SUM, "int sum"},       {MPI_INT, MPI_MAX, "int max"},
+      {MPI_INT, MPI_MIN, "int min"},       {MPI_INT, MPI_PROD, "int prod"},
+      {MPI_DOUBLE, MPI_SUM, "double sum"}, {MPI_FLOAT, MPI_MAX, "float max"},
+      {MPI_LONG, MPI_SUM, "long sum"},     {MPI_UNSIGNED_CHAR, MPI_SUM, "uchar sum"},
+      {MPI_SHORT, MPI_SUM, "short sum"},   {MPI_INT, MPI_BAND, "int band"},
       {MPI_DOUBLE, MPI_MIN, "double min"},
   };
   return cases[rng_below(r, (int)(sizeof cases / sizeof cases[0]))];
@@ -30,14 +30,20 @@ static void values(void* buf, MPI_Datatype type, MPI_Op op, size_t n, uint32_t t
   for (size_t i = 0; i < n; ++i) {
     const int p = pattern(tag, rank, i);
     const int v = op == MPI_PROD ? 1 + p % 3 : p - 100;
-    if (type == MPI_INT) ((int*)buf)[i] = v;
-    else if (type == MPI_DOUBLE) ((double*)buf)[i] = v;
-    else if (type == MPI_FLOAT) ((float*)buf)[i] = (float)v;
-    else if (type == MPI_LONG) ((long*)buf)[i] = (long)v * 100000007L;
+    if (type == MPI_INT)
+      ((int*)buf)[i] = v;
+    else if (type == MPI_DOUBLE)
+      ((double*)buf)[i] = v;
+    else if (type == MPI_FLOAT)
+      ((float*)buf)[i] = (float)v;
+    else if (type == MPI_LONG)
+      ((long*)buf)[i] = (long)v * 100000007L;
     /* Small enough that no sum of up to 8 ranks wraps: Open MPI 4.1's
      * vectorised 8-bit sum saturates where MPI (and MCCL) wrap around. */
-    else if (type == MPI_UNSIGNED_CHAR) ((unsigned char*)buf)[i] = (unsigned char)(p % 32);
-    else if (type == MPI_SHORT) ((short*)buf)[i] = (short)v;
+    else if (type == MPI_UNSIGNED_CHAR)
+      ((unsigned char*)buf)[i] = (unsigned char)(p % 32);
+    else if (type == MPI_SHORT)
+      ((short*)buf)[i] = (short)v;
   }
 }
 
@@ -70,10 +76,13 @@ static void reduce_scatter(const app_comm* c, app_rng* r, uint32_t tag, int max_
   values(send, k.type, k.op, (size_t)n * (size_t)c->size, tag, c->rank);
   if (in_place) memcpy(a, send, all), memcpy(b, send, all);
   const void* s = in_place ? MPI_IN_PLACE : send;
-  ok_rc("MPI_Reduce_scatter_block", c->name, MPI_Reduce_scatter_block(s, a, n, k.type, k.op, c->comm));
-  ok_rc("PMPI_Reduce_scatter_block", c->name, PMPI_Reduce_scatter_block(s, b, n, k.type, k.op, c->comm));
+  ok_rc("MPI_Reduce_scatter_block", c->name,
+        MPI_Reduce_scatter_block(s, a, n, k.type, k.op, c->comm));
+  ok_rc("PMPI_Reduce_scatter_block", c->name,
+        PMPI_Reduce_scatter_block(s, b, n, k.type, k.op, c->comm));
   /* In place, only the first block is the result; the rest is undefined. */
-  same(in_place ? "MPI_Reduce_scatter_block in place" : "MPI_Reduce_scatter_block", c->name, a, b, block);
+  same(in_place ? "MPI_Reduce_scatter_block in place" : "MPI_Reduce_scatter_block", c->name, a, b,
+       block);
   digest(a, block);
   free(send), free(a), free(b);
 }

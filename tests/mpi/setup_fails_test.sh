@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# MCCL cannot be set up on one rank only (rank 1 names an interface that
+# does not exist): every rank must learn it in the same call, leave every
+# call to MPI, and the program (mpi_txbytes on lo) must still pass.
+#
+#   setup_fails_test.sh FLAVOUR LIBRARY MPI_TXBYTES
+#
+# The script is also the ranks' wrapper (first argument --rank-wrapper), so
+# that LD_PRELOAD reaches the program only and rank 1 alone gets the bad
+# MCCL_UDP_IFACE. Exit codes are run_mpi.sh's.
+set -uo pipefail
+
+if [[ ${1:-} == --rank-wrapper ]]; then
+  shift
+  rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}
+  [[ $rank == 1 ]] && export MCCL_UDP_IFACE=nosuch0
+  exec env LD_PRELOAD="$MCCL_TEST_PRELOAD" "$@"
+fi
+if [[ $# -ne 3 ]]; then
+  echo "usage: setup_fails_test.sh openmpi|mpich LIBRARY MPI_TXBYTES" >&2
+  exit 2
+fi
+flavour=$1 lib=$2 app=$3
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=$(mktemp "${TMPDIR:-/tmp}/mccl-setup-fails.XXXXXX")
+trap 'rm -f "$out"' EXIT
+
+rc=0
+RUN_MPI_ENV="MCCL_TEST_PRELOAD=$lib MCCL_MPI_STATS=1" "$here/run_mpi.sh" "$flavour" 3 60 \
+  "$here/setup_fails_test.sh" --rank-wrapper "$app" 1000000 /sys/class/net/lo/statistics/tx_bytes \
+  >"$out" 2>&1 || rc=$?
+cat "$out"
+((rc == 0)) || exit "$rc"
+bad=0
+for r in 0 1 2; do
+  grep -q "^mccl_mpi rank $r: warning: MCCL could not be set up on MPI_COMM_WORLD" "$out" ||
+    { echo "setup_fails_test.sh: FAIL: rank $r did not report the failed setup"; bad=1; }
+  grep -q "^mccl_mpi stats: rank=$r served=0 .* comms_failed=1 " "$out" ||
+    { echo "setup_fails_test.sh: FAIL: rank $r's statistics do not show every call left to MPI"; bad=1; }
+done
+grep -q 'rank 1 of the communicator gave up creating MCCL' "$out" ||
+  { echo "setup_fails_test.sh: FAIL: no rank named rank 1 as the one that gave up"; bad=1; }
+((bad == 0)) && echo "setup_fails_test.sh: PASS: MCCL failed on rank 1 only; every rank fell back to MPI"
+exit "$bad"
