@@ -119,15 +119,19 @@ class SharedThread {
     return events;
   }
 
+  // As the per-context thread engine: a sub-millisecond wait with
+  // descriptors is a non-blocking look at them, so that while collectives
+  // are open a message a descriptor does not announce (a transport without
+  // one) never waits a whole millisecond.
   void sleep_for(microseconds d) {
-    if (!has_fds_ && d < milliseconds(1)) {
+    const int ms = static_cast<int>(duration_cast<milliseconds>(d).count());
+    if (!has_fds_ && ms == 0) {
       // Only the in-memory fabric, which has no descriptor: a short real
       // sleep keeps oversubscribed cores usable.
       std::this_thread::sleep_for(d);
       return;
     }
     epoll_event events[16];
-    const int ms = static_cast<int>(std::max<long>(1, duration_cast<milliseconds>(d).count()));
     const int n = epoll_wait(epoll_fd_, events, 16, ms);
     for (int i = 0; i < n; ++i) {
       if (events[i].data.fd == wake_fd_) {
