@@ -144,6 +144,11 @@ class MCCL_API Communicator {
 
   // Advances the protocol without blocking (inline engine); harmless with
   // the others. Useful to overlap computation with a request in flight.
+  // Inline engine: a collective can be complete on this rank while the last
+  // messages it owes a peer still sit in the reliable transport's send queue
+  // (UCX queues them in user space); they leave on this communicator's next
+  // progress(), test(), wait() or collective, or at its destruction. A rank
+  // that stops calling in while its peers still wait delays them.
   void progress();
 
   Stats stats() const;

@@ -8,6 +8,7 @@
 #include "mccl/inprocess.h"
 #include "mccl/options.h"
 #include "mccl/pmix_bootstrap.h"
+#include "mccl/progress_thread.h"
 #include "mccl/stats.h"
 #include "mccl/tcp_bootstrap.h"
 #include "mccl/version.h"

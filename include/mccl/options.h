@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <optional>
 
+#include "mccl/progress_thread.h"
+
 namespace mccl {
 
 enum class TransportKind { kAuto, kSim, kUdp, kIb };
@@ -42,6 +44,10 @@ struct CommOptions {
   // value outside (0, 1] makes the constructor throw kInvalidArgument.
   // (MCCL_COLL_RS_SHARE)
   std::optional<double> reduce_scatter_send_share;
+  // Drive this communicator from a progress thread shared with others
+  // (progress_thread.h) instead of an engine of its own. `progress` must
+  // then be unset or kThread, else the constructor throws kInvalidArgument.
+  std::optional<ProgressThread> progress_thread;
 };
 
 }  // namespace mccl

@@ -8,6 +8,7 @@
 #include "api/comm_state.h"
 #include "api/offload_api.h"
 #include "api/options.h"
+#include "api/progress_thread_state.h"
 #include "api/transports.h"
 #include "api/world_state.h"
 #include "coll/validate.h"
@@ -58,6 +59,9 @@ const char* transport_name(TransportKind k) {
 std::unique_ptr<progress::Engine> make_engine(const detail::ResolvedOptions& opt,
                                               protocol::Context& ctx, const std::string& iface) {
   if (opt.progress == ProgressKind::kInline) return progress::make_inline_engine(ctx);
+  if (opt.shared_progress) {
+    return progress::make_shared_thread_engine(ctx, opt.shared_progress->thread);
+  }
   progress::ThreadEngineConfig cfg;
   topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface);
   cfg.cpu = where.cpu;

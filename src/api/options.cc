@@ -79,6 +79,16 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
                                                    s::kCollRsShare.raw());
     }
   }
+  if (o.progress_thread) {
+    if (o.progress && *o.progress != ProgressKind::kThread) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "rank " + std::to_string(rank) +
+                      ": CommOptions::progress_thread is set, so CommOptions::progress must be "
+                      "unset or kThread");
+    }
+    r.progress = ProgressKind::kThread;
+    r.shared_progress = o.progress_thread->state();
+  }
   r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int(-1, 1 << 16));
   r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int(0, 1000000));
   return r;

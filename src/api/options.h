@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 
 #include "mccl/options.h"
 
@@ -22,6 +23,7 @@ struct ResolvedOptions {
   double rs_share = 0.5;
   int progress_cpu = -1;
   std::chrono::microseconds progress_spin{50};
+  std::shared_ptr<ProgressThreadState> shared_progress;  // null: an engine of its own
 };
 
 // Throws mccl::Error(kInvalidArgument) naming the option or variable.

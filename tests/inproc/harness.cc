@@ -18,10 +18,16 @@ std::size_t first_mismatch(const std::byte* p, std::size_t n, int rank, std::uin
 }
 
 void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline) {
+  drive(requests, deadline, {});
+}
+
+void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline,
+           const std::vector<Communicator*>& comms) {
   const auto until = std::chrono::steady_clock::now() + deadline;
   std::vector<bool> done(requests.size(), false);
   std::size_t left = requests.size();
   while (left > 0) {
+    for (Communicator* c : comms) c->progress();
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (!done[i] && requests[i].test()) {
         done[i] = true;

@@ -31,6 +31,12 @@ std::size_t first_mismatch(const std::byte* p, std::size_t n, int rank, std::uin
 // Advances every request from this thread until all are done; throws the
 // first request's error; fails with a message after `deadline`.
 void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline);
+// The same, and also advances every communicator in `comms` on each pass,
+// also those of ranks whose own requests are done: with the inline engine
+// a finished rank may still owe its peers messages queued in the reliable
+// transport (UCX), which only its progress sends.
+void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline,
+           const std::vector<Communicator*>& comms);
 
 // Runs body(comm) on one thread per rank; rethrows the first exception.
 void run_on_threads(std::vector<Communicator>& comms,

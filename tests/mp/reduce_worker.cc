@@ -4,8 +4,9 @@
 // allreduce under every allreduce algorithm for counts 0 .. 100003, then
 // allgathers and reduce-scatters overlapped (the FSDP pattern). Values are
 // chosen so that every result is exact and checked against the expected
-// value; each allreduce's bits are also compared across ranks. Prints one
-// "reduce rank=R ok" line. Exit code 0 = all correct; 2 = wrong data;
+// value; each allreduce's bits are also compared across ranks. Last, the
+// overlap again on two communicators sharing one mccl::ProgressThread.
+// Prints one "reduce rank=R ok" line. Exit code 0 = all correct; 2 = wrong data;
 // 3 = an MCCL error (printed).
 #include <cinttypes>
 #include <cstdint>
@@ -156,8 +157,9 @@ int sweep(mccl::Communicator& c) {
   return 0;
 }
 
-// Four layers' allgather and reduce-scatter in flight at once.
-int overlap(mccl::Communicator& c) {
+// Four layers' allgather (on `c`) and reduce-scatter (on `rsc`, which may
+// be `c`) in flight at once.
+int overlap(mccl::Communicator& c, mccl::Communicator& rsc) {
   const int n = c.size(), me = c.rank();
   const std::size_t m = 200000, count = 150001;
   struct Layer {
@@ -172,8 +174,8 @@ int overlap(mccl::Communicator& c) {
     l.rs_send = input(DataType::kFloat32, me, 0, count * n, 2000 + i);
     l.rs_recv.resize(count * 4);
     reqs.push_back(c.iallgather(l.ag_send.data(), l.ag_recv.data(), m));
-    reqs.push_back(c.ireduce_scatter(l.rs_send.data(), l.rs_recv.data(), count, DataType::kFloat32,
-                                     ReduceOp::kSum));
+    reqs.push_back(rsc.ireduce_scatter(l.rs_send.data(), l.rs_recv.data(), count,
+                                       DataType::kFloat32, ReduceOp::kSum));
   }
   for (auto& r : reqs) r.wait();
   for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -204,13 +206,24 @@ int main() {
           mccl::AllreduceAlgorithm::kRing, mccl::AllreduceAlgorithm::kRecursiveDoubling}) {
       mccl::Communicator comm(*boot, {.allreduce_algorithm = algo});
       rc = sweep(comm);
-      if (rc == 0 && algo == mccl::AllreduceAlgorithm::kAuto) rc = overlap(comm);
+      if (rc == 0 && algo == mccl::AllreduceAlgorithm::kAuto) rc = overlap(comm, comm);
       if (rc == 0) comm.barrier();
       mccl::Stats s = comm.stats();
       std::printf("reduce rank=%d algo=%d rc=%d mcast_bytes_sent=%" PRIu64
                   " p2p_bytes_sent=%" PRIu64 " repairs_requested=%" PRIu64 "\n",
                   comm.rank(), static_cast<int>(algo), rc, s.mcast_bytes_sent, s.p2p_bytes_sent,
                   s.repairs_requested);
+      if (rc != 0) return rc;
+    }
+    {
+      // Two communicators on one shared progress thread: the allgathers on
+      // one, the reduce-scatters on the other, all in flight together.
+      mccl::ProgressThread engine;
+      mccl::Communicator weights(*boot, {.progress_thread = engine});
+      mccl::Communicator grads(*boot, {.progress_thread = engine});
+      rc = overlap(weights, grads);
+      if (rc == 0) grads.barrier();
+      std::printf("reduce rank=%d shared-progress rc=%d\n", boot->rank(), rc);
       if (rc != 0) return rc;
     }
     std::printf("reduce rank=%d ok\n", boot->rank());

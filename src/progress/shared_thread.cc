@@ -1,0 +1,209 @@
+// The shared host progress thread (shared_thread.h). Same shape as the
+// per-context thread engine: spin while traffic flows, then sleep on every
+// joined context's descriptors and a wake-up eventfd.
+#include "progress/shared_thread.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/log.h"
+#include "protocol/context.h"
+#include "topo/placement.h"
+
+namespace mccl::progress {
+
+using namespace std::chrono;
+
+class SharedThread {
+ public:
+  // One joined context and the collectives handed over for it.
+  struct Slot {
+    protocol::Context* ctx;
+    std::deque<std::shared_ptr<protocol::Operation>> pending;  // guarded by pending_mu_
+  };
+
+  explicit SharedThread(const ThreadEngineConfig& cfg) : cfg_(cfg) {
+    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    watch(wake_fd_, EPOLL_CTL_ADD);
+    thread_ = std::thread([this] { run(); });
+  }
+
+  ~SharedThread() {
+    stop_.store(true);
+    wake();
+    thread_.join();
+    close(epoll_fd_);
+    close(wake_fd_);
+  }
+  SharedThread(const SharedThread&) = delete;
+  SharedThread& operator=(const SharedThread&) = delete;
+
+  void join(Slot* slot) {
+    std::lock_guard lock(mu_);
+    slots_.push_back(slot);
+    for (int fd : slot->ctx->wait_fds()) watch(fd, EPOLL_CTL_ADD);
+    wake();
+  }
+
+  // Returns once the thread no longer touches the slot's context.
+  void leave(Slot* slot) {
+    std::lock_guard lock(mu_);
+    slots_.erase(std::remove(slots_.begin(), slots_.end(), slot), slots_.end());
+    for (int fd : slot->ctx->wait_fds()) watch(fd, EPOLL_CTL_DEL);
+  }
+
+  void start(Slot* slot, const std::shared_ptr<protocol::Operation>& op) {
+    {
+      std::lock_guard lock(pending_mu_);
+      slot->pending.push_back(op);
+    }
+    wake();
+  }
+
+  common::Status wait(const protocol::Operation& op, common::Deadline deadline) {
+    std::unique_lock lock(mu_);
+    while (!op.done()) {
+      if (deadline.expired()) return common::timeout_error("wait timed out");
+      auto until = std::min(deadline.at(), common::now() + milliseconds(100));
+      done_cv_.wait_until(lock, until);
+    }
+    return common::Status::ok();
+  }
+
+  std::size_t joined() const {
+    std::lock_guard lock(mu_);
+    return slots_.size();
+  }
+
+ private:
+  void watch(int fd, int how) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(epoll_fd_, how, fd, &ev);
+  }
+
+  void wake() {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
+  }
+
+  // One pass over every joined context; returns how much happened.
+  std::size_t pass(bool& finished, bool& busy) {
+    std::size_t events = 0;
+    std::lock_guard lock(mu_);
+    has_fds_ = false;
+    for (Slot* s : slots_) {
+      std::deque<std::shared_ptr<protocol::Operation>> todo;
+      {
+        std::lock_guard plock(pending_mu_);
+        todo.swap(s->pending);
+      }
+      const std::size_t before = s->ctx->active() + todo.size();
+      for (auto& op : todo) s->ctx->start(op);
+      events += todo.size() + s->ctx->progress();
+      finished = finished || s->ctx->active() < before;
+      busy = busy || !s->ctx->idle();
+      has_fds_ = has_fds_ || !s->ctx->wait_fds().empty();
+    }
+    return events;
+  }
+
+  // As the per-context thread engine: a sub-millisecond wait with
+  // descriptors is a non-blocking look at them, so that while collectives
+  // are open a message a descriptor does not announce (a transport without
+  // one) never waits a whole millisecond.
+  void sleep_for(microseconds d) {
+    const int ms = static_cast<int>(duration_cast<milliseconds>(d).count());
+    if (!has_fds_ && ms == 0) {
+      // Only the in-memory fabric, which has no descriptor: a short real
+      // sleep keeps oversubscribed cores usable.
+      std::this_thread::sleep_for(d);
+      return;
+    }
+    epoll_event events[16];
+    const int n = epoll_wait(epoll_fd_, events, 16, ms);
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd == wake_fd_) {
+        std::uint64_t v;
+        [[maybe_unused]] auto r = read(wake_fd_, &v, sizeof v);
+      }
+    }
+  }
+
+  void run() {
+    common::Status pinned = topo::bind_current_thread(cfg_.cpu);
+    if (!pinned.is_ok()) common::log_message(common::LogLevel::kWarn, -1, pinned.message());
+    auto last_event = steady_clock::now();
+    while (!stop_.load()) {
+      bool finished = false, busy = false;
+      const std::size_t events = pass(finished, busy);
+      if (finished) done_cv_.notify_all();
+      const auto t = steady_clock::now();
+      if (events > 0) last_event = t;
+      if (t - last_event < cfg_.spin) continue;
+      // Quiet: sleep until traffic or a new collective, but wake in time for
+      // the protocol's timers (loss deadlines) while collectives are open.
+      sleep_for(busy ? microseconds(100) : microseconds(10000));
+    }
+  }
+
+  ThreadEngineConfig cfg_;
+  int wake_fd_ = -1;
+  int epoll_fd_ = -1;
+  bool has_fds_ = false;  // touched by the thread only
+  std::atomic<bool> stop_{false};
+  std::mutex pending_mu_;  // guards every slot's pending queue, so start() never waits
+  mutable std::mutex mu_;  // held during a pass; guards slots_; waiters check done() under it
+  std::condition_variable done_cv_;
+  std::vector<Slot*> slots_;
+  std::thread thread_;
+};
+
+namespace {
+
+class SharedThreadEngine final : public Engine {
+ public:
+  SharedThreadEngine(protocol::Context& ctx, std::shared_ptr<SharedThread> thread)
+      : thread_(std::move(thread)), slot_{&ctx, {}} {
+    thread_->join(&slot_);
+  }
+  ~SharedThreadEngine() override { thread_->leave(&slot_); }
+
+  void start(const std::shared_ptr<protocol::Operation>& op) override {
+    thread_->start(&slot_, op);
+  }
+  void poll() override {}  // the shared thread does the work
+  common::Status wait(const protocol::Operation& op, common::Deadline deadline) override {
+    return thread_->wait(op, deadline);
+  }
+
+ private:
+  std::shared_ptr<SharedThread> thread_;
+  SharedThread::Slot slot_;
+};
+
+}  // namespace
+
+std::shared_ptr<SharedThread> make_shared_thread(const ThreadEngineConfig& cfg) {
+  return std::make_shared<SharedThread>(cfg);
+}
+
+std::unique_ptr<Engine> make_shared_thread_engine(protocol::Context& ctx,
+                                                  std::shared_ptr<SharedThread> thread) {
+  return std::make_unique<SharedThreadEngine>(ctx, std::move(thread));
+}
+
+std::size_t joined_contexts(const SharedThread& thread) { return thread.joined(); }
+
+}  // namespace mccl::progress
