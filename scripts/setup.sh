@@ -13,6 +13,10 @@ packages=(
   # MPI, for the namespace launcher and the side-by-side baselines; PMIx for
   # the PMIx bootstrap (mpirun/srun without MPI)
   openmpi-bin libopenmpi-dev mpich libmpich-dev libpmix-dev
+  # the offload daemon's aarch64 cross build and its qemu-user smoke test
+  # (offload.cross_aarch64_smoke; skips without them). The daemon needs no
+  # target libraries beyond the cross toolchain's own libstdc++.
+  g++-aarch64-linux-gnu qemu-user
 )
 
 missing=()
