@@ -34,7 +34,10 @@ trap '"$cluster" down --name "$name" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXI
 "$cluster" up --name "$name" --hosts "$hosts" --rate 1gbit --mtu 1500
 
 for ((rep = 1; rep <= reps; rep++)); do
-  for engine in thread offload; do
+  # Alternate the order so that a drift in the machine's load favours neither.
+  engines=(thread offload)
+  ((rep % 2 == 0)) && engines=(offload thread)
+  for engine in "${engines[@]}"; do
     out=$tmp/$engine.$rep
     "$launch" --name "$name" --hosts "$hosts" --timeout 300 --env MCCL_PROGRESS=$engine \
       --env MCCL_OFFLOAD_DAEMON="$build/src/offload/mccl_offloadd" \

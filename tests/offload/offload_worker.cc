@@ -8,9 +8,11 @@
 //   offload_worker sweep            broadcast from every root, allgather,
 //                                   allgatherv (in place), barrier; sizes 0
 //                                   .. 3 MiB around the datagram size
-//   offload_worker kill-daemon      one allgather; rank 0 SIGKILLs the
-//                                   daemon; every rank's next broadcast
-//                                   must fail with kPeerFailure within 10 s
+//   offload_worker kill-daemon      one allgather; ranks > 0 leave a
+//                                   broadcast in flight; rank 0 SIGKILLs
+//                                   the daemon; the outstanding broadcasts
+//                                   and rank 0's next one must fail with
+//                                   kPeerFailure within 10 s
 //   offload_worker die RANK         one allgather; RANK exits without a
 //                                   goodbye; the others' allgather must fail
 //   offload_worker cpu offload|thread M ITERS
@@ -134,6 +136,9 @@ int sweep(OffloadComm& c) {
       }
     }
   }
+  // As with every engine, a rank that leaves right after its last
+  // collective may still be some peer's repair source: meet first.
+  run(c, c.barrier(), std::chrono::seconds(60));
   std::printf("rank %d: sweep ok\n", me);
   return 0;
 }
@@ -160,16 +165,21 @@ int kill_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
   std::vector<std::size_t> counts(c.size(), 1000), displs(c.size());
   for (int r = 0; r < c.size(); ++r) displs[r] = r * 1000;
   run(c, c.allgatherv(send.data(), false, recv.data(), counts, displs), std::chrono::seconds(30));
-  // Everyone has its completion before the kill (through the application's
-  // own runtime, which does not depend on the daemon).
+  // Every rank but 0 leaves a broadcast from root 0 in flight (rank 0 never
+  // starts it, so it cannot finish), then all meet through the
+  // application's own runtime, which does not depend on the daemon.
+  std::vector<std::byte> buf(1 << 20);
+  std::shared_ptr<OffloadOp> outstanding;
+  if (c.rank() != 0) outstanding = c.broadcast(buf.data(), buf.size(), 0);
   std::byte one{1};
   (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
   if (c.rank() == 0) {
     std::printf("rank 0 kills the daemon %d\n", c.daemon_pid());
     ::kill(c.daemon_pid(), SIGKILL);
+    return expect_failure(c, c.broadcast(buf.data(), buf.size(), 0),
+                          "new op after the daemon died");
   }
-  std::vector<std::byte> buf(1 << 20);
-  return expect_failure(c, c.broadcast(buf.data(), buf.size(), 0), "after the daemon died");
+  return expect_failure(c, outstanding, "op in flight when the daemon died");
 }
 
 int die(OffloadComm& c, int victim) {
