@@ -2,8 +2,10 @@
 # Cross-builds mccl_offloadd for aarch64 (a BlueField's Arm cores) with
 # Debian's g++-aarch64-linux-gnu and, with --smoke, runs it under
 # qemu-aarch64: --version, --self-test-rings (shared rings and descriptor
-# passing) and --self-test (one rank over UDP loopback multicast and TCP;
-# qemu-user lacks a multicast socket option, so that one may only be noted).
+# passing), --self-test-sim (three ranks over the in-memory fabric with
+# loss: the protocol, repairs and reduction kernels as built for aarch64)
+# and --self-test (one rank over UDP loopback multicast and TCP; qemu-user
+# lacks a multicast socket option, so that one may only be noted).
 #
 #   scripts/cross-aarch64.sh [--smoke] [BUILD_DIR]   (default build-aarch64)
 #
@@ -30,7 +32,9 @@ if [[ $smoke == 1 ]] && ! command -v qemu-aarch64 >/dev/null; then
 fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
-cmake -S "$root/src/offload" -B "$build" "${gen[@]}" \
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S "$root/src/offload" -B "$build" "${gen[@]}" "${launcher[@]}" \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-toolchain.cmake" -DMCCL_WERROR=ON >/dev/null
 cmake --build "$build" --target mccl_offloadd -j "$(nproc)"
 exe="$build/mccl_offloadd"
@@ -40,6 +44,7 @@ if [[ $smoke == 1 ]]; then
   qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
   "${qemu[@]}" "$exe" --version
   timeout 60 "${qemu[@]}" "$exe" --self-test-rings
+  timeout 120 "${qemu[@]}" "$exe" --self-test-sim
   # The network self-test needs IP multicast socket options, which
   # qemu-user does not translate everywhere (IP_MULTICAST_IF: ENOPROTOOPT):
   # reported, fatal only when it fails for another reason.

@@ -15,6 +15,10 @@ packages=(
   openmpi-bin libopenmpi-dev mpich libmpich-dev libpmix-dev
   # plots of bench/fabric/run.sh
   python3-matplotlib
+  # the offload daemon's aarch64 cross build and its qemu-user smoke test
+  # (offload.cross_aarch64_smoke; skips without them). The daemon needs no
+  # target libraries beyond the cross toolchain's own libstdc++.
+  g++-aarch64-linux-gnu qemu-user
 )
 
 missing=()

@@ -3,7 +3,7 @@
 // the offload socket; exits when its last client has gone.
 //
 //   mccl_offloadd [--socket=PATH] [--idle-timeout-ms=N] [--version] [--self-test]
-//                 [--self-test-rings]
+//                 [--self-test-rings] [--self-test-sim]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +26,11 @@ int main(int argc, char** argv) {
       std::printf("mccl_offloadd self-test: %s\n", st.is_ok() ? "ok" : st.message().c_str());
       return st.is_ok() ? 0 : 1;
     }
+    if (a == "--self-test-sim") {
+      auto st = mccl::offload::self_test_sim();
+      std::printf("mccl_offloadd sim self-test: %s\n", st.is_ok() ? "ok" : st.message().c_str());
+      return st.is_ok() ? 0 : 1;
+    }
     if (a == "--self-test-rings") {
       auto st = mccl::offload::self_test_rings();
       std::printf("mccl_offloadd rings self-test: %s\n", st.is_ok() ? "ok" : st.message().c_str());
@@ -38,7 +43,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: mccl_offloadd [--socket=PATH] [--idle-timeout-ms=N] [--version] "
-                   "[--self-test] [--self-test-rings]\n");
+                   "[--self-test] [--self-test-rings] [--self-test-sim]\n");
       return 2;
     }
   }

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <list>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,16 @@ common::Status Session::setup() {
   std::memcpy(&hello_, body.data(), sizeof hello_);
   if (hello_.magic != kMagic || hello_.version != kVersion) {
     return common::mismatch_error("the offload client speaks another protocol version");
+  }
+  // The daemon writes into the memory of the pid it is told: believe only
+  // the kernel about who is on the other end of the socket.
+  ucred cred{};
+  socklen_t cred_len = sizeof cred;
+  if (::getsockopt(sock_, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 ||
+      cred.pid != hello_.pid) {
+    return common::invalid_argument("the offload client's hello names pid " +
+                                    std::to_string(hello_.pid) + " but the socket's peer is pid " +
+                                    std::to_string(cred.pid));
   }
   if (hello_.size < 1 || hello_.rank < 0 || hello_.rank >= hello_.size || hello_.ring_slots == 0 ||
       hello_.ring_slots > 65536) {
@@ -431,87 +442,6 @@ int run_daemon(const DaemonConfig& config) {
   say("%s", ever ? "the last client has gone: exiting" : "no client came: exiting");
   ::close(lock);
   return 0;
-}
-
-common::Status self_test() {
-  Comm comm;
-  transport::OobAllgather oob = [](std::span<const std::byte> mine) {
-    return std::vector<std::byte>(mine.begin(), mine.end());
-  };
-  auto st = build_comm(0, 1, std::chrono::milliseconds(10000), CollChoices{}, oob, comm);
-  if (!st) return st;
-  std::vector<std::byte> buf(1 << 20, std::byte{0x5a});
-  auto b = coll::make_broadcast(*comm.ctx, comm.coll, buf.data(), buf.size(), 0);
-  comm.ctx->start(b);
-  auto bar = coll::make_barrier(*comm.ctx);
-  comm.ctx->start(bar);
-  auto deadline = common::Deadline::after(std::chrono::seconds(20));
-  while (!(b->done() && bar->done()) && !deadline.expired()) comm.ctx->progress();
-  if (!b->done() || !bar->done())
-    return common::timeout_error("self-test: collectives never finished");
-  if (!b->status()) return b->status();
-  return bar->status();
-}
-
-common::Status self_test_rings() {
-  const std::uint32_t slots = 4;
-  const std::size_t bytes = SharedRings::bytes_for(slots);
-  int fd = ::memfd_create("mccl-offload-selftest", MFD_CLOEXEC);
-  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    return common::internal_error("self-test: memfd failed");
-  }
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    ::close(fd);
-    return common::internal_error("self-test: socketpair failed");
-  }
-  common::Status st;
-  const int fds[1] = {fd};
-  const char hello[] = "hello";
-  MsgType type{};
-  std::vector<std::byte> body;
-  std::vector<int> got;
-  st = send_msg(sv[0], MsgType::kHello, std::as_bytes(std::span(hello)), fds);
-  if (st) st = recv_msg(sv[1], type, body, &got, 1000);
-  if (st && (type != MsgType::kHello || body.size() != sizeof hello || got.size() != 1)) {
-    st = common::internal_error("self-test: the socket message came back wrong");
-  }
-  void* a = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  void* b = st ? ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, got[0], 0) : MAP_FAILED;
-  if (st && (a == MAP_FAILED || b == MAP_FAILED)) st = common::internal_error("self-test: mmap");
-  if (st) {
-    SharedRings producer(a, slots, true), consumer(b, slots, false);
-    for (std::uint64_t round = 0; round < 3 && st; ++round) {
-      for (std::uint64_t i = 0; i < slots; ++i) {
-        Submission s;
-        s.id = round * 100 + i;
-        if (!producer.push_submission(s)) st = common::internal_error("self-test: push failed");
-      }
-      Submission extra;
-      if (st && producer.push_submission(extra)) st = common::internal_error("self-test: overfull");
-      for (std::uint64_t i = 0; i < slots && st; ++i) {
-        Submission s;
-        if (!consumer.pop_submission(s) || s.id != round * 100 + i) {
-          st = common::internal_error("self-test: popped the wrong submission");
-        }
-        if (st && !consumer.push_completion(make_completion(s.id, common::timeout_error("x")))) {
-          st = common::internal_error("self-test: completion push failed");
-        }
-        Completion c;
-        if (st && (!producer.pop_completion(c) || c.id != s.id ||
-                   completion_status(c).code() != ErrorCode::kTimeout)) {
-          st = common::internal_error("self-test: completion came back wrong");
-        }
-      }
-    }
-  }
-  if (a != MAP_FAILED) ::munmap(a, bytes);
-  if (b != MAP_FAILED) ::munmap(b, bytes);
-  for (int f : got) ::close(f);
-  ::close(fd);
-  ::close(sv[0]);
-  ::close(sv[1]);
-  return st;
 }
 
 }  // namespace mccl::offload

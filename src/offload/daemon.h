@@ -31,6 +31,10 @@ int run_daemon(const DaemonConfig& config);
 // clients: a broadcast and a barrier. For smoke tests (e.g. under qemu).
 common::Status self_test();
 
+// Three ranks as threads over the in-memory fabric with loss: broadcast,
+// allgather and allreduce, checked. Needs no network (runs under qemu-user).
+common::Status self_test_sim();
+
 // The shared rings (a memfd mapped twice) and a socket message carrying a
 // descriptor: the parts whose layout and atomics depend on the
 // architecture; needs no network (runs under qemu-user).

@@ -3,8 +3,10 @@
 // engine decides which thread calls it and how waiters wait.
 //
 // Backends: inline (the caller's thread drives everything; deterministic,
-// used by the tests), host thread and offload (issues "Real transports" and
-// "Offloaded progress engine") implement the same interface.
+// used by the tests) and host thread. The offload engine (src/offload) is
+// not an Engine: there is no protocol context in the application's process
+// to drive, so the api layer hands whole collectives to mccl_offloadd,
+// which runs this same Context and coll code itself.
 #pragma once
 
 #include <memory>

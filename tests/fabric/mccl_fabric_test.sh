@@ -203,6 +203,7 @@ sweep_main() {
   ((failed == 0)) || finish
   check "sweep byte-exact on $HOSTS hosts ($desc), inline progress" t_sweep_run inline
   check "sweep byte-exact on $HOSTS hosts ($desc), thread progress" t_sweep_run thread
+  check "sweep byte-exact on $HOSTS hosts ($desc), offload progress" t_sweep_run offload
   finish
 }
 
@@ -339,6 +340,9 @@ kill_main() {
   ((failed == 0)) || finish
   check "rank 2 exits mid-allgather (inline): survivors get kPeerFailure < 20 s" t_kill die 2 inline 20000
   check "rank 0 exits mid-allgather (thread): survivors get kPeerFailure < 20 s" t_kill die 0 thread 20000
+  # Offload: the victim's daemon session sees its client vanish and fails
+  # the victim's communicator, which the other daemons see as a dead peer.
+  check "rank 2 exits mid-allgather (offload): survivors get kPeerFailure < 20 s" t_kill die 2 offload 20000
   # Inline: rank 1's allgather stops dead, the others time out inside it. Thread:
   # rank 1's progress thread still finishes the allgather, but rank 1 never
   # joins the barrier after it, where the others time out.

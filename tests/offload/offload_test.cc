@@ -122,6 +122,11 @@ TEST(OffloadDaemon, SelfTest) {
   EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
+TEST(OffloadDaemon, SimSelfTest) {
+  const std::string cmd = std::string("timeout 60 ") + MCCL_OFFLOADD + " --self-test-sim";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
 TEST(OffloadDaemon, RingsSelfTest) {
   const std::string cmd = std::string("timeout 30 ") + MCCL_OFFLOADD + " --self-test-rings";
   EXPECT_EQ(std::system(cmd.c_str()), 0);

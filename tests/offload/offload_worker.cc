@@ -8,17 +8,15 @@
 //   offload_worker sweep            broadcast from every root, allgather,
 //                                   allgatherv (in place), barrier; sizes 0
 //                                   .. 3 MiB around the datagram size
-//   offload_worker kill-daemon      one allgather; rank 0 SIGKILLs the
-//                                   daemon; every rank's next broadcast
-//                                   must fail with kPeerFailure within 10 s
-//   offload_worker die RANK         one allgather; RANK exits without a
-//                                   goodbye; the others' allgather must fail
-//   offload_worker cpu offload|thread M ITERS
-//                                   ITERS allgathers of M bytes per rank;
-//                                   prints this process's CPU seconds per
-//                                   GiB received (getrusage); "thread" runs
-//                                   mccl::Communicator with MCCL_PROGRESS
-#include <sys/resource.h>
+//   offload_worker kill-daemon      one allgather; ranks > 0 leave a
+//                                   broadcast in flight; rank 0 SIGKILLs
+//                                   the daemon; the outstanding broadcasts
+//                                   and rank 0's next one must fail with
+//                                   kPeerFailure within 10 s
+//   offload_worker die RANK         one allgather; the others leave a
+//                                   second in flight; RANK exits without a
+//                                   goodbye; the second must fail
+// (The CPU measurement is bench/offload/offload_cpu.)
 #include <unistd.h>
 
 #include <chrono>
@@ -134,6 +132,9 @@ int sweep(OffloadComm& c) {
       }
     }
   }
+  // As with every engine, a rank that leaves right after its last
+  // collective may still be some peer's repair source: meet first.
+  run(c, c.barrier(), std::chrono::seconds(60));
   std::printf("rank %d: sweep ok\n", me);
   return 0;
 }
@@ -160,75 +161,58 @@ int kill_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
   std::vector<std::size_t> counts(c.size(), 1000), displs(c.size());
   for (int r = 0; r < c.size(); ++r) displs[r] = r * 1000;
   run(c, c.allgatherv(send.data(), false, recv.data(), counts, displs), std::chrono::seconds(30));
-  // Everyone has its completion before the kill (through the application's
-  // own runtime, which does not depend on the daemon).
+  // Every rank but 0 leaves a broadcast from root 0 in flight (rank 0 never
+  // starts it, so it cannot finish), then all meet through the
+  // application's own runtime, which does not depend on the daemon.
+  std::vector<std::byte> buf(1 << 20);
+  std::shared_ptr<OffloadOp> outstanding;
+  if (c.rank() != 0) outstanding = c.broadcast(buf.data(), buf.size(), 0);
   std::byte one{1};
   (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
   if (c.rank() == 0) {
     std::printf("rank 0 kills the daemon %d\n", c.daemon_pid());
     ::kill(c.daemon_pid(), SIGKILL);
+    return expect_failure(c, c.broadcast(buf.data(), buf.size(), 0),
+                          "new op after the daemon died");
   }
-  std::vector<std::byte> buf(1 << 20);
-  return expect_failure(c, c.broadcast(buf.data(), buf.size(), 0), "after the daemon died");
+  return expect_failure(c, outstanding, "op in flight when the daemon died");
 }
 
-int die(OffloadComm& c, int victim) {
+int die(OffloadComm& c, mccl::Bootstrap& boot, int victim) {
   const std::size_t m = 1 << 20;
   std::vector<std::byte> send(m), recv(m * c.size());
   std::vector<std::size_t> counts(c.size(), m), displs(c.size());
   for (int r = 0; r < c.size(); ++r) displs[r] = r * m;
   run(c, c.allgatherv(send.data(), false, recv.data(), counts, displs), std::chrono::seconds(30));
+  // Meet through the application's runtime: everyone's first allgather is
+  // done (a rank leaving earlier may fail its peers' first one, rightly).
+  // Then the others leave a second one in flight, which the victim's exit
+  // must fail rather than leave hanging.
+  std::byte one{1};
+  (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
+  std::shared_ptr<OffloadOp> outstanding;
+  if (c.rank() != victim)
+    outstanding = c.allgatherv(send.data(), false, recv.data(), counts, displs);
+  (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
   if (c.rank() == victim) {
     std::printf("rank %d exits without a goodbye\n", c.rank());
     std::fflush(stdout);
     _exit(0);
   }
-  return expect_failure(c, c.allgatherv(send.data(), false, recv.data(), counts, displs),
-                        "after a client died");
-}
-
-double cpu_seconds() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-         ru.ru_stime.tv_usec * 1e-6;
-}
-
-void report_cpu(const char* engine, int rank, int n, std::size_t m, int iters, double cpu,
-                double wall) {
-  const double gib = double(m) * n * iters / double(1ull << 30);
-  std::printf(
-      "cpu engine=%s rank=%d ranks=%d m=%zu iters=%d cpu_s=%.3f wall_s=%.3f "
-      "cpu_s_per_gib=%.3f\n",
-      engine, rank, n, m, iters, cpu, wall, cpu / gib);
+  return expect_failure(c, outstanding, "allgather in flight when a client died");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: offload_worker sweep | kill-daemon | die RANK | "
-                 "cpu offload|thread M ITERS\n");
+    std::fprintf(stderr, "usage: offload_worker sweep | kill-daemon | die RANK\n");
     return 1;
   }
   const std::string mode = argv[1];
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     auto boot = mccl::make_bootstrap_from_env();
-    if (mode == "cpu" && argc > 4 && std::string(argv[2]) == "thread") {
-      const std::size_t m = std::strtoull(argv[3], nullptr, 0);
-      const int iters = std::atoi(argv[4]);
-      mccl::Communicator comm(*boot);
-      std::vector<std::byte> send(m), recv(m * comm.size());
-      comm.allgather(send.data(), recv.data(), m);
-      const double c0 = cpu_seconds();
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < iters; ++i) comm.allgather(send.data(), recv.data(), m);
-      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      report_cpu("thread", comm.rank(), comm.size(), m, iters, cpu_seconds() - c0, wall);
-      return 0;
-    }
     mccl::offload::OffloadOptions opt;
     opt.timeout = std::chrono::milliseconds(30000);
     std::unique_ptr<OffloadComm> comm;
@@ -237,26 +221,7 @@ int main(int argc, char** argv) {
     std::printf("rank %d daemon_pid=%d\n", comm->rank(), comm->daemon_pid());
     if (mode == "sweep") return sweep(*comm);
     if (mode == "kill-daemon") return kill_daemon(*comm, *boot);
-    if (mode == "die" && argc > 2) return die(*comm, std::atoi(argv[2]));
-    if (mode == "cpu" && argc > 4) {
-      const std::size_t m = std::strtoull(argv[3], nullptr, 0);
-      const int iters = std::atoi(argv[4]);
-      const int n = comm->size();
-      std::vector<std::byte> send(m), recv(m * n);
-      std::vector<std::size_t> counts(n, m), displs(n);
-      for (int r = 0; r < n; ++r) displs[r] = r * m;
-      run(*comm, comm->allgatherv(send.data(), false, recv.data(), counts, displs),
-          std::chrono::seconds(60));
-      const double c0 = cpu_seconds();
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < iters; ++i) {
-        run(*comm, comm->allgatherv(send.data(), false, recv.data(), counts, displs),
-            std::chrono::seconds(60));
-      }
-      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      report_cpu("offload", comm->rank(), n, m, iters, cpu_seconds() - c0, wall);
-      return 0;
-    }
+    if (mode == "die" && argc > 2) return die(*comm, *boot, std::atoi(argv[2]));
     std::fprintf(stderr, "offload_worker: unknown mode %s\n", mode.c_str());
     return 1;
   } catch (const Failed& f) {
