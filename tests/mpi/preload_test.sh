@@ -75,4 +75,8 @@ reasons=('served by MCCL' 'below MCCL_MPI_MIN_BYTES' 'datatype is derived' 'no M
 for reason in "${reasons[@]}"; do
   grep -q "$reason" "$tmp/preload" || fail "MCCL_MPI_DEBUG=1 never logged a decision '$reason'"
 done
+# ... each once per rank, communicator, call kind and reason.
+dups=$(grep '^mccl_mpi rank [0-9]*: MPI_[A-Za-z_]* on ' "$tmp/preload" |
+  sed 's/, [0-9]* bytes: /: /' | sort | uniq -d)
+[[ -z $dups ]] || fail "MCCL_MPI_DEBUG=1 logged a decision more than once: $dups"
 echo "preload_test.sh: PASS: $ranks ranks under $flavour, identical results with and without $lib"
