@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mpi/log.h"
+#include "mpi/requests.h"
 #include "mpi/state.h"
 
 namespace mccl::mpi {
@@ -24,13 +25,16 @@ std::set<CommEntry*>& live() {
 //
 // Destroying one closes its connections, and a peer still finishing the
 // last collective (which this rank has already finished) may still send on
-// them: it would fail with "lost its connection". MPI_Comm_free does not
-// synchronise the ranks, and a barrier inside the attribute's delete
-// callback is unsafe (MPI may run the callback late, inside another call,
-// once MPI's own pending requests on the communicator complete). So a freed
-// communicator waits here until no request uses it and it has been quiet
-// for MCCL_COLL_TIMEOUT_MS + 1 s (by then a peer still inside a collective
-// on it has failed by itself), or until MPI_Finalize, after a barrier.
+// them: it would fail with "lost its connection". MPI_Comm_free therefore
+// passes through release_before_free() (free.cc), which waits for the
+// communicator's requests and holds a barrier before MCCL's state goes. A
+// communicator freed some other way (MPI_Comm_disconnect, say) ends here:
+// a barrier inside the attribute's delete callback would be unsafe (MPI
+// may run the callback late, inside another call, once MPI's own pending
+// requests on the communicator complete). So it waits until no request
+// uses it and it has been quiet for MCCL_COLL_TIMEOUT_MS + 1 s (by then a
+// peer still inside a collective on it has failed by itself), or until
+// MPI_Finalize, after a barrier.
 struct Retired {
   std::shared_ptr<McclComm> comm;
   std::chrono::steady_clock::time_point quiet_since;
@@ -106,6 +110,30 @@ CommEntry* entry_for(MPI_Comm comm) {
   if (PMPI_Comm_set_attr(comm, g.keyval, e.get()) != MPI_SUCCESS) return nullptr;
   live().insert(e.get());
   return e.release();
+}
+
+void release_before_free(MPI_Comm comm) {
+  const Global& g = global();
+  if (!g.active || g.keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
+      comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) {
+    return;  // nothing of ours, or an erroneous free that MPI reports
+  }
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g.keyval, &value, &found) != MPI_SUCCESS || !found) return;
+  auto* e = static_cast<CommEntry*>(value);
+  if (e->state != McclState::kReady || !e->mccl) return;  // the same on every rank
+  drain_comm(*e->mccl);
+  // Every rank has now finished every MCCL collective on `comm`: none
+  // needs this rank's connections any more.
+  if (PMPI_Barrier(comm) != MPI_SUCCESS) {
+    // The MPI_Comm_free that follows reports the problem; keep MCCL's state
+    // in the graveyard, as for any other free.
+    return;
+  }
+  e->mccl->mpi_comm_alive = false;
+  e->mccl.reset();  // destroyed now, or when the program retires its last request
+  e->state = McclState::kFailed;
 }
 
 void reap_retired() {

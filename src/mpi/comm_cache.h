@@ -59,6 +59,9 @@ CommEntry* entry_for(MPI_Comm comm);
 // communicator. All ranks return the same value; on false the entry is
 // kFailed on every rank and every later call on `comm` goes to PMPI_.
 bool create_mccl(MPI_Comm comm, CommEntry& e);
+// MPI_Comm_free, before PMPI_Comm_free (collective, like it): completes the
+// MCCL requests on `comm`, holds a barrier, and destroys its MCCL state.
+void release_before_free(MPI_Comm comm);
 // Destroys the MCCL communicators of freed MPI communicators that have been
 // idle long enough (comm_cache.cc says why they wait). Called on every
 // intercepted collective; local, never blocks.

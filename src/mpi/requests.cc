@@ -179,26 +179,37 @@ void wait_served(Request& req, const char* what) {
   }
 }
 
-void drain_all() {
+namespace {
+// Completes the tracked requests of `only` (every one when null).
+void drain(const McclComm* only, const char* where) {
   auto& t = table();
   const auto give_up = backstop();
   MpiPoker poke;
   for (;;) {
     progress_all();
-    bool pending = false;
-    for (auto& [h, p] : t) pending = pending || !p->done;
-    if (!pending) break;
+    std::size_t pending = 0;
+    for (auto& [h, p] : t) {
+      if (!p->done && (only == nullptr || p->owner.get() == only)) ++pending;
+    }
+    if (pending == 0) return;
     if (Clock::now() > give_up) {
-      warnf("MPI_Finalize: %zu MCCL request(s) still in flight after %lld ms; abandoned", t.size(),
+      warnf("%s: %zu MCCL request(s) still in flight after %lld ms; abandoned", where, pending,
             static_cast<long long>(global().settings.timeout_ms));
-      break;
+      return;
     }
     poke();
     std::this_thread::yield();
   }
+}
+}  // namespace
+
+void drain_comm(const McclComm& owner) { drain(&owner, "MPI_Comm_free"); }
+
+void drain_all() {
+  drain(nullptr, "MPI_Finalize");
   // Requests the program never completed keep their (finished) generalized
   // request; their communicators go now, so the counters are complete.
-  for (auto& [h, p] : t) {
+  for (auto& [h, p] : table()) {
     if (p->done) p->owner.reset();
   }
 }

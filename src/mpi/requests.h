@@ -54,6 +54,9 @@ int free_tracked(MPI_Request* handle);
 // MPI's own progress meanwhile. Throws mccl::Error.
 void wait_served(Request& req, const char* what);
 
+// MPI_Comm_free: completes every tracked request on `owner` (their
+// generalized requests stay for the program to wait for).
+void drain_comm(const McclComm& owner);
 // MPI_Finalize: completes every tracked request, then drops their
 // communicators.
 void drain_all();

@@ -3,7 +3,7 @@
  * MPI_Reduce_scatter_block against PMPI_ on MPI_COMM_WORLD, a dup of it, a
  * split of it (ranks in reverse order) and short-lived dups.
  *
- *   mpi_app [--iters N] [--seed S] [--max-bytes B]
+ *   mpi_app [--iters N] [--seed S] [--max-bytes B] [--thread-multiple]
  *
  * Prints "rank R digest D checks C failures F" on every rank, "RESULT: PASS"
  * or "RESULT: FAIL" on rank 0 and "rank R finalizing" on every rank before
@@ -149,7 +149,9 @@ static void run_short_lived(const app_comm* world, app_rng* r, int iters) {
 
 int main(int argc, char** argv) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  int multiple = 0; /* --thread-multiple: ask for MPI_THREAD_MULTIPLE */
+  for (int i = 1; i < argc; ++i) multiple |= strcmp(argv[i], "--thread-multiple") == 0;
+  MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_app.world_rank);
   g_app.digest = 0xcbf29ce484222325ull;
   const int iters = arg_int(argc, argv, "--iters", 3);

@@ -69,6 +69,44 @@ int main(int argc, char** argv) {
         rank, rc_bad, cls, text, handler_calls, handler_code);
   }
   MPI_Comm_free(&dup);
+
+  /* The same through MPI_Ibcast, completed by MPI_Waitall beside an MPI
+   * request: MPI_ERR_IN_STATUS, the failed request's status says why. */
+  MPI_Comm dup2;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup2);
+  MPI_Comm_set_errhandler(dup2, eh);
+  handler_calls = 0;
+  if (MPI_Bcast(buf, n, MPI_BYTE, 0, dup2) != MPI_SUCCESS) {
+    printf("rank %d: FAIL: the matching MPI_Bcast on the second dup failed\n", rank);
+    failed = 1;
+  }
+  MPI_Request reqs[3];
+  MPI_Status st[3];
+  int token = rank, got = -1;
+  MPI_Ibcast(buf, mine, MPI_BYTE, 0, dup2, &reqs[0]);
+  MPI_Irecv(&got, 1, MPI_INT, (rank + size - 1) % size, 5, MPI_COMM_WORLD, &reqs[1]);
+  MPI_Isend(&token, 1, MPI_INT, (rank + 1) % size, 5, MPI_COMM_WORLD, &reqs[2]);
+  const int rc_wait = MPI_Waitall(3, reqs, st);
+  if (rc_wait == MPI_SUCCESS) {
+    if (rank == 1 || handler_calls != 0) {
+      printf("rank %d: FAIL: MPI_Waitall of the mismatched MPI_Ibcast succeeded (handler %d)\n",
+             rank, handler_calls);
+      failed = 1;
+    }
+  } else if (rc_wait != MPI_ERR_IN_STATUS || st[0].MPI_ERROR == MPI_SUCCESS ||
+             st[1].MPI_ERROR != MPI_SUCCESS || handler_calls == 0) {
+    printf("rank %d: FAIL: MPI_Waitall returned %d, statuses %d %d, handler called %d times\n",
+           rank, rc_wait, st[0].MPI_ERROR, st[1].MPI_ERROR, handler_calls);
+    failed = 1;
+  } else {
+    printf("rank %d: MPI_Waitall of the mismatched MPI_Ibcast: MPI_ERR_IN_STATUS, status %d\n",
+           rank, st[0].MPI_ERROR);
+  }
+  if (got != (rank + size - 1) % size) {
+    printf("rank %d: FAIL: the point-to-point request beside it got %d\n", rank, got);
+    failed = 1;
+  }
+  MPI_Comm_free(&dup2);
   MPI_Errhandler_free(&eh);
 
   /* The world communicator is untouched. */

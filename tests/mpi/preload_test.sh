@@ -8,8 +8,10 @@
 #     served by MCCL and bytes sent by multicast, no failed call and no
 #     communicator where MCCL could not be set up,
 #   - MCCL_MPI_DEBUG=1 logged both kinds of decision (served, and left to
-#     MPI with a reason), and the run without the preload printed nothing
-#     of libmccl_mpi.
+#     MPI with a reason), each once, and the run without the preload printed
+#     nothing of libmccl_mpi,
+#   - a third run, with the preload under MPI_THREAD_MULTIPLE (mpi_app
+#     --thread-multiple), gives the same results with every call left to MPI.
 #
 #   preload_test.sh FLAVOUR RANKS SECONDS LIBRARY PROGRAM [ARGS...]
 #
@@ -75,4 +77,23 @@ reasons=('served by MCCL' 'below MCCL_MPI_MIN_BYTES' 'datatype is derived' 'no M
 for reason in "${reasons[@]}"; do
   grep -q "$reason" "$tmp/preload" || fail "MCCL_MPI_DEBUG=1 never logged a decision '$reason'"
 done
+# ... each once per rank, communicator, call kind and reason.
+dups=$(grep '^mccl_mpi rank [0-9]*: MPI_[A-Za-z_]* on ' "$tmp/preload" |
+  sed 's/, [0-9]* bytes: /: /' | sort | uniq -d)
+[[ -z $dups ]] || fail "MCCL_MPI_DEBUG=1 logged a decision more than once: $dups"
+# 6. Under MPI_THREAD_MULTIPLE libmccl_mpi stays out of the way: the same
+#    results, every call left to MPI, with the reason logged.
+rc=0
+RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_DEBUG=1" \
+  "$here/run_mpi.sh" "$flavour" "$ranks" "$seconds" "$@" --thread-multiple >"$tmp/multiple" 2>&1 || rc=$?
+sed 's/^/[multiple] /' "$tmp/multiple"
+((rc == 0)) || fail "the run with MPI_THREAD_MULTIPLE failed ($rc)"
+diff <(digests "$tmp/plain") <(digests "$tmp/multiple") >/dev/null ||
+  fail "results differ under MPI_THREAD_MULTIPLE"
+for ((r = 0; r < ranks; r++)); do
+  grep -q "^mccl_mpi stats: rank=$r served=0 " "$tmp/multiple" ||
+    fail "rank $r: MCCL served calls under MPI_THREAD_MULTIPLE"
+done
+grep -q 'inactive (MPI: MPI_THREAD_MULTIPLE' "$tmp/multiple" ||
+  fail "MCCL_MPI_DEBUG=1 did not say why libmccl_mpi is inactive under MPI_THREAD_MULTIPLE"
 echo "preload_test.sh: PASS: $ranks ranks under $flavour, identical results with and without $lib"
