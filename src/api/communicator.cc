@@ -28,7 +28,17 @@ struct Hello {
   std::uint64_t salt;
   std::uint32_t checksum;  // a rank that checks CRCs would drop a non-checking root's data
   std::uint32_t ib_usable;  // auto picks InfiniBand only when every rank has it
+  std::uint64_t machine;    // ranks on one machine spread their progress threads
 };
+
+// How many lower ranks run on the same machine as `rank`.
+int local_index(const std::vector<Hello>& hellos, int rank) {
+  int below = 0;
+  for (int r = 0; r < rank; ++r) {
+    if (hellos[r].machine != 0 && hellos[r].machine == hellos[rank].machine) ++below;
+  }
+  return below;
+}
 
 std::uint32_t random_tag() {
   std::random_device rd;
@@ -57,13 +67,14 @@ const char* transport_name(TransportKind k) {
 }
 
 std::unique_ptr<progress::Engine> make_engine(const detail::ResolvedOptions& opt,
-                                              protocol::Context& ctx, const std::string& iface) {
+                                              protocol::Context& ctx, const std::string& iface,
+                                              int local_index) {
   if (opt.progress == ProgressKind::kInline) return progress::make_inline_engine(ctx);
   if (opt.shared_progress) {
     return progress::make_shared_thread_engine(ctx, opt.shared_progress->thread);
   }
   progress::ThreadEngineConfig cfg;
-  topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface);
+  topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface, local_index);
   cfg.cpu = where.cpu;
   cfg.spin = opt.progress_spin;
   common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
@@ -102,7 +113,8 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
 
   // 1. Agree on the tag (and the salt that keeps two jobs' groups apart).
   Hello mine{random_tag(), static_cast<std::uint32_t>(transport), random_salt(),
-             common::settings::kProtoChecksum.get_bool() ? 1u : 0u, ib_here};
+             common::settings::kProtoChecksum.get_bool() ? 1u : 0u, ib_here,
+             topo::machine_id()};
   auto all = bootstrap.allgather(std::as_bytes(std::span(&mine, 1)), opt.timeout);
   std::vector<Hello> hellos(st->size);
   std::memcpy(hellos.data(), all.data(), all.size());
@@ -152,7 +164,7 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   pc.op_timeout = opt.timeout;
   st->ctx = std::make_unique<protocol::Context>(st->rank, st->size, tag, std::move(net.dgram),
                                                 std::move(net.reliable), pc);
-  st->engine = make_engine(opt, *st->ctx, net.iface);
+  st->engine = make_engine(opt, *st->ctx, net.iface, local_index(hellos, st->rank));
   st->coll.allgather = opt.allgather;
   st->coll.broadcast = opt.broadcast;
   st->coll.concurrent_roots = opt.concurrent_roots;

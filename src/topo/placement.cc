@@ -4,8 +4,12 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <memory>
+#include <vector>
 
 namespace mccl::topo {
 
@@ -27,18 +31,28 @@ Topology load_topology(bool with_io) {
   return Topology(t);
 }
 
-// The last PU of the last core inside `set`, or -1.
-int last_pu_in(hwloc_topology_t t, hwloc_const_cpuset_t set) {
-  hwloc_obj_t core = nullptr, last = nullptr;
+// The first PU of the `from_end`-th core from the end inside `set` (modulo
+// the number of cores there), or -1.
+int pu_from_end_in(hwloc_topology_t t, hwloc_const_cpuset_t set, int from_end) {
+  std::vector<hwloc_obj_t> cores;
+  hwloc_obj_t core = nullptr;
   while ((core = hwloc_get_next_obj_inside_cpuset_by_type(t, set, HWLOC_OBJ_CORE, core)))
-    last = core;
-  if (last == nullptr) return hwloc_bitmap_last(set);
-  return hwloc_bitmap_first(last->cpuset);
+    cores.push_back(core);
+  if (cores.empty()) return hwloc_bitmap_last(set);
+  const auto n = static_cast<int>(cores.size());
+  return hwloc_bitmap_first(cores[n - 1 - from_end % n]->cpuset);
+}
+
+std::string nth_last_core(int local_index) {
+  if (local_index == 0) return "last core";
+  return "core " + std::to_string(local_index) + " from the end (local rank " +
+         std::to_string(local_index) + ")";
 }
 
 }  // namespace
 
-Placement choose_progress_cpu(int requested, const std::string& iface) {
+Placement choose_progress_cpu(int requested, const std::string& iface, int local_index) {
+  local_index = std::max(local_index, 0);
   if (requested >= 0) return {requested, "MCCL_PROGRESS_CPU=" + std::to_string(requested)};
   Topology topo = load_topology(!iface.empty());
   if (!topo) return {-1, "hwloc could not load the topology; thread not pinned"};
@@ -49,13 +63,23 @@ Placement choose_progress_cpu(int requested, const std::string& iface) {
       if (dev->name == nullptr || iface != dev->name) continue;
       hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(t, dev);
       if (near != nullptr && near->cpuset != nullptr) {
-        int pu = last_pu_in(t, near->cpuset);
-        if (pu >= 0) return {pu, "last core near " + iface};
+        int pu = pu_from_end_in(t, near->cpuset, local_index);
+        if (pu >= 0) return {pu, nth_last_core(local_index) + " near " + iface};
       }
     }
   }
-  int pu = last_pu_in(t, hwloc_topology_get_topology_cpuset(t));
-  return {pu, iface.empty() ? "last core" : "last core (" + iface + " has no locality)"};
+  int pu = pu_from_end_in(t, hwloc_topology_get_topology_cpuset(t), local_index);
+  std::string why = nth_last_core(local_index);
+  return {pu, iface.empty() ? why : why + " (" + iface + " has no locality)"};
+}
+
+std::uint64_t machine_id() {
+  // The boot id is shared by every namespace of one kernel, unlike the
+  // hostname or addresses, and ranks in sibling namespaces share its CPUs.
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!std::getline(in, id) || id.empty()) return 0;
+  return std::hash<std::string>{}(id) | 1;
 }
 
 common::Status bind_current_thread(int cpu) {

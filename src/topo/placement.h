@@ -3,6 +3,7 @@
 // the application's busiest cores; hwloc knows the machine's shape.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/status.h"
@@ -16,8 +17,14 @@ struct Placement {
 
 // `requested` >= 0 wins (MCCL_PROGRESS_CPU); otherwise the last core close
 // to network interface `iface` when hwloc can tell, otherwise the machine's
-// last core.
-Placement choose_progress_cpu(int requested, const std::string& iface);
+// last core. `local_index` is this rank's position among the ranks on the
+// same machine: the i-th one takes the i-th core from the end (wrapping), so
+// ranks sharing a host do not pile their progress threads onto one core.
+Placement choose_progress_cpu(int requested, const std::string& iface, int local_index = 0);
+
+// Identifies this machine (its boot id), the same in every network namespace
+// and process on it; 0 when it cannot be read.
+std::uint64_t machine_id();
 
 // Binds the calling thread to `cpu`.
 common::Status bind_current_thread(int cpu);
