@@ -105,6 +105,16 @@ const Setting kWorldSize{"MCCL_WORLD_SIZE", T::kInt, "-1",
     "Number of ranks for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE)."};
 const Setting kBootstrapTimeoutMs{"MCCL_BOOTSTRAP_TIMEOUT_MS", T::kInt, "30000",
     "How long every rank may take to reach the bootstrap (TCP store or PMIx fence), in milliseconds."};
+const Setting kMpiEnable{"MCCL_MPI_ENABLE", T::kBool, "1",
+    "libmccl_mpi: 0 sends every intercepted call to MPI unchanged (on all ranks when any rank sets it)."};
+const Setting kMpiMinBytes{"MCCL_MPI_MIN_BYTES", T::kInt, "8192",
+    "libmccl_mpi: messages smaller than this go to MPI; rank 0's value is used on every rank."};
+const Setting kMpiDebug{"MCCL_MPI_DEBUG", T::kBool, "0",
+    "libmccl_mpi: log each serve-or-fall-back decision with its reason, once per communicator, call kind and reason."};
+const Setting kMpiStats{"MCCL_MPI_STATS", T::kBool, "0",
+    "libmccl_mpi: print one statistics line per rank at MPI_Finalize."};
+const Setting kMpiEager{"MCCL_MPI_EAGER", T::kBool, "1",
+    "libmccl_mpi: create MPI_COMM_WORLD's MCCL state in MPI_Init, so its nonblocking calls are served from the start."};
 // clang-format on
 }  // namespace settings
 
@@ -123,6 +133,8 @@ const std::vector<const Setting*>& all_settings() {
       &kIbDev,             &kIbMgid,              &kIbIpoibIface,        &kIbRxDepth,
       &kIbSignalEvery,
       &kBootstrapAddr,     &kRank,                &kWorldSize,           &kBootstrapTimeoutMs,
+      &kMpiEnable,         &kMpiMinBytes,         &kMpiDebug,            &kMpiStats,
+      &kMpiEager,
   };
   return all;
 }

@@ -106,6 +106,12 @@ extern const Setting kBootstrapAddr;
 extern const Setting kRank;
 extern const Setting kWorldSize;
 extern const Setting kBootstrapTimeoutMs;
+// libmccl_mpi (src/mpi), the PMPI library
+extern const Setting kMpiEnable;
+extern const Setting kMpiMinBytes;
+extern const Setting kMpiDebug;
+extern const Setting kMpiStats;
+extern const Setting kMpiEager;
 }  // namespace settings
 
 }  // namespace mccl::common

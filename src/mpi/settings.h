@@ -1,8 +1,6 @@
-// The MCCL_MPI_* settings of libmccl_mpi, read with std::getenv.
-//
-// They belong in the one registry (src/common/settings.*), which this
-// library cannot reach (it links only the public libmccl); until they move
-// there, this file is their one home and docs/mpi.md their documentation.
+// The MCCL_MPI_* settings of libmccl_mpi, read through MCCL's settings
+// registry (src/common/settings.*: declared and documented there, listed by
+// mccl_info and docs/configuration.md).
 //
 // Every rank reads its own environment, but the values that decide whether
 // a call is served (enable, min_bytes) are agreed at MPI_Init: rank 0's
