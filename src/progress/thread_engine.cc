@@ -81,13 +81,15 @@ class ThreadEngine final : public Engine {
 
   void sleep_for(microseconds d) {
     epoll_event events[8];
-    int ms = static_cast<int>(duration_cast<milliseconds>(d).count());
-    if (!has_fds_ && ms == 0) {
+    if (!has_fds_ && d < milliseconds(1)) {
       // Nothing to sleep on but the wake-up fd and a sub-millisecond timer:
       // a short real sleep keeps oversubscribed cores usable.
       std::this_thread::sleep_for(d);
       return;
     }
+    // Rounded up: truncated, the 100 us sleep of an open collective became
+    // epoll_wait(0), a busy loop that never gave the core away.
+    int ms = static_cast<int>(ceil<milliseconds>(d).count());
     int n = epoll_wait(epoll_fd_, events, 8, ms);
     for (int i = 0; i < n; ++i) {
       if (events[i].data.fd == wake_fd_) {
