@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "progress/activity.h"
 #include "progress/engine.h"
 #include "protocol/context.h"
 
@@ -29,7 +30,7 @@ class InlineEngine final : public Engine {
   void poll() override { ctx_.progress(); }
 
   common::Status wait(const protocol::Operation& op, common::Deadline deadline) override {
-    // Spin (yielding) while traffic flows, then sleep on the transports'
+    // Spin (yielding) while traffic flows either way, then sleep on the transports'
     // descriptors, as every transport allows once a poll delivered
     // nothing. Ranks may outnumber cores (8 ranks on 2 cores in the tests):
     // a rank that only yields keeps competing for the core, and under
@@ -43,10 +44,11 @@ class InlineEngine final : public Engine {
     auto last_event = std::chrono::steady_clock::now();
     while (!op.done()) {
       if (deadline.expired()) return common::timeout_error("wait timed out");
+      const std::uint64_t sent = sent_so_far(ctx_);
       const std::size_t events = ctx_.progress();
       if (op.done()) break;
       const auto now = std::chrono::steady_clock::now();
-      if (events > 0) last_event = now;
+      if (events > 0 || sent_so_far(ctx_) != sent) last_event = now;
       if (!fds.empty() && now - last_event > kSpin) {
         (void)::poll(fds.data(), fds.size(), 1);
       } else {
