@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "progress/activity.h"
 #include "progress/engine.h"
 #include "protocol/context.h"
 #include "topo/placement.h"
@@ -81,13 +82,15 @@ class ThreadEngine final : public Engine {
 
   void sleep_for(microseconds d) {
     epoll_event events[8];
-    int ms = static_cast<int>(duration_cast<milliseconds>(d).count());
-    if (!has_fds_ && ms == 0) {
+    if (!has_fds_ && d < milliseconds(1)) {
       // Nothing to sleep on but the wake-up fd and a sub-millisecond timer:
       // a short real sleep keeps oversubscribed cores usable.
       std::this_thread::sleep_for(d);
       return;
     }
+    // Rounded up: truncated, the 100 us sleep of an open collective became
+    // epoll_wait(0), a busy loop that never gave the core away.
+    int ms = static_cast<int>(ceil<milliseconds>(d).count());
     int n = epoll_wait(epoll_fd_, events, 8, ms);
     for (int i = 0; i < n; ++i) {
       if (events[i].data.fd == wake_fd_) {
@@ -115,8 +118,10 @@ class ThreadEngine final : public Engine {
         // The context is touched only here; mu_ also orders op completion
         // with the waiters' checks of done().
         std::lock_guard lock(mu_);
+        const std::uint64_t sent = sent_so_far(ctx_);
         for (auto& op : todo) ctx_.start(op);
         events += ctx_.progress();
+        if (sent_so_far(ctx_) != sent) ++events;
       }
       if (ctx_.active() < before) done_cv_.notify_all();
       auto t = steady_clock::now();

@@ -1,0 +1,23 @@
+// What an engine counts as activity when it decides to sleep: datagrams and
+// messages received (Context::progress's result) and also data sent. A
+// root that only injects receives nothing, yet must not sleep between
+// batches: a 1 ms sleep after each 64-datagram batch would cap it below
+// 1 Gbit/s.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "protocol/context.h"
+
+namespace mccl::progress {
+
+// Grows whenever this rank sends data: multicast datagrams, repairs served,
+// point-to-point payload (ring reduce-scatter, fallbacks).
+inline std::uint64_t sent_so_far(const protocol::Context& ctx) {
+  const auto& c = ctx.counters();
+  constexpr auto r = std::memory_order_relaxed;
+  return c.mcast_datagrams_sent.load(r) + c.repairs_served.load(r) + c.p2p_bytes_sent.load(r);
+}
+
+}  // namespace mccl::progress
