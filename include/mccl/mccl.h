@@ -194,6 +194,10 @@ typedef struct mccl_comm_options_t {
   /* MCCL_ALLREDUCE_ALGO_* (MCCL_COLL_ALLREDUCE_ALGO) */
   int32_t allreduce_algorithm;
   int32_t reserved2; /* must be 0 */
+  /* (0, 1]: share of the sending a reduce-scatter's ring gets against the
+   * multicast collectives beside it; 0: unset (MCCL_COLL_RS_SHARE);
+   * anything else is MCCL_INVALID_ARGUMENT at creation */
+  double reduce_scatter_send_share;
 } mccl_comm_options_t;
 
 #define MCCL_COMM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_comm_options_t)
