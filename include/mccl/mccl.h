@@ -305,11 +305,10 @@ MCCL_API mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send,
 
 /* The reduction of every rank's `count` elements lands in `recv` on every
  * rank. `send` may be MCCL_IN_PLACE (the vector is already in `recv`). */
-MCCL_API mccl_result_t mccl_allreduce(mccl_comm_t comm, const void* send, void* recv,
-                                      size_t count, mccl_datatype_t datatype,
-                                      mccl_reduce_op_t op);
-MCCL_API mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv,
-                                       size_t count, mccl_datatype_t datatype, mccl_reduce_op_t op,
+MCCL_API mccl_result_t mccl_allreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
+                                      mccl_datatype_t datatype, mccl_reduce_op_t op);
+MCCL_API mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
+                                       mccl_datatype_t datatype, mccl_reduce_op_t op,
                                        mccl_request_t* request);
 
 /* -------------------------------------------------------------- requests */
