@@ -194,6 +194,10 @@ typedef struct mccl_comm_options_t {
   /* MCCL_ALLREDUCE_ALGO_* (MCCL_COLL_ALLREDUCE_ALGO) */
   int32_t allreduce_algorithm;
   int32_t reserved2; /* must be 0 */
+  /* (0, 1]: share of the sending a reduce-scatter's ring gets against the
+   * multicast collectives beside it; 0: unset (MCCL_COLL_RS_SHARE);
+   * anything else is MCCL_INVALID_ARGUMENT at creation */
+  double reduce_scatter_send_share;
 } mccl_comm_options_t;
 
 #define MCCL_COMM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_comm_options_t)
@@ -301,11 +305,10 @@ MCCL_API mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send,
 
 /* The reduction of every rank's `count` elements lands in `recv` on every
  * rank. `send` may be MCCL_IN_PLACE (the vector is already in `recv`). */
-MCCL_API mccl_result_t mccl_allreduce(mccl_comm_t comm, const void* send, void* recv,
-                                      size_t count, mccl_datatype_t datatype,
-                                      mccl_reduce_op_t op);
-MCCL_API mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv,
-                                       size_t count, mccl_datatype_t datatype, mccl_reduce_op_t op,
+MCCL_API mccl_result_t mccl_allreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
+                                      mccl_datatype_t datatype, mccl_reduce_op_t op);
+MCCL_API mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
+                                       mccl_datatype_t datatype, mccl_reduce_op_t op,
                                        mccl_request_t* request);
 
 /* -------------------------------------------------------------- requests */

@@ -7,6 +7,12 @@
 namespace mccl {
 
 // Values never change: the C API's mccl_datatype_t mirrors them.
+//
+// Half precision: every reduction step widens both operands to float32,
+// combines them there and rounds the result back to nearest even. Partial
+// results travel between ranks in the element type (the ring's wire bytes
+// are those of the data), so a reduction over N ranks rounds N-1 times; the
+// order of the steps is fixed, so every rank gets the same bits.
 enum class DataType {
   kFloat32,
   kFloat64,

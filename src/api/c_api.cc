@@ -74,7 +74,10 @@ static_assert(sizeof(mccl_stats_t) == sizeof(std::size_t) + sizeof(mccl::Stats),
 // older caller's padding bytes (possibly garbage) would otherwise be read
 // as the first field added later.
 static_assert(sizeof(mccl_comm_options_t) ==
-              offsetof(mccl_comm_options_t, reserved2) + sizeof(std::int32_t));
+              offsetof(mccl_comm_options_t, reduce_scatter_send_share) + sizeof(double));
+static_assert(offsetof(mccl_comm_options_t, reduce_scatter_send_share) ==
+                  offsetof(mccl_comm_options_t, reserved2) + sizeof(std::int32_t),
+              "no padding before the double");
 static_assert(sizeof(mccl_sim_options_t) ==
               offsetof(mccl_sim_options_t, seed) + sizeof(std::uint64_t));
 
@@ -244,6 +247,13 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   o.allgather_algorithm = enum_field(c.allgather_algorithm, kAllgather, "allgather_algorithm");
   o.broadcast_algorithm = enum_field(c.broadcast_algorithm, kBroadcast, "broadcast_algorithm");
   o.allreduce_algorithm = enum_field(c.allreduce_algorithm, kAllreduce, "allreduce_algorithm");
+  if (c.reduce_scatter_send_share != 0) {
+    if (!(c.reduce_scatter_send_share > 0 && c.reduce_scatter_send_share <= 1)) {
+      invalid("options->reduce_scatter_send_share is " +
+              std::to_string(c.reduce_scatter_send_share) + "; expected (0, 1] or 0 (unset)");
+    }
+    o.reduce_scatter_send_share = c.reduce_scatter_send_share;
+  }
   if (c.timeout_ms < 0) invalid("options->timeout_ms is negative; 0 means unset");
   if (c.timeout_ms > 0) o.timeout = std::chrono::milliseconds(c.timeout_ms);
   if (c.allgather_concurrent_roots < -1) {

@@ -26,7 +26,7 @@ struct Hello {
   std::uint32_t tag;
   std::uint32_t transport;
   std::uint64_t salt;
-  std::uint32_t checksum;  // a rank that checks CRCs would drop a non-checking root's data
+  std::uint32_t checksum;   // a rank that checks CRCs would drop a non-checking root's data
   std::uint32_t ib_usable;  // auto picks InfiniBand only when every rank has it
   std::uint64_t machine;    // ranks on one machine spread their progress threads
 };

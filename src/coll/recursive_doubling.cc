@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "coll/reduce_args.h"
 #include "coll/reduce_kernels.h"
 #include "protocol/context.h"
 
@@ -15,7 +16,7 @@ using protocol::Counters;
 RecursiveDoublingAllreduce::RecursiveDoublingAllreduce(protocol::Context& ctx, DataType type,
                                                        ReduceOp op, const std::byte* send,
                                                        std::byte* recv, std::size_t bytes,
-                                                       std::uint64_t signature,
+                                                       std::uint64_t signature, std::uint32_t args,
                                                        std::size_t segment_bytes, std::string what)
     : Operation(ctx),
       type_(type),
@@ -24,6 +25,7 @@ RecursiveDoublingAllreduce::RecursiveDoublingAllreduce(protocol::Context& ctx, D
       recv_(recv),
       bytes_(bytes),
       signature_(signature),
+      args_(args),
       segment_bytes_(std::max(segment_bytes, size_of(type))),
       // An empty vector still exchanges one empty message per round, so a
       // disagreement is found whatever the size.
@@ -105,6 +107,7 @@ void RecursiveDoublingAllreduce::advance() {
           h.kind = ControlKind::kP2pData;
           h.seq = seq();
           h.signature = signature_;
+          h.root = args_;
           h.arg0 = s.round;
           h.arg1 = seg;
           const std::size_t len = seg_len(seg);
@@ -132,10 +135,9 @@ void RecursiveDoublingAllreduce::advance() {
 void RecursiveDoublingAllreduce::on_control(int peer, const ControlHeader& h,
                                             std::span<const std::byte> body, common::TimePoint) {
   if (h.signature != signature_) {
-    ctx_.poison(common::mismatch_error(
-        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
-        describe() + ") was called with other arguments on rank " + std::to_string(peer) +
-        ": every rank must pass the same count, datatype and op (and algorithm settings)"));
+    ctx_.poison(common::mismatch_error("rank " + std::to_string(ctx_.rank()) + ": collective #" +
+                                       std::to_string(seq()) + " (" + describe() + ") " +
+                                       reduce_mismatch_text(peer, args_, h.root)));
     return;
   }
   // Which of this rank's steps the message belongs to; it must come from

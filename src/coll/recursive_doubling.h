@@ -25,10 +25,12 @@ namespace mccl::coll {
 class RecursiveDoublingAllreduce final : public protocol::Operation {
  public:
   // `send` may equal `recv` (in place); `segment_bytes` is a multiple of
-  // the element size.
+  // the element size; `args` from encode_reduce_args(), sent in every
+  // message's `root` (reduce_args.h).
   RecursiveDoublingAllreduce(protocol::Context& ctx, DataType type, ReduceOp op,
                              const std::byte* send, std::byte* recv, std::size_t bytes,
-                             std::uint64_t signature, std::size_t segment_bytes, std::string what);
+                             std::uint64_t signature, std::uint32_t args, std::size_t segment_bytes,
+                             std::string what);
 
   std::string describe() const override { return what_; }
   std::string describe_wait() const override;
@@ -59,6 +61,7 @@ class RecursiveDoublingAllreduce final : public protocol::Operation {
   std::byte* recv_;
   std::size_t bytes_;
   std::uint64_t signature_;
+  std::uint32_t args_;
   std::size_t segment_bytes_;
   std::uint32_t segments_;
   std::string what_;

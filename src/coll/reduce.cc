@@ -14,6 +14,7 @@
 #include "coll/algorithm.h"
 #include "coll/collectives.h"
 #include "coll/recursive_doubling.h"
+#include "coll/reduce_args.h"
 #include "coll/ring_allgather.h"
 #include "coll/ring_reduce_scatter.h"
 #include "coll/schedule.h"
@@ -76,7 +77,8 @@ std::shared_ptr<protocol::Operation> make_reduce_scatterv(protocol::Context& ctx
   signature.mix(counts).mix(segment);
   const std::string what = "reduce-scatter of " + std::to_string(counts[ctx.rank()]) + " " +
                            to_string(type) + " (" + to_string(op) + ") on this rank";
-  return std::make_shared<RingReduceScatter>(ctx, std::move(layout), signature.value(), segment,
+  return std::make_shared<RingReduceScatter>(ctx, std::move(layout), signature.value(),
+                                             encode_reduce_args(type, op, 0), segment,
                                              rs_send_budget(ctx, cfg.rs_share), what);
 }
 
@@ -97,12 +99,13 @@ std::shared_ptr<protocol::Operation> make_allreduce(protocol::Context& ctx, cons
   signature.mix(count).mix(static_cast<std::uint64_t>(algo)).mix(segment);
   if (algo == AllreduceAlgorithm::kRing) signature.mix(cfg.segment_bytes);
   const std::uint64_t sig = signature.value();
+  const std::uint32_t args = encode_reduce_args(type, op, 1 + static_cast<std::uint32_t>(algo));
   const std::string what = "allreduce of " + std::to_string(count) + " " + to_string(type) + " (" +
                            to_string(op) + ", " + algorithm_name(algo) + ")";
 
   if (algo == AllreduceAlgorithm::kRecursiveDoubling) {
-    return std::make_shared<RecursiveDoublingAllreduce>(ctx, type, op, in, out, bytes, sig, segment,
-                                                        what);
+    return std::make_shared<RecursiveDoublingAllreduce>(ctx, type, op, in, out, bytes, sig, args,
+                                                        segment, what);
   }
   // Blocks of whole elements, as even as they go.
   std::vector<std::size_t> block_bytes(n), displs(n);
@@ -118,7 +121,7 @@ std::shared_ptr<protocol::Operation> make_allreduce(protocol::Context& ctx, cons
   // block b's final value arrives, which can only happen after this rank
   // forwarded its partial of b.
   ReduceLayout layout{type, op, in, out + displs[me], out, block_bytes, displs};
-  auto rs = std::make_shared<RingReduceScatter>(ctx, std::move(layout), sig, segment,
+  auto rs = std::make_shared<RingReduceScatter>(ctx, std::move(layout), sig, args, segment,
                                                 rs_send_budget(ctx, cfg.rs_share),
                                                 what + ", reduce-scatter step");
   std::shared_ptr<protocol::Operation> ag;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "coll/reduce_args.h"
 #include "coll/reduce_kernels.h"
 #include "protocol/context.h"
 
@@ -14,11 +15,13 @@ using protocol::ControlKind;
 using protocol::Counters;
 
 RingReduceScatter::RingReduceScatter(protocol::Context& ctx, ReduceLayout layout,
-                                     std::uint64_t signature, std::size_t segment_bytes,
-                                     std::size_t send_budget, std::string what)
+                                     std::uint64_t signature, std::uint32_t args,
+                                     std::size_t segment_bytes, std::size_t send_budget,
+                                     std::string what)
     : Operation(ctx),
       layout_(std::move(layout)),
       signature_(signature),
+      args_(args),
       segment_bytes_(std::max(segment_bytes, size_of(layout_.type))),
       send_budget_(send_budget),
       what_(std::move(what)) {
@@ -92,10 +95,9 @@ void RingReduceScatter::on_datagram(const protocol::DataHeader&, std::span<const
 void RingReduceScatter::on_control(int peer, const ControlHeader& h,
                                    std::span<const std::byte> body, common::TimePoint) {
   if (h.signature != signature_) {
-    ctx_.poison(common::mismatch_error(
-        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
-        describe() + ") was called with other arguments on rank " + std::to_string(peer) +
-        ": every rank must pass the same counts, datatype and op (and algorithm settings)"));
+    ctx_.poison(common::mismatch_error("rank " + std::to_string(ctx_.rank()) + ": collective #" +
+                                       std::to_string(seq()) + " (" + describe() + ") " +
+                                       reduce_mismatch_text(peer, args_, h.root)));
     return;
   }
   if (h.kind != ControlKind::kP2pData || peer != ctx_.left() ||
@@ -150,6 +152,7 @@ void RingReduceScatter::drain() {
     h.kind = ControlKind::kP2pData;
     h.seq = seq();
     h.signature = signature_;
+    h.root = args_;
     h.arg0 = kReduceScatterFlag | p.block;
     h.arg1 = p.segment;
     common::Status st = ctx_.send_control(ctx_.right(), h, {p.data, p.len});

@@ -52,9 +52,11 @@ struct ReduceLayout {
 class RingReduceScatter final : public protocol::Operation {
  public:
   // `segment_bytes` is a multiple of the element size; `send_budget` bytes
-  // per progress call, 0 for no limit.
+  // per progress call, 0 for no limit; `args` from encode_reduce_args(),
+  // sent in every message's `root` (reduce_args.h).
   RingReduceScatter(protocol::Context& ctx, ReduceLayout layout, std::uint64_t signature,
-                    std::size_t segment_bytes, std::size_t send_budget, std::string what);
+                    std::uint32_t args, std::size_t segment_bytes, std::size_t send_budget,
+                    std::string what);
 
   std::string describe() const override { return what_; }
   std::string describe_wait() const override;
@@ -81,6 +83,7 @@ class RingReduceScatter final : public protocol::Operation {
 
   ReduceLayout layout_;
   std::uint64_t signature_;
+  std::uint32_t args_;
   std::size_t segment_bytes_;
   std::size_t send_budget_;
   std::string what_;

@@ -104,6 +104,70 @@ TEST(Overlap, PipelinedLayersOnThreads) {
   for (int i = 0; i < kLayers; ++i) check_layer(layers[i], n, m, count, 200 + i);
 }
 
+// Every kind of collective in flight at once on one communicator, with
+// loss: broadcast, allgatherv, barrier, reduce_scatterv, and allreduces
+// small (recursive doubling) and large (reduce-scatter + multicast), posted
+// in the same order everywhere and completed in whatever order they finish.
+TEST(Overlap, EveryKindOfCollectiveOnOneCommunicator) {
+  const int n = 5;
+  const std::size_t m = 30001, small = 100, large = 40009;
+  InProcessWorld world(n, {.loss = 0.08, .duplicate = 0.02, .reorder = 0.05, .seed = 606});
+  auto comms = create_communicators(world);
+  std::vector<std::size_t> counts(n), displs(n), rs_counts(n);
+  std::size_t total = 0, rs_total = 0;
+  for (int r = 0; r < n; ++r) {
+    counts[r] = m + 97 * r;  // all different
+    displs[r] = total;
+    total += counts[r];
+    rs_counts[r] = 1000 + 3 * r;
+    rs_total += rs_counts[r];
+  }
+  std::vector<std::vector<std::byte>> bc(n), agv_send(n), agv_recv(n), rs_send(n), rs_recv(n);
+  std::vector<std::vector<std::byte>> ar_small_send(n), ar_small(n), ar_large_send(n), ar_large(n);
+  std::vector<Request> reqs;
+  for (int r = 0; r < n; ++r) {
+    bc[r].resize(m);
+    if (r == 3) fill(bc[r].data(), m, 3, 61);
+    agv_send[r].resize(counts[r]);
+    fill(agv_send[r].data(), counts[r], r, 62);
+    agv_recv[r].resize(total);
+    rs_send[r] = make_input(DataType::kFloat64, ReduceOp::kMax, r, 0, rs_total, 63);
+    rs_recv[r].resize(rs_counts[r] * 8);
+    ar_small_send[r] = make_input(DataType::kInt64, kSum, r, 0, small, 64);
+    ar_small[r].resize(small * 8);
+    ar_large_send[r] = make_input(DataType::kBFloat16, kSum, r, 0, large, 65);
+    ar_large[r].resize(large * 2);
+  }
+  for (int r = 0; r < n; ++r) {
+    auto& c = comms[r];
+    reqs.push_back(c.ibroadcast(bc[r].data(), m, 3));
+    reqs.push_back(c.iallreduce(ar_large_send[r].data(), ar_large[r].data(), large,
+                                DataType::kBFloat16, kSum));
+    reqs.push_back(c.iallgatherv(agv_send[r].data(), agv_recv[r].data(), counts, displs));
+    reqs.push_back(c.ibarrier());
+    reqs.push_back(c.ireduce_scatterv(rs_send[r].data(), rs_recv[r].data(), rs_counts,
+                                      DataType::kFloat64, ReduceOp::kMax));
+    reqs.push_back(
+        c.iallreduce(ar_small_send[r].data(), ar_small[r].data(), small, DataType::kInt64, kSum));
+  }
+  drive(reqs, 120s);
+  std::size_t first = 0;
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(first_mismatch(bc[r].data(), m, 3, 61), m) << "broadcast, rank " << r;
+    for (int b = 0; b < n; ++b) {
+      ASSERT_EQ(first_mismatch(agv_recv[r].data() + displs[b], counts[b], b, 62), counts[b])
+          << "allgatherv, rank " << r << " block " << b;
+    }
+    ASSERT_TRUE(check_reduced(DataType::kFloat64, ReduceOp::kMax, rs_recv[r].data(), n, first,
+                              rs_counts[r], 63))
+        << "reduce_scatterv, rank " << r;
+    first += rs_counts[r];
+    ASSERT_TRUE(check_reduced(DataType::kInt64, kSum, ar_small[r].data(), n, 0, small, 64));
+    ASSERT_TRUE(check_reduced(DataType::kBFloat16, kSum, ar_large[r].data(), n, 0, large, 65));
+    ASSERT_EQ(ar_large[r], ar_large[0]) << "allreduce bits differ on rank " << r;
+  }
+}
+
 // Two communicators over the same ranks, one thread driving both: one runs
 // allgathers and broadcasts, the other reduce-scatters and allreduces.
 TEST(TwoCommunicators, DrivenFromOneThread) {

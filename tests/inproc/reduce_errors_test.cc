@@ -72,8 +72,11 @@ TEST(ReduceInvalidArgument, NamesTheProblem) {
   });
 }
 
+// Every rank fails with kMismatch; with `must_say`, every rank's message
+// names the argument that differs (the detecting rank's text reaches all).
 void expect_mismatch_everywhere(int n, const CommOptions& opts,
-                                const std::function<void(Communicator&)>& bad_call) {
+                                const std::function<void(Communicator&)>& bad_call,
+                                const char* must_say = nullptr) {
   InProcessWorld world(n, {.loss = 0.05, .seed = 37});
   CommOptions o = opts;
   o.timeout = 20s;
@@ -89,24 +92,33 @@ void expect_mismatch_everywhere(int n, const CommOptions& opts,
     EXPECT_TRUE(first[r] == ErrorCode::kMismatch || second[r] == ErrorCode::kMismatch)
         << "rank " << r << ": " << to_string(first[r]) << " / " << to_string(second[r]) << ": "
         << msgs[r];
+    if (must_say != nullptr) {
+      EXPECT_NE(msgs[r].find(must_say), std::string::npos) << "rank " << r << ": " << msgs[r];
+    }
   }
 }
 
 TEST(ReduceMismatch, ReduceScatterCountsDiffer) {
-  expect_mismatch_everywhere(5, {}, [](Communicator& c) {
-    const std::size_t count = c.rank() == 2 ? 900 : 1000;
-    std::vector<float> send(count * 5), recv(count);
-    c.reduce_scatter(send.data(), recv.data(), count, kF32, kSum);
-  });
+  expect_mismatch_everywhere(
+      5, {},
+      [](Communicator& c) {
+        const std::size_t count = c.rank() == 2 ? 900 : 1000;
+        std::vector<float> send(count * 5), recv(count);
+        c.reduce_scatter(send.data(), recv.data(), count, kF32, kSum);
+      },
+      "passed other counts");
 }
 
 TEST(ReduceMismatch, ReduceScatterZeroAgainstNonzero) {
   // Rank 3 thinks there is nothing to reduce: it must still find out.
-  expect_mismatch_everywhere(4, {}, [](Communicator& c) {
-    const std::size_t count = c.rank() == 3 ? 0 : 10;
-    std::vector<float> send(40), recv(10);
-    c.reduce_scatter(send.data(), recv.data(), count, kF32, kSum);
-  });
+  expect_mismatch_everywhere(
+      4, {},
+      [](Communicator& c) {
+        const std::size_t count = c.rank() == 3 ? 0 : 10;
+        std::vector<float> send(40), recv(10);
+        c.reduce_scatter(send.data(), recv.data(), count, kF32, kSum);
+      },
+      "passed other counts");
 }
 
 TEST(ReduceMismatch, ReduceScattervCountsDisagree) {
@@ -119,35 +131,62 @@ TEST(ReduceMismatch, ReduceScattervCountsDisagree) {
 }
 
 TEST(ReduceMismatch, DatatypesDiffer) {
-  expect_mismatch_everywhere(3, {}, [](Communicator& c) {
-    std::vector<std::int32_t> send(3000), recv(1000);
-    c.reduce_scatter(send.data(), recv.data(), 1000, c.rank() == 1 ? DataType::kInt32 : kF32, kSum);
-  });
+  expect_mismatch_everywhere(
+      3, {},
+      [](Communicator& c) {
+        std::vector<std::int32_t> send(3000), recv(1000);
+        c.reduce_scatter(send.data(), recv.data(), 1000, c.rank() == 1 ? DataType::kInt32 : kF32,
+                         kSum);
+      },
+      "passed datatype");
 }
 
 TEST(ReduceMismatch, AllreduceOpsDiffer) {
   for (auto algo : {AllreduceAlgorithm::kRsMulticast, AllreduceAlgorithm::kRing,
                     AllreduceAlgorithm::kRecursiveDoubling}) {
     SCOPED_TRACE(static_cast<int>(algo));
-    expect_mismatch_everywhere(5, {.allreduce_algorithm = algo}, [](Communicator& c) {
-      std::vector<float> send(5000), recv(5000);
-      c.allreduce(send.data(), recv.data(), 5000, kF32, c.rank() == 4 ? ReduceOp::kMax : kSum);
-    });
+    expect_mismatch_everywhere(
+        5, {.allreduce_algorithm = algo},
+        [](Communicator& c) {
+          std::vector<float> send(5000), recv(5000);
+          c.allreduce(send.data(), recv.data(), 5000, kF32, c.rank() == 4 ? ReduceOp::kMax : kSum);
+        },
+        "passed op");
   }
 }
 
 TEST(ReduceMismatch, AllreduceCountsDiffer) {
-  expect_mismatch_everywhere(6, {}, [](Communicator& c) {
-    const std::size_t count = c.rank() == 0 ? 100000 : 100001;
-    std::vector<double> send(count), recv(count);
-    c.allreduce(send.data(), recv.data(), count, DataType::kFloat64, kSum);
-  });
+  expect_mismatch_everywhere(
+      6, {},
+      [](Communicator& c) {
+        const std::size_t count = c.rank() == 0 ? 100000 : 100001;
+        std::vector<double> send(count), recv(count);
+        c.allreduce(send.data(), recv.data(), count, DataType::kFloat64, kSum);
+      },
+      "passed other counts");
 }
 
 TEST(ReduceMismatch, EmptyAllreduceDatatypesDiffer) {
-  expect_mismatch_everywhere(4, {}, [](Communicator& c) {
-    c.allreduce(nullptr, nullptr, 0, c.rank() == 2 ? DataType::kUInt8 : kF32, kSum);
-  });
+  expect_mismatch_everywhere(
+      4, {},
+      [](Communicator& c) {
+        c.allreduce(nullptr, nullptr, 0, c.rank() == 2 ? DataType::kUInt8 : kF32, kSum);
+      },
+      "passed datatype");
+}
+
+TEST(ReduceMismatch, ReduceScatterAgainstAllreduce) {
+  expect_mismatch_everywhere(
+      3, {},
+      [](Communicator& c) {
+        std::vector<float> send(3000), recv(3000);
+        if (c.rank() == 0) {
+          c.allreduce(send.data(), recv.data(), 3000, kF32, kSum);
+        } else {
+          c.reduce_scatter(send.data(), recv.data(), 1000, kF32, kSum);
+        }
+      },
+      "where this rank called");
 }
 
 TEST(ReduceMismatch, AllreduceAlgorithmsDiffer) {

@@ -148,9 +148,15 @@ TEST_P(ReduceOverTransport, SizeSweep) {
     }
   }
   if (n > 1) {
-    std::uint64_t mcast = 0;
-    for (auto& c : comms[0]) mcast += c.stats().mcast_bytes_sent;
+    std::uint64_t mcast = 0, repairs = 0;
+    for (auto& c : comms[0]) {
+      mcast += c.stats().mcast_bytes_sent;
+      repairs += c.stats().repairs_requested;
+    }
     EXPECT_GT(mcast, 0u) << "the reduce-scatter + multicast allreduce did multicast";
+    if (net != Net::kSim) {
+      EXPECT_GT(repairs, 0u) << "1% of the datagrams were dropped, yet nothing was repaired";
+    }
   }
 }
 

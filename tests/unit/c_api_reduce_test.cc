@@ -114,6 +114,14 @@ TEST(CApiReduceErrors, BadArgumentsAreInvalid) {
   mccl_comm_t comm = nullptr;
   EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
   EXPECT_NE(std::string(mccl_last_error()).find("allreduce_algorithm"), std::string::npos);
+  opts.allreduce_algorithm = MCCL_ALLREDUCE_ALGO_UNSET;
+  opts.reduce_scatter_send_share = 1.5;
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("reduce_scatter_send_share"), std::string::npos)
+      << mccl_last_error();
+  opts.reduce_scatter_send_share = 0.25;
+  ASSERT_MCCL_OK(mccl_comm_create_inprocess(world, 0, &opts, &comm));
+  EXPECT_MCCL_OK(mccl_comm_destroy(comm));
   EXPECT_MCCL_OK(mccl_world_destroy(world));
 }
 
