@@ -6,6 +6,7 @@
 // has gone) and the idle exit of a daemon no client ever reached.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -99,6 +100,14 @@ TEST(OffloadFailure, KilledDaemonFailsTheApplicationsQuickly) {
   std::printf("%s", dump(job).c_str());
 }
 
+TEST(OffloadFailure, StoppedDaemonGivesATimeoutThenAnError) {
+  const int ranks = 2;
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"stop-daemon"}, ranks,
+                          offload_env(socket_path("stopd")), std::chrono::seconds(60));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+}
+
 TEST(OffloadFailure, DeadClientIsReleasedAndTheDaemonExits) {
   const int ranks = 3;
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"die", "1"}, ranks, offload_env(socket_path("die")),
@@ -107,6 +116,42 @@ TEST(OffloadFailure, DeadClientIsReleasedAndTheDaemonExits) {
   for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
   expect_daemon_exits(job);
   std::printf("%s", dump(job).c_str());
+}
+
+// Started beforehand (as a service manager would): the job uses it, starts
+// none of its own (the binary it would start does not exist), and the
+// daemon exits after its last client.
+TEST(OffloadDaemon, StartedBeforehandServesTheJobThenExits) {
+  const std::string sock = socket_path("pre");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string arg = "--socket=" + sock;
+    ::execl(MCCL_OFFLOADD, MCCL_OFFLOADD, arg.c_str(), "--idle-timeout-ms=30000",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  Env env = offload_env(sock);
+  env[0].second = "/nonexistent/mccl_offloadd";
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"sweep"}, 2, env, std::chrono::seconds(120));
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && done == 0; ++i) {
+    done = ::waitpid(pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+    EXPECT_NE(job.ranks[r].output.find("daemon_pid=" + std::to_string(pid)), std::string::npos)
+        << dump(job);
+  }
+  EXPECT_NE(done, 0) << "the daemon started beforehand did not exit after its clients left";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 TEST(OffloadDaemon, ExitsWhenNoClientComes) {
