@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "launcher.h"
 
@@ -34,8 +36,28 @@ std::string dump(const JobResult& job) {
   return s;
 }
 
+// Every socket path a test used; its log (and any lock or socket a killed
+// daemon left) is removed when the tests end.
+std::vector<std::string>& used_paths() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
+class RemoveFiles : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const auto& p : used_paths()) {
+      for (const char* suffix : {"", ".lock", ".log"}) std::remove((p + suffix).c_str());
+    }
+  }
+};
+[[maybe_unused]] const auto* const kRemoveFiles =
+    ::testing::AddGlobalTestEnvironment(new RemoveFiles);
+
 std::string socket_path(const std::string& name) {
-  return "/tmp/mccl-offload-test-" + std::to_string(::getpid()) + "-" + name + ".sock";
+  std::string p = "/tmp/mccl-offload-test-" + std::to_string(::getpid()) + "-" + name + ".sock";
+  used_paths().push_back(p);
+  return p;
 }
 
 Env offload_env(const std::string& sock, int drop = 0) {
