@@ -2,7 +2,7 @@
 // the first application process of a job on this host when none answers on
 // the offload socket; exits when its last client has gone.
 //
-//   mccl_offloadd [--socket=PATH] [--idle-timeout-ms=N] [--version] [--self-test]
+//   mccl_offloadd [--socket=PATH] [--log=PATH] [--idle-timeout-ms=N] [--version] [--self-test]
 //                 [--self-test-rings] [--self-test-sim]
 #include <cstdio>
 #include <cstdlib>
@@ -38,12 +38,15 @@ int main(int argc, char** argv) {
     }
     if (a.rfind("--socket=", 0) == 0) {
       cfg.socket_path = a.substr(9);
+    } else if (a.rfind("--log=", 0) == 0) {
+      cfg.log_path = a.substr(6);
     } else if (a.rfind("--idle-timeout-ms=", 0) == 0) {
       cfg.idle_timeout = std::chrono::milliseconds(std::atoll(a.c_str() + 18));
     } else {
-      std::fprintf(stderr,
-                   "usage: mccl_offloadd [--socket=PATH] [--idle-timeout-ms=N] [--version] "
-                   "[--self-test] [--self-test-rings] [--self-test-sim]\n");
+      std::fprintf(
+          stderr,
+          "usage: mccl_offloadd [--socket=PATH] [--log=PATH] [--idle-timeout-ms=N] [--version] "
+          "[--self-test] [--self-test-rings] [--self-test-sim]\n");
       return 2;
     }
   }

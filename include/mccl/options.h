@@ -15,6 +15,9 @@
 namespace mccl {
 
 enum class TransportKind { kAuto, kSim, kUdp, kIb };
+// kInline: the caller's thread drives the protocol inside test()/wait().
+// kThread: a pinned host thread does. kOffload: the mccl_offloadd daemon
+// runs it outside this process (started on first use; docs/offload.md).
 enum class ProgressKind { kInline, kThread, kOffload };
 enum class AllgatherAlgorithm { kAuto, kMulticast, kRing };
 enum class BroadcastAlgorithm { kAuto, kMulticast, kChain };

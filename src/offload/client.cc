@@ -66,7 +66,9 @@ void spawn_daemon(const std::string& exe, const std::string& socket_path) {
   // async-signal-safe calls (the application may have threads).
   const std::string log = common::settings::kOffloadLog.from_env().value_or(socket_path + ".log");
   std::string arg_socket = "--socket=" + socket_path;
-  char* argv[] = {const_cast<char*>(exe.c_str()), const_cast<char*>(arg_socket.c_str()), nullptr};
+  std::string arg_log = "--log=" + log;
+  char* argv[] = {const_cast<char*>(exe.c_str()), const_cast<char*>(arg_socket.c_str()),
+                  const_cast<char*>(arg_log.c_str()), nullptr};
   pid_t child = ::fork();
   if (child < 0) return;
   if (child == 0) {

@@ -28,6 +28,9 @@ namespace mccl::offload {
 
 namespace {
 
+// Set when something went wrong that the log should keep (see run_daemon).
+std::atomic<bool> g_trouble{false};
+
 void say(const char* fmt, const std::string& a) {
   std::fprintf(stderr, "mccl_offloadd[%d]: ", static_cast<int>(::getpid()));
   std::fprintf(stderr, fmt, a.c_str());
@@ -348,6 +351,7 @@ void Session::loop() {
       // The client has gone (crashed, or left collectives in flight): poison
       // its communicator so that its peers get an error instead of waiting,
       // give the abort a moment to leave.
+      g_trouble = true;
       say("%s", "rank " + std::to_string(ctx.rank()) +
                     "'s application process has gone: releasing its communicator");
       ctx.poison(common::peer_failure("rank " + std::to_string(ctx.rank()) +
@@ -370,6 +374,7 @@ void Session::run() {
   std::memcpy(body.data() + sizeof ready, st.message().data(), st.message().size());
   if (rings_ != nullptr || memfd_ >= 0) (void)send_msg(sock_, MsgType::kReady, body);
   if (!st) {
+    g_trouble = true;
     say("a client's communicator failed: %s", st.message());
     return;
   }
@@ -440,7 +445,13 @@ int run_daemon(const DaemonConfig& config) {
   ::unlink(path.c_str());
   for (auto& t : sessions) t.join();
   say("%s", ever ? "the last client has gone: exiting" : "no client came: exiting");
+  // Unlinked while still held: a daemon starting now either opened the old
+  // file (and fails to lock it, as before) or makes a new one; the socket
+  // path is free either way.
+  ::unlink(lock_path.c_str());
   ::close(lock);
+  // A log with nothing but "listening" and "exiting" in it is not kept.
+  if (!config.log_path.empty() && !g_trouble) ::unlink(config.log_path.c_str());
   return 0;
 }
 

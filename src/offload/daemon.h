@@ -20,6 +20,9 @@ struct DaemonConfig {
   // Exit when no client came for this long (only before the first client:
   // afterwards the daemon exits as soon as its last client has gone).
   std::chrono::milliseconds idle_timeout{10000};
+  // The file stdout/stderr go to (--log, given by the library when it
+  // starts the daemon): removed at exit unless something went wrong.
+  std::string log_path;
 };
 
 // Runs until the last client has gone (or the idle timeout). Returns 0, or

@@ -405,6 +405,8 @@ kill_main() {
     t_kill hang 1 inline 4000
   check "rank 1 stops calling collectives (thread): survivors fail by the 4 s deadline, no hang" \
     t_kill hang 1 thread 4000
+  check "rank 1 stops calling collectives (offload): survivors fail by the 4 s deadline, no hang" \
+    t_kill hang 1 offload 4000
   finish
 }
 

@@ -6,15 +6,18 @@
 // has gone) and the idle exit of a daemon no client ever reached.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "launcher.h"
 
@@ -33,8 +36,28 @@ std::string dump(const JobResult& job) {
   return s;
 }
 
+// Every socket path a test used; its log (and any lock or socket a killed
+// daemon left) is removed when the tests end.
+std::vector<std::string>& used_paths() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
+class RemoveFiles : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const auto& p : used_paths()) {
+      for (const char* suffix : {"", ".lock", ".log"}) std::remove((p + suffix).c_str());
+    }
+  }
+};
+[[maybe_unused]] const auto* const kRemoveFiles =
+    ::testing::AddGlobalTestEnvironment(new RemoveFiles);
+
 std::string socket_path(const std::string& name) {
-  return "/tmp/mccl-offload-test-" + std::to_string(::getpid()) + "-" + name + ".sock";
+  std::string p = "/tmp/mccl-offload-test-" + std::to_string(::getpid()) + "-" + name + ".sock";
+  used_paths().push_back(p);
+  return p;
 }
 
 Env offload_env(const std::string& sock, int drop = 0) {
@@ -99,6 +122,14 @@ TEST(OffloadFailure, KilledDaemonFailsTheApplicationsQuickly) {
   std::printf("%s", dump(job).c_str());
 }
 
+TEST(OffloadFailure, StoppedDaemonGivesATimeoutThenAnError) {
+  const int ranks = 2;
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"stop-daemon"}, ranks,
+                          offload_env(socket_path("stopd")), std::chrono::seconds(60));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+}
+
 TEST(OffloadFailure, DeadClientIsReleasedAndTheDaemonExits) {
   const int ranks = 3;
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"die", "1"}, ranks, offload_env(socket_path("die")),
@@ -107,6 +138,42 @@ TEST(OffloadFailure, DeadClientIsReleasedAndTheDaemonExits) {
   for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
   expect_daemon_exits(job);
   std::printf("%s", dump(job).c_str());
+}
+
+// Started beforehand (as a service manager would): the job uses it, starts
+// none of its own (the binary it would start does not exist), and the
+// daemon exits after its last client.
+TEST(OffloadDaemon, StartedBeforehandServesTheJobThenExits) {
+  const std::string sock = socket_path("pre");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string arg = "--socket=" + sock;
+    ::execl(MCCL_OFFLOADD, MCCL_OFFLOADD, arg.c_str(), "--idle-timeout-ms=30000",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  Env env = offload_env(sock);
+  env[0].second = "/nonexistent/mccl_offloadd";
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"sweep"}, 2, env, std::chrono::seconds(120));
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && done == 0; ++i) {
+    done = ::waitpid(pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+    EXPECT_NE(job.ranks[r].output.find("daemon_pid=" + std::to_string(pid)), std::string::npos)
+        << dump(job);
+  }
+  EXPECT_NE(done, 0) << "the daemon started beforehand did not exit after its clients left";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 TEST(OffloadDaemon, ExitsWhenNoClientComes) {

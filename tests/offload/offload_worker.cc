@@ -13,6 +13,10 @@
 //                                   the daemon; the outstanding broadcasts
 //                                   and rank 0's next one must fail with
 //                                   kPeerFailure within 10 s
+//   offload_worker stop-daemon      rank 0 SIGSTOPs the daemon: a wait
+//                                   with a 0.5 s deadline must give
+//                                   kTimeout; then rank 0 SIGKILLs it and
+//                                   the same op must fail (kPeerFailure)
 //   offload_worker die RANK         one allgather; the others leave a
 //                                   second in flight; RANK exits without a
 //                                   goodbye; the second must fail
@@ -178,6 +182,32 @@ int kill_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
   return expect_failure(c, outstanding, "op in flight when the daemon died");
 }
 
+// A daemon that stops answering (SIGSTOP) must not hang the application:
+// wait() returns kTimeout at its deadline. Rank 0 then kills it and the
+// same operation fails with kPeerFailure.
+int stop_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
+  std::byte one{1};
+  (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
+  if (c.rank() == 0) {
+    std::printf("rank 0 stops the daemon %d\n", c.daemon_pid());
+    ::kill(c.daemon_pid(), SIGSTOP);
+  }
+  (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
+  std::vector<std::byte> buf(1000);
+  auto op = c.broadcast(buf.data(), buf.size(), 0);
+  auto st = c.wait(*op, mccl::common::Deadline::after(std::chrono::milliseconds(500)));
+  if (st.code() != mccl::ErrorCode::kTimeout || op->done()) {
+    std::printf("rank %d: wait on a stopped daemon: expected a timeout, got %s\n", c.rank(),
+                st.is_ok() ? "ok" : st.message().c_str());
+    if (c.rank() == 0) ::kill(c.daemon_pid(), SIGKILL);
+    return 4;
+  }
+  std::printf("rank %d: wait on a stopped daemon timed out: %s\n", c.rank(), st.message().c_str());
+  (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
+  if (c.rank() == 0) ::kill(c.daemon_pid(), SIGKILL);
+  return expect_failure(c, op, "op on a stopped daemon, then killed");
+}
+
 int die(OffloadComm& c, mccl::Bootstrap& boot, int victim) {
   const std::size_t m = 1 << 20;
   std::vector<std::byte> send(m), recv(m * c.size());
@@ -206,7 +236,7 @@ int die(OffloadComm& c, mccl::Bootstrap& boot, int victim) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: offload_worker sweep | kill-daemon | die RANK\n");
+    std::fprintf(stderr, "usage: offload_worker sweep | kill-daemon | stop-daemon | die RANK\n");
     return 1;
   }
   const std::string mode = argv[1];
@@ -221,6 +251,7 @@ int main(int argc, char** argv) {
     std::printf("rank %d daemon_pid=%d\n", comm->rank(), comm->daemon_pid());
     if (mode == "sweep") return sweep(*comm);
     if (mode == "kill-daemon") return kill_daemon(*comm, *boot);
+    if (mode == "stop-daemon") return stop_daemon(*comm, *boot);
     if (mode == "die" && argc > 2) return die(*comm, *boot, std::atoi(argv[2]));
     std::fprintf(stderr, "offload_worker: unknown mode %s\n", mode.c_str());
     return 1;
