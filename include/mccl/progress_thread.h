@@ -46,6 +46,7 @@ class MCCL_API ProgressThread {
   // How many communicators this thread drives now.
   int communicators() const;
 
+  // The library's own handle on the thread (an opaque type to callers).
   const std::shared_ptr<detail::ProgressThreadState>& state() const { return state_; }
 
  private:

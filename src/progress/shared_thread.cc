@@ -29,6 +29,7 @@ class SharedThread {
   struct Slot {
     protocol::Context* ctx;
     std::deque<std::shared_ptr<protocol::Operation>> pending;  // guarded by pending_mu_
+    bool has_fds = false;  // its transports have descriptors (set at join)
   };
 
   explicit SharedThread(const ThreadEngineConfig& cfg) : cfg_(cfg) {
@@ -51,7 +52,9 @@ class SharedThread {
   void join(Slot* slot) {
     std::lock_guard lock(mu_);
     slots_.push_back(slot);
-    for (int fd : slot->ctx->wait_fds()) watch(fd, EPOLL_CTL_ADD);
+    const auto fds = slot->ctx->wait_fds();
+    for (int fd : fds) watch(fd, EPOLL_CTL_ADD);
+    slot->has_fds = !fds.empty();
     wake();
   }
 
@@ -114,7 +117,7 @@ class SharedThread {
       events += todo.size() + s->ctx->progress();
       finished = finished || s->ctx->active() < before;
       busy = busy || !s->ctx->idle();
-      has_fds_ = has_fds_ || !s->ctx->wait_fds().empty();
+      has_fds_ = has_fds_ || s->has_fds;
     }
     return events;
   }
