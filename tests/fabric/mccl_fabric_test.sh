@@ -166,6 +166,24 @@ field() {
       for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { print substr($i, length(k) + 2); exit } }' "$1"
 }
 
+# datagram_drops N: datagrams lost on the way to a receiver anywhere in the
+# cluster: the hosts' kernels dropping them for a full receive buffer (Udp
+# RcvbufErrors, per namespace) plus every qdisc drop (the rate limiters on
+# hosts and switch ports), summed over hosts 0..N-1 and the switch.
+datagram_drops() {
+  local i sum=0 v ns
+  for ((i = 0; i < $1; i++)); do
+    v=$(ip netns exec "$NAME-h$i" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $6 }' /proc/net/snmp)
+    sum=$((sum + ${v:-0}))
+  done
+  for ns in $("$CLUSTER" list --name "$NAME"); do
+    v=$(ip netns exec "$ns" tc -s qdisc show |
+      awk '{ for (i = 1; i < NF; i++) if ($i == "(dropped") { sub(",", "", $(i + 1)); d += $(i + 1) } } END { print d + 0 }')
+    sum=$((sum + ${v:-0}))
+  done
+  echo "$sum"
+}
+
 [[ -x $WORKER ]] || { bad "mp_worker not found or not executable: $WORKER"; finish; }
 
 # ------------------------------------------------------------------------ sweep
@@ -230,6 +248,24 @@ txbytes_check() {
   local ring=$(((n - 1) * m))
   [[ $mode != txbytes-allreduce ]] || ring=$((2 * (n - 1) * m / n))
   printf '%-14s %4s %12s %8s %8s %10s %8s %8s\n' "$mode" rank tx_bytes "tx/m" "tx/ring" barrier served seconds >&3
+  # Repairs should answer real drops only: a rate limiter's queue overflowing,
+  # or a receiver starved of CPU overrunning its socket buffer. Each drop is
+  # one repair of at most one datagram, so up to that many bytes served are
+  # loss, not algorithm, and are taken out of the bounds below. A receiver
+  # starved of CPU for longer than the loss deadlines may also ask for data
+  # still queued in a rate limiter (it arrives twice): up to 2% of m of such
+  # repairs is tolerated; a stream sent twice (100%) is not.
+  local overruns=${TX_OVERRUNS:-0} served_total=0 excusable served_bytes
+  for ((r = 0; r < n; r++)); do
+    served_bytes=$(field "$out" counters "$r" repair_bytes_served)
+    served_total=$((served_total + ${served_bytes:-0}))
+  done
+  excusable=$((overruns * 1500 + m / 50))
+  echo "datagrams dropped (qdiscs, receive buffers): $overruns; repair bytes served: $served_total" >&3
+  if ((served_total > excusable)); then
+    echo "ranks served $served_total repair bytes for $overruns dropped datagrams (at most $excusable = drops x 1500 + 2% of m): data sent twice"
+    bad=1
+  fi
   for ((r = 0; r < n; r++)); do
     bytes=$(field "$out" "$mode" "$r" bytes)
     barrier=$(field "$out" "$mode" "$r" barrier)
@@ -238,7 +274,9 @@ txbytes_check() {
     [[ -n $bytes && -n $barrier ]] || { echo "no $mode line from rank $r"; bad=1; continue; }
     awk -v mo="$mode" -v r="$r" -v b="$bytes" -v m="$m" -v g="$ring" -v br="$barrier" -v rp="$repairs" -v s="$secs" \
       'BEGIN { printf "%-14s %4d %12d %8.4f %8.4f %10d %8d %8s\n", mo, r, b, b / m, b / g, br, rp, s }' >&3
+    served_bytes=$(field "$out" counters "$r" repair_bytes_served)
     net=$((bytes - barrier))
+    [[ $algo == ring ]] || net=$((net - ${served_bytes:-0}))
     if [[ $mode == txbytes-allreduce && $algo == ring ]]; then
       # The reference: the counters must see the ring's own traffic.
       if ((net * 100 < ring * 95)); then
@@ -247,12 +285,6 @@ txbytes_check() {
       fi
     elif [[ $mode == txbytes-allreduce ]]; then
       # (N-1)/N S of reduce-scatter over TCP, S/N of multicast plus headers.
-      # Repairs this rank served (receive-buffer overruns of a neighbour
-      # starved of CPU; there is no wire loss here) are loss, not algorithm:
-      # they are printed ("served" chunks) and taken out of the bound.
-      local served_bytes
-      served_bytes=$(field "$out" counters "$r" repair_bytes_served)
-      net=$((net - ${served_bytes:-0}))
       if ((net * 100 > m * 110 + CONTROL_SLACK * 100)); then
         echo "rank $r injected $bytes bytes (barrier $barrier, repairs $served_bytes): more than 1.10 x $m + $CONTROL_SLACK"
         bad=1
@@ -287,7 +319,8 @@ readonly PATIENT=(--env MCCL_PROTO_FIRST_TIMEOUT_US=200000 --env MCCL_PROTO_STAL
 t_txbytes() { # allgather|bcast [launch.sh --env K=V]...
   local what=$1 out=$TMP/tx.$RANDOM rc=0 m mode root desc
   shift
-  local algo="" ring_desc
+  local algo="" ring_desc overruns
+  overruns=$(datagram_drops 4)
   if [[ $what == allgather ]]; then
     m=$((4 * MIB)) mode=txbytes root=-1 desc="allgather 4 x 4 MiB"
     run_ranks "$out" 4 --timeout 60 "$@" -- txbytes "$m" || rc=$?
@@ -304,10 +337,11 @@ t_txbytes() { # allgather|bcast [launch.sh --env K=V]...
   ((rc == 0)) || { echo "launch.sh exit $rc (2 = wrong data)"; return 1; }
   local settings
   settings=$(printf '%s\n' "$@" | grep -v '^--env$' | paste -sd' ')
+  overruns=$(($(datagram_drops 4) - overruns))
   ring_desc="(N-1) m = $((3 * m))"
   [[ $mode != txbytes-allreduce ]] || ring_desc="2 (N-1)/N S = $((3 * m / 2))"
   echo "$desc, ${settings:-default settings}: bytes each rank put on its link (ring: $ring_desc per rank)" >&3
-  txbytes_check "$out" "$mode" "$m" 4 "$root" "$algo"
+  TX_OVERRUNS=$overruns txbytes_check "$out" "$mode" "$m" 4 "$root" "$algo"
 }
 
 txbytes_main() {
