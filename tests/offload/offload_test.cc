@@ -109,6 +109,17 @@ TEST_P(OffloadSweep, ByteExactThroughTheDaemon) {
   expect_daemon_exits(job);
 }
 
+// The same sweep on shared buffers (OffloadComm::allocate): the daemon
+// runs the collectives in place, with loss.
+TEST(OffloadZeroCopy, ByteExactOnSharedBuffers) {
+  const int ranks = 3;
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"sweep-shm"}, ranks,
+                          offload_env(socket_path("shm"), 10), std::chrono::seconds(240));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  expect_daemon_exits(job);
+}
+
 INSTANTIATE_TEST_SUITE_P(Loopback, OffloadSweep,
                          ::testing::Values(SweepParam{1, 0}, SweepParam{2, 0}, SweepParam{3, 0},
                                            SweepParam{4, 10}));

@@ -8,6 +8,8 @@
 //   offload_worker sweep            broadcast from every root, allgather,
 //                                   allgatherv (in place), barrier; sizes 0
 //                                   .. 3 MiB around the datagram size
+//   offload_worker sweep-shm        the same on buffers from
+//                                   OffloadComm::allocate (zero copy)
 //   offload_worker kill-daemon      one allgather; ranks > 0 leave a
 //                                   broadcast in flight; rank 0 SIGKILLs
 //                                   the daemon; the outstanding broadcasts
@@ -23,11 +25,13 @@
 // (The CPU measurement is bench/offload/offload_cpu.)
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,13 +62,45 @@ void run(OffloadComm& c, const std::shared_ptr<OffloadOp>& op, std::chrono::seco
   if (!op->status()) throw Failed{op->status()};
 }
 
-int sweep(OffloadComm& c) {
+// A buffer of the sweep: a std::vector, or with `shm` a block from
+// OffloadComm::allocate, which the daemon uses in place (zero copy).
+class Buf {
+ public:
+  Buf(OffloadComm* shm, std::size_t n, std::byte fill = std::byte{0}) : shm_(shm), n_(n) {
+    if (shm_ != nullptr) {
+      mccl::common::Status why;
+      p_ = static_cast<std::byte*>(shm_->allocate(n, why));
+      if (p_ == nullptr) throw Failed{why};
+    } else {
+      v_.resize(n);
+      p_ = v_.data();
+    }
+    std::fill(p_, p_ + n, fill);
+  }
+  ~Buf() {
+    if (shm_ != nullptr) shm_->deallocate(p_);
+  }
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  std::byte* data() { return p_; }
+  std::size_t size() const { return n_; }
+  std::byte& operator[](std::size_t i) { return p_[i]; }
+
+ private:
+  OffloadComm* shm_;
+  std::size_t n_;
+  std::vector<std::byte> v_;
+  std::byte* p_ = nullptr;
+};
+
+int sweep(OffloadComm& c, bool use_shm) {
+  OffloadComm* shm = use_shm ? &c : nullptr;
   const int n = c.size(), me = c.rank();
   const std::size_t sizes[] = {0, 1, 1000, 1459, 1460, 1461, 65536, 1 << 20, 3 << 20};
   std::uint64_t salt = 1;
   for (std::size_t m : sizes) {
     for (int root = 0; root < n; ++root, ++salt) {
-      std::vector<std::byte> buf(m);
+      Buf buf(shm, m);
       if (me == root) {
         for (std::size_t i = 0; i < m; ++i) buf[i] = pattern(root, i, salt);
       }
@@ -78,7 +114,7 @@ int sweep(OffloadComm& c) {
     }
     // allgather, not in place
     ++salt;
-    std::vector<std::byte> send(m), recv(m * n);
+    Buf send(shm, m), recv(shm, m * n);
     for (std::size_t i = 0; i < m; ++i) send[i] = pattern(me, i, salt);
     std::vector<std::size_t> counts(n, m), displs(n);
     for (int r = 0; r < n; ++r) displs[r] = r * m;
@@ -99,7 +135,7 @@ int sweep(OffloadComm& c) {
       displs[r] = at;
       at += counts[r] + 7;
     }
-    std::vector<std::byte> v(at, std::byte{0xee});
+    Buf v(shm, at, std::byte{0xee});
     for (std::size_t i = 0; i < counts[me]; ++i) v[displs[me] + i] = pattern(me, i, salt);
     run(c, c.allgatherv(nullptr, true, v.data(), counts, displs), std::chrono::seconds(60));
     for (int r = 0; r < n; ++r) {
@@ -119,18 +155,20 @@ int sweep(OffloadComm& c) {
     run(c, c.barrier(), std::chrono::seconds(60));
   }
   // Several in flight at once.
-  std::vector<std::vector<std::byte>> bufs(8, std::vector<std::byte>(100000));
+  std::vector<std::unique_ptr<Buf>> owned;
+  for (int k = 0; k < 8; ++k) owned.push_back(std::make_unique<Buf>(shm, 100000));
+  auto bufs = [&](int k) -> Buf& { return *owned[k]; };
   std::vector<std::shared_ptr<OffloadOp>> ops;
   for (int k = 0; k < 8; ++k) {
     if (me == k % n) {
-      for (std::size_t i = 0; i < bufs[k].size(); ++i) bufs[k][i] = pattern(k, i, 999);
+      for (std::size_t i = 0; i < bufs(k).size(); ++i) bufs(k)[i] = pattern(k, i, 999);
     }
-    ops.push_back(c.broadcast(bufs[k].data(), bufs[k].size(), k % n));
+    ops.push_back(c.broadcast(bufs(k).data(), bufs(k).size(), k % n));
   }
   for (int k = 0; k < 8; ++k) {
     run(c, ops[k], std::chrono::seconds(60));
-    for (std::size_t i = 0; i < bufs[k].size(); ++i) {
-      if (bufs[k][i] != pattern(k, i, 999)) {
+    for (std::size_t i = 0; i < bufs(k).size(); ++i) {
+      if (bufs(k)[i] != pattern(k, i, 999)) {
         std::printf("rank %d: concurrent broadcast %d wrong at byte %zu\n", me, k, i);
         return 2;
       }
@@ -236,7 +274,8 @@ int die(OffloadComm& c, mccl::Bootstrap& boot, int victim) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: offload_worker sweep | kill-daemon | stop-daemon | die RANK\n");
+    std::fprintf(
+        stderr, "usage: offload_worker sweep | sweep-shm | kill-daemon | stop-daemon | die RANK\n");
     return 1;
   }
   const std::string mode = argv[1];
@@ -249,7 +288,8 @@ int main(int argc, char** argv) {
     auto st = OffloadComm::create(*boot, opt, comm);
     if (!st) throw Failed{st};
     std::printf("rank %d daemon_pid=%d\n", comm->rank(), comm->daemon_pid());
-    if (mode == "sweep") return sweep(*comm);
+    if (mode == "sweep") return sweep(*comm, false);
+    if (mode == "sweep-shm") return sweep(*comm, true);
     if (mode == "kill-daemon") return kill_daemon(*comm, *boot);
     if (mode == "stop-daemon") return stop_daemon(*comm, *boot);
     if (mode == "die" && argc > 2) return die(*comm, *boot, std::atoi(argv[2]));
