@@ -120,6 +120,16 @@ TEST(OffloadZeroCopy, ByteExactOnSharedBuffers) {
   expect_daemon_exits(job);
 }
 
+// The public API: MCCL_PROGRESS=offload with Communicator::allocate.
+TEST(OffloadZeroCopy, PublicApiOnAllocatedBuffers) {
+  const int ranks = 3;
+  Env env = offload_env(socket_path("api"), 10);
+  env.push_back({"MCCL_PROGRESS", "offload"});
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"api-shm"}, ranks, env, std::chrono::seconds(120));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+}
+
 INSTANTIATE_TEST_SUITE_P(Loopback, OffloadSweep,
                          ::testing::Values(SweepParam{1, 0}, SweepParam{2, 0}, SweepParam{3, 0},
                                            SweepParam{4, 10}));

@@ -10,6 +10,8 @@
 //                                   .. 3 MiB around the datagram size
 //   offload_worker sweep-shm        the same on buffers from
 //                                   OffloadComm::allocate (zero copy)
+//   offload_worker api-shm          mccl::Communicator (MCCL_PROGRESS from
+//                                   the environment) on allocate() buffers
 //   offload_worker kill-daemon      one allgather; ranks > 0 leave a
 //                                   broadcast in flight; rank 0 SIGKILLs
 //                                   the daemon; the outstanding broadcasts
@@ -272,16 +274,73 @@ int die(OffloadComm& c, mccl::Bootstrap& boot, int victim) {
 
 }  // namespace
 
+// The public API under MCCL_PROGRESS=offload on Communicator::allocate
+// buffers: an allgather, an in-place allreduce and a reduce_scatter, checked
+// (the zero-copy path for the first two; reduce_scatter stages); a pointer
+// not from allocate() is refused with a clear error.
+int api_shm(mccl::Bootstrap& boot) {
+  mccl::Communicator comm(boot);
+  const int n = comm.size(), me = comm.rank();
+  const std::size_t m = 300001, count = 50000;
+  auto* send = static_cast<std::byte*>(comm.allocate(m));
+  auto* recv = static_cast<std::byte*>(comm.allocate(m * n));
+  for (std::size_t i = 0; i < m; ++i) send[i] = pattern(me, i, 5);
+  comm.allgather(send, recv, m);
+  for (int r = 0; r < n; ++r) {
+    for (std::size_t i = 0; i < m; ++i) {
+      if (recv[r * m + i] != pattern(r, i, 5)) {
+        std::printf("rank %d: api allgather wrong in block %d byte %zu\n", me, r, i);
+        return 2;
+      }
+    }
+  }
+  auto* vec = static_cast<std::int64_t*>(comm.allocate(count * n * sizeof(std::int64_t)));
+  for (std::size_t i = 0; i < count * n; ++i) vec[i] = std::int64_t(i) * (me + 1);
+  comm.allreduce(mccl::kInPlace, vec, count * n, mccl::DataType::kInt64, mccl::ReduceOp::kSum);
+  const std::int64_t ranks_sum = std::int64_t(n) * (n + 1) / 2;
+  for (std::size_t i = 0; i < count * n; ++i) {
+    if (vec[i] != std::int64_t(i) * ranks_sum) {
+      std::printf("rank %d: api allreduce wrong at %zu\n", me, i);
+      return 2;
+    }
+  }
+  auto* out = static_cast<std::int64_t*>(comm.allocate(count * sizeof(std::int64_t)));
+  comm.reduce_scatter(vec, out, count, mccl::DataType::kInt64, mccl::ReduceOp::kMax);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (out[i] != std::int64_t(me * count + i) * ranks_sum) {
+      std::printf("rank %d: api reduce_scatter wrong at %zu\n", me, i);
+      return 2;
+    }
+  }
+  int not_ours = 0;
+  try {
+    comm.deallocate(&not_ours);
+    std::printf("rank %d: deallocate of a foreign pointer was accepted\n", me);
+    return 5;
+  } catch (const mccl::Error& e) {
+    if (e.code() != mccl::ErrorCode::kInvalidArgument) return 4;
+  }
+  comm.deallocate(out);
+  comm.deallocate(vec);
+  comm.deallocate(recv);
+  comm.deallocate(send);
+  comm.barrier();
+  std::printf("rank %d: api-shm ok\n", me);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(
-        stderr, "usage: offload_worker sweep | sweep-shm | kill-daemon | stop-daemon | die RANK\n");
+    std::fprintf(stderr,
+                 "usage: offload_worker sweep | sweep-shm | api-shm | kill-daemon | stop-daemon | "
+                 "die RANK\n");
     return 1;
   }
   const std::string mode = argv[1];
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     auto boot = mccl::make_bootstrap_from_env();
+    if (mode == "api-shm") return api_shm(*boot);
     mccl::offload::OffloadOptions opt;
     opt.timeout = std::chrono::milliseconds(30000);
     std::unique_ptr<OffloadComm> comm;
