@@ -305,8 +305,25 @@ bool Session::start_direct(const Submission& s, Pending& p) {
     }
     p.op = coll::make_allreduce(ctx, comm_.coll, send, s.in_place != 0, recv, s.bytes,
                                 static_cast<DataType>(s.dtype), static_cast<ReduceOp>(s.redop));
+  } else if (kind == OpKind::kReduceScatterv) {
+    const std::size_t es = size_of(static_cast<DataType>(s.dtype));
+    std::vector<std::uint64_t> raw(static_cast<std::size_t>(size));
+    if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax) ||
+        !client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()),
+                   sizeof(std::uint64_t) * raw.size())) {
+      return false;
+    }
+    p.counts.assign(raw.begin(), raw.end());
+    std::size_t total = 0;
+    for (std::size_t c : p.counts) total += c;
+    std::byte* send = regions_.find(s.send, total * es);
+    std::byte* recv = regions_.find(s.buffer, p.counts[rank] * es);
+    if (send == nullptr || (p.counts[rank] > 0 && recv == nullptr)) return false;
+    p.op =
+        coll::make_reduce_scatterv(ctx, comm_.coll, send, recv, p.counts,
+                                   static_cast<DataType>(s.dtype), static_cast<ReduceOp>(s.redop));
   } else {
-    return false;  // barrier has no buffers; reduce-scatter always stages
+    return false;  // a barrier has no buffers
   }
   p.direct = true;
   return true;

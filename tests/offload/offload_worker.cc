@@ -25,6 +25,7 @@
 //                                   second in flight; RANK exits without a
 //                                   goodbye; the second must fail
 // (The CPU measurement is bench/offload/offload_cpu.)
+#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -222,6 +224,26 @@ int kill_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
   return expect_failure(c, outstanding, "op in flight when the daemon died");
 }
 
+// Whether every thread of `pid` is stopped ('T' in /proc/PID/task/*/stat).
+bool all_stopped(int pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool all = true;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(dir + "/" + e->d_name + "/stat");
+    std::string line;
+    std::getline(f, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'T') {
+      all = false;
+    }
+  }
+  ::closedir(d);
+  return all;
+}
+
 // A daemon that stops answering (SIGSTOP) must not hang the application:
 // wait() returns kTimeout at its deadline. Rank 0 then kills it and the
 // same operation fails with kPeerFailure.
@@ -231,6 +253,9 @@ int stop_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
   if (c.rank() == 0) {
     std::printf("rank 0 stops the daemon %d\n", c.daemon_pid());
     ::kill(c.daemon_pid(), SIGSTOP);
+    // kill() returns before every thread has stopped: wait for the state
+    // to say so, or the daemon might still finish the next broadcast.
+    for (int i = 0; i < 500 && !all_stopped(c.daemon_pid()); ++i) ::usleep(10000);
   }
   (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
   std::vector<std::byte> buf(1000);
@@ -275,9 +300,9 @@ int die(OffloadComm& c, mccl::Bootstrap& boot, int victim) {
 }  // namespace
 
 // The public API under MCCL_PROGRESS=offload on Communicator::allocate
-// buffers: an allgather, an in-place allreduce and a reduce_scatter, checked
-// (the zero-copy path for the first two; reduce_scatter stages); a pointer
-// not from allocate() is refused with a clear error.
+// buffers (the daemon's zero-copy path): an allgather, an in-place
+// allreduce and a reduce_scatter, checked; a pointer not from allocate() is
+// refused with a clear error.
 int api_shm(mccl::Bootstrap& boot) {
   mccl::Communicator comm(boot);
   const int n = comm.size(), me = comm.rank();
