@@ -130,6 +130,23 @@ TEST(OffloadZeroCopy, PublicApiOnAllocatedBuffers) {
   for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
 }
 
+// The daemon runs UDP + TCP only: asking for InfiniBand under the offload
+// engine is refused with an error naming the setting, not ignored.
+TEST(OffloadErrors, OtherTransportsAreRefusedClearly) {
+  Env env = offload_env(socket_path("ib"));
+  env.push_back({"MCCL_PROGRESS", "offload"});
+  env.push_back({"MCCL_TRANSPORT", "ib"});
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"api-shm"}, 2, env, std::chrono::seconds(60));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(job.ranks[r].exit_code, 3) << dump(job);
+    EXPECT_NE(job.ranks[r].output.find("rank " + std::to_string(r) + ": MCCL_PROGRESS=offload"),
+              std::string::npos)
+        << dump(job);
+    EXPECT_NE(job.ranks[r].output.find("MCCL_TRANSPORT"), std::string::npos) << dump(job);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Loopback, OffloadSweep,
                          ::testing::Values(SweepParam{1, 0}, SweepParam{2, 0}, SweepParam{3, 0},
                                            SweepParam{4, 10}));
