@@ -4,7 +4,10 @@
 // environment (MCCL_BOOTSTRAP_ADDR, MCCL_RANK, MCCL_WORLD_SIZE). Public API
 // only, so it measures what an application would see.
 //
-//   offload_cpu [--bytes M] [--iters N] [--warmup W] [--stats]
+//   offload_cpu [--bytes M] [--iters N] [--warmup W] [--shm] [--stats]
+//
+// --shm: the buffers come from Communicator::allocate, which under the
+// offload engine the daemon uses in place (zero copy).
 //
 // CPU is getrusage(RUSAGE_SELF) user + system over the timed loop: under the
 // thread engine it includes the progress thread, under the offload engine
@@ -19,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -108,7 +112,7 @@ double pid_cpu(int pid) {
 int main(int argc, char** argv) {
   std::size_t bytes = 4 << 20;
   int iters = 20, warmup = 3;
-  bool stats = false;
+  bool stats = false, shm = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--bytes" && i + 1 < argc) {
@@ -119,8 +123,11 @@ int main(int argc, char** argv) {
       warmup = std::atoi(argv[++i]);
     } else if (a == "--stats") {
       stats = true;
+    } else if (a == "--shm") {
+      shm = true;
     } else {
-      std::fprintf(stderr, "usage: offload_cpu [--bytes M] [--iters N] [--warmup W] [--stats]\n");
+      std::fprintf(stderr,
+                   "usage: offload_cpu [--bytes M] [--iters N] [--warmup W] [--shm] [--stats]\n");
       return 2;
     }
   }
@@ -133,8 +140,20 @@ int main(int argc, char** argv) {
     auto boot = mccl::make_bootstrap_from_env();
     mccl::Communicator comm(*boot);
     const int n = comm.size();
-    std::vector<std::byte> send(bytes, std::byte{0x5a}), recv(bytes * n);
-    for (int i = 0; i < warmup; ++i) comm.allgather(send.data(), recv.data(), bytes);
+    std::vector<std::byte> send_v, recv_v;
+    std::byte* send = nullptr;
+    std::byte* recv = nullptr;
+    if (shm) {
+      send = static_cast<std::byte*>(comm.allocate(bytes));
+      recv = static_cast<std::byte*>(comm.allocate(bytes * n));
+    } else {
+      send_v.resize(bytes);
+      recv_v.resize(bytes * n);
+      send = send_v.data();
+      recv = recv_v.data();
+    }
+    std::fill(send, send + bytes, std::byte{0x5a});
+    for (int i = 0; i < warmup; ++i) comm.allgather(send, recv, bytes);
     const char* sock = std::getenv("MCCL_OFFLOAD_SOCKET");
     const bool offloaded = engine != nullptr && std::string(engine) == "offload";
     const int daemon = offloaded ? find_daemon(sock != nullptr ? sock : "") : -1;
@@ -142,7 +161,7 @@ int main(int argc, char** argv) {
     const double d0 = pid_cpu(daemon);
     const Usage u0 = self_usage();
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) comm.allgather(send.data(), recv.data(), bytes);
+    for (int i = 0; i < iters; ++i) comm.allgather(send, recv, bytes);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const Usage u1 = self_usage();
@@ -151,10 +170,10 @@ int main(int argc, char** argv) {
     const double cpu = u1.cpu() - u0.cpu();
     const double dcpu = (d0 >= 0 && d1 >= 0) ? d1 - d0 : -1;
     std::printf(
-        "offload_cpu rank=%d engine=%s ranks=%d bytes=%zu iters=%d wall_s=%.4f per_op_s=%.5f "
-        "cpu_s=%.4f cpu_s_per_gib=%.4f daemon_cpu_s=%.4f\n",
-        comm.rank(), engine ? engine : "inline", n, bytes, iters, wall, wall / iters, cpu,
-        cpu / gib, dcpu);
+        "offload_cpu rank=%d engine=%s shm=%d ranks=%d bytes=%zu iters=%d wall_s=%.4f "
+        "per_op_s=%.5f cpu_s=%.4f cpu_s_per_gib=%.4f daemon_cpu_s=%.4f\n",
+        comm.rank(), engine ? engine : "inline", shm ? 1 : 0, n, bytes, iters, wall, wall / iters,
+        cpu, cpu / gib, dcpu);
     if (stats) {
       std::printf(
           "offload_cpu_stats rank=%d user_s=%.4f sys_s=%.4f voluntary_switches=%ld "
@@ -163,11 +182,17 @@ int main(int argc, char** argv) {
           u1.involuntary - u0.involuntary, daemon);
     }
     std::printf(
-        "{\"bench\":\"offload_cpu\",\"rank\":%d,\"engine\":\"%s\",\"ranks\":%d,\"bytes\":%zu,"
+        "{\"bench\":\"offload_cpu\",\"rank\":%d,\"engine\":\"%s\",\"shm\":%d,\"ranks\":%d,"
+        "\"bytes\":%zu,"
         "\"iters\":%d,\"wall_s\":%.6f,\"cpu_s\":%.6f,\"cpu_s_per_gib\":%.6f,"
         "\"daemon_cpu_s\":%.6f}\n",
-        comm.rank(), engine ? engine : "inline", n, bytes, iters, wall, cpu, cpu / gib, dcpu);
+        comm.rank(), engine ? engine : "inline", shm ? 1 : 0, n, bytes, iters, wall, cpu, cpu / gib,
+        dcpu);
     std::fflush(stdout);
+    if (shm) {
+      comm.deallocate(send);
+      comm.deallocate(recv);
+    }
     return 0;
   } catch (const mccl::Error& e) {
     std::fprintf(stderr, "offload_cpu: %s\n", e.what());

@@ -6,8 +6,10 @@
 #
 #   bench/offload/run.sh [--build DIR] [--hosts N] [--bytes M] [--iters N] [--reps R]
 #
-# Prints every rank's offload_cpu line, then one summary line per engine and
-# repetition: the mean application CPU per GiB over ranks and the slowest
+# Configurations: thread, offload (the daemon stages and copies with
+# process_vm_*), offload+shm (buffers from Communicator::allocate: zero
+# copy). Prints every rank's offload_cpu line, then one summary line per
+# configuration and repetition: the mean application CPU per GiB over ranks and the slowest
 # rank's time per allgather. Needs root (exit 77 otherwise). Cleans up its
 # cluster on every exit.
 set -euo pipefail
@@ -34,18 +36,22 @@ trap '"$cluster" down --name "$name" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXI
 "$cluster" up --name "$name" --hosts "$hosts" --rate 1gbit --mtu 1500
 
 for ((rep = 1; rep <= reps; rep++)); do
-  # Alternate the order so that a drift in the machine's load favours neither.
-  engines=(thread offload)
-  ((rep % 2 == 0)) && engines=(offload thread)
-  for engine in "${engines[@]}"; do
-    out=$tmp/$engine.$rep
+  # Alternate the order so that a drift in the machine's load favours none.
+  # offload+shm: buffers from Communicator::allocate (zero copy).
+  configs=(thread offload offload+shm)
+  ((rep % 2 == 0)) && configs=(offload+shm offload thread)
+  for config in "${configs[@]}"; do
+    engine=${config%+shm}
+    shm=()
+    [[ $config == *+shm ]] && shm=(--shm)
+    out=$tmp/$config.$rep
     "$launch" --name "$name" --hosts "$hosts" --timeout 300 --env MCCL_PROGRESS=$engine \
       --env MCCL_OFFLOAD_DAEMON="$build/src/offload/mccl_offloadd" \
       --env MCCL_OFFLOAD_LOG="$tmp/offloadd.log" \
-      -- "$bench" --bytes "$bytes" --iters "$iters" --stats >"$out" 2>&1 || {
-      cat "$out"; echo "run failed: $engine rep $rep" >&2; exit 1; }
+      -- "$bench" --bytes "$bytes" --iters "$iters" "${shm[@]}" --stats >"$out" 2>&1 || {
+      cat "$out"; echo "run failed: $config rep $rep" >&2; exit 1; }
     grep -v '"bench"' "$out"
-    awk -v e=$engine -v rep=$rep '/ offload_cpu rank=/ {
+    awk -v e="$config" -v rep=$rep '/ offload_cpu rank=/ {
         for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
         n++; cpu += v["cpu_s_per_gib"]; d += v["daemon_cpu_s"]
         if (v["per_op_s"] > t) t = v["per_op_s"] }

@@ -153,6 +153,14 @@ class MCCL_API Communicator {
 
   Stats stats() const;
 
+  // Memory for collective buffers. Under the offload engine it is shared
+  // with mccl_offloadd, which then runs collectives whose buffers lie wholly
+  // inside such blocks in place (zero copy); under the other engines it is
+  // ordinary memory (64-byte aligned). Free it with deallocate() on the same
+  // communicator once no collective uses it.
+  void* allocate(std::size_t bytes);
+  void deallocate(void* p);
+
  private:
   std::shared_ptr<detail::CommState> state_;
 };

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "common/settings.h"
 #include "mccl/error.h"
 
 namespace mccl::detail {
@@ -29,13 +30,27 @@ std::shared_ptr<Operation> wrap(std::shared_ptr<offload::OffloadOp> op) {
 }  // namespace
 
 void create_offloaded(CommState& st, Bootstrap& bootstrap, const ResolvedOptions& opt) {
+  // The daemon runs UDP multicast and TCP only: refuse other choices
+  // rather than quietly ignore them.
+  const std::string who = "rank " + std::to_string(st.rank) + ": ";
+  if (opt.transport == TransportKind::kIb || opt.transport == TransportKind::kSim) {
+    throw Error(ErrorCode::kInvalidArgument,
+                who +
+                    "MCCL_PROGRESS=offload runs over UDP multicast only; unset MCCL_TRANSPORT "
+                    "(or set udp/auto), or choose another progress engine");
+  }
+  if (common::settings::kReliable.get() != "tcp") {
+    throw Error(ErrorCode::kInvalidArgument,
+                who +
+                    "MCCL_PROGRESS=offload uses the TCP reliable transport only; unset "
+                    "MCCL_RELIABLE (or set tcp), or choose another progress engine");
+  }
   offload::OffloadOptions o;
   o.timeout = opt.timeout;
   o.coll = choices_from(opt);
   std::unique_ptr<offload::OffloadComm> comm;
   auto s = offload::OffloadComm::create(bootstrap, o, comm);
   if (!s) {
-    const std::string who = "rank " + std::to_string(st.rank) + ": ";
     const bool named = s.message().rfind("rank ", 0) == 0;
     throw Error(s.code(), (named ? "" : who) + "MCCL_PROGRESS=offload: " + s.message());
   }

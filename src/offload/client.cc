@@ -227,6 +227,7 @@ OffloadComm::~OffloadComm() {
     ::close(sock_);
   }
   rings_.reset();
+  for (auto& [p, len] : blocks_) ::munmap(p, len);
   if (map_ != nullptr) ::munmap(map_, map_bytes_);
   for (int fd : {memfd_, sub_efd_, comp_efd_}) {
     if (fd >= 0) ::close(fd);
@@ -331,6 +332,70 @@ std::shared_ptr<OffloadOp> OffloadComm::allreduce(const void* send, bool in_plac
   s.dtype = static_cast<std::uint32_t>(type);
   s.redop = static_cast<std::uint32_t>(redop);
   return submit(std::move(op), s);
+}
+
+void* OffloadComm::allocate(std::size_t bytes, common::Status& why) {
+  const std::string who = "rank " + std::to_string(rank_) + ": ";
+  if (!failure_.is_ok()) {
+    why = failure_;
+    return nullptr;
+  }
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t len = std::max<std::size_t>((bytes + page - 1) / page * page, page);
+  int fd = ::memfd_create("mccl-offload-buffer", MFD_CLOEXEC);
+  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(len)) != 0) {
+    why = common::transport_error(who + "memfd for a shared buffer of " + std::to_string(bytes) +
+                                  " bytes: " + std::strerror(errno));
+    if (fd >= 0) ::close(fd);
+    return nullptr;
+  }
+  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    why = common::transport_error(who + "mmap of a shared buffer: " + std::strerror(errno));
+    ::close(fd);
+    return nullptr;
+  }
+  RegionMsg r{reinterpret_cast<std::uint64_t>(p), len};
+  const int fds[1] = {fd};
+  auto st = send_msg(sock_, MsgType::kRegister, std::as_bytes(std::span(&r, 1)), fds);
+  ::close(fd);  // the daemon has its own mapping once it answers
+  MsgType type{};
+  std::vector<std::byte> body;
+  const int tmo = static_cast<int>(std::min<std::int64_t>(timeout_.count(), 1 << 30));
+  if (st) st = recv_msg(sock_, type, body, nullptr, tmo);
+  if (st && (type != MsgType::kRegistered || body.size() < sizeof(std::int32_t))) {
+    st = common::internal_error("unexpected answer to a shared buffer registration");
+  }
+  if (st) {
+    std::int32_t code = 0;
+    std::memcpy(&code, body.data(), sizeof code);
+    if (code != 0) {
+      st = {static_cast<ErrorCode>(code),
+            std::string(reinterpret_cast<const char*>(body.data()) + sizeof code,
+                        body.size() - sizeof code)};
+    }
+  }
+  if (!st) {
+    ::munmap(p, len);
+    why = {st.code(), who + "the offload daemon (pid " + std::to_string(daemon_pid_) +
+                          ") did not map a shared buffer: " + st.message()};
+    return nullptr;
+  }
+  blocks_.emplace_back(p, len);
+  return p;
+}
+
+bool OffloadComm::deallocate(void* p) {
+  auto it =
+      std::find_if(blocks_.begin(), blocks_.end(), [&](const auto& b) { return b.first == p; });
+  if (it == blocks_.end()) return false;
+  if (failure_.is_ok()) {
+    RegionMsg r{reinterpret_cast<std::uint64_t>(p), it->second};
+    (void)send_msg(sock_, MsgType::kUnregister, std::as_bytes(std::span(&r, 1)));
+  }
+  ::munmap(p, it->second);
+  blocks_.erase(it);
+  return true;
 }
 
 common::Status OffloadComm::stats(Stats& out, common::Deadline deadline) {

@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -87,6 +88,15 @@ class OffloadComm {
   std::shared_ptr<OffloadOp> allreduce(const void* send, bool in_place, void* recv,
                                        std::size_t count, DataType type, ReduceOp op);
 
+  // Zero copy: `bytes` of memory shared with the daemon (a memfd both map),
+  // so collectives whose buffers lie wholly inside such blocks run on them
+  // in place, without process_vm_* copies. Blocks until the daemon has
+  // mapped it. Null (and `why`) on failure.
+  void* allocate(std::size_t bytes, common::Status& why);
+  // Frees a block from allocate(); no collective may still use it. False
+  // when `p` is not such a block.
+  bool deallocate(void* p);
+
   // The protocol's counters, from the daemon. Blocks until `deadline`.
   common::Status stats(Stats& out, common::Deadline deadline);
 
@@ -113,6 +123,7 @@ class OffloadComm {
   pid_t daemon_pid_ = -1;
   std::uint64_t next_id_ = 1;
   std::vector<std::shared_ptr<OffloadOp>> inflight_;
+  std::vector<std::pair<void*, std::size_t>> blocks_;  // from allocate()
   common::Status failure_;
 };
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "offload/comm_setup.h"
+#include "offload/regions.h"
 #include "offload/wire.h"
 
 namespace mccl::offload {
@@ -78,10 +79,14 @@ class Session {
     std::vector<std::byte> staging;
     std::vector<std::byte> input;  // reduce-scatter: the whole input vector
     std::vector<std::size_t> counts, displs;
+    bool direct = false;  // ran on shared buffers: nothing to deliver
   };
   common::Status setup();
   common::Status start(const Submission& s, Pending& p);
   common::Status deliver(Pending& p);
+  bool start_direct(const Submission& s, Pending& p);
+  enum class SocketEvent { kHandled, kBye, kGone };
+  SocketEvent handle_socket();
   bool drain_submissions();
   bool complete_finished();
   void loop();
@@ -95,6 +100,7 @@ class Session {
   Comm comm_;
   std::list<Pending> pending_;
   std::vector<Completion> unsent_;  // completions the ring had no room for
+  Regions regions_;                 // the client's shared buffers
 };
 
 common::Status Session::setup() {
@@ -169,6 +175,10 @@ common::Status Session::start(const Submission& s, Pending& p) {
   const pid_t pid = hello_.pid;
   const int rank = ctx.rank(), size = ctx.size();
   p.sub = s;
+  if (start_direct(s, p)) {
+    ctx.start(p.op);
+    return common::Status::ok();
+  }
   switch (static_cast<OpKind>(s.kind)) {
     case OpKind::kBarrier:
       p.op = coll::make_barrier(ctx);
@@ -252,8 +262,109 @@ common::Status Session::start(const Submission& s, Pending& p) {
   return common::Status::ok();
 }
 
+// Zero copy: when every buffer of `s` lies in the client's shared regions,
+// the operation runs on them in place. False: take the staging path.
+bool Session::start_direct(const Submission& s, Pending& p) {
+  protocol::Context& ctx = *comm_.ctx;
+  const int rank = ctx.rank(), size = ctx.size();
+  const auto kind = static_cast<OpKind>(s.kind);
+  if (kind == OpKind::kBroadcast) {
+    std::byte* buf = regions_.find(s.buffer, s.bytes);
+    if (buf == nullptr || s.root < 0 || s.root >= size) return false;
+    p.op = coll::make_broadcast(ctx, comm_.coll, buf, s.bytes, s.root);
+  } else if (kind == OpKind::kAllgatherv) {
+    std::vector<std::uint64_t> raw(2 * static_cast<std::size_t>(size));
+    const std::size_t half = sizeof(std::uint64_t) * static_cast<std::size_t>(size);
+    if (!client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()), half) ||
+        !client_io(hello_.pid, false, s.displs, reinterpret_cast<std::byte*>(raw.data() + size),
+                   half)) {
+      return false;  // the staging path reports it
+    }
+    p.counts.assign(raw.begin(), raw.begin() + size);
+    p.displs.assign(raw.begin() + size, raw.end());
+    std::uint64_t lo = UINT64_MAX, hi = 0;
+    for (int r = 0; r < size; ++r) {
+      if (p.counts[r] == 0) continue;
+      lo = std::min<std::uint64_t>(lo, p.displs[r]);
+      hi = std::max<std::uint64_t>(hi, p.displs[r] + p.counts[r]);
+    }
+    if (hi == 0) return false;
+    std::byte* recv = regions_.find(s.buffer + lo, hi - lo);
+    const std::size_t mine = p.counts[rank];
+    std::byte* send = s.in_place || mine == 0 ? nullptr : regions_.find(s.send, mine);
+    if (recv == nullptr || (!s.in_place && mine > 0 && send == nullptr)) return false;
+    p.op = coll::make_allgatherv(ctx, comm_.coll, send, s.in_place != 0 || mine == 0, recv - lo,
+                                 p.counts, p.displs);
+  } else if (kind == OpKind::kAllreduce) {
+    const std::size_t bytes = s.bytes * size_of(static_cast<DataType>(s.dtype));
+    std::byte* recv = regions_.find(s.buffer, bytes);
+    std::byte* send = s.in_place ? nullptr : regions_.find(s.send, bytes);
+    if (bytes == 0 || recv == nullptr || (!s.in_place && send == nullptr) ||
+        s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
+      return false;
+    }
+    p.op = coll::make_allreduce(ctx, comm_.coll, send, s.in_place != 0, recv, s.bytes,
+                                static_cast<DataType>(s.dtype), static_cast<ReduceOp>(s.redop));
+  } else if (kind == OpKind::kReduceScatterv) {
+    const std::size_t es = size_of(static_cast<DataType>(s.dtype));
+    std::vector<std::uint64_t> raw(static_cast<std::size_t>(size));
+    if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax) ||
+        !client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()),
+                   sizeof(std::uint64_t) * raw.size())) {
+      return false;
+    }
+    p.counts.assign(raw.begin(), raw.end());
+    std::size_t total = 0;
+    for (std::size_t c : p.counts) total += c;
+    std::byte* send = regions_.find(s.send, total * es);
+    std::byte* recv = regions_.find(s.buffer, p.counts[rank] * es);
+    if (send == nullptr || (p.counts[rank] > 0 && recv == nullptr)) return false;
+    p.op =
+        coll::make_reduce_scatterv(ctx, comm_.coll, send, recv, p.counts,
+                                   static_cast<DataType>(s.dtype), static_cast<ReduceOp>(s.redop));
+  } else {
+    return false;  // a barrier has no buffers
+  }
+  p.direct = true;
+  return true;
+}
+
+// A message on the socket after setup: a shared buffer (un)registered, the
+// client's goodbye, or (EOF, garbage) the client has gone.
+Session::SocketEvent Session::handle_socket() {
+  MsgType type{};
+  std::vector<std::byte> body;
+  std::vector<int> fds;
+  if (!recv_msg(sock_, type, body, &fds, 100)) return SocketEvent::kGone;
+  RegionMsg r;
+  const bool region =
+      (type == MsgType::kRegister || type == MsgType::kUnregister) && body.size() == sizeof r;
+  if (region) std::memcpy(&r, body.data(), sizeof r);
+  if (region && type == MsgType::kRegister) {
+    common::Status st = fds.size() == 1
+                            ? regions_.add(fds[0], r.addr, r.bytes)
+                            : common::invalid_argument("shared buffer sent without its memfd");
+    if (fds.size() != 1) {
+      for (int fd : fds) ::close(fd);
+    }
+    std::vector<std::byte> reply(sizeof(std::int32_t) + st.message().size());
+    const auto code = static_cast<std::int32_t>(st.code());
+    std::memcpy(reply.data(), &code, sizeof code);
+    std::memcpy(reply.data() + sizeof code, st.message().data(), st.message().size());
+    return send_msg(sock_, MsgType::kRegistered, reply) ? SocketEvent::kHandled
+                                                        : SocketEvent::kGone;
+  }
+  for (int fd : fds) ::close(fd);
+  if (region) {
+    regions_.remove(r.addr);
+    return SocketEvent::kHandled;
+  }
+  return type == MsgType::kBye ? SocketEvent::kBye : SocketEvent::kGone;
+}
+
 // Moves the result into the client's buffers.
 common::Status Session::deliver(Pending& p) {
+  if (p.direct) return common::Status::ok();
   const pid_t pid = hello_.pid;
   const int rank = comm_.ctx->rank();
   const Submission& s = p.sub;
@@ -344,10 +455,10 @@ void Session::loop() {
       (void)!::read(sub_efd_, &v, sizeof v);
     }
     if (pfds[0].revents != 0) {
-      MsgType type{};
-      std::vector<std::byte> body;
-      const bool bye = recv_msg(sock_, type, body, nullptr, 100).is_ok() && type == MsgType::kBye;
-      if (bye && pending_.empty()) return;  // orderly close, nothing in flight
+      const SocketEvent ev = handle_socket();
+      if (ev == SocketEvent::kHandled) continue;
+      // A Bye with nothing in flight is the one orderly end.
+      if (ev == SocketEvent::kBye && pending_.empty()) return;
       // The client has gone (crashed, or left collectives in flight): poison
       // its communicator so that its peers get an error instead of waiting,
       // give the abort a moment to leave.

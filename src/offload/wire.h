@@ -3,8 +3,9 @@
 //
 //  - a unix stream socket for setup and liveness: framed messages (Hello
 //    with three descriptors, the relayed bootstrap allgathers, Ready). After
-//    Ready only the client's Bye travels on it; EOF without a Bye means the
-//    other side died, which is how either side detects death.
+//    Ready: shared-buffer (un)registrations, each with a memfd, answered
+//    while the client waits, and the client's Bye; EOF without a Bye means
+//    the other side died, which is how either side detects death.
 //  - a shared-memory region (a memfd made by the client, passed with
 //    SCM_RIGHTS) holding two single-producer single-consumer rings:
 //    submissions (client -> daemon) and completions (daemon -> client), each
@@ -38,6 +39,9 @@ enum class MsgType : std::uint32_t {
   kAllgatherFailed = 4,  // client -> daemon: the message
   kReady = 5,            // daemon -> client: ReadyMsg + message
   kBye = 6,              // client -> daemon: orderly close (EOF without it = a crash)
+  kRegister = 7,         // client -> daemon, with a memfd: RegionMsg (zero-copy buffer)
+  kRegistered = 8,       // daemon -> client: i32 ErrorCode, then a message
+  kUnregister = 9,       // client -> daemon: RegionMsg (no answer)
 };
 
 // The application's resolved collective choices (coll::CollConfig), so the
@@ -63,6 +67,12 @@ struct HelloMsg {
   std::uint32_t ring_slots = 0;
   std::int64_t timeout_ms = 0;
   CollChoices coll;
+};
+
+// A shared buffer: where the client mapped it and how long it is.
+struct RegionMsg {
+  std::uint64_t addr = 0;
+  std::uint64_t bytes = 0;
 };
 
 struct ReadyMsg {

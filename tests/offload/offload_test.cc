@@ -109,6 +109,44 @@ TEST_P(OffloadSweep, ByteExactThroughTheDaemon) {
   expect_daemon_exits(job);
 }
 
+// The same sweep on shared buffers (OffloadComm::allocate): the daemon
+// runs the collectives in place, with loss.
+TEST(OffloadZeroCopy, ByteExactOnSharedBuffers) {
+  const int ranks = 3;
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"sweep-shm"}, ranks,
+                          offload_env(socket_path("shm"), 10), std::chrono::seconds(240));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  expect_daemon_exits(job);
+}
+
+// The public API: MCCL_PROGRESS=offload with Communicator::allocate.
+TEST(OffloadZeroCopy, PublicApiOnAllocatedBuffers) {
+  const int ranks = 3;
+  Env env = offload_env(socket_path("api"), 10);
+  env.push_back({"MCCL_PROGRESS", "offload"});
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"api-shm"}, ranks, env, std::chrono::seconds(120));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+}
+
+// The daemon runs UDP + TCP only: asking for InfiniBand under the offload
+// engine is refused with an error naming the setting, not ignored.
+TEST(OffloadErrors, OtherTransportsAreRefusedClearly) {
+  Env env = offload_env(socket_path("ib"));
+  env.push_back({"MCCL_PROGRESS", "offload"});
+  env.push_back({"MCCL_TRANSPORT", "ib"});
+  JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"api-shm"}, 2, env, std::chrono::seconds(60));
+  ASSERT_FALSE(job.timed_out) << dump(job);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(job.ranks[r].exit_code, 3) << dump(job);
+    EXPECT_NE(job.ranks[r].output.find("rank " + std::to_string(r) + ": MCCL_PROGRESS=offload"),
+              std::string::npos)
+        << dump(job);
+    EXPECT_NE(job.ranks[r].output.find("MCCL_TRANSPORT"), std::string::npos) << dump(job);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Loopback, OffloadSweep,
                          ::testing::Values(SweepParam{1, 0}, SweepParam{2, 0}, SweepParam{3, 0},
                                            SweepParam{4, 10}));

@@ -8,6 +8,10 @@
 //   offload_worker sweep            broadcast from every root, allgather,
 //                                   allgatherv (in place), barrier; sizes 0
 //                                   .. 3 MiB around the datagram size
+//   offload_worker sweep-shm        the same on buffers from
+//                                   OffloadComm::allocate (zero copy)
+//   offload_worker api-shm          mccl::Communicator (MCCL_PROGRESS from
+//                                   the environment) on allocate() buffers
 //   offload_worker kill-daemon      one allgather; ranks > 0 leave a
 //                                   broadcast in flight; rank 0 SIGKILLs
 //                                   the daemon; the outstanding broadcasts
@@ -21,13 +25,17 @@
 //                                   second in flight; RANK exits without a
 //                                   goodbye; the second must fail
 // (The CPU measurement is bench/offload/offload_cpu.)
+#include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,13 +66,45 @@ void run(OffloadComm& c, const std::shared_ptr<OffloadOp>& op, std::chrono::seco
   if (!op->status()) throw Failed{op->status()};
 }
 
-int sweep(OffloadComm& c) {
+// A buffer of the sweep: a std::vector, or with `shm` a block from
+// OffloadComm::allocate, which the daemon uses in place (zero copy).
+class Buf {
+ public:
+  Buf(OffloadComm* shm, std::size_t n, std::byte fill = std::byte{0}) : shm_(shm), n_(n) {
+    if (shm_ != nullptr) {
+      mccl::common::Status why;
+      p_ = static_cast<std::byte*>(shm_->allocate(n, why));
+      if (p_ == nullptr) throw Failed{why};
+    } else {
+      v_.resize(n);
+      p_ = v_.data();
+    }
+    std::fill(p_, p_ + n, fill);
+  }
+  ~Buf() {
+    if (shm_ != nullptr) shm_->deallocate(p_);
+  }
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  std::byte* data() { return p_; }
+  std::size_t size() const { return n_; }
+  std::byte& operator[](std::size_t i) { return p_[i]; }
+
+ private:
+  OffloadComm* shm_;
+  std::size_t n_;
+  std::vector<std::byte> v_;
+  std::byte* p_ = nullptr;
+};
+
+int sweep(OffloadComm& c, bool use_shm) {
+  OffloadComm* shm = use_shm ? &c : nullptr;
   const int n = c.size(), me = c.rank();
   const std::size_t sizes[] = {0, 1, 1000, 1459, 1460, 1461, 65536, 1 << 20, 3 << 20};
   std::uint64_t salt = 1;
   for (std::size_t m : sizes) {
     for (int root = 0; root < n; ++root, ++salt) {
-      std::vector<std::byte> buf(m);
+      Buf buf(shm, m);
       if (me == root) {
         for (std::size_t i = 0; i < m; ++i) buf[i] = pattern(root, i, salt);
       }
@@ -78,7 +118,7 @@ int sweep(OffloadComm& c) {
     }
     // allgather, not in place
     ++salt;
-    std::vector<std::byte> send(m), recv(m * n);
+    Buf send(shm, m), recv(shm, m * n);
     for (std::size_t i = 0; i < m; ++i) send[i] = pattern(me, i, salt);
     std::vector<std::size_t> counts(n, m), displs(n);
     for (int r = 0; r < n; ++r) displs[r] = r * m;
@@ -99,7 +139,7 @@ int sweep(OffloadComm& c) {
       displs[r] = at;
       at += counts[r] + 7;
     }
-    std::vector<std::byte> v(at, std::byte{0xee});
+    Buf v(shm, at, std::byte{0xee});
     for (std::size_t i = 0; i < counts[me]; ++i) v[displs[me] + i] = pattern(me, i, salt);
     run(c, c.allgatherv(nullptr, true, v.data(), counts, displs), std::chrono::seconds(60));
     for (int r = 0; r < n; ++r) {
@@ -119,18 +159,20 @@ int sweep(OffloadComm& c) {
     run(c, c.barrier(), std::chrono::seconds(60));
   }
   // Several in flight at once.
-  std::vector<std::vector<std::byte>> bufs(8, std::vector<std::byte>(100000));
+  std::vector<std::unique_ptr<Buf>> owned;
+  for (int k = 0; k < 8; ++k) owned.push_back(std::make_unique<Buf>(shm, 100000));
+  auto bufs = [&](int k) -> Buf& { return *owned[k]; };
   std::vector<std::shared_ptr<OffloadOp>> ops;
   for (int k = 0; k < 8; ++k) {
     if (me == k % n) {
-      for (std::size_t i = 0; i < bufs[k].size(); ++i) bufs[k][i] = pattern(k, i, 999);
+      for (std::size_t i = 0; i < bufs(k).size(); ++i) bufs(k)[i] = pattern(k, i, 999);
     }
-    ops.push_back(c.broadcast(bufs[k].data(), bufs[k].size(), k % n));
+    ops.push_back(c.broadcast(bufs(k).data(), bufs(k).size(), k % n));
   }
   for (int k = 0; k < 8; ++k) {
     run(c, ops[k], std::chrono::seconds(60));
-    for (std::size_t i = 0; i < bufs[k].size(); ++i) {
-      if (bufs[k][i] != pattern(k, i, 999)) {
+    for (std::size_t i = 0; i < bufs(k).size(); ++i) {
+      if (bufs(k)[i] != pattern(k, i, 999)) {
         std::printf("rank %d: concurrent broadcast %d wrong at byte %zu\n", me, k, i);
         return 2;
       }
@@ -182,6 +224,26 @@ int kill_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
   return expect_failure(c, outstanding, "op in flight when the daemon died");
 }
 
+// Whether every thread of `pid` is stopped ('T' in /proc/PID/task/*/stat).
+bool all_stopped(int pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool all = true;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(dir + "/" + e->d_name + "/stat");
+    std::string line;
+    std::getline(f, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'T') {
+      all = false;
+    }
+  }
+  ::closedir(d);
+  return all;
+}
+
 // A daemon that stops answering (SIGSTOP) must not hang the application:
 // wait() returns kTimeout at its deadline. Rank 0 then kills it and the
 // same operation fails with kPeerFailure.
@@ -191,6 +253,9 @@ int stop_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
   if (c.rank() == 0) {
     std::printf("rank 0 stops the daemon %d\n", c.daemon_pid());
     ::kill(c.daemon_pid(), SIGSTOP);
+    // kill() returns before every thread has stopped: wait for the state
+    // to say so, or the daemon might still finish the next broadcast.
+    for (int i = 0; i < 500 && !all_stopped(c.daemon_pid()); ++i) ::usleep(10000);
   }
   (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
   std::vector<std::byte> buf(1000);
@@ -234,22 +299,81 @@ int die(OffloadComm& c, mccl::Bootstrap& boot, int victim) {
 
 }  // namespace
 
+// The public API under MCCL_PROGRESS=offload on Communicator::allocate
+// buffers (the daemon's zero-copy path): an allgather, an in-place
+// allreduce and a reduce_scatter, checked; a pointer not from allocate() is
+// refused with a clear error.
+int api_shm(mccl::Bootstrap& boot) {
+  mccl::Communicator comm(boot);
+  const int n = comm.size(), me = comm.rank();
+  const std::size_t m = 300001, count = 50000;
+  auto* send = static_cast<std::byte*>(comm.allocate(m));
+  auto* recv = static_cast<std::byte*>(comm.allocate(m * n));
+  for (std::size_t i = 0; i < m; ++i) send[i] = pattern(me, i, 5);
+  comm.allgather(send, recv, m);
+  for (int r = 0; r < n; ++r) {
+    for (std::size_t i = 0; i < m; ++i) {
+      if (recv[r * m + i] != pattern(r, i, 5)) {
+        std::printf("rank %d: api allgather wrong in block %d byte %zu\n", me, r, i);
+        return 2;
+      }
+    }
+  }
+  auto* vec = static_cast<std::int64_t*>(comm.allocate(count * n * sizeof(std::int64_t)));
+  for (std::size_t i = 0; i < count * n; ++i) vec[i] = std::int64_t(i) * (me + 1);
+  comm.allreduce(mccl::kInPlace, vec, count * n, mccl::DataType::kInt64, mccl::ReduceOp::kSum);
+  const std::int64_t ranks_sum = std::int64_t(n) * (n + 1) / 2;
+  for (std::size_t i = 0; i < count * n; ++i) {
+    if (vec[i] != std::int64_t(i) * ranks_sum) {
+      std::printf("rank %d: api allreduce wrong at %zu\n", me, i);
+      return 2;
+    }
+  }
+  auto* out = static_cast<std::int64_t*>(comm.allocate(count * sizeof(std::int64_t)));
+  comm.reduce_scatter(vec, out, count, mccl::DataType::kInt64, mccl::ReduceOp::kMax);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (out[i] != std::int64_t(me * count + i) * ranks_sum) {
+      std::printf("rank %d: api reduce_scatter wrong at %zu\n", me, i);
+      return 2;
+    }
+  }
+  int not_ours = 0;
+  try {
+    comm.deallocate(&not_ours);
+    std::printf("rank %d: deallocate of a foreign pointer was accepted\n", me);
+    return 5;
+  } catch (const mccl::Error& e) {
+    if (e.code() != mccl::ErrorCode::kInvalidArgument) return 4;
+  }
+  comm.deallocate(out);
+  comm.deallocate(vec);
+  comm.deallocate(recv);
+  comm.deallocate(send);
+  comm.barrier();
+  std::printf("rank %d: api-shm ok\n", me);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: offload_worker sweep | kill-daemon | stop-daemon | die RANK\n");
+    std::fprintf(stderr,
+                 "usage: offload_worker sweep | sweep-shm | api-shm | kill-daemon | stop-daemon | "
+                 "die RANK\n");
     return 1;
   }
   const std::string mode = argv[1];
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     auto boot = mccl::make_bootstrap_from_env();
+    if (mode == "api-shm") return api_shm(*boot);
     mccl::offload::OffloadOptions opt;
     opt.timeout = std::chrono::milliseconds(30000);
     std::unique_ptr<OffloadComm> comm;
     auto st = OffloadComm::create(*boot, opt, comm);
     if (!st) throw Failed{st};
     std::printf("rank %d daemon_pid=%d\n", comm->rank(), comm->daemon_pid());
-    if (mode == "sweep") return sweep(*comm);
+    if (mode == "sweep") return sweep(*comm, false);
+    if (mode == "sweep-shm") return sweep(*comm, true);
     if (mode == "kill-daemon") return kill_daemon(*comm, *boot);
     if (mode == "stop-daemon") return stop_daemon(*comm, *boot);
     if (mode == "die" && argc > 2) return die(*comm, *boot, std::atoi(argv[2]));
