@@ -40,12 +40,19 @@ TEST_P(MultiProcess, SweepIsByteExact) {
   }
 }
 
+// Stable test names ("n4_thread_drop10"): the default prints the string's address.
+std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& param) {
+  const auto& [ranks, progress, drop] = param.param;
+  return "n" + std::to_string(ranks) + "_" + progress + "_drop" + std::to_string(drop);
+}
+
 INSTANTIATE_TEST_SUITE_P(Loopback, MultiProcess,
                          ::testing::Values(SweepParam{2, "inline", 0}, SweepParam{3, "thread", 0},
                                            SweepParam{4, "inline", 10}, SweepParam{4, "thread", 10},
                                            SweepParam{5, "thread", 0}, SweepParam{8, "thread", 10},
                                            SweepParam{3, "offload", 0},
-                                           SweepParam{4, "offload", 10}));
+                                           SweepParam{4, "offload", 10}),
+                         sweep_name);
 
 // The same sweep with UCX as the reliable transport (over tcp on lo: UCX
 // refuses shared memory when peer failures must be detected).
