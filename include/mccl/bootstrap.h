@@ -9,12 +9,12 @@
 // MPI communicator (mccl/callback_bootstrap.h).
 #pragma once
 
-#include "mccl/export.h"
-
 #include <chrono>
 #include <cstddef>
 #include <span>
 #include <vector>
+
+#include "mccl/export.h"
 
 namespace mccl {
 

@@ -112,9 +112,9 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   }
 
   // 1. Agree on the tag (and the salt that keeps two jobs' groups apart).
-  Hello mine{random_tag(), static_cast<std::uint32_t>(transport), random_salt(),
-             common::settings::kProtoChecksum.get_bool() ? 1u : 0u, ib_here,
-             topo::machine_id()};
+  Hello mine{random_tag(),  static_cast<std::uint32_t>(transport),
+             random_salt(), common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
+             ib_here,       topo::machine_id()};
   auto all = bootstrap.allgather(std::as_bytes(std::span(&mine, 1)), opt.timeout);
   std::vector<Hello> hellos(st->size);
   std::memcpy(hellos.data(), all.data(), all.size());

@@ -120,8 +120,7 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
     tc.size = bootstrap.size();
     tc.bind_address = info.iface_addr;
     tc.connect_timeout = timeout;
-    check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), rank,
-          "TCP reliable transport");
+    check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), rank, "TCP reliable transport");
   }
   t.description = "udp " + info.group.ip + ":" + std::to_string(info.group.port) + " on " +
                   info.iface_name + " (" + info.iface_addr + "), " + reliable;

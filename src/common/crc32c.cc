@@ -30,8 +30,7 @@ std::uint32_t crc_table(std::uint32_t crc, const unsigned char* p, std::size_t n
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) std::uint32_t crc_sse42(std::uint32_t crc,
-                                                          const unsigned char* p,
+__attribute__((target("sse4.2"))) std::uint32_t crc_sse42(std::uint32_t crc, const unsigned char* p,
                                                           std::size_t n) {
   std::uint64_t c = crc;
   while (n >= 8) {

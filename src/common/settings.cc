@@ -121,19 +121,52 @@ const Setting kMpiEager{"MCCL_MPI_EAGER", T::kBool, "1",
 const std::vector<const Setting*>& all_settings() {
   using namespace settings;
   static const std::vector<const Setting*> all = {
-      &kLogLevel,          &kTransport,          &kReliable,           &kProtoEarlyBytes,     &kProtoReorderWindow,
-      &kProtoStallFactor,  &kProtoStallMinUs,     &kProtoStallMaxUs,     &kProtoFirstTimeoutUs,
-      &kProtoRepairMaxBytes, &kProtoSendBatch,    &kProtoChecksum,       &kCollTimeoutMs,
-      &kCollAllgatherAlgo, &kCollAllgatherRoots,  &kCollBcastAlgo,       &kCollChainSegmentBytes,
-      &kCollReduceSegmentBytes, &kCollRsShare,    &kCollAllreduceAlgo,   &kCollAllreduceSmallBytes,
-      &kProgress,          &kProgressCpu,         &kProgressSpinUs,
-      &kOffloadSocket,     &kOffloadDaemon,       &kOffloadJob,          &kOffloadLog,
-      &kUdpIface,          &kUdpRateMbit,         &kUdpRcvbuf,           &kUdpMaxDatagram,
+      &kLogLevel,
+      &kTransport,
+      &kReliable,
+      &kProtoEarlyBytes,
+      &kProtoReorderWindow,
+      &kProtoStallFactor,
+      &kProtoStallMinUs,
+      &kProtoStallMaxUs,
+      &kProtoFirstTimeoutUs,
+      &kProtoRepairMaxBytes,
+      &kProtoSendBatch,
+      &kProtoChecksum,
+      &kCollTimeoutMs,
+      &kCollAllgatherAlgo,
+      &kCollAllgatherRoots,
+      &kCollBcastAlgo,
+      &kCollChainSegmentBytes,
+      &kCollReduceSegmentBytes,
+      &kCollRsShare,
+      &kCollAllreduceAlgo,
+      &kCollAllreduceSmallBytes,
+      &kProgress,
+      &kProgressCpu,
+      &kProgressSpinUs,
+      &kOffloadSocket,
+      &kOffloadDaemon,
+      &kOffloadJob,
+      &kOffloadLog,
+      &kUdpIface,
+      &kUdpRateMbit,
+      &kUdpRcvbuf,
+      &kUdpMaxDatagram,
       &kUdpTestDropPermille,
-      &kIbDev,             &kIbMgid,              &kIbIpoibIface,        &kIbRxDepth,
+      &kIbDev,
+      &kIbMgid,
+      &kIbIpoibIface,
+      &kIbRxDepth,
       &kIbSignalEvery,
-      &kBootstrapAddr,     &kRank,                &kWorldSize,           &kBootstrapTimeoutMs,
-      &kMpiEnable,         &kMpiMinBytes,         &kMpiDebug,            &kMpiStats,
+      &kBootstrapAddr,
+      &kRank,
+      &kWorldSize,
+      &kBootstrapTimeoutMs,
+      &kMpiEnable,
+      &kMpiMinBytes,
+      &kMpiDebug,
+      &kMpiStats,
       &kMpiEager,
   };
   return all;
@@ -151,8 +184,8 @@ std::string Setting::raw() const { return from_env().value_or(default_); }
 
 namespace {
 [[noreturn]] void bad_value(const Setting& s, const std::string& value, const char* expected) {
-  throw Error(ErrorCode::kInvalidArgument, std::string(s.name()) + "=\"" + value +
-                                               "\" is not valid: expected " + expected);
+  throw Error(ErrorCode::kInvalidArgument,
+              std::string(s.name()) + "=\"" + value + "\" is not valid: expected " + expected);
 }
 }  // namespace
 
@@ -163,7 +196,8 @@ std::int64_t Setting::get_int(std::int64_t min, std::int64_t max) const {
   long long parsed = std::strtoll(v.c_str(), &end, 0);
   if (errno != 0 || end == v.c_str() || *end != '\0') bad_value(*this, v, "an integer");
   if (parsed < min || parsed > max) {
-    bad_value(*this, v, ("an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]").c_str());
+    bad_value(*this, v,
+              ("an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]").c_str());
   }
   return parsed;
 }

@@ -17,8 +17,8 @@ enum class SettingType { kInt, kBool, kString, kDouble };
 
 class Setting {
  public:
-  constexpr Setting(const char* name, SettingType type, const char* default_value,
-                    const char* doc, const char* allowed = nullptr)
+  constexpr Setting(const char* name, SettingType type, const char* default_value, const char* doc,
+                    const char* allowed = nullptr)
       : name_(name), type_(type), default_(default_value), doc_(doc), allowed_(allowed) {}
 
   const char* name() const { return name_; }

@@ -212,7 +212,8 @@ void McastCollective::detect_loss(TimePoint now) {
     // long silence is needed: in an allgather every rank is some stream's
     // root and kHave covers all streams, so when every rank lost some tail,
     // each would wait for its left neighbour's kHave around the ring.
-    const bool tail = left_has_all_ || quiet > ctx_.config().stall_max + ctx_.config().first_timeout;
+    const bool tail =
+        left_has_all_ || quiet > ctx_.config().stall_max + ctx_.config().first_timeout;
     request_missing(s, s.scan_from, tail ? s.chunks() : s.seen_end);
   }
 }

@@ -52,7 +52,8 @@ class DatagramTransport {
 
   // Must not block. Hands at most `max` received datagrams to `handler`
   // and sets `delivered` to how many.
-  virtual common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) = 0;
+  virtual common::Status poll(DatagramHandler& handler, std::size_t max,
+                              std::size_t& delivered) = 0;
 
   // A descriptor that turns readable when datagrams are waiting, for
   // engines that sleep; -1 when the transport has none.

@@ -44,7 +44,8 @@ class ReliableTransport {
 
   // Must not block. Hands at most `max` messages (and any peer failures)
   // to `handler`; `delivered` counts the messages.
-  virtual common::Status poll(ReliableHandler& handler, std::size_t max, std::size_t& delivered) = 0;
+  virtual common::Status poll(ReliableHandler& handler, std::size_t max,
+                              std::size_t& delivered) = 0;
 
   virtual int wait_fd() const { return -1; }
 };
