@@ -40,11 +40,11 @@ static float reduce_input(int rank, size_t i, int iter) {
   return (float)(((size_t)(rank + 1) * 5 + i * 3 + (size_t)iter * 7) % 64 + 1);
 }
 
-static double read_counter(const char *dev, const char *name) {
+static double read_counter(const char* dev, const char* name) {
   char path[256];
   double v = -1;
   snprintf(path, sizeof path, "/sys/class/net/%s/statistics/%s", dev, name);
-  FILE *f = fopen(path, "r");
+  FILE* f = fopen(path, "r");
   if (f == NULL || fscanf(f, "%lf", &v) != 1) {
     fprintf(stderr, "mpi_coll_bench: cannot read %s\n", path);
     MPI_Abort(MPI_COMM_WORLD, 2);
@@ -53,13 +53,13 @@ static double read_counter(const char *dev, const char *name) {
   return v;
 }
 
-static void read_net(const char *dev, double out[4]) {
-  static const char *names[4] = {"tx_bytes", "rx_bytes", "tx_packets", "rx_packets"};
+static void read_net(const char* dev, double out[4]) {
+  static const char* names[4] = {"tx_bytes", "rx_bytes", "tx_packets", "rx_packets"};
   for (int k = 0; k < 4; ++k) out[k] = read_counter(dev, names[k]);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
 }
 
@@ -70,10 +70,10 @@ struct bench {
   int rank, size, sequential;
   unsigned char *send, *recv;
   float *rs_send, *rs_recv;
-  int *rs_counts; /* all m/4: MPI_Reduce_scatter's recvcounts */
+  int* rs_counts; /* all m/4: MPI_Reduce_scatter's recvcounts */
 };
 
-static void run_one(const struct bench *b, size_t m) {
+static void run_one(const struct bench* b, size_t m) {
   if (b->kind == kAllgather) {
     MPI_Allgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD);
   } else if (b->kind == kBcast) {
@@ -85,13 +85,13 @@ static void run_one(const struct bench *b, size_t m) {
   } else {
     MPI_Request req[2];
     MPI_Iallgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD, &req[0]);
-    MPI_Ireduce_scatter_block(b->rs_send, b->rs_recv, (int)(m / sizeof(float)), MPI_FLOAT,
-                              MPI_SUM, MPI_COMM_WORLD, &req[1]);
+    MPI_Ireduce_scatter_block(b->rs_send, b->rs_recv, (int)(m / sizeof(float)), MPI_FLOAT, MPI_SUM,
+                              MPI_COMM_WORLD, &req[1]);
     MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
   }
 }
 
-static void fill(const struct bench *b, size_t m, int iter) {
+static void fill(const struct bench* b, size_t m, int iter) {
   if (b->kind == kAgRs) {
     size_t all = m / sizeof(float) * (size_t)b->size;
     for (size_t j = 0; j < all; ++j) b->rs_send[j] = reduce_input(b->rank, j, iter);
@@ -107,7 +107,7 @@ static void fill(const struct bench *b, size_t m, int iter) {
   }
 }
 
-static double check(const struct bench *b, size_t m, int iter) {
+static double check(const struct bench* b, size_t m, int iter) {
   double wrong = 0;
   int roots = b->kind == kBcast ? 1 : b->size;
   for (int r = 0; r < roots; ++r) {
@@ -124,25 +124,25 @@ static double check(const struct bench *b, size_t m, int iter) {
   return wrong;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const char *bench_name = NULL, *impl = "mpi", *json_path = NULL, *netdev = NULL;
   size_t min_size = 1, max_size = 1 << 20;
   int iters = 100, warmup = 10, validate = 0, traffic_iters = 0;
-  static struct option longs[] = {{"impl", required_argument, NULL, 1},
-                                  {"json", required_argument, NULL, 2},
-                                  {"netdev", required_argument, NULL, 3},
-                                  {"traffic-iters", required_argument, NULL, 4},
-                                  {"sequential", no_argument, NULL, 5},
-                                  {NULL, 0, NULL, 0}};
+  static struct option longs[] = {
+      {"impl", required_argument, NULL, 1},   {"json", required_argument, NULL, 2},
+      {"netdev", required_argument, NULL, 3}, {"traffic-iters", required_argument, NULL, 4},
+      {"sequential", no_argument, NULL, 5},   {NULL, 0, NULL, 0}};
   MPI_Init(&argc, &argv);
   struct bench b = {0};
   MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &b.size);
   int c;
   while ((c = getopt_long(argc, argv, "b:m:i:x:c", longs, NULL)) != -1) {
-    char *colon;
+    char* colon;
     switch (c) {
-      case 'b': bench_name = optarg; break;
+      case 'b':
+        bench_name = optarg;
+        break;
       case 'm':
         colon = strchr(optarg, ':');
         if (colon != NULL) {
@@ -152,15 +152,32 @@ int main(int argc, char **argv) {
           max_size = strtoull(optarg, NULL, 10);
         }
         break;
-      case 'i': iters = atoi(optarg); break;
-      case 'x': warmup = atoi(optarg); break;
-      case 'c': validate = 1; break;
-      case 1: impl = optarg; break;
-      case 2: json_path = optarg; break;
-      case 3: netdev = optarg; break;
-      case 4: traffic_iters = atoi(optarg); break;
-      case 5: b.sequential = 1; break;
-      default: MPI_Abort(MPI_COMM_WORLD, 2);
+      case 'i':
+        iters = atoi(optarg);
+        break;
+      case 'x':
+        warmup = atoi(optarg);
+        break;
+      case 'c':
+        validate = 1;
+        break;
+      case 1:
+        impl = optarg;
+        break;
+      case 2:
+        json_path = optarg;
+        break;
+      case 3:
+        netdev = optarg;
+        break;
+      case 4:
+        traffic_iters = atoi(optarg);
+        break;
+      case 5:
+        b.sequential = 1;
+        break;
+      default:
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
   if (bench_name == NULL ||
@@ -184,13 +201,13 @@ int main(int argc, char **argv) {
   b.recv = malloc(max_size * (size_t)b.size);
   memset(b.send, 1, max_size);
   memset(b.recv, 0, max_size * (size_t)b.size);
-  FILE *json = NULL;
+  FILE* json = NULL;
   if (b.rank == 0 && json_path != NULL) json = fopen(json_path, "a");
   if (b.rank == 0) printf("# %s %s\n# Size       Avg Latency(us)\n", impl, bench_name);
 
   int status = 0;
-  double *times = malloc(sizeof(double) * (size_t)iters);
-  double *slowest = malloc(sizeof(double) * (size_t)iters);
+  double* times = malloc(sizeof(double) * (size_t)iters);
+  double* slowest = malloc(sizeof(double) * (size_t)iters);
   for (size_t m = min_size; m <= max_size && m > 0; m *= 2) {
     double errors = 0, sum = 0, net[4] = {0, 0, 0, 0};
     MPI_Barrier(MPI_COMM_WORLD);
@@ -226,8 +243,8 @@ int main(int argc, char **argv) {
     if (b.rank == 0) {
       avg /= b.size;
       qsort(slowest, (size_t)iters, sizeof(double), cmp_double);
-      double p50 = iters % 2 ? slowest[iters / 2]
-                             : (slowest[iters / 2 - 1] + slowest[iters / 2]) / 2;
+      double p50 =
+          iters % 2 ? slowest[iters / 2] : (slowest[iters / 2 - 1] + slowest[iters / 2]) / 2;
       printf("%-10zu%18.2f%s\n", m, avg, validate ? (total_errors > 0 ? "  Fail" : "  Pass") : "");
       fflush(stdout);
       if (json != NULL) {

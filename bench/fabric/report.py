@@ -1,8 +1,11 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Turns a bench/fabric/run.sh output directory into results.jsonl, a summary
 table (summary.txt, also printed) and plots (PNG, when matplotlib is there).
 
     report.py [--scaling-size BYTES] [--no-plots] DIR [DIR...]
+
+Run by /usr/bin/python3 (the shebang): Debian's python3-matplotlib is installed
+for that interpreter, not for a pyenv or venv one.
 
 With several DIRs (e.g. runs at other MTUs or MCCL settings, told apart by
 run.sh --label) the first one receives the merged report.
