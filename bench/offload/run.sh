@@ -32,7 +32,10 @@ bench=$build/bench/offload/offload_cpu
 cluster=$root/tests/fabric/cluster.sh launch=$root/tests/fabric/launch.sh
 name=offb$$
 tmp=$(mktemp -d)
-trap '"$cluster" down --name "$name" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+# The daemons' sockets carry the cluster's name (MCCL_OFFLOAD_JOB) so that
+# what launch.sh's final kill of stray processes leaves can be removed.
+trap '"$cluster" down --name "$name" >/dev/null 2>&1 || true; rm -rf "$tmp";
+  rm -f "/tmp/mccl-offload-$(id -u)-$name-"*' EXIT
 "$cluster" up --name "$name" --hosts "$hosts" --rate 1gbit --mtu 1500
 
 for ((rep = 1; rep <= reps; rep++)); do
@@ -47,7 +50,7 @@ for ((rep = 1; rep <= reps; rep++)); do
     out=$tmp/$config.$rep
     "$launch" --name "$name" --hosts "$hosts" --timeout 300 --env MCCL_PROGRESS=$engine \
       --env MCCL_OFFLOAD_DAEMON="$build/src/offload/mccl_offloadd" \
-      --env MCCL_OFFLOAD_LOG="$tmp/offloadd.log" \
+      --env MCCL_OFFLOAD_LOG="$tmp/offloadd.log" --env MCCL_OFFLOAD_JOB="$name" \
       -- "$bench" --bytes "$bytes" --iters "$iters" "${shm[@]}" --stats >"$out" 2>&1 || {
       cat "$out"; echo "run failed: $config rep $rep" >&2; exit 1; }
     grep -v '"bench"' "$out"

@@ -32,14 +32,18 @@ std::string dir_of(const std::string& file) {
 bool executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0; }
 
 // MCCL_OFFLOAD_DAEMON, else next to the object holding this code (libmccl.so
-// or a static executable), else next to the executable, else where
-// `make install` puts it, else where the build tree made it, else $PATH.
+// or a static executable) or in its ../bin, else next to the executable,
+// else where `make install` puts it, else where the build tree made it,
+// else $PATH.
 std::string find_daemon(const OffloadOptions& o) {
   if (!o.daemon_path.empty()) return o.daemon_path;
   if (auto e = common::settings::kOffloadDaemon.from_env()) return *e;
   Dl_info info{};
   if (::dladdr(reinterpret_cast<void*>(&find_daemon), &info) != 0 && info.dli_fname != nullptr) {
     std::string p = dir_of(info.dli_fname) + "/mccl_offloadd";
+    if (executable(p)) return p;
+    // An installed tree: <prefix>/lib*/libmccl.so and <prefix>/bin/mccl_offloadd.
+    p = dir_of(info.dli_fname) + "/../bin/mccl_offloadd";
     if (executable(p)) return p;
   }
   char exe[4096];

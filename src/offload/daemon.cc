@@ -561,8 +561,13 @@ int run_daemon(const DaemonConfig& config) {
   // path is free either way.
   ::unlink(lock_path.c_str());
   ::close(lock);
-  // A log with nothing but "listening" and "exiting" in it is not kept.
-  if (!config.log_path.empty() && !g_trouble) ::unlink(config.log_path.c_str());
+  // A log with nothing but "listening" and "exiting" in it is not kept;
+  // only a regular file is removed (MCCL_OFFLOAD_LOG may be /dev/null).
+  struct stat log_stat {};
+  if (!config.log_path.empty() && !g_trouble && ::lstat(config.log_path.c_str(), &log_stat) == 0 &&
+      S_ISREG(log_stat.st_mode)) {
+    ::unlink(config.log_path.c_str());
+  }
   return 0;
 }
 

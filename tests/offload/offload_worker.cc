@@ -248,9 +248,18 @@ bool all_stopped(int pid) {
 // wait() returns kTimeout at its deadline. Rank 0 then kills it and the
 // same operation fails with kPeerFailure.
 int stop_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
+  // Rank 0 stopped the daemon, so rank 0 kills it on every way out (a
+  // stopped daemon never exits by itself).
+  struct KillAtExit {
+    int pid = -1;
+    ~KillAtExit() {
+      if (pid > 0) ::kill(pid, SIGKILL);
+    }
+  } killer;
   std::byte one{1};
   (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
   if (c.rank() == 0) {
+    killer.pid = c.daemon_pid();
     std::printf("rank 0 stops the daemon %d\n", c.daemon_pid());
     ::kill(c.daemon_pid(), SIGSTOP);
     // kill() returns before every thread has stopped: wait for the state
@@ -264,12 +273,14 @@ int stop_daemon(OffloadComm& c, mccl::Bootstrap& boot) {
   if (st.code() != mccl::ErrorCode::kTimeout || op->done()) {
     std::printf("rank %d: wait on a stopped daemon: expected a timeout, got %s\n", c.rank(),
                 st.is_ok() ? "ok" : st.message().c_str());
-    if (c.rank() == 0) ::kill(c.daemon_pid(), SIGKILL);
     return 4;
   }
   std::printf("rank %d: wait on a stopped daemon timed out: %s\n", c.rank(), st.message().c_str());
   (void)boot.allgather(std::span(&one, 1), std::chrono::seconds(30));
-  if (c.rank() == 0) ::kill(c.daemon_pid(), SIGKILL);
+  if (c.rank() == 0) {
+    ::kill(c.daemon_pid(), SIGKILL);
+    killer.pid = -1;
+  }
   return expect_failure(c, op, "op on a stopped daemon, then killed");
 }
 
