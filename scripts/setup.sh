@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build and test
-  build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev
+  build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # real transports and topology (cheap to have now, needed by later layers)
   libibverbs-dev librdmacm-dev rdma-core libucx-dev libhwloc-dev hwloc
   # the namespace fabric tests
