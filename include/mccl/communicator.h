@@ -77,6 +77,10 @@ class MCCL_API Communicator {
   Communicator(Communicator&&) noexcept;
   Communicator& operator=(Communicator&&) noexcept;
   // Not collective. Pending requests must be completed or destroyed first.
+  // A rank whose collectives have completed may still be the repair source
+  // of a peer that has not (a peer that lost datagrams pulls them from its
+  // left neighbour): when ranks may finish at different times, call
+  // barrier() before destroying, or that peer fails with kPeerFailure.
   ~Communicator();
 
   int rank() const;
