@@ -3,10 +3,6 @@
 // joined context's descriptors and a wake-up eventfd.
 #include "progress/shared_thread.h"
 
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -16,6 +12,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "progress/sleeper.h"
 #include "protocol/context.h"
 #include "topo/placement.h"
 
@@ -33,9 +30,6 @@ class SharedThread {
   };
 
   explicit SharedThread(const ThreadEngineConfig& cfg) : cfg_(cfg) {
-    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-    watch(wake_fd_, EPOLL_CTL_ADD);
     thread_ = std::thread([this] { run(); });
   }
 
@@ -43,8 +37,6 @@ class SharedThread {
     stop_.store(true);
     wake();
     thread_.join();
-    close(epoll_fd_);
-    close(wake_fd_);
   }
   SharedThread(const SharedThread&) = delete;
   SharedThread& operator=(const SharedThread&) = delete;
@@ -53,7 +45,7 @@ class SharedThread {
     std::lock_guard lock(mu_);
     slots_.push_back(slot);
     const auto fds = slot->ctx->wait_fds();
-    for (int fd : fds) watch(fd, EPOLL_CTL_ADD);
+    for (int fd : fds) sleeper_.add(fd);
     slot->has_fds = !fds.empty();
     wake();
   }
@@ -62,7 +54,7 @@ class SharedThread {
   void leave(Slot* slot) {
     std::lock_guard lock(mu_);
     slots_.erase(std::remove(slots_.begin(), slots_.end(), slot), slots_.end());
-    for (int fd : slot->ctx->wait_fds()) watch(fd, EPOLL_CTL_DEL);
+    for (int fd : slot->ctx->wait_fds()) sleeper_.remove(fd);
   }
 
   void start(Slot* slot, const std::shared_ptr<protocol::Operation>& op) {
@@ -89,17 +81,7 @@ class SharedThread {
   }
 
  private:
-  void watch(int fd, int how) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    epoll_ctl(epoll_fd_, how, fd, &ev);
-  }
-
-  void wake() {
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
-  }
+  void wake() { sleeper_.wake(); }
 
   // One pass over every joined context; returns how much happened.
   std::size_t pass(bool& finished, bool& busy) {
@@ -122,27 +104,7 @@ class SharedThread {
     return events;
   }
 
-  // As the per-context thread engine: a sub-millisecond wait with
-  // descriptors is a non-blocking look at them, so that while collectives
-  // are open a message a descriptor does not announce (a transport without
-  // one) never waits a whole millisecond.
-  void sleep_for(microseconds d) {
-    const int ms = static_cast<int>(duration_cast<milliseconds>(d).count());
-    if (!has_fds_ && ms == 0) {
-      // Only the in-memory fabric, which has no descriptor: a short real
-      // sleep keeps oversubscribed cores usable.
-      std::this_thread::sleep_for(d);
-      return;
-    }
-    epoll_event events[16];
-    const int n = epoll_wait(epoll_fd_, events, 16, ms);
-    for (int i = 0; i < n; ++i) {
-      if (events[i].data.fd == wake_fd_) {
-        std::uint64_t v;
-        [[maybe_unused]] auto r = read(wake_fd_, &v, sizeof v);
-      }
-    }
-  }
+  void sleep_for(microseconds d) { sleeper_.sleep_for(d, has_fds_); }
 
   void run() {
     common::Status pinned = topo::bind_current_thread(cfg_.cpu);
@@ -162,8 +124,7 @@ class SharedThread {
   }
 
   ThreadEngineConfig cfg_;
-  int wake_fd_ = -1;
-  int epoll_fd_ = -1;
+  Sleeper sleeper_;
   bool has_fds_ = false;  // touched by the thread only
   std::atomic<bool> stop_{false};
   std::mutex pending_mu_;  // guards every slot's pending queue, so start() never waits

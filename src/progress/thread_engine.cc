@@ -6,9 +6,6 @@
 // The thread spins while traffic flows (MCCL_PROGRESS_SPIN_US after the
 // last event), then sleeps on the transports' descriptors and a wake-up
 // eventfd, so many ranks on few cores still all make progress.
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -19,6 +16,7 @@
 #include "common/log.h"
 #include "progress/activity.h"
 #include "progress/engine.h"
+#include "progress/sleeper.h"
 #include "protocol/context.h"
 #include "topo/placement.h"
 
@@ -31,10 +29,7 @@ using namespace std::chrono;
 class ThreadEngine final : public Engine {
  public:
   ThreadEngine(protocol::Context& ctx, const ThreadEngineConfig& cfg) : ctx_(ctx), cfg_(cfg) {
-    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-    watch(wake_fd_);
-    for (int fd : ctx_.wait_fds()) watch(fd);
+    for (int fd : ctx_.wait_fds()) sleeper_.add(fd);
     has_fds_ = !ctx_.wait_fds().empty();
     thread_ = std::thread([this] { run(); });
   }
@@ -43,8 +38,6 @@ class ThreadEngine final : public Engine {
     stop_.store(true);
     wake();
     thread_.join();
-    close(epoll_fd_);
-    close(wake_fd_);
   }
 
   void start(const std::shared_ptr<protocol::Operation>& op) override {
@@ -68,37 +61,8 @@ class ThreadEngine final : public Engine {
   }
 
  private:
-  void watch(int fd) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
-  }
-
-  void wake() {
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
-  }
-
-  void sleep_for(microseconds d) {
-    epoll_event events[8];
-    if (!has_fds_ && d < milliseconds(1)) {
-      // Nothing to sleep on but the wake-up fd and a sub-millisecond timer:
-      // a short real sleep keeps oversubscribed cores usable.
-      std::this_thread::sleep_for(d);
-      return;
-    }
-    // Rounded up: truncated, the 100 us sleep of an open collective became
-    // epoll_wait(0), a busy loop that never gave the core away.
-    int ms = static_cast<int>(ceil<milliseconds>(d).count());
-    int n = epoll_wait(epoll_fd_, events, 8, ms);
-    for (int i = 0; i < n; ++i) {
-      if (events[i].data.fd == wake_fd_) {
-        std::uint64_t v;
-        [[maybe_unused]] auto r = read(wake_fd_, &v, sizeof v);
-      }
-    }
-  }
+  void wake() { sleeper_.wake(); }
+  void sleep_for(microseconds d) { sleeper_.sleep_for(d, has_fds_); }
 
   void run() {
     common::Status pinned = topo::bind_current_thread(cfg_.cpu);
@@ -135,8 +99,7 @@ class ThreadEngine final : public Engine {
 
   protocol::Context& ctx_;
   ThreadEngineConfig cfg_;
-  int wake_fd_ = -1;
-  int epoll_fd_ = -1;
+  Sleeper sleeper_;
   bool has_fds_ = false;
   std::atomic<bool> stop_{false};
   std::mutex pending_mu_;  // guards pending_ only, so start() never waits for progress
