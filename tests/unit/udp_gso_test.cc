@@ -233,6 +233,14 @@ INSTANTIATE_TEST_SUITE_P(Modes, UdpGsoDelivery, ::testing::Values("off", "on", "
 TEST(UdpGsoTest, SettingIsReadAndChecked) {
   SKIP_WITHOUT_MULTICAST();
   UdpConfig c = config(950, "");
+  ::unsetenv("MCCL_UDP_GSO");
+  auto d = make(c);
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(as_udp(d.get())->info().gso) << "off by default";
+  ::setenv("MCCL_UDP_GSO", "auto", 1);
+  auto on = make(c);
+  ASSERT_TRUE(on);
+  EXPECT_TRUE(as_udp(on.get())->info().gso);
   ::setenv("MCCL_UDP_GSO", "off", 1);
   auto t = make(c);
   ASSERT_TRUE(t);

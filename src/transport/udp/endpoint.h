@@ -11,7 +11,10 @@
 // of one size, but its last may be shorter (the kernel cuts every segment
 // but the last to exactly the segment size), at most kMaxSegments of them
 // and kMaxGsoBytes in all. The pacer and the counters still count each
-// datagram.
+// datagram. Off by default: a sender that no longer spends its CPU per
+// datagram reaches MCCL_UDP_RATE_MBIT, and N-1 allgather roots each
+// sending at that rate overflow every receiver's link (measured in
+// docs/benchmarks.md); broadcast gains.
 #pragma once
 
 #include <netinet/in.h>
