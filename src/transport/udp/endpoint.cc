@@ -1,5 +1,6 @@
 #include "transport/udp/endpoint.h"
 
+#include <netinet/udp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +37,14 @@ bool send_would_block(int err) {
   return err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS || err == ECONNREFUSED;
 }
 
+// How a kernel or device says no to a UDP_SEGMENT send: EIO when the
+// device cannot offload the checksum, EINVAL for a segment size or count
+// it will not take, ENOPROTOOPT/EOPNOTSUPP without GSO support at all,
+// EMSGSIZE should a path MTU shrink below the segment size.
+bool gso_refusal(int err) {
+  return err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP || err == EMSGSIZE;
+}
+
 std::size_t size_of(const OutDatagram& d) { return d.header.size() + d.payload.size(); }
 
 }  // namespace
@@ -49,6 +58,8 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
       self_addr_net_(htonl(setup.self_addr)),
       self_port_net_(htons(setup.self_port)),
       rank_(setup.rank),
+      gso_(info_.gso),
+      gso_required_(setup.gso_required),
       drop_state_(info_.test_drop_seed) {
   if (info_.rate_mbit > 0) {
     const double bytes_per_s = info_.rate_mbit * 1e6 / 8;
@@ -59,13 +70,12 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
     pacer_ = Pacer(bytes_per_s, burst, common::now());
   }
 
-  send_msgs_.resize(kSendBatch);
-  send_iov_.resize(2 * kSendBatch);
-  for (std::size_t i = 0; i < kSendBatch; ++i) {
-    std::memset(&send_msgs_[i], 0, sizeof(mmsghdr));
-    send_msgs_[i].msg_hdr.msg_iov = &send_iov_[2 * i];
-    send_msgs_[i].msg_hdr.msg_iovlen = 2;
-  }
+  // Sized for the GSO batch whatever the mode: auto may start without it.
+  send_msgs_.resize(kGsoBatch);
+  send_iov_.resize(2 * kGsoBatch);
+  send_ctl_.resize(kGsoBatch);
+  send_datagrams_.resize(kGsoBatch);
+  for (mmsghdr& m : send_msgs_) std::memset(&m, 0, sizeof m);
 
   const std::size_t slots = recv_slots(mtu_);
   recv_buf_.resize(slots * mtu_);
@@ -90,6 +100,63 @@ std::string UdpEndpoint::where() const {
          std::to_string(info_.group.port) + ")";
 }
 
+std::size_t UdpEndpoint::build_messages(std::span<const OutDatagram> datagrams) {
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < datagrams.size(); ++m) {
+    const std::size_t segment = size_of(datagrams[i]);
+    std::size_t count = 1;
+    if (gso_ && segment > 0) {
+      std::size_t total = segment;
+      // Only a full-size datagram may be followed; an empty one cannot be a
+      // segment (the kernel would not make a datagram of it).
+      while (i + count < datagrams.size() && count < kMaxSegments &&
+             size_of(datagrams[i + count - 1]) == segment) {
+        const std::size_t next = size_of(datagrams[i + count]);
+        if (next == 0 || next > segment || total + next > kMaxGsoBytes) break;
+        total += next;
+        ++count;
+      }
+    }
+    msghdr& h = send_msgs_[m].msg_hdr;
+    h.msg_iov = &send_iov_[2 * i];
+    h.msg_iovlen = 2 * count;
+    if (count > 1) {
+      auto* c = reinterpret_cast<cmsghdr*>(send_ctl_[m].bytes);
+      c->cmsg_level = SOL_UDP;
+      c->cmsg_type = UDP_SEGMENT;
+      c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+      const auto value = static_cast<std::uint16_t>(segment);  // <= mtu_ < 65536
+      std::memcpy(CMSG_DATA(c), &value, sizeof value);
+      h.msg_control = c;
+      h.msg_controllen = sizeof send_ctl_[m].bytes;
+    } else {
+      h.msg_control = nullptr;
+      h.msg_controllen = 0;
+    }
+    send_datagrams_[m] = count;
+    i += count;
+  }
+  return m;
+}
+
+common::Status UdpEndpoint::gso_refused(int err) {
+  if (gso_required_) {
+    return common::transport_error(where() + ": UDP_SEGMENT send refused (" + errno_text(err) +
+                                   ") and MCCL_UDP_GSO=on; set MCCL_UDP_GSO=auto or off");
+  }
+  gso_ = false;
+  counters_.gso_off.store(true, std::memory_order_relaxed);
+  // Every endpoint on this interface would say the same: once per process.
+  static std::atomic<bool> logged{false};
+  if (!logged.exchange(true)) {
+    common::logf(common::LogLevel::kInfo, rank_,
+                 "%s: the kernel refused a UDP_SEGMENT send (%s); sending one datagram per "
+                 "packet from now on",
+                 where().c_str(), errno_text(err).c_str());
+  }
+  return common::Status::ok();
+}
+
 common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t& accepted) {
   accepted = 0;
   // Datagrams go in order, so only those before the first oversize one can.
@@ -99,9 +166,14 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
   const common::TimePoint now = pacer_.enabled() ? common::now() : common::TimePoint{};
   bool paced_out = false;
   std::uint64_t bytes = 0;
+  std::uint64_t gso_sends = 0;
+  common::Status status;
   while (accepted < limit && !paced_out) {
+    // The pacer is charged per datagram, as it goes on the wire, whether or
+    // not the datagram is part of a GSO run.
+    const std::size_t per_call = gso_ ? kGsoBatch : kSendBatch;
     std::size_t n = 0;
-    for (; n < kSendBatch && accepted + n < limit; ++n) {
+    for (; n < per_call && accepted + n < limit; ++n) {
       const OutDatagram& d = batch[accepted + n];
       if (!pacer_.try_take(size_of(d) + kIpUdpHeader, now)) {
         paced_out = true;
@@ -112,30 +184,45 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
       send_iov_[2 * n + 1] = iovec{const_cast<std::byte*>(d.payload.data()), d.payload.size()};
     }
     if (n == 0) break;
+    const std::size_t messages = build_messages(batch.subspan(accepted, n));
 
     int sent;
     do {
-      sent = ::sendmmsg(send_fd_.get(), send_msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT);
+      sent = ::sendmmsg(send_fd_.get(), send_msgs_.data(), static_cast<unsigned>(messages),
+                        MSG_DONTWAIT);
     } while (sent < 0 && errno == EINTR);
-    int err = sent < 0 ? errno : 0;
-    if (sent < 0) sent = 0;
-    for (std::size_t i = static_cast<std::size_t>(sent); i < n; ++i) {
-      pacer_.refund(size_of(batch[accepted + i]) + kIpUdpHeader);
+    const int err = sent < 0 ? errno : 0;
+    const std::size_t sent_msgs = sent < 0 ? 0 : static_cast<std::size_t>(sent);
+    std::size_t done = 0;  // datagrams in the messages sent
+    for (std::size_t m = 0; m < sent_msgs; ++m) {
+      done += send_datagrams_[m];
+      if (send_datagrams_[m] > 1) ++gso_sends;
     }
-    for (std::size_t i = 0; i < static_cast<std::size_t>(sent); ++i) {
-      bytes += size_of(batch[accepted + i]);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t size = size_of(batch[accepted + i]);
+      if (i < done) {
+        bytes += size;
+      } else {
+        pacer_.refund(size + kIpUdpHeader);
+      }
     }
-    accepted += static_cast<std::size_t>(sent);
+    accepted += done;
+    if (err != 0 && gso_refusal(err) && send_datagrams_[sent_msgs] > 1) {
+      status = gso_refused(err);
+      if (!status) break;
+      continue;  // the rest again, one datagram per message
+    }
     if (err != 0 && !send_would_block(err)) {
-      counters_.datagrams_sent.fetch_add(accepted, std::memory_order_relaxed);
-      counters_.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
-      return common::transport_error(where() + ": sendmmsg: " + errno_text(err));
+      status = common::transport_error(where() + ": sendmmsg: " + errno_text(err));
+      break;
     }
-    if (static_cast<std::size_t>(sent) < n) break;  // the socket or the qdisc is full
+    if (sent_msgs < messages) break;  // the socket or the qdisc is full
   }
 
   counters_.datagrams_sent.fetch_add(accepted, std::memory_order_relaxed);
   counters_.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
+  counters_.gso_sends.fetch_add(gso_sends, std::memory_order_relaxed);
+  if (!status) return status;
   if (accepted == limit && limit < batch.size()) {
     return common::invalid_argument(where() + ": datagram of " +
                                     std::to_string(size_of(batch[limit])) +
@@ -227,6 +314,8 @@ UdpCounters UdpEndpoint::counters() const {
   c.own_dropped = get(counters_.own_dropped);
   c.test_dropped = get(counters_.test_dropped);
   c.truncated = get(counters_.truncated);
+  c.gso_sends = get(counters_.gso_sends);
+  c.gso_off = counters_.gso_off.load(std::memory_order_relaxed);
   return c;
 }
 

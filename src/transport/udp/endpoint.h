@@ -2,6 +2,19 @@
 // two iovecs per datagram, paced) and the receive path (recvmmsg into a
 // preallocated ring of buffers). create_udp_transport (udp_transport.cc)
 // sets the sockets up; this class only moves datagrams.
+//
+// GSO (MCCL_UDP_GSO): the per-datagram cost of the kernel's send path,
+// not bytes, limits a small host. With GSO each sendmmsg message carries a
+// run of datagrams laid out back to back with a UDP_SEGMENT control
+// message giving the segment size; the kernel (or the NIC) cuts it into
+// ordinary datagrams, so receivers see no difference. A run is datagrams
+// of one size, but its last may be shorter (the kernel cuts every segment
+// but the last to exactly the segment size), at most kMaxSegments of them
+// and kMaxGsoBytes in all. The pacer and the counters still count each
+// datagram. Off by default: a sender that no longer spends its CPU per
+// datagram reaches MCCL_UDP_RATE_MBIT, and N-1 allgather roots each
+// sending at that rate overflow every receiver's link (measured in
+// docs/benchmarks.md); broadcast gains.
 #pragma once
 
 #include <netinet/in.h>
@@ -28,6 +41,7 @@ struct EndpointSetup {
   std::uint32_t self_addr = 0;    // send socket's address and port, host order
   std::uint16_t self_port = 0;
   int rank = -1;
+  bool gso_required = false;  // MCCL_UDP_GSO=on: a refused GSO send is an error, not a fallback
 };
 
 class UdpEndpoint final : public UdpTransport {
@@ -43,8 +57,27 @@ class UdpEndpoint final : public UdpTransport {
   const UdpInfo& info() const override { return info_; }
 
  private:
-  // Datagrams per sendmmsg / recvmmsg call.
+  // Datagrams per sendmmsg / recvmmsg call without GSO.
   static constexpr std::size_t kSendBatch = 64;
+  // Datagrams per sendmmsg call with GSO: several full runs, so one call
+  // still moves many packets.
+  static constexpr std::size_t kGsoBatch = 256;
+  // The kernel's limits on one GSO send: UDP_MAX_SEGMENTS, and the UDP
+  // payload of one IPv4 datagram (65535 - 20 - 8), which the unsegmented
+  // buffer must fit.
+  static constexpr std::size_t kMaxSegments = 64;
+  static constexpr std::size_t kMaxGsoBytes = 65507;
+
+  // One cmsg buffer holding a UDP_SEGMENT value.
+  struct GsoControl {
+    alignas(cmsghdr) unsigned char bytes[CMSG_SPACE(sizeof(std::uint16_t))];
+  };
+
+  // Groups the `n` datagrams whose iovecs are in send_iov_ into sendmmsg
+  // messages (runs when GSO is on, else one each); returns the count.
+  std::size_t build_messages(std::span<const OutDatagram> datagrams);
+  // A GSO send failed with `err`: fall back (auto) or report (on).
+  common::Status gso_refused(int err);
 
   // Drop a received datagram (source `from`, length `len`, recvmmsg flags
   // `flags`) instead of delivering it? Counts the reason.
@@ -63,7 +96,11 @@ class UdpEndpoint final : public UdpTransport {
   // Send side (touched only by send()).
   Pacer pacer_;
   std::vector<mmsghdr> send_msgs_;
-  std::vector<iovec> send_iov_;  // two per message: header, payload
+  std::vector<iovec> send_iov_;              // two per datagram: header, payload
+  std::vector<GsoControl> send_ctl_;         // one per message
+  std::vector<std::size_t> send_datagrams_;  // datagrams in each message
+  bool gso_;                                 // runs go as one UDP_SEGMENT send
+  bool gso_required_;
 
   // Receive side (touched only by poll()): a ring of `recv_slots` buffers
   // of mtu_ bytes, refilled by every recvmmsg call.
@@ -77,7 +114,8 @@ class UdpEndpoint final : public UdpTransport {
   struct Atomics {
     std::atomic<std::uint64_t> datagrams_sent{0}, bytes_sent{0}, datagrams_received{0},
         bytes_received{0}, send_busy{0}, pacer_busy{0}, own_dropped{0}, test_dropped{0},
-        truncated{0};
+        truncated{0}, gso_sends{0};
+    std::atomic<bool> gso_off{false};
   } counters_;
 };
 

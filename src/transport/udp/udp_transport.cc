@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,12 +27,15 @@ constexpr std::size_t kMaxUdpPayload = 65507;  // 65535 - 20 (IPv4) - 8 (UDP)
 constexpr int kIpUdpHeader = 28;
 constexpr int kSendBufBytes = 4 << 20;  // clamped by net.core.wmem_max; best effort
 
+enum class GsoMode { kAuto, kOn, kOff };
+
 struct Resolved {
   std::string iface;
   std::size_t max_datagram = 0;
   std::size_t rcvbuf = 0;
   double rate_mbit = 0;
   int drop_permille = 0;
+  GsoMode gso = GsoMode::kAuto;
 };
 
 // Reads the MCCL_UDP_* settings a config leaves open; throws mccl::Error
@@ -48,6 +52,17 @@ Resolved resolve_config(const UdpConfig& c) {
   r.rate_mbit = c.rate_mbit != 0 ? std::max(c.rate_mbit, 0.0) : s::kUdpRateMbit.get_double();
   if (r.rate_mbit < 0) {
     throw Error(ErrorCode::kInvalidArgument, "MCCL_UDP_RATE_MBIT must not be negative");
+  }
+  const std::string gso = !c.gso.empty() ? c.gso : s::kUdpGso.get();
+  if (gso == "on") {
+    r.gso = GsoMode::kOn;
+  } else if (gso == "off") {
+    r.gso = GsoMode::kOff;
+  } else if (gso == "auto") {
+    r.gso = GsoMode::kAuto;
+  } else {
+    throw Error(ErrorCode::kInvalidArgument,
+                "udp transport: gso must be auto, on or off, not '" + gso + "'");
   }
   r.drop_permille = c.test_drop_permille >= 0
                         ? c.test_drop_permille
@@ -159,6 +174,34 @@ common::Status open_send_socket(const Interface& iface, std::uint32_t group, std
   return common::Status::ok();
 }
 
+// Does this kernel take UDP_SEGMENT on `fd`? Setting the socket option is
+// the cheap probe (ENOPROTOOPT before Linux 4.18); it is cleared again
+// because a socket-wide segment size would also apply to the single
+// datagrams send() passes without a control message. A device that cannot
+// checksum-offload refuses only at the first send (EIO): the endpoint
+// handles that.
+common::Status probe_gso(int fd, GsoMode mode, std::size_t segment, const std::string& where,
+                         int rank, bool& usable) {
+  usable = false;
+  if (mode == GsoMode::kOff) return common::Status::ok();
+  const int size = static_cast<int>(segment);
+  if (::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &size, sizeof size) == 0) {
+    const int none = 0;
+    usable = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &none, sizeof none) == 0;
+    if (usable) return common::Status::ok();
+  }
+  const int err = errno;
+  if (mode == GsoMode::kOn) {
+    return common::unavailable_error(where +
+                                     ": MCCL_UDP_GSO=on but the kernel refuses UDP_SEGMENT (" +
+                                     errno_text(err) + "); set MCCL_UDP_GSO=auto or off");
+  }
+  common::logf(common::LogLevel::kInfo, rank,
+               "%s: UDP_SEGMENT refused (%s); sending one datagram per packet", where.c_str(),
+               errno_text(err).c_str());
+  return common::Status::ok();
+}
+
 common::Status open_recv_socket(const Interface& iface, std::uint32_t group, std::uint16_t port,
                                 std::uint16_t own_port, std::size_t rcvbuf,
                                 const std::string& where, int rank, Fd& fd, UdpInfo& info) {
@@ -244,6 +287,10 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
       !s) {
     return s;
   }
+  if (auto s = probe_gso(setup.send_fd.get(), r.gso, setup.mtu, where, config.rank, info.gso); !s) {
+    return s;
+  }
+  setup.gso_required = r.gso == GsoMode::kOn;
   int sndbuf = 0;
   (void)get_int_option(setup.send_fd.get(), SOL_SOCKET, SO_SNDBUF, sndbuf, "SO_SNDBUF");
   // The kernel charges a datagram its size plus roughly 1 KiB of skb.
@@ -254,9 +301,10 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
   setup.rank = config.rank;
 
   common::logf(common::LogLevel::kInfo, config.rank,
-               "%s: mtu %zu, rcvbuf %zu%s, rate %g Mbit/s (0: unpaced), sending from port %u",
+               "%s: mtu %zu, rcvbuf %zu%s, rate %g Mbit/s (0: unpaced), gso %s, sending from "
+               "port %u",
                where.c_str(), setup.mtu, info.rcvbuf_effective,
-               info.rcvbuf_forced ? " (forced)" : "", r.rate_mbit,
+               info.rcvbuf_forced ? " (forced)" : "", r.rate_mbit, info.gso ? "on" : "off",
                static_cast<unsigned>(info.send_port));
   if (r.drop_permille > 0) {
     // Loud once, so a forgotten MCCL_UDP_TEST_DROP_PERMILLE is noticed; the

@@ -50,6 +50,7 @@ struct UdpConfig {
                                  // (0 = unpaced); < 0 = unpaced whatever the environment
   std::size_t rcvbuf_bytes = 0;  // 0 = MCCL_UDP_RCVBUF
   std::size_t max_datagram = 0;  // 0 = MCCL_UDP_MAX_DATAGRAM; the interface MTU - 28 caps it
+  std::string gso;               // "auto", "on" or "off"; "" = MCCL_UDP_GSO (see UdpEndpoint)
   // Test hook: drop this many of every 1000 received datagrams, chosen by a
   // generator seeded with test_drop_seed. -1 = MCCL_UDP_TEST_DROP_PERMILLE.
   int test_drop_permille = -1;
@@ -71,6 +72,8 @@ struct UdpInfo {
   int test_drop_permille = 0;
   std::uint64_t test_drop_seed = 0;
   bool kernel_self_filter = false;  // own datagrams are dropped by the BPF filter
+  bool gso = false;                 // UDP_SEGMENT accepted at creation (counters().gso_off later
+                                    // says whether a send failure turned it off since)
 };
 
 // Monotonic counters since creation.
@@ -84,6 +87,8 @@ struct UdpCounters {
   std::uint64_t own_dropped = 0;   // own datagrams that got past the kernel filter
   std::uint64_t test_dropped = 0;  // dropped by the test hook
   std::uint64_t truncated = 0;     // longer than caps().mtu: dropped
+  std::uint64_t gso_sends = 0;     // sends that carried several datagrams (UDP_SEGMENT)
+  bool gso_off = false;            // MCCL_UDP_GSO=auto fell back after the kernel refused it
 };
 
 class UdpTransport : public DatagramTransport {

@@ -1,0 +1,327 @@
+// UDP generic segmentation offload on the send side (MCCL_UDP_GSO): runs
+// of equal-size datagrams leave as one UDP_SEGMENT send, and ordinary
+// receivers (no UDP_GRO) on the same host get every datagram back, byte
+// for byte, with the counters still counting datagrams. Every delivery
+// test runs with GSO off, on and auto.
+//
+// Network: like udp_transport_test, the test moves itself into a private
+// network namespace when root and uses lo; it skips, saying why, when
+// multicast on lo does not work.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "transport/udp/udp_transport.h"
+
+namespace mccl::transport::udp {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+using namespace std::chrono_literals;
+
+std::string g_skip_reason;  // non-empty: multicast on lo does not work here
+
+bool bring_lo_up() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  ifreq req{};
+  std::strncpy(req.ifr_name, "lo", IFNAMSIZ - 1);
+  bool ok = ::ioctl(fd, SIOCGIFFLAGS, &req) == 0;
+  if (ok) {
+    req.ifr_flags = static_cast<short>(req.ifr_flags | IFF_UP);
+    ok = ::ioctl(fd, SIOCSIFFLAGS, &req) == 0;
+  }
+  ::close(fd);
+  return ok;
+}
+
+std::uint64_t job_salt() {
+  static const std::uint64_t salt = [] {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(::getpid());
+  }();
+  return salt;
+}
+
+UdpConfig config(std::uint32_t tag, const std::string& gso) {
+  UdpConfig c;
+  c.iface = "lo";
+  c.comm_tag = tag;
+  c.job_salt = job_salt();
+  c.rate_mbit = -1;
+  c.rcvbuf_bytes = 8u << 20;
+  c.max_datagram = 1472;  // what MTU 1500 gives, the size the benchmarks send
+  c.test_drop_permille = 0;
+  c.gso = gso;
+  return c;
+}
+
+class LoopbackEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    // gtest has started no thread yet, so the whole process moves.
+    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0 && !bring_lo_up()) {
+      g_skip_reason = "could not bring lo up in the private network namespace";
+      return;
+    }
+    std::unique_ptr<DatagramTransport> probe;
+    if (auto s = create_udp_transport(config(0xC0FFEE, "off"), probe); !s) {
+      g_skip_reason = "multicast on lo is not usable here: " + s.message();
+    }
+  }
+};
+
+const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment);
+
+#define SKIP_WITHOUT_MULTICAST() \
+  if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason
+
+std::unique_ptr<DatagramTransport> make(const UdpConfig& c) {
+  std::unique_ptr<DatagramTransport> t;
+  common::Status s = create_udp_transport(c, t);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return t;
+}
+
+UdpCounters counters(const DatagramTransport& t) { return as_udp(&t)->counters(); }
+
+// Datagram `index` of `size` bytes: the index in the first four bytes (when
+// it fits), then bytes that differ from datagram to datagram.
+Bytes numbered(std::uint32_t index, std::size_t size) {
+  Bytes b(size);
+  for (std::size_t i = 0; i < size; ++i)
+    b[i] = static_cast<std::byte>((index * 131 + i * 7) & 0xff);
+  if (size >= 4) std::memcpy(b.data(), &index, 4);
+  return b;
+}
+
+struct Collector : DatagramHandler {
+  std::vector<Bytes> got;
+  void on_datagram(std::span<const std::byte> d) override { got.emplace_back(d.begin(), d.end()); }
+};
+
+void drain_until(DatagramTransport& t, Collector& c, std::size_t want,
+                 common::Duration limit = 3s) {
+  auto deadline = common::Deadline::after(limit);
+  while (c.got.size() < want && !deadline.expired()) {
+    std::size_t delivered = 0;
+    common::Status s = t.poll(c, 64, delivered);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    if (delivered == 0) {
+      pollfd p{t.wait_fd(), POLLIN, 0};
+      ::poll(&p, 1, 5);
+    }
+  }
+}
+
+// Sends everything, retrying while busy. The header is the first
+// `header` bytes, so every segment of a run is gathered from two pieces.
+common::Status send_all(DatagramTransport& t, const std::vector<Bytes>& data, std::size_t header) {
+  std::vector<OutDatagram> batch;
+  for (const Bytes& d : data) {
+    const std::size_t h = std::min(header, d.size());
+    batch.push_back(OutDatagram{std::span(d).first(h), std::span(d).subspan(h)});
+  }
+  std::span<const OutDatagram> rest(batch);
+  auto deadline = common::Deadline::after(5s);
+  while (!rest.empty()) {
+    std::size_t accepted = 0;
+    if (auto s = t.send(rest, accepted); !s) return s;
+    rest = rest.subspan(accepted);
+    if (deadline.expired()) return common::transport_error("datagrams still refused after 5 s");
+    if (accepted == 0) std::this_thread::yield();
+  }
+  return common::Status::ok();
+}
+
+// Datagram sizes of one batch, and whether GSO should have grouped any.
+struct Shape {
+  const char* name;
+  std::vector<std::size_t> sizes;
+};
+
+std::vector<std::size_t> repeat(std::size_t n, std::size_t size) {
+  return std::vector<std::size_t>(n, size);
+}
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> v;
+  v.push_back({"one", {1472}});
+  v.push_back({"one_small", {17}});
+  auto short_last = repeat(40, 1472);
+  short_last.push_back(611);
+  v.push_back({"short_last", short_last});
+  v.push_back({"more_than_64", repeat(150, 1472)});
+  v.push_back({"more_than_a_call", repeat(700, 1400)});
+  // Runs broken by a shorter datagram, a longer one, an empty one and a
+  // one-byte one; sizes that cross the 64 KB limit of one send.
+  std::vector<std::size_t> mixed = repeat(10, 1000);
+  mixed.push_back(999);
+  mixed.push_back(1000);
+  mixed.push_back(1472);
+  mixed.push_back(0);
+  mixed.push_back(1);
+  mixed.push_back(1);
+  for (std::size_t s : repeat(50, 1300)) mixed.push_back(s);
+  mixed.push_back(4);
+  v.push_back({"mixed", mixed});
+  return v;
+}
+
+class UdpGsoDelivery : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(UdpGsoDelivery, EveryShapeArrivesByteExactAtTwoReceivers) {
+  SKIP_WITHOUT_MULTICAST();
+  const std::string mode = GetParam();
+  std::uint32_t tag = 900;
+  for (const Shape& shape : shapes()) {
+    SCOPED_TRACE(shape.name);
+    ++tag;
+    auto a = make(config(tag, mode));
+    auto b = make(config(tag, "off"));  // receivers never need GSO
+    auto c = make(config(tag, mode));
+    ASSERT_TRUE(a && b && c);
+    EXPECT_EQ(as_udp(a.get())->info().gso, mode != "off");
+
+    std::vector<Bytes> data;
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < shape.sizes.size(); ++i) {
+      data.push_back(numbered(static_cast<std::uint32_t>(i), shape.sizes[i]));
+      bytes += shape.sizes[i];
+    }
+    ASSERT_TRUE(send_all(*a, data, 12).is_ok());
+
+    for (DatagramTransport* r : {b.get(), c.get()}) {
+      Collector got;
+      drain_until(*r, got, data.size());
+      // lo with an 8 MiB buffer loses nothing, and a run is cut in order.
+      ASSERT_EQ(got.got.size(), data.size());
+      for (std::size_t i = 0; i < data.size(); ++i)
+        EXPECT_EQ(got.got[i], data[i]) << "datagram " << i;
+      EXPECT_EQ(counters(*r).truncated, 0u);
+      EXPECT_EQ(counters(*r).datagrams_received, data.size());
+    }
+    const UdpCounters k = counters(*a);
+    EXPECT_EQ(k.datagrams_sent, data.size());  // every segment counts
+    EXPECT_EQ(k.bytes_sent, bytes);
+    EXPECT_FALSE(k.gso_off);
+    if (mode == "off" || data.size() == 1) {
+      EXPECT_EQ(k.gso_sends, 0u);
+    } else {
+      EXPECT_GT(k.gso_sends, 0u);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, UdpGsoDelivery, ::testing::Values("off", "on", "auto"),
+                         [](const auto& p) { return p.param; });
+
+TEST(UdpGsoTest, SettingIsReadAndChecked) {
+  SKIP_WITHOUT_MULTICAST();
+  UdpConfig c = config(950, "");
+  ::unsetenv("MCCL_UDP_GSO");
+  auto d = make(c);
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(as_udp(d.get())->info().gso) << "off by default";
+  ::setenv("MCCL_UDP_GSO", "auto", 1);
+  auto on = make(c);
+  ASSERT_TRUE(on);
+  EXPECT_TRUE(as_udp(on.get())->info().gso);
+  ::setenv("MCCL_UDP_GSO", "off", 1);
+  auto t = make(c);
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(as_udp(t.get())->info().gso);
+  ::setenv("MCCL_UDP_GSO", "maybe", 1);
+  std::unique_ptr<DatagramTransport> bad;
+  common::Status s = create_udp_transport(c, bad);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("MCCL_UDP_GSO"), std::string::npos) << s.message();
+  ::unsetenv("MCCL_UDP_GSO");
+  c.gso = "sometimes";
+  s = create_udp_transport(c, bad);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+}
+
+// The transport's send socket: the socket of this process bound to
+// 127.0.0.1:port. Found through /proc/self/fd, so that the test can break
+// it without a hook in the library.
+int send_socket_of(std::uint16_t port) {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int found = -1;
+  while (dirent* e = ::readdir(dir)) {
+    const int fd = std::atoi(e->d_name);
+    if (fd <= 2) continue;
+    sockaddr_in sa{};
+    socklen_t len = sizeof sa;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0 &&
+        sa.sin_family == AF_INET && ntohs(sa.sin_port) == port &&
+        sa.sin_addr.s_addr == htonl(INADDR_LOOPBACK)) {
+      found = fd;
+    }
+  }
+  ::closedir(dir);
+  return found;
+}
+
+// The kernel refuses UDP_SEGMENT on a socket that sends without UDP
+// checksums (EINVAL) but still sends single datagrams: the one way to
+// make it refuse GSO at send time on lo.
+void refuse_gso(DatagramTransport& t) {
+  const int fd = send_socket_of(as_udp(&t)->info().send_port);
+  ASSERT_GE(fd, 0);
+  const int one = 1;
+  ASSERT_EQ(::setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one), 0);
+}
+
+TEST(UdpGsoTest, AutoFallsBackForGoodWhenASendIsRefused) {
+  SKIP_WITHOUT_MULTICAST();
+  auto a = make(config(960, "auto"));
+  auto b = make(config(960, "off"));
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(as_udp(a.get())->info().gso);
+  refuse_gso(*a);
+  std::vector<Bytes> data;
+  for (std::uint32_t i = 0; i < 100; ++i) data.push_back(numbered(i, i == 99 ? 100 : 1472));
+  ASSERT_TRUE(send_all(*a, data, 12).is_ok());
+  ASSERT_TRUE(send_all(*a, data, 12).is_ok());
+  Collector got;
+  drain_until(*b, got, 2 * data.size());
+  ASSERT_EQ(got.got.size(), 2 * data.size());
+  for (std::size_t i = 0; i < got.got.size(); ++i) EXPECT_EQ(got.got[i], data[i % data.size()]);
+  const UdpCounters k = counters(*a);
+  EXPECT_TRUE(k.gso_off);
+  EXPECT_EQ(k.gso_sends, 0u);
+  EXPECT_EQ(k.datagrams_sent, 2 * data.size());
+}
+
+TEST(UdpGsoTest, OnReportsARefusedSend) {
+  SKIP_WITHOUT_MULTICAST();
+  auto a = make(config(970, "on"));
+  ASSERT_TRUE(a);
+  refuse_gso(*a);
+  std::vector<Bytes> data;
+  for (std::uint32_t i = 0; i < 10; ++i) data.push_back(numbered(i, 1472));
+  common::Status s = send_all(*a, data, 12);
+  EXPECT_EQ(s.code(), ErrorCode::kTransportError);
+  EXPECT_NE(s.message().find("MCCL_UDP_GSO"), std::string::npos) << s.message();
+  EXPECT_FALSE(counters(*a).gso_off);
+  EXPECT_EQ(counters(*a).datagrams_sent, 0u);
+}
+
+}  // namespace
+}  // namespace mccl::transport::udp
