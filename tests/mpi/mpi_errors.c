@@ -40,6 +40,10 @@ int main(int argc, char** argv) {
   char* buf = calloc((size_t)n + 8, 1);
   /* A good call first: MCCL state is created on `dup`. */
   int rc_good = MPI_Bcast(buf, n, MPI_BYTE, 0, dup);
+  /* A mismatch fails every collective still running on the communicator:
+   * without this barrier a rank done with the good broadcast could reach
+   * the bad one while the root still waits to complete the good one. */
+  PMPI_Barrier(dup);
   const int mine = rank == 1 ? n + 8 : n;
   for (int i = 0; i < n; ++i) buf[i] = rank == 0 ? (char)(i * 7 + 1) : 0;
   int rc_bad = MPI_Bcast(buf, mine, MPI_BYTE, 0, dup);
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
     printf("rank %d: FAIL: the matching MPI_Bcast on the second dup failed\n", rank);
     failed = 1;
   }
+  PMPI_Barrier(dup2); /* as above: the good broadcast completes everywhere first */
   MPI_Request reqs[3];
   MPI_Status st[3];
   int token = rank, got = -1;
