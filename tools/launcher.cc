@@ -33,6 +33,15 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
+std::string describe(const JobResult& job) {
+  std::string s;
+  for (std::size_t r = 0; r < job.ranks.size(); ++r) {
+    s += "--- rank " + std::to_string(r) + " exit " + std::to_string(job.ranks[r].exit_code) +
+         "\n" + job.ranks[r].output;
+  }
+  return s;
+}
+
 JobResult run_job(const std::string& program, const std::vector<std::string>& args, int ranks,
                   const std::vector<std::pair<std::string, std::string>>& env,
                   std::chrono::seconds deadline, bool capture) {

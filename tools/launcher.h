@@ -27,6 +27,9 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
                   const std::vector<std::pair<std::string, std::string>>& env,
                   std::chrono::seconds deadline, bool capture = true);
 
+// Every rank's exit code and captured output, for test failure messages.
+std::string describe(const JobResult& job);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int free_port();
 

@@ -14,15 +14,6 @@ namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
-std::string dump(const JobResult& job) {
-  std::string s;
-  for (std::size_t r = 0; r < job.ranks.size(); ++r) {
-    s += "--- rank " + std::to_string(r) + " exit " + std::to_string(job.ranks[r].exit_code) +
-         "\n" + job.ranks[r].output;
-  }
-  return s;
-}
-
 using SweepParam = std::tuple<int, const char*, int>;  // ranks, progress, drop per mille
 class MultiProcess : public ::testing::TestWithParam<SweepParam> {};
 
@@ -32,11 +23,11 @@ TEST_P(MultiProcess, SweepIsByteExact) {
              {"MCCL_UDP_TEST_DROP_PERMILLE", std::to_string(drop)},
              {"MCCL_COLL_TIMEOUT_MS", "30000"}};
   JobResult job = run_job(MCCL_MP_WORKER, {"sweep"}, ranks, env, std::chrono::seconds(120));
-  ASSERT_FALSE(job.timed_out) << dump(job);
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
   if (drop > 0) {
     // Loss was injected, so repairs must have happened somewhere.
-    EXPECT_NE(dump(job).find("repairs_requested="), std::string::npos);
+    EXPECT_NE(describe(job).find("repairs_requested="), std::string::npos);
   }
 }
 
@@ -64,8 +55,8 @@ TEST(MultiProcessUcx, SweepIsByteExact) {
                {"UCX_NET_DEVICES", "lo"},
                {"MCCL_UDP_TEST_DROP_PERMILLE", "10"}};
     JobResult job = run_job(MCCL_MP_WORKER, {"sweep"}, 3, env, std::chrono::seconds(120));
-    ASSERT_FALSE(job.timed_out) << dump(job);
-    for (int r = 0; r < 3; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << dump(job);
+    ASSERT_FALSE(job.timed_out) << describe(job);
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << describe(job);
   }
 }
 
@@ -79,11 +70,11 @@ TEST(MultiProcessFailure, KilledRankGivesPeerFailureEverywhere) {
                {"MCCL_COLL_TIMEOUT_MS", "20000"},
                {"MCCL_OFFLOAD_LOG", "/dev/null"}};
     JobResult job = run_job(MCCL_MP_WORKER, {"die", "2"}, ranks, env, std::chrono::seconds(60));
-    ASSERT_FALSE(job.timed_out) << progress << dump(job);
+    ASSERT_FALSE(job.timed_out) << progress << describe(job);
     for (int r = 0; r < ranks; ++r) {
-      EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << dump(job);
+      EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << describe(job);
     }
-    std::printf("%s", dump(job).c_str());
+    std::printf("%s", describe(job).c_str());
   }
 }
 

@@ -27,15 +27,6 @@ namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
-std::string dump(const JobResult& job) {
-  std::string s;
-  for (std::size_t r = 0; r < job.ranks.size(); ++r) {
-    s += "--- rank " + std::to_string(r) + " exit " + std::to_string(job.ranks[r].exit_code) +
-         "\n" + job.ranks[r].output;
-  }
-  return s;
-}
-
 // Every socket path a test used; its log (and any lock or socket a killed
 // daemon left) is removed when the tests end.
 std::vector<std::string>& used_paths() {
@@ -83,10 +74,10 @@ void expect_daemon_exits(const JobResult& job) {
   std::regex re("daemon_pid=([0-9]+)");
   std::smatch m;
   const std::string out = job.ranks[0].output;
-  ASSERT_TRUE(std::regex_search(out, m, re)) << dump(job);
+  ASSERT_TRUE(std::regex_search(out, m, re)) << describe(job);
   const int pid = std::stoi(m[1]);
   for (const auto& r : job.ranks) {
-    EXPECT_NE(r.output.find("daemon_pid=" + m[1].str()), std::string::npos) << dump(job);
+    EXPECT_NE(r.output.find("daemon_pid=" + m[1].str()), std::string::npos) << describe(job);
   }
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (alive(pid) && std::chrono::steady_clock::now() < until) {
@@ -104,8 +95,8 @@ TEST_P(OffloadSweep, ByteExactThroughTheDaemon) {
       socket_path("sweep" + std::to_string(ranks) + "_" + std::to_string(drop));
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"sweep"}, ranks, offload_env(sock, drop),
                           std::chrono::seconds(240));
-  ASSERT_FALSE(job.timed_out) << dump(job);
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
   expect_daemon_exits(job);
 }
 
@@ -115,8 +106,8 @@ TEST(OffloadZeroCopy, ByteExactOnSharedBuffers) {
   const int ranks = 3;
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"sweep-shm"}, ranks,
                           offload_env(socket_path("shm"), 10), std::chrono::seconds(240));
-  ASSERT_FALSE(job.timed_out) << dump(job);
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
   expect_daemon_exits(job);
 }
 
@@ -126,8 +117,8 @@ TEST(OffloadZeroCopy, PublicApiOnAllocatedBuffers) {
   Env env = offload_env(socket_path("api"), 10);
   env.push_back({"MCCL_PROGRESS", "offload"});
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"api-shm"}, ranks, env, std::chrono::seconds(120));
-  ASSERT_FALSE(job.timed_out) << dump(job);
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
 }
 
 // The daemon runs UDP + TCP only: asking for InfiniBand under the offload
@@ -137,13 +128,13 @@ TEST(OffloadErrors, OtherTransportsAreRefusedClearly) {
   env.push_back({"MCCL_PROGRESS", "offload"});
   env.push_back({"MCCL_TRANSPORT", "ib"});
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"api-shm"}, 2, env, std::chrono::seconds(60));
-  ASSERT_FALSE(job.timed_out) << dump(job);
+  ASSERT_FALSE(job.timed_out) << describe(job);
   for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(job.ranks[r].exit_code, 3) << dump(job);
+    EXPECT_EQ(job.ranks[r].exit_code, 3) << describe(job);
     EXPECT_NE(job.ranks[r].output.find("rank " + std::to_string(r) + ": MCCL_PROGRESS=offload"),
               std::string::npos)
-        << dump(job);
-    EXPECT_NE(job.ranks[r].output.find("MCCL_TRANSPORT"), std::string::npos) << dump(job);
+        << describe(job);
+    EXPECT_NE(job.ranks[r].output.find("MCCL_TRANSPORT"), std::string::npos) << describe(job);
   }
 }
 
@@ -155,27 +146,27 @@ TEST(OffloadFailure, KilledDaemonFailsTheApplicationsQuickly) {
   const int ranks = 3;
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"kill-daemon"}, ranks,
                           offload_env(socket_path("killd")), std::chrono::seconds(60));
-  ASSERT_FALSE(job.timed_out) << dump(job);
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
-  std::printf("%s", dump(job).c_str());
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
+  std::printf("%s", describe(job).c_str());
 }
 
 TEST(OffloadFailure, StoppedDaemonGivesATimeoutThenAnError) {
   const int ranks = 2;
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"stop-daemon"}, ranks,
                           offload_env(socket_path("stopd")), std::chrono::seconds(60));
-  ASSERT_FALSE(job.timed_out) << dump(job);
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
 }
 
 TEST(OffloadFailure, DeadClientIsReleasedAndTheDaemonExits) {
   const int ranks = 3;
   JobResult job = run_job(MCCL_OFFLOAD_WORKER, {"die", "1"}, ranks, offload_env(socket_path("die")),
                           std::chrono::seconds(60));
-  ASSERT_FALSE(job.timed_out) << dump(job);
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
   expect_daemon_exits(job);
-  std::printf("%s", dump(job).c_str());
+  std::printf("%s", describe(job).c_str());
 }
 
 // Started beforehand (as a service manager would): the job uses it, starts
@@ -204,11 +195,11 @@ TEST(OffloadDaemon, StartedBeforehandServesTheJobThenExits) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, &status, 0);
   }
-  ASSERT_FALSE(job.timed_out) << dump(job);
+  ASSERT_FALSE(job.timed_out) << describe(job);
   for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(job.ranks[r].exit_code, 0) << dump(job);
+    EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
     EXPECT_NE(job.ranks[r].output.find("daemon_pid=" + std::to_string(pid)), std::string::npos)
-        << dump(job);
+        << describe(job);
   }
   EXPECT_NE(done, 0) << "the daemon started beforehand did not exit after its clients left";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
