@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "transport/udp/udp_transport.h"
+#include "udp_test_util.h"
 
 namespace mccl::transport::udp {
 namespace {
@@ -109,24 +110,8 @@ Bytes numbered(std::uint32_t index, std::size_t size) {
   return b;
 }
 
-struct Collector : DatagramHandler {
-  std::vector<Bytes> got;
-  void on_datagram(std::span<const std::byte> d) override { got.emplace_back(d.begin(), d.end()); }
-};
-
-void drain_until(DatagramTransport& t, Collector& c, std::size_t want,
-                 common::Duration limit = 3s) {
-  auto deadline = common::Deadline::after(limit);
-  while (c.got.size() < want && !deadline.expired()) {
-    std::size_t delivered = 0;
-    common::Status s = t.poll(c, 64, delivered);
-    ASSERT_TRUE(s.is_ok()) << s.message();
-    if (delivered == 0) {
-      pollfd p{t.wait_fd(), POLLIN, 0};
-      ::poll(&p, 1, 5);
-    }
-  }
-}
+using test::Collector;
+using test::drain_until;
 
 // Sends everything, retrying while busy. The header is the first
 // `header` bytes, so every segment of a run is gathered from two pieces.

@@ -36,6 +36,7 @@
 #include "common/clock.h"
 #include "common/settings.h"
 #include "transport/udp/pacer.h"
+#include "udp_test_util.h"
 
 namespace mccl::transport::udp {
 namespace {
@@ -136,26 +137,8 @@ std::uint32_t number_of(const Bytes& b) {
   return index;
 }
 
-struct Collector : DatagramHandler {
-  std::vector<Bytes> got;
-  void on_datagram(std::span<const std::byte> d) override { got.emplace_back(d.begin(), d.end()); }
-};
-
-// Polls until `want` datagrams arrived or `limit` passed, sleeping on
-// wait_fd() between empty polls.
-void drain_until(DatagramTransport& t, Collector& c, std::size_t want,
-                 common::Duration limit = 2s) {
-  auto deadline = common::Deadline::after(limit);
-  while (c.got.size() < want && !deadline.expired()) {
-    std::size_t delivered = 0;
-    common::Status s = t.poll(c, 64, delivered);
-    ASSERT_TRUE(s.is_ok()) << s.message();
-    if (delivered == 0) {
-      pollfd p{t.wait_fd(), POLLIN, 0};
-      ::poll(&p, 1, 5);
-    }
-  }
-}
+using test::Collector;
+using test::drain_until;
 
 // Polls for `period` and returns how many datagrams came.
 std::size_t quiet_for(DatagramTransport& t, common::Duration period = 50ms) {
