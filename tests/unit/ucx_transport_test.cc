@@ -4,238 +4,28 @@
 // TCP on lo (UCX_TLS=tcp, UCX_NET_DEVICES=lo, set before any context is
 // made) unless a test says otherwise; one suite repeats the basics over
 // shared memory. Ordered delivery of messages of 0..8 MiB (eager and
-// rendezvous), multi-part sends, peer failure, back-pressure, poll() and
-// wait_fd(), one-sided reads, and setup errors.
+// rendezvous), multi-part sends, back-pressure, poll() and wait_fd(),
+// one-sided reads, and shared memory; peer failure and setup errors are in
+// ucx_failure_test.cc, the shared fixtures in ucx_test_support.h.
 //
 // UCX can hang where a socket transport would fail: every wait here has a
 // deadline, and a watchdog aborts the whole binary (naming the test) if a
 // test outlives its budget, e.g. inside a UCX call.
-#include "transport/ucx/ucx_transport.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <map>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "mccl/error.h"
-#include "transport/ucx/wire.h"
+#include "ucx_test_support.h"
 
 namespace mccl::transport::ucx {
 namespace {
 
-using namespace std::chrono_literals;
-using ::testing::AllOf;
-using ::testing::HasSubstr;
-using Clock = std::chrono::steady_clock;
-using Bytes = std::vector<std::byte>;
-
-// ---- the environment: UCX over TCP on lo, and a watchdog ------------------
-
-class UcxOverLoopback : public ::testing::Environment {
- public:
-  void SetUp() override {
-    ::setenv("UCX_TLS", "tcp", 1);
-    ::setenv("UCX_NET_DEVICES", "lo", 1);
-  }
-};
-const auto* const g_env = ::testing::AddGlobalTestEnvironment(new UcxOverLoopback);
-
-// Sets UCX variables for one test and restores the defaults above.
-class ScopedUcxEnv {
- public:
-  ScopedUcxEnv(const char* tls, const char* devices) {
-    ::setenv("UCX_TLS", tls, 1);
-    if (devices != nullptr) {
-      ::setenv("UCX_NET_DEVICES", devices, 1);
-    } else {
-      ::unsetenv("UCX_NET_DEVICES");
-    }
-  }
-  ~ScopedUcxEnv() {
-    ::setenv("UCX_TLS", "tcp", 1);
-    ::setenv("UCX_NET_DEVICES", "lo", 1);
-  }
-};
-
-// Sets one more UCX variable for one test, then unsets it.
-class ScopedVar {
- public:
-  ScopedVar(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
-  ~ScopedVar() { ::unsetenv(name_); }
-  ScopedVar(const ScopedVar&) = delete;
-  ScopedVar& operator=(const ScopedVar&) = delete;
-
- private:
-  const char* name_;
-};
-
-// Aborts the process when a test runs past its budget: a hang inside UCX
-// becomes a failure with a name instead of a stalled CI job.
-class Watchdog {
- public:
-  explicit Watchdog(std::chrono::seconds budget)
-      : thread_([this, budget] {
-          std::unique_lock lock(mu_);
-          if (!cv_.wait_for(lock, budget, [&] { return done_; })) {
-            const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-            std::fprintf(stderr,
-                         "ucx_transport_test: %s.%s ran past %lld s (hung in UCX?); aborting\n",
-                         info ? info->test_suite_name() : "?", info ? info->name() : "?",
-                         static_cast<long long>(budget.count()));
-            std::fflush(stderr);
-            std::abort();
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-class UcxTest : public ::testing::Test {
- protected:
-  Watchdog watchdog_{60s};
-};
-
-// ---- ranks as threads ------------------------------------------------------
-
-// An in-memory allgather for ranks on threads: the out-of-band channel.
-class ThreadAllgather {
- public:
-  explicit ThreadAllgather(int n) : n_(n) {}
-  Bytes operator()(int rank, std::span<const std::byte> mine) {
-    std::unique_lock lock(mu_);
-    const int round = rounds_[rank]++;
-    auto& parts = parts_[round];
-    parts.resize(static_cast<std::size_t>(n_));
-    parts[static_cast<std::size_t>(rank)].assign(mine.begin(), mine.end());
-    if (++arrived_[round] == n_) cv_.notify_all();
-    if (!cv_.wait_for(lock, 20s, [&] { return arrived_[round] == n_; })) {
-      throw Error(ErrorCode::kTimeout, "test allgather timed out");
-    }
-    Bytes all;
-    for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
-    return all;
-  }
-
- private:
-  const int n_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<int, int> rounds_;
-  std::map<int, int> arrived_;
-  std::map<int, std::vector<Bytes>> parts_;
-};
-
-// The ranks are destroyed one after the other from one thread, so a
-// rank's flush-mode endpoint closes wait for peers that do not progress:
-// a short close budget keeps that cheap.
-UcxReliableConfig config(int rank, int size) {
-  return {.rank = rank, .size = size, .connect_timeout = 20s, .close_timeout = 200ms};
-}
-
-using Mesh = std::vector<std::unique_ptr<ReliableTransport>>;
-
-// Creates an n-rank mesh, one thread per rank for the collective setup.
-Mesh make_mesh(int n, const std::function<void(UcxReliableConfig&)>& tweak = {}) {
-  ThreadAllgather oob(n);
-  Mesh ts(static_cast<std::size_t>(n));
-  std::vector<common::Status> st(static_cast<std::size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      auto ur = static_cast<std::size_t>(r);
-      UcxReliableConfig c = config(r, n);
-      if (tweak) tweak(c);
-      st[ur] = create_ucx_reliable(
-          c, [&](auto mine) { return oob(r, mine); }, ts[ur]);
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (int r = 0; r < n; ++r) {
-    EXPECT_TRUE(st[static_cast<std::size_t>(r)].is_ok())
-        << "rank " << r << ": " << st[static_cast<std::size_t>(r)].message();
-  }
-  return ts;
-}
-
-// What a rank saw, in order.
-struct Recorder : ReliableHandler {
-  struct Event {
-    int peer;
-    bool failure;
-    Bytes data;
-    common::Status why;
-  };
-  void on_message(int peer, std::span<const std::byte> m) override {
-    events.push_back({peer, false, Bytes(m.begin(), m.end()), {}});
-  }
-  void on_peer_failure(int peer, const common::Status& why) override {
-    events.push_back({peer, true, {}, why});
-  }
-  std::vector<Bytes> from(int peer) const {
-    std::vector<Bytes> out;
-    for (const auto& e : events) {
-      if (e.peer == peer && !e.failure) out.push_back(e.data);
-    }
-    return out;
-  }
-  int failures(int peer) const {
-    int n = 0;
-    for (const auto& e : events) n += e.peer == peer && e.failure;
-    return n;
-  }
-  std::vector<Event> events;
-};
-
-Bytes pattern(int from, int to, int index, std::size_t n) {
-  Bytes v(n);
-  std::uint32_t x = static_cast<std::uint32_t>(from * 7919 + to * 104729 + index * 1299709) | 1;
-  for (std::size_t i = 0; i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    v[i] = static_cast<std::byte>(x);
-  }
-  return v;
-}
-
-// Polls every live transport (null entries are skipped) until `done`.
-void drive(Mesh& ts, std::vector<Recorder>& rec, const std::function<bool()>& done,
-           std::chrono::seconds limit = 40s, std::size_t max = 64) {
-  const auto until = Clock::now() + limit;
-  while (!done()) {
-    ASSERT_LT(Clock::now(), until) << "messages did not arrive in time";
-    for (std::size_t r = 0; r < ts.size(); ++r) {
-      if (!ts[r]) continue;
-      std::size_t delivered = 0;
-      common::Status s = ts[r]->poll(rec[r], max, delivered);
-      ASSERT_TRUE(s.is_ok()) << s.message();
-    }
-  }
-}
+using namespace test;
 
 // ---- ordered delivery ------------------------------------------------------
 
@@ -443,77 +233,6 @@ TEST_F(UcxTest, SendsPastTheOutstandingBoundAreRefusedUntilPolled) {
   EXPECT_EQ(rec[1].from(0), sent);
 }
 
-// ---- peer failure ----------------------------------------------------------
-
-TEST_F(UcxTest, DestroyedPeerIsReportedOnceAfterItsLastMessages) {
-  auto ts = make_mesh(3);
-  for (int k = 0; k < 5; ++k) {
-    ASSERT_TRUE(ts[2]->send(0, pattern(2, 0, k, 1000)).is_ok());
-    ASSERT_TRUE(ts[2]->send(1, pattern(2, 1, k, 700000)).is_ok());  // rendezvous
-  }
-  // Rank 2 goes away on its own thread (its destructor lets its sends
-  // finish, which needs the receivers to progress) while the others poll.
-  std::atomic<bool> gone{false};
-  std::thread killer([&] {
-    ts[2].reset();
-    gone = true;
-  });
-  std::vector<Recorder> rec(3);
-  Mesh live(2);
-  live[0] = std::move(ts[0]);
-  live[1] = std::move(ts[1]);
-  // max = 1: the failure must come even from a poll whose budget a message used up.
-  drive(
-      live, rec, [&] { return rec[0].failures(2) == 1 && rec[1].failures(2) == 1; }, 20s, 1);
-  killer.join();
-  EXPECT_TRUE(gone);
-  for (int r = 0; r < 2; ++r) {
-    const Recorder& h = rec[static_cast<std::size_t>(r)];
-    ASSERT_EQ(h.events.size(), 6u) << "five messages, then the failure";
-    for (int k = 0; k < 5; ++k) {
-      EXPECT_EQ(h.events[static_cast<std::size_t>(k)].data,
-                pattern(2, r, k, r == 0 ? 1000 : 700000));
-    }
-    const auto& f = h.events.back();
-    EXPECT_TRUE(f.failure);
-    EXPECT_EQ(f.why.code(), ErrorCode::kPeerFailure);
-    EXPECT_THAT(f.why.message(),
-                AllOf(HasSubstr("rank " + std::to_string(r)), HasSubstr("rank 2")));
-  }
-  // Reported exactly once, however long the survivors keep polling.
-  for (int i = 0; i < 200; ++i) {
-    for (int r = 0; r < 2; ++r) {
-      std::size_t d = 0;
-      ASSERT_TRUE(
-          live[static_cast<std::size_t>(r)]->poll(rec[static_cast<std::size_t>(r)], 64, d).is_ok());
-    }
-  }
-  EXPECT_EQ(rec[0].failures(2), 1);
-  EXPECT_EQ(rec[1].failures(2), 1);
-  for (std::size_t size : {std::size_t{10}, std::size_t{1} << 20}) {
-    common::Status st = live[0]->send(2, pattern(0, 2, 0, size));
-    EXPECT_EQ(st.code(), ErrorCode::kPeerFailure) << size;
-    EXPECT_THAT(st.message(), HasSubstr("rank 2"));
-  }
-  // The survivors still talk to each other.
-  ASSERT_TRUE(live[0]->send(1, pattern(0, 1, 9, 10)).is_ok());
-  ASSERT_TRUE(live[1]->send(0, pattern(1, 0, 9, 300000)).is_ok());
-  drive(
-      live, rec, [&] { return rec[1].from(0).size() == 1 && rec[0].from(1).size() == 1; }, 10s);
-  EXPECT_EQ(rec[0].from(1).at(0), pattern(1, 0, 9, 300000));
-}
-
-TEST_F(UcxTest, PeerThatVanishesWithoutClosingIsReported) {
-  // Rank 1 is destroyed with a zero close budget: its endpoints are
-  // force-closed at once, as a crash would leave them.
-  auto ts = make_mesh(2, [](UcxReliableConfig& c) { c.close_timeout = 0ms; });
-  ts[1].reset();
-  std::vector<Recorder> rec(2);
-  drive(
-      ts, rec, [&] { return rec[0].failures(1) == 1; }, 20s);
-  EXPECT_EQ(ts[0]->send(1, pattern(0, 1, 0, 5)).code(), ErrorCode::kPeerFailure);
-}
-
 // ---- poll and wait_fd --------------------------------------------------------
 
 TEST_F(UcxTest, PollWithNothingPendingReturnsAtOnce) {
@@ -669,96 +388,6 @@ TEST_F(UcxTest, OneSidedCanBeDisabled) {
   ASSERT_TRUE(ts[0]->send(1, pattern(0, 1, 0, 100)).is_ok());
   std::vector<Recorder> rec(2);
   drive(ts, rec, [&] { return rec[1].events.size() == 1; });
-}
-
-// ---- setup errors -------------------------------------------------------------
-
-TEST_F(UcxTest, BadConfigIsRejected) {
-  std::unique_ptr<ReliableTransport> t;
-  auto oob = [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); };
-  EXPECT_EQ(create_ucx_reliable({.rank = 0, .size = 0}, oob, t).code(),
-            ErrorCode::kInvalidArgument);
-  EXPECT_EQ(create_ucx_reliable({.rank = 2, .size = 2}, oob, t).code(),
-            ErrorCode::kInvalidArgument);
-  EXPECT_EQ(create_ucx_reliable({.rank = 0, .size = 2, .connect_timeout = 0ms}, oob, t).code(),
-            ErrorCode::kInvalidArgument);
-  EXPECT_EQ(create_ucx_reliable({.rank = 0, .size = 2, .max_outstanding_bytes = 0}, oob, t).code(),
-            ErrorCode::kInvalidArgument);
-  EXPECT_EQ(t, nullptr);
-}
-
-TEST_F(UcxTest, OutOfBandFailuresComeBackAsStatus) {
-  std::unique_ptr<ReliableTransport> t;
-  common::Status st = create_ucx_reliable(
-      config(0, 2),
-      [](std::span<const std::byte>) -> Bytes {
-        throw Error(ErrorCode::kTimeout, "bootstrap: ranks never arrived: 1");
-      },
-      t);
-  EXPECT_EQ(st.code(), ErrorCode::kTimeout);
-  EXPECT_THAT(st.message(), HasSubstr("never arrived: 1"));
-  // Two ranks, but an allgather of the wrong length (mixed transports).
-  st = create_ucx_reliable(
-      config(0, 2), [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); }, t);
-  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
-  // A contribution that is not a UCX address.
-  st = create_ucx_reliable(
-      config(0, 2),
-      [](std::span<const std::byte> m) {
-        Bytes all(m.begin(), m.end());
-        all.resize(2 * m.size(), std::byte{0x55});
-        return all;
-      },
-      t);
-  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
-  EXPECT_THAT(st.message(), HasSubstr("rank 1"));
-  // Ranks that disagree about one-sided reads.
-  ThreadAllgather oob(2);
-  common::Status s1;
-  std::unique_ptr<ReliableTransport> t1;
-  std::thread other([&] {
-    UcxReliableConfig c = config(1, 2);
-    c.one_sided = false;
-    s1 = create_ucx_reliable(
-        c, [&](auto m) { return oob(1, m); }, t1);
-  });
-  st = create_ucx_reliable(
-      config(0, 2), [&](auto m) { return oob(0, m); }, t);
-  other.join();
-  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
-  EXPECT_EQ(s1.code(), ErrorCode::kMismatch);
-  EXPECT_THAT(st.message(), HasSubstr("one_sided"));
-}
-
-TEST_F(UcxTest, SilentPeerTimesOutNamingIt) {
-  // "Rank 1" publishes rank 0's own worker address: every hello rank 0
-  // sends comes back to itself, is recognised as not from rank 1, and is
-  // dropped, so rank 1 never answers.
-  std::unique_ptr<ReliableTransport> t;
-  UcxReliableConfig c = config(0, 2);
-  c.connect_timeout = 300ms;
-  const auto start = Clock::now();
-  common::Status st = create_ucx_reliable(
-      c,
-      [&](std::span<const std::byte> mine) {
-        Bytes all(mine.begin(), mine.end());
-        Bytes other(mine.begin(), mine.end());
-        if (mine.size() == wire::kAddressHeaderBytes) {
-          wire::AddressHeader h;
-          std::string why;
-          EXPECT_TRUE(wire::decode(mine.first<wire::kAddressHeaderBytes>(), h, why)) << why;
-          h.rank = 1;
-          h.nonce ^= 1;
-          wire::encode(h,
-                       std::span<std::byte, wire::kAddressHeaderBytes>(other.data(), other.size()));
-        }
-        all.insert(all.end(), other.begin(), other.end());
-        return all;
-      },
-      t);
-  EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
-  EXPECT_THAT(st.message(), AllOf(HasSubstr("rank 0"), HasSubstr("ranks 1")));
-  EXPECT_LT(Clock::now() - start, 3s);
 }
 
 // ---- other UCX transports --------------------------------------------------------
