@@ -31,32 +31,12 @@
 namespace mccl::transport::udp {
 namespace {
 
+using namespace test;
+
 using Bytes = std::vector<std::byte>;
 using namespace std::chrono_literals;
 
 std::string g_skip_reason;  // non-empty: multicast on lo does not work here
-
-bool bring_lo_up() {
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  ifreq req{};
-  std::strncpy(req.ifr_name, "lo", IFNAMSIZ - 1);
-  bool ok = ::ioctl(fd, SIOCGIFFLAGS, &req) == 0;
-  if (ok) {
-    req.ifr_flags = static_cast<short>(req.ifr_flags | IFF_UP);
-    ok = ::ioctl(fd, SIOCSIFFLAGS, &req) == 0;
-  }
-  ::close(fd);
-  return ok;
-}
-
-std::uint64_t job_salt() {
-  static const std::uint64_t salt = [] {
-    std::random_device rd;
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(::getpid());
-  }();
-  return salt;
-}
 
 UdpConfig config(std::uint32_t tag, const std::string& gso) {
   UdpConfig c;
@@ -75,7 +55,7 @@ class LoopbackEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
     // gtest has started no thread yet, so the whole process moves.
-    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0 && !bring_lo_up()) {
+    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0 && !set_lo_flags(true)) {
       g_skip_reason = "could not bring lo up in the private network namespace";
       return;
     }
@@ -91,15 +71,6 @@ const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnviro
 #define SKIP_WITHOUT_MULTICAST() \
   if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason
 
-std::unique_ptr<DatagramTransport> make(const UdpConfig& c) {
-  std::unique_ptr<DatagramTransport> t;
-  common::Status s = create_udp_transport(c, t);
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  return t;
-}
-
-UdpCounters counters(const DatagramTransport& t) { return as_udp(&t)->counters(); }
-
 // Datagram `index` of `size` bytes: the index in the first four bytes (when
 // it fits), then bytes that differ from datagram to datagram.
 Bytes numbered(std::uint32_t index, std::size_t size) {
@@ -109,9 +80,6 @@ Bytes numbered(std::uint32_t index, std::size_t size) {
   if (size >= 4) std::memcpy(b.data(), &index, 4);
   return b;
 }
-
-using test::Collector;
-using test::drain_until;
 
 // Sends everything, retrying while busy. The header is the first
 // `header` bytes, so every segment of a run is gathered from two pieces.

@@ -41,6 +41,8 @@
 namespace mccl::transport::udp {
 namespace {
 
+using namespace test;
+
 using Bytes = std::vector<std::byte>;
 using namespace std::chrono_literals;
 
@@ -48,32 +50,6 @@ using namespace std::chrono_literals;
 
 bool g_private_netns = false;
 std::string g_skip_reason;  // non-empty: multicast on lo does not work here
-
-bool set_lo_flags(bool up) {
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  ifreq req{};
-  std::strncpy(req.ifr_name, "lo", IFNAMSIZ - 1);
-  bool ok = ::ioctl(fd, SIOCGIFFLAGS, &req) == 0;
-  if (ok) {
-    if (up) {
-      req.ifr_flags = static_cast<short>(req.ifr_flags | IFF_UP);
-    } else {
-      req.ifr_flags = static_cast<short>(req.ifr_flags & ~IFF_UP);
-    }
-    ok = ::ioctl(fd, SIOCSIFFLAGS, &req) == 0;
-  }
-  ::close(fd);
-  return ok;
-}
-
-std::uint64_t job_salt() {
-  static const std::uint64_t salt = [] {
-    std::random_device rd;
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(::getpid());
-  }();
-  return salt;
-}
 
 UdpConfig config(std::uint32_t tag) {
   UdpConfig c;
@@ -115,15 +91,6 @@ const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnviro
 
 // ---- helpers -------------------------------------------------------------
 
-std::unique_ptr<DatagramTransport> make(const UdpConfig& c) {
-  std::unique_ptr<DatagramTransport> t;
-  common::Status s = create_udp_transport(c, t);
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  return t;
-}
-
-UdpCounters counters(const DatagramTransport& t) { return as_udp(&t)->counters(); }
-
 // A datagram whose first four bytes number it, padded to `size` bytes.
 Bytes numbered(std::uint32_t index, std::size_t size = 64) {
   Bytes b(std::max<std::size_t>(size, 4), std::byte{0x5a});
@@ -136,9 +103,6 @@ std::uint32_t number_of(const Bytes& b) {
   std::memcpy(&index, b.data(), 4);
   return index;
 }
-
-using test::Collector;
-using test::drain_until;
 
 // Polls for `period` and returns how many datagrams came.
 std::size_t quiet_for(DatagramTransport& t, common::Duration period = 50ms) {
