@@ -3,8 +3,9 @@
 // UDP loopback multicast with the TCP reliable transport, and UDP with UCX
 // as the reliable transport (UCX over tcp on lo). Sizes include 0, fewer
 // elements than ranks and counts no rank count divides; the UDP runs also
-// drop 1% of the multicast datagrams received (MCCL_UDP_TEST_DROP_PERMILLE),
+// drop 5% of the multicast datagrams received (MCCL_UDP_TEST_DROP_PERMILLE),
 // so the allgather step's repairs cross the reliable transport under test.
+// (On lo datagrams are large and few: at 1% a whole run sometimes lost none.)
 // Checked against the float64 / exact reference of reduce_util.h, and for
 // identical bits on every rank.
 #include <gtest/gtest.h>
@@ -42,7 +43,7 @@ class NetEnv {
  public:
   explicit NetEnv(Net t) {
     if (t == Net::kSim) return;
-    set("MCCL_UDP_TEST_DROP_PERMILLE", "10");
+    set("MCCL_UDP_TEST_DROP_PERMILLE", "50");
     set("MCCL_RELIABLE", t == Net::kUdpUcx ? "ucx" : "tcp");
     if (t == Net::kUdpUcx) {
       // Shared memory would be refused (peer failures must be detectable),
@@ -155,7 +156,7 @@ TEST_P(ReduceOverTransport, SizeSweep) {
     }
     EXPECT_GT(mcast, 0u) << "the reduce-scatter + multicast allreduce did multicast";
     if (net != Net::kSim) {
-      EXPECT_GT(repairs, 0u) << "1% of the datagrams were dropped, yet nothing was repaired";
+      EXPECT_GT(repairs, 0u) << "5% of the datagrams were dropped, yet nothing was repaired";
     }
   }
 }
