@@ -128,28 +128,40 @@ int sweep(mccl::Communicator& c) {
   return 0;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The survivors' side of `die` and `hang`: an allgather and a barrier that
+// must fail, with `expected` or kPeerFailure. Prints how long the error took.
+int survive(mccl::Communicator& c, std::size_t m, int victim, const char* fate,
+            mccl::ErrorCode expected) {
+  std::vector<std::byte> send(m), recv(m * c.size());
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    c.allgather(send.data(), recv.data(), m);
+    c.barrier();
+  } catch (const mccl::Error& e) {
+    std::printf("rank %d failed after %.3f s with %s: %s\n", c.rank(), seconds_since(t0),
+                mccl::to_string(e.code()), e.what());
+    const bool ok = e.code() == expected || e.code() == mccl::ErrorCode::kPeerFailure;
+    return ok ? 0 : 4;
+  }
+  std::printf("rank %d: the collective succeeded although rank %d %s\n", c.rank(), victim, fate);
+  return 5;
+}
+
 int die(mccl::Communicator& c, int victim) {
   const std::size_t m = 4 << 20;
-  std::vector<std::byte> send(m), recv(m * c.size());
   if (c.rank() == victim) {
+    std::vector<std::byte> send(m), recv(m * c.size());
     mccl::Request r = c.iallgather(send.data(), recv.data(), m);
     for (int i = 0; i < 3; ++i) c.progress();
     std::printf("rank %d exits mid-collective\n", c.rank());
     std::fflush(stdout);
     _exit(0);  // no goodbye: as a crash
   }
-  auto t0 = std::chrono::steady_clock::now();
-  try {
-    c.allgather(send.data(), recv.data(), m);
-    c.barrier();
-  } catch (const mccl::Error& e) {
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("rank %d failed after %.3f s with %s: %s\n", c.rank(), s, mccl::to_string(e.code()),
-                e.what());
-    return e.code() == mccl::ErrorCode::kPeerFailure ? 0 : 4;
-  }
-  std::printf("rank %d: the collective succeeded although rank %d died\n", c.rank(), victim);
-  return 5;
+  return survive(c, m, victim, "died", mccl::ErrorCode::kPeerFailure);
 }
 
 // ---- fabric modes ---------------------------------------------------------
@@ -181,10 +193,6 @@ long long link_counter(const char* which) {
     return -1;
   }
   return v;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // What one collective put on this rank's link. Every rank reads the counters
@@ -283,8 +291,8 @@ int txbytes_allreduce(mccl::Communicator& c, std::size_t s) {
 // or peer failure.
 int hang(mccl::Communicator& c, int victim) {
   const std::size_t m = 4 << 20;
-  std::vector<std::byte> send(m), recv(m * c.size());
   if (c.rank() == victim) {
+    std::vector<std::byte> send(m), recv(m * c.size());
     mccl::Request r = c.iallgather(send.data(), recv.data(), m);
     for (int i = 0; i < 3; ++i) c.progress();
     const char* t = std::getenv("MCCL_COLL_TIMEOUT_MS");
@@ -294,19 +302,7 @@ int hang(mccl::Communicator& c, int victim) {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     _exit(0);  // no goodbye, the request never completed
   }
-  auto t0 = std::chrono::steady_clock::now();
-  try {
-    c.allgather(send.data(), recv.data(), m);
-    c.barrier();
-  } catch (const mccl::Error& e) {
-    std::printf("rank %d failed after %.3f s with %s: %s\n", c.rank(), seconds_since(t0),
-                mccl::to_string(e.code()), e.what());
-    const bool expected =
-        e.code() == mccl::ErrorCode::kTimeout || e.code() == mccl::ErrorCode::kPeerFailure;
-    return expected ? 0 : 4;
-  }
-  std::printf("rank %d: the collective succeeded although rank %d hung\n", c.rank(), victim);
-  return 5;
+  return survive(c, m, victim, "hung", mccl::ErrorCode::kTimeout);
 }
 
 // Collectives while a stranger sprays the multicast group. The test reads
