@@ -116,24 +116,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-passed=0 failed=0
-T0=$EPOCHREALTIME
-now() { awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%6.2f", b - a }'; }
+CHECK_VERBOSE=${FABRIC_TEST_VERBOSE:-}
+# shellcheck source=checks.sh
+source "$HERE/checks.sh"
 elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
-ok() { passed=$((passed + 1)); echo "[$(now)s] PASS: $*"; }
-bad() { failed=$((failed + 1)); echo "[$(now)s] FAIL: $*"; }
-# check DESC CMD...: run a check; its output is shown only on failure (always
-# with FABRIC_TEST_VERBOSE=1). Figures meant for the reader go to fd 3.
-check() {
-  local desc=$1 rc=0
-  shift
-  "$@" >"$TMP/check.out" 2>&1 || rc=$?
-  if ((rc == 0)); then ok "$desc"; else
-    bad "$desc"
-    sed 's/^/    /' "$TMP/check.out"
-  fi
-  if [[ -n ${FABRIC_TEST_VERBOSE:-} && $rc == 0 ]]; then sed 's/^/    | /' "$TMP/check.out"; fi
-}
+# Figures meant for the reader go to fd 3.
+
 finish() {
   echo "total $(now)s"
   echo "$passed passed, $failed failed"

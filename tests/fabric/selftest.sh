@@ -56,23 +56,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-passed=0 failed=0
-T0=$EPOCHREALTIME
-now() { awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%6.2f", b - a }'; }
-ok() { passed=$((passed + 1)); echo "[$(now)s] PASS: $*"; }
-bad() { failed=$((failed + 1)); echo "[$(now)s] FAIL: $*"; }
-# check DESC CMD...: run a test function; its stdout/stderr shown only on failure.
-# Not in a subshell: tests may set globals, and t_up may exit 77.
-check() {
-  local desc=$1 rc=0
-  shift
-  "$@" >"$TMP/check.out" 2>&1 || rc=$?
-  if ((rc == 0)); then ok "$desc"; else
-    bad "$desc"
-    sed 's/^/    /' "$TMP/check.out"
-  fi
-  if [[ -n ${FABRIC_SELFTEST_VERBOSE:-} ]]; then sed 's/^/    | /' "$TMP/check.out"; fi
-}
+CHECK_VERBOSE=${FABRIC_SELFTEST_VERBOSE:-}
+# shellcheck source=checks.sh
+source "$HERE/checks.sh"
 in_ns() { local h=$1; shift; "$CLUSTER" exec --name "$NAME" --host "$h" -- "$@"; }
 counter() { # counter HOST COLUMN(2=tx_bytes 3=rx_bytes 4=tx_packets 5=rx_packets)
   "$CLUSTER" counters --name "$NAME" | awk -v h="h$1" -v c="$2" '$1 == h { print $c }'
