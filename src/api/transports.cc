@@ -62,6 +62,19 @@ void make_ucx(Bootstrap& bootstrap, const transport::OobAllgather& oob,
 #endif
 }
 
+// Repairs and control over TCP bound to `address`, so they cross the same
+// links as the multicast data (and stay inside a namespace).
+void make_tcp(Bootstrap& bootstrap, const transport::OobAllgather& oob,
+              std::chrono::milliseconds timeout, const std::string& address, Transports& t) {
+  transport::tcp::TcpReliableConfig tc;
+  tc.rank = bootstrap.rank();
+  tc.size = bootstrap.size();
+  tc.bind_address = address;
+  tc.connect_timeout = timeout;
+  check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), bootstrap.rank(),
+        "TCP reliable transport");
+}
+
 Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
                    std::chrono::milliseconds timeout) {
   const int rank = bootstrap.rank();
@@ -76,12 +89,7 @@ Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   t.iface = info.ipoib_iface;
   // Repairs and control travel over TCP on the IPoIB interface.
   auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
-  transport::tcp::TcpReliableConfig tc;
-  tc.rank = rank;
-  tc.size = bootstrap.size();
-  tc.bind_address = info.ipoib_addr;
-  tc.connect_timeout = timeout;
-  check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), rank, "TCP reliable transport");
+  make_tcp(bootstrap, oob, timeout, info.ipoib_addr, t);
   t.description = "ib " + info.device + ":" + std::to_string(info.port) + " MGID " + info.mgid +
                   " (mtu " + std::to_string(info.mtu) + "), tcp over " + info.ipoib_iface;
   return t;
@@ -113,14 +121,7 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   if (reliable == "ucx") {
     make_ucx(bootstrap, oob, timeout, t);
   } else {
-    // The reliable side listens on the same interface, so it crosses the
-    // same links as the multicast data (and stays inside a namespace).
-    transport::tcp::TcpReliableConfig tc;
-    tc.rank = rank;
-    tc.size = bootstrap.size();
-    tc.bind_address = info.iface_addr;
-    tc.connect_timeout = timeout;
-    check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), rank, "TCP reliable transport");
+    make_tcp(bootstrap, oob, timeout, info.iface_addr, t);
   }
   t.description = "udp " + info.group.ip + ":" + std::to_string(info.group.port) + " on " +
                   info.iface_name + " (" + info.iface_addr + "), " + reliable;
