@@ -1,11 +1,13 @@
 // What an engine counts as activity when it decides to sleep: datagrams and
-// messages received (Context::progress's result) and also data sent. A
+// messages received (Context::progress's result) and also data sent. Every
+// engine drives its contexts through progress_counting_sends(). A
 // root that only injects receives nothing, yet must not sleep between
 // batches: a 1 ms sleep after each 64-datagram batch would cap it below
 // 1 Gbit/s.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "protocol/context.h"
@@ -18,6 +20,15 @@ inline std::uint64_t sent_so_far(const protocol::Context& ctx) {
   const auto& c = ctx.counters();
   constexpr auto r = std::memory_order_relaxed;
   return c.mcast_datagrams_sent.load(r) + c.repairs_served.load(r) + c.p2p_bytes_sent.load(r);
+}
+
+// One Context::progress() call; returns what it received, plus one when it
+// sent anything, so that an engine that sleeps after a quiet spell treats
+// sending as activity too.
+inline std::size_t progress_counting_sends(protocol::Context& ctx) {
+  const std::uint64_t before = sent_so_far(ctx);
+  const std::size_t events = ctx.progress();
+  return events + (sent_so_far(ctx) != before ? 1 : 0);
 }
 
 }  // namespace mccl::progress

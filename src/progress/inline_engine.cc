@@ -44,11 +44,10 @@ class InlineEngine final : public Engine {
     auto last_event = std::chrono::steady_clock::now();
     while (!op.done()) {
       if (deadline.expired()) return common::timeout_error("wait timed out");
-      const std::uint64_t sent = sent_so_far(ctx_);
-      const std::size_t events = ctx_.progress();
+      const std::size_t events = progress_counting_sends(ctx_);
       if (op.done()) break;
       const auto now = std::chrono::steady_clock::now();
-      if (events > 0 || sent_so_far(ctx_) != sent) last_event = now;
+      if (events > 0) last_event = now;
       if (!fds.empty() && now - last_event > kSpin) {
         (void)::poll(fds.data(), fds.size(), 1);
       } else {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "progress/activity.h"
 #include "progress/sleeper.h"
 #include "protocol/context.h"
 #include "topo/placement.h"
@@ -96,7 +97,7 @@ class SharedThread {
       }
       const std::size_t before = s->ctx->active() + todo.size();
       for (auto& op : todo) s->ctx->start(op);
-      events += todo.size() + s->ctx->progress();
+      events += todo.size() + progress_counting_sends(*s->ctx);
       finished = finished || s->ctx->active() < before;
       busy = busy || !s->ctx->idle();
       has_fds_ = has_fds_ || s->has_fds;

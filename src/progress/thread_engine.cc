@@ -82,10 +82,8 @@ class ThreadEngine final : public Engine {
         // The context is touched only here; mu_ also orders op completion
         // with the waiters' checks of done().
         std::lock_guard lock(mu_);
-        const std::uint64_t sent = sent_so_far(ctx_);
         for (auto& op : todo) ctx_.start(op);
-        events += ctx_.progress();
-        if (sent_so_far(ctx_) != sent) ++events;
+        events += progress_counting_sends(ctx_);
       }
       if (ctx_.active() < before) done_cv_.notify_all();
       auto t = steady_clock::now();
