@@ -13,19 +13,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Runs `call` and returns the code of the mccl::Error it throws (kOk when
-// it throws nothing); keeps the message for assertions.
-template <typename F>
-ErrorCode code_of(F&& call, std::string* message = nullptr) {
-  try {
-    call();
-  } catch (const Error& e) {
-    if (message != nullptr) *message = e.what();
-    return e.code();
-  }
-  return ErrorCode::kOk;
-}
-
 TEST(InvalidArgument, NamesTheArgumentAndTheRank) {
   InProcessWorld world(3);
   auto comms = create_communicators(world);

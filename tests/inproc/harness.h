@@ -13,6 +13,19 @@
 
 namespace mccl::testing {
 
+// Runs `call` and returns the code of the mccl::Error it throws (kOk when
+// it throws nothing); keeps the message for assertions.
+template <typename F>
+ErrorCode code_of(F&& call, std::string* message = nullptr) {
+  try {
+    call();
+  } catch (const Error& e) {
+    if (message != nullptr) *message = e.what();
+    return e.code();
+  }
+  return ErrorCode::kOk;
+}
+
 // The byte rank `rank` contributes at `index` in test `salt`: cheap,
 // different for every rank and position, so any misplacement shows.
 inline std::byte pattern(int rank, std::size_t index, std::uint64_t salt) {

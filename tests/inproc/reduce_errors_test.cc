@@ -12,17 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-template <typename F>
-ErrorCode code_of(F&& call, std::string* message = nullptr) {
-  try {
-    call();
-  } catch (const Error& e) {
-    if (message != nullptr) *message = e.what();
-    return e.code();
-  }
-  return ErrorCode::kOk;
-}
-
 constexpr DataType kF32 = DataType::kFloat32;
 constexpr ReduceOp kSum = ReduceOp::kSum;
 
