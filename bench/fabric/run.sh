@@ -7,11 +7,14 @@
 #        [--scaling-size S] [--impls mccl,ompi-default,ompi-best]
 #        [--benches bcast,allgather,ag_rs_concurrent]
 #        [--mccl-env K=V]... [--pace-mbit M] [--label NAME] [--budget SECONDS]
-#        [--build-dir DIR] [--no-plots]
+#        [--build-dir DIR] [--no-plots] [--no-rps]
 #
 # Builds one cluster (cluster.sh, unique name, torn down on exit) with as many hosts
-# as the largest rank count, rate-limited both ways, then for every case (bench x
-# ranks x size, plus the broadcast of --scaling-size at --scaling-ranks) runs:
+# as the largest rank count, rate-limited both ways, with receive packet steering on
+# every veth and bridge port (cluster.sh up --rps: receive work spread over all cores,
+# not done in the sending core's softirq; --no-rps leaves it off; machine.txt says
+# "rps: on (mask X)" or "rps: off"), then for every case (bench x ranks x size,
+# plus the broadcast of --scaling-size at --scaling-ranks) runs:
 #   mccl          build/bench/osu/mccl_osu_{bcast,allgather,ag_rs} via launch.sh, with
 #                 MCCL_UDP_IFACE=veth0 and MCCL_UDP_RATE_MBIT = 95% of the link rate
 #                 (--pace-mbit overrides; 0 = unpaced), plus every --mccl-env;
@@ -65,7 +68,7 @@ list_of() { tr ',' ' ' <<<"$1"; }
 orig_args=("$@")
 ranks="" rate="" out="" sizes="" quick=0 mtu=1500 scaling="" scaling_size=1048576
 impls="mccl ompi-default ompi-best" benches="bcast allgather ag_rs_concurrent" pace="" label="" budget=""
-build="$REPO/build" plots=1
+build="$REPO/build" plots=1 rps=1
 mccl_env=()
 while (($#)); do
   case $1 in
@@ -86,6 +89,7 @@ while (($#)); do
     --budget) budget=${2-}; shift 2 ;;
     --build-dir) build=${2-}; shift 2 ;;
     --no-plots) plots=0; shift ;;
+    --no-rps) rps=0; shift ;;
     *) usage_die "unknown argument '$1'" ;;
   esac
 done
@@ -93,7 +97,7 @@ done
 [[ -n $ranks ]] || usage_die "--ranks N is required"
 [[ -n $rate ]] || usage_die "--rate is required (e.g. 1gbit)"
 [[ -n $out ]] || usage_die "--out DIR is required"
-for n in $ranks; do [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) || usage_die "bad rank count '$n' (>= 2)"; done
+for n in $ranks; do if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 2)); then usage_die "bad rank count '$n' (>= 2)"; fi; done
 [[ $mtu == 1500 || $mtu == 9000 ]] || usage_die "--mtu must be 1500 or 9000"
 rate_mbit=$(awk -v r="${rate,,}" 'BEGIN {
   if (match(r, /^[0-9.]+/)) { v = substr(r, 1, RLENGTH); u = substr(r, RLENGTH + 1) } else exit 1
@@ -155,11 +159,23 @@ fi
 } >"$out/machine.txt"
 
 # cluster_up SIDE: (re)build the cluster with links limited on SIDE (both|inject).
+rps_args=()
+if ((rps)); then rps_args=(--rps); fi
+rps_noted=0
 cluster_up() {
   cleanup
   rate_side=$1
-  "$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rate-side "$rate_side" --mtu "$mtu"
-  echo "$PROG: cluster $name: $hosts hosts, $rate ($rate_side), MTU $mtu; results in $out" >&2
+  "$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rate-side "$rate_side" --mtu "$mtu" \
+    "${rps_args[@]}"
+  # What the cluster really has, read back from every veth0 and bridge port.
+  local masks rps_line
+  masks=$("$FABRIC/cluster.sh" rps --name "$name" | awk '{ print $4 }' | sort -u | tr '\n' ' ')
+  masks=${masks% }
+  if [[ $masks =~ ^0+(,0+)*$ ]]; then rps_line="rps: off"
+  elif [[ $masks != *" "* ]]; then rps_line="rps: on (mask $masks)"
+  else rps_line="rps: mixed (masks $masks)"; fi
+  if ((!rps_noted)); then echo "$rps_line" >>"$out/machine.txt"; rps_noted=1; fi
+  echo "$PROG: cluster $name: $hosts hosts, $rate ($rate_side), MTU $mtu, $rps_line; results in $out" >&2
 }
 
 best_mca=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allgather_algorithm 4

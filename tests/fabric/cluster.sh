@@ -5,17 +5,24 @@
 #
 #   cluster.sh up       --name NAME --hosts N [--rate R] [--rate-side inject|eject|both]
 #                       [--mtu 1500|9000] [--loss-host I --loss-percent P --loss-port PORT|any]...
-#                       [--no-wait]
+#                       [--no-wait] [--rps [--rps-mask MASK]]
 #   cluster.sh down     --name NAME
 #   cluster.sh exec     --name NAME --host I|sw -- cmd...
 #   cluster.sh counters --name NAME          # per host: hI tx_bytes rx_bytes tx_packets rx_packets
 #   cluster.sh loss     --name NAME --host I (--percent P --port PORT|any | --clear)
 #   cluster.sh drops    --name NAME          # per host: hI dropped_packets dropped_bytes (nft counters)
 #   cluster.sh list     --name NAME          # namespaces of the cluster, one per line
+#   cluster.sh rps      --name NAME          # per device: NS DEV QUEUE rps_cpus-mask (0: RPS off)
 #
 # up returns once IGMP snooping is in force (about 1 s after the bridge's querier is
 # switched on; before that the bridge floods multicast to every port); --no-wait
 # returns at once. --rate-side defaults to both; no --rate, no rate limit.
+# --rps: receive packet steering on every veth0 (host side) and every bridge port
+# (switch side): every rx queue's rps_cpus gets the all-CPUs mask (from nproc: 2
+# cores -> 3, 16 -> ffff, 40 -> ff,ffffffff; --rps-mask overrides), so receive work
+# (the bridge's replication, each receiver's IP/UDP) runs on all cores, as with a
+# switch ASIC and one NIC per host, instead of in the sending core's softirq.
+# Exits 77 when the kernel has no RPS (no rps_cpus file), 1 when a mask cannot be set.
 # Global option -v (anywhere): print each command run.
 # Exit codes: 0 ok, 1 error, 2 usage, 77 not root / tools missing / namespaces not
 # permitted (CTest's skip code).
@@ -26,6 +33,7 @@ readonly SWITCH_ADDR=${SUBNET_PREFIX}.254/24
 readonly MCAST_NET=224.0.0.0/4
 readonly NFT_TABLE=mccl_fabric
 readonly MAX_HOSTS=200
+readonly RPS_PROBE=/sys/class/net/lo/queues/rx-0/rps_cpus
 
 PROG=cluster.sh
 VERBOSE=0
@@ -146,6 +154,61 @@ EOF
   run ip netns exec "$ns" nft add rule ip "$NFT_TABLE" input $(loss_rule "$pct" "$port")
 }
 
+# ---------------------------------------------------------------- receive packet steering
+
+# rps_all_mask N: the rps_cpus mask of CPUs 0..N-1 in the kernel's format, 32-bit hex
+# groups separated by commas, most significant first (40 -> ff,ffffffff).
+rps_all_mask() {
+  local n=$1 mask="" bits group
+  while ((n > 0)); do
+    bits=$((n > 32 ? 32 : n))
+    group=$(printf '%x' $(((1 << bits) - 1)))
+    if [[ -n $mask ]]; then mask=$group,$mask; else mask=$group; fi
+    n=$((n - bits))
+  done
+  echo "$mask"
+}
+
+# set_rps NS DEV MASK: write MASK to every rx queue of DEV inside NS (ip netns exec
+# remounts /sys, so the path is that namespace's device).
+set_rps() {
+  local ns=$1 dev=$2 mask=$3 out
+  vlog "ip netns exec $ns: echo $mask > /sys/class/net/$dev/queues/rx-*/rps_cpus"
+  # shellcheck disable=SC2016  # expanded by the inner sh
+  if ! out=$(ip netns exec "$ns" sh -c '
+      n=0
+      for f in /sys/class/net/"$1"/queues/rx-*/rps_cpus; do
+        [ -e "$f" ] || { echo "no $f (kernel without CONFIG_RPS?)"; exit 1; }
+        [ -w "$f" ] || { echo "$f is not writable"; exit 1; }
+        echo "$2" >"$f" || { echo "cannot write $2 to $f"; exit 1; }
+        n=$((n + 1))
+      done
+      [ "$n" -gt 0 ]' sh "$dev" "$mask" 2>&1); then
+    echo "$PROG: --rps: cannot set receive packet steering on $dev in $ns: ${out:-no rx queue}" >&2
+    return 1
+  fi
+}
+
+# cmd_rps NAME: one line per rx queue of every veth0 and bridge port:
+# "NS DEV QUEUE MASK" (a mask of zeros: RPS off on that queue).
+cmd_rps() {
+  local name=$1 i sw hosts
+  hosts=$(cluster_hosts "$name")
+  [[ -n $hosts ]] || die "no cluster named $name"
+  sw=$(ns_sw "$name")
+  show() { # NS DEV
+    # shellcheck disable=SC2016  # expanded by the inner sh
+    ip netns exec "$1" sh -c '
+      for f in /sys/class/net/"$1"/queues/rx-*/rps_cpus; do
+        q=${f%/rps_cpus}; q=${q##*/}
+        if [ -r "$f" ]; then m=$(cat "$f"); else m=unavailable; fi
+        printf "%s %s %s %s\n" "$2" "$1" "$q" "$m"
+      done' sh "$2" "$1"
+  }
+  for i in $hosts; do show "$(ns_host "$name" "$i")" veth0; done
+  for i in $hosts; do show "$sw" "$(port_name "$name" "$i")"; done
+}
+
 # ---------------------------------------------------------------- down
 
 cmd_down() {
@@ -207,8 +270,8 @@ add_tbf() {
 }
 
 do_up() {
-  local name=$1 hosts=$2 rate=$3 side=$4 mtu=$5
-  shift 5
+  local name=$1 hosts=$2 rate=$3 side=$4 mtu=$5 rps_mask=$6
+  shift 6
   local -a losses=("$@")
   local sw i h port
   sw=$(ns_sw "$name")
@@ -233,6 +296,10 @@ do_up() {
     run ip -n "$h" addr add "$SUBNET_PREFIX.$((i + 1))/24" dev veth0
     run ip -n "$h" link set veth0 up
     run ip -n "$h" route add "$MCAST_NET" dev veth0
+    if [[ -n $rps_mask ]]; then
+      set_rps "$h" veth0 "$rps_mask"
+      set_rps "$sw" "$port" "$rps_mask"
+    fi
     if [[ -n $rate ]]; then
       if [[ $side == inject || $side == both ]]; then add_tbf "$h" veth0 "$rate"; fi
       if [[ $side == eject || $side == both ]]; then add_tbf "$sw" "$port" "$rate"; fi
@@ -250,8 +317,8 @@ do_up() {
 }
 
 cmd_up() {
-  local name=$1 hosts=$2 rate=$3 side=$4 mtu=$5 wait_querier=$6
-  shift 6
+  local name=$1 hosts=$2 rate=$3 side=$4 mtu=$5 wait_querier=$6 rps_mask=$7
+  shift 7
   local ns
   # Refuse to touch an existing cluster of the same name (it belongs to someone else).
   for ns in $(cluster_namespaces "$name"); do
@@ -261,7 +328,7 @@ cmd_up() {
   # step exits, and the EXIT trap removes exactly the namespaces this call created.
   trap 'rc=$?; if ((rc != 0)); then cleanup_partial; echo "$PROG: up failed; removed what it created" >&2; fi' EXIT
   trap 'exit 130' INT TERM HUP
-  do_up "$name" "$hosts" "$rate" "$side" "$mtu" "$@"
+  do_up "$name" "$hosts" "$rate" "$side" "$mtu" "$rps_mask" "$@"
   trap - EXIT INT TERM HUP
   if ((wait_querier)); then
     # Until one query response interval (1 s) has passed since the querier was set,
@@ -271,7 +338,7 @@ cmd_up() {
     vlog "sleep $left  (querier delay)"
     sleep "$left"
   fi
-  vlog "cluster $name up: $(cluster_namespaces "$name" | tr '\n' ' ')"
+  vlog "cluster $name up: $(cluster_namespaces "$name" | tr '\n' ' ')${rps_mask:+ (rps_cpus $rps_mask)}"
 }
 
 # ---------------------------------------------------------------- others
@@ -328,11 +395,12 @@ cmd_loss() {
 
 main() {
   local sub=${1:-}
-  [[ -n $sub ]] || usage_die "missing subcommand (up|down|exec|counters|loss|drops|list)"
+  [[ -n $sub ]] || usage_die "missing subcommand (up|down|exec|counters|loss|drops|list|rps)"
   shift
   case $sub in -h | --help | help) usage; exit 0 ;; esac
 
   local name="" hosts="" rate="" side=both mtu=1500 host="" percent="" port="" clear=0 wait_querier=1
+  local rps=0 rps_mask=""
   local -a losses=() cmd=()
   local lh="" lpct="" lport=""
   flush_loss() {
@@ -360,6 +428,8 @@ main() {
       --port) port=${2-}; shift 2 ;;
       --clear) clear=1; shift ;;
       --no-wait) wait_querier=0; shift ;;
+      --rps) rps=1; shift ;;
+      --rps-mask) rps_mask=${2-}; shift 2 ;;
       --loss-host) [[ -z $lh ]] || flush_loss; lh=${2-}; shift 2 ;;
       --loss-percent) [[ -z $lpct ]] || flush_loss; lpct=${2-}; shift 2 ;;
       --loss-port) [[ -z $lport ]] || flush_loss; lport=${2-}; shift 2 ;;
@@ -390,7 +460,19 @@ main() {
       for spec in "${losses[@]}"; do
         ((${spec%%:*} < hosts)) || usage_die "--loss-host ${spec%%:*} out of range (hosts 0..$((hosts - 1)))"
       done
-      cmd_up "$name" "$hosts" "$rate" "$side" "$mtu" "$wait_querier" "${losses[@]}"
+      if [[ -n $rps_mask ]]; then
+        ((rps)) || usage_die "--rps-mask goes with --rps"
+        [[ $rps_mask =~ ^[0-9a-fA-F]{1,8}(,[0-9a-fA-F]{1,8})*$ && $rps_mask =~ [1-9a-fA-F] ]] ||
+          usage_die "bad --rps-mask '$rps_mask' (hex, 32-bit groups separated by commas, not all zero)"
+      elif ((rps)); then
+        local ncpu
+        ncpu=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)
+        rps_mask=$(rps_all_mask "$ncpu")
+      fi
+      if ((rps)) && [[ ! -e $RPS_PROBE ]]; then
+        skip "--rps: $RPS_PROBE missing: this kernel has no receive packet steering (CONFIG_RPS)"
+      fi
+      cmd_up "$name" "$hosts" "$rate" "$side" "$mtu" "$wait_querier" "$rps_mask" "${losses[@]}"
       ;;
     down)
       need_tools ip
@@ -426,6 +508,10 @@ main() {
     list)
       need_tools ip
       cluster_namespaces "$name"
+      ;;
+    rps)
+      need_tools ip
+      cmd_rps "$name"
       ;;
     *) usage_die "unknown subcommand '$sub'" ;;
   esac
