@@ -11,7 +11,9 @@ namespace {
 
 class Counter final : public DatagramHandler {
  public:
-  void on_datagram(std::span<const std::byte> d) override { bytes += d.size(); }
+  void on_datagrams(DatagramBatch batch) override {
+    for (const auto& d : batch) bytes += d.size();
+  }
   std::size_t bytes = 0;
 };
 

@@ -30,8 +30,11 @@ const Setting kUdpRcvbuf{"MCCL_UDP_RCVBUF", T::kInt, "33554432",
     "Receive buffer of a UDP multicast socket, in bytes; above net.core.rmem_max it needs root."};
 const Setting kUdpMaxDatagram{"MCCL_UDP_MAX_DATAGRAM", T::kInt, "8972",
     "Largest UDP datagram sent, in bytes; the interface MTU minus 28 caps it. Same on all ranks."};
-const Setting kUdpGso{"MCCL_UDP_GSO", T::kString, "off",
-    "Send runs of equal-size UDP datagrams as one UDP_SEGMENT (GSO) send: auto uses it when the kernel accepts it, on requires it, off never. Off by default: faster senders make concurrent allgather roots overflow links (docs/benchmarks.md).",
+const Setting kUdpGso{"MCCL_UDP_GSO", T::kString, "auto",
+    "Send runs of equal-size UDP datagrams as one UDP_SEGMENT (GSO) send of up to 64 KB: auto uses it when the kernel accepts it (and falls back, saying so once, when it refuses), on requires it, off never.",
+    "auto|on|off"};
+const Setting kUdpGro{"MCCL_UDP_GRO", T::kString, "auto",
+    "Read coalesced runs of UDP datagrams (UDP_GRO) in one read of up to 64 KB and split them by the segment size: auto uses it when the kernel accepts it, on requires it, off never.",
     "auto|on|off"};
 const Setting kUdpTestDropPermille{"MCCL_UDP_TEST_DROP_PERMILLE", T::kInt, "0",
     "Test hook: drop this many of every 1000 received UDP datagrams at random; 0 is off."};
@@ -157,6 +160,7 @@ const std::vector<const Setting*>& all_settings() {
       &kUdpRcvbuf,
       &kUdpMaxDatagram,
       &kUdpGso,
+      &kUdpGro,
       &kUdpTestDropPermille,
       &kIbDev,
       &kIbMgid,

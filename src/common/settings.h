@@ -66,6 +66,7 @@ extern const Setting kUdpRateMbit;
 extern const Setting kUdpRcvbuf;
 extern const Setting kUdpMaxDatagram;
 extern const Setting kUdpGso;
+extern const Setting kUdpGro;
 extern const Setting kUdpTestDropPermille;
 // transport/ibud
 extern const Setting kIbDev;

@@ -18,6 +18,9 @@ constexpr std::uint32_t kFutureWindow = 1u << 16;
 // Datagrams and messages handled per transport per progress() call, so a
 // flood on one side cannot starve the other or the collectives' timers.
 constexpr std::size_t kPollBudget = 512;
+// The transports' bits in PollGate::select, in the order the gate is built.
+constexpr unsigned kDatagramBit = 1u << 0;
+constexpr unsigned kReliableBit = 1u << 1;
 }  // namespace
 
 ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
@@ -46,6 +49,8 @@ Context::Context(int rank, int size, std::uint32_t tag,
       tag_(tag),
       dgram_(std::move(dgram)),
       reliable_(std::move(reliable)),
+      gate_({dgram_->wait_fd_gates_poll() ? dgram_->wait_fd() : -1,
+             reliable_->wait_fd_gates_poll() ? reliable_->wait_fd() : -1}),
       config_(config),
       early_(config.early_bytes) {}
 
@@ -63,7 +68,8 @@ void Context::start(const std::shared_ptr<Operation>& op) {
   }
   active_[op->seq()] = op;
   op->on_start(t);
-  for (auto& d : early_.take(op->seq())) on_datagram(d);
+  Route route;
+  for (auto& d : early_.take(op->seq())) on_datagram(d, route);
   auto it = early_messages_.find(op->seq());
   if (it != early_messages_.end()) {
     auto pending = std::move(it->second);
@@ -87,12 +93,18 @@ std::size_t Context::progress() {
   // them see the same "now", so a rank that was descheduled for a while and
   // then finds data waiting does not mistake its own absence for silence.
   std::size_t n = 0, m = 0;
-  Status s = dgram_->poll(*this, kPollBudget, n);
-  if (!s.is_ok()) poison(s);
-  backlogged_ = n == kPollBudget;
+  const unsigned poll = gate_.select(due_);
+  if (poll & kDatagramBit) {
+    Status s = dgram_->poll(*this, kPollBudget, n);
+    if (!s.is_ok()) poison(s);
+  }
+  backlogged_ = n >= kPollBudget;
   if (n > 0) note_arrival(now_);
-  s = reliable_->poll(*this, kPollBudget, m);
-  if (!s.is_ok()) poison(s);
+  if (poll & kReliableBit) {
+    Status s = reliable_->poll(*this, kPollBudget, m);
+    if (!s.is_ok()) poison(s);
+  }
+  due_ = (backlogged_ ? kDatagramBit : 0u) | (m >= kPollBudget ? kReliableBit : 0u);
   for (auto& [seq, op] : active_) {
     if (!op->done()) op->progress(now_);
   }
@@ -127,7 +139,14 @@ void Context::retire_finished() {
   }
 }
 
-void Context::on_datagram(std::span<const std::byte> datagram) {
+void Context::on_datagrams(transport::DatagramBatch batch) {
+  // Consecutive datagrams nearly always belong to one collective: its
+  // sequence number is looked up once per run, not once per datagram.
+  Route route;
+  for (const auto& d : batch) on_datagram(d, route);
+}
+
+void Context::on_datagram(std::span<const std::byte> datagram, Route& route) {
   DataHeader h;
   std::span<const std::byte> payload;
   DataCheck check = decode_data(datagram, tag_, config_.checksum, h, payload);
@@ -140,9 +159,13 @@ void Context::on_datagram(std::span<const std::byte> datagram) {
     Counters::add(counters_.dropped_invalid);
     return;
   }
-  auto it = active_.find(h.seq);
-  if (it != active_.end()) {
-    if (!it->second->done()) it->second->on_datagram(h, payload, now_);
+  if (route.op == nullptr || route.seq != h.seq) {
+    auto it = active_.find(h.seq);
+    route.op = it != active_.end() ? it->second.get() : nullptr;
+    route.seq = h.seq;
+  }
+  if (route.op != nullptr) {
+    if (!route.op->done()) route.op->on_datagram(h, payload, now_);
     return;
   }
   if (common::seq_before(h.seq, next_seq_)) {

@@ -25,6 +25,7 @@
 #include "protocol/counters.h"
 #include "protocol/early_store.h"
 #include "protocol/operation.h"
+#include "protocol/poll_gate.h"
 #include "protocol/wire.h"
 #include "transport/datagram.h"
 #include "transport/reliable.h"
@@ -102,7 +103,14 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   const common::Status& poisoned() const { return poison_; }
 
  private:
-  void on_datagram(std::span<const std::byte> datagram) override;
+  // The collective the previous datagram of a batch went to (no op: not
+  // an active one), so a run of one collective's datagrams costs one lookup.
+  struct Route {
+    std::uint32_t seq = 0;
+    Operation* op = nullptr;
+  };
+  void on_datagrams(transport::DatagramBatch batch) override;
+  void on_datagram(std::span<const std::byte> datagram, Route& route);
   void on_message(int peer, std::span<const std::byte> message) override;
   void on_peer_failure(int peer, const common::Status& why) override;
   void check_deadlines(common::TimePoint now);
@@ -115,6 +123,10 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   const std::uint32_t tag_;
   std::unique_ptr<transport::DatagramTransport> dgram_;
   std::unique_ptr<transport::ReliableTransport> reliable_;
+  PollGate gate_;
+  // Bits of PollGate::select: transports whose last poll stopped at its
+  // budget, so more is waiting.
+  unsigned due_ = 0;
   ProtocolConfig config_;
   Counters counters_;
 

@@ -29,12 +29,17 @@ struct OutDatagram {
   std::span<const std::byte> payload;
 };
 
+// Received datagrams, each a view into the transport's receive buffers.
+using DatagramBatch = std::span<const std::span<const std::byte>>;
+
 class DatagramHandler {
  public:
   virtual ~DatagramHandler() = default;
-  // `datagram` is valid only during the call. Must not call back into the
-  // transport.
-  virtual void on_datagram(std::span<const std::byte> datagram) = 0;
+  // Called once per batch the transport read, not once per datagram: the
+  // protocol validates and places a whole batch in one pass. `batch` and the
+  // bytes it views are valid only during the call. Must not call back into
+  // the transport.
+  virtual void on_datagrams(DatagramBatch batch) = 0;
 };
 
 class DatagramTransport {
@@ -50,14 +55,20 @@ class DatagramTransport {
   // fatal for the transport (kTransportError).
   virtual common::Status send(std::span<const OutDatagram> batch, std::size_t& accepted) = 0;
 
-  // Must not block. Hands at most `max` received datagrams to `handler`
-  // and sets `delivered` to how many.
+  // Must not block. Hands received datagrams to `handler`, in batches, and
+  // sets `delivered` to how many. It stops once it has delivered `max` or
+  // more: a transport that reads coalesced datagrams (UDP GRO) may deliver
+  // the rest of its last read beyond `max` rather than drop it.
   virtual common::Status poll(DatagramHandler& handler, std::size_t max,
                               std::size_t& delivered) = 0;
 
   // A descriptor that turns readable when datagrams are waiting, for
   // engines that sleep; -1 when the transport has none.
   virtual int wait_fd() const { return -1; }
+  // True when poll() can have nothing to do while wait_fd() is not
+  // readable, so a caller may check the descriptor and skip the call
+  // (protocol/poll_gate.h). False where poll() must run regardless.
+  virtual bool wait_fd_gates_poll() const { return false; }
 };
 
 }  // namespace mccl::transport

@@ -47,7 +47,14 @@ class ReliableTransport {
   virtual common::Status poll(ReliableHandler& handler, std::size_t max,
                               std::size_t& delivered) = 0;
 
+  // A descriptor that turns readable when poll() has work, for engines
+  // that sleep; -1 when the transport has none.
   virtual int wait_fd() const { return -1; }
+  // True when poll() can have nothing to do while wait_fd() is not
+  // readable, so a caller may check the descriptor and skip the call
+  // (protocol/poll_gate.h). False where poll() must run regardless (to
+  // advance sends, say).
+  virtual bool wait_fd_gates_poll() const { return false; }
 };
 
 }  // namespace mccl::transport

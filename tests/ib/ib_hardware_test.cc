@@ -13,6 +13,7 @@
 #include <iostream>
 #include <tuple>
 
+#include "datagram_collector.h"
 #include "ibud_rig.h"
 
 namespace mccl::testing::ibud {
@@ -45,10 +46,7 @@ DgramFactory real_ib(std::uint32_t comm_tag) {
   };
 }
 
-struct Collect : transport::DatagramHandler {
-  void on_datagram(std::span<const std::byte> d) override { got.emplace_back(d.begin(), d.end()); }
-  std::vector<Bytes> got;
-};
+using Collect = transport::test::Collector;
 
 TEST(IbHardware, DescribeDevices) {
   SKIP_WITHOUT_HCA();

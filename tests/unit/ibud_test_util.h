@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "datagram_collector.h"
 #include "transport/ibud/fake_verbs.h"
 #include "transport/ibud/ibud_transport.h"
 
@@ -14,10 +15,7 @@ namespace mccl::transport::ibud::test {
 
 using Bytes = std::vector<std::byte>;
 
-struct Collect : DatagramHandler {
-  void on_datagram(std::span<const std::byte> d) override { got.emplace_back(d.begin(), d.end()); }
-  std::vector<Bytes> got;
-};
+using Collect = transport::test::Collector;
 
 inline IbConfig config(std::uint32_t tag = 7) {
   IbConfig c;

@@ -16,6 +16,7 @@
 
 #include "coll/collectives.h"
 #include "common/clock.h"
+#include "datagram_collector.h"
 #include "protocol/context.h"
 #include "protocol/mcast_collective.h"
 #include "protocol/wire.h"
@@ -204,10 +205,7 @@ Bytes datagram(std::uint32_t seq, std::uint32_t root, std::uint64_t total, std::
   return d;
 }
 
-struct Collector : transport::DatagramHandler {
-  std::vector<Bytes> got;
-  void on_datagram(std::span<const std::byte> d) override { got.emplace_back(d.begin(), d.end()); }
-};
+using transport::test::Collector;
 
 // ---- (1) early arrivals ----------------------------------------------------------
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "datagram_collector.h"
 #include "transport/sim/fabric.h"
 
 namespace mccl::transport::sim {
@@ -41,10 +42,7 @@ std::uint32_t number_of(const Bytes& b) {
   return index;
 }
 
-struct Collector : DatagramHandler {
-  std::vector<Bytes> got;
-  void on_datagram(std::span<const std::byte> d) override { got.emplace_back(d.begin(), d.end()); }
-};
+using transport::test::Collector;
 
 std::size_t drain(DatagramTransport& t, Collector& c, std::size_t max = 1u << 20) {
   std::size_t delivered = 0;

@@ -1,8 +1,10 @@
-// UDP generic segmentation offload on the send side (MCCL_UDP_GSO): runs
-// of equal-size datagrams leave as one UDP_SEGMENT send, and ordinary
-// receivers (no UDP_GRO) on the same host get every datagram back, byte
-// for byte, with the counters still counting datagrams. Every delivery
-// test runs with GSO off, on and auto.
+// The kernel's offloads of the UDP transport: generic segmentation on the
+// send side (MCCL_UDP_GSO: runs of equal-size datagrams leave as one
+// UDP_SEGMENT send) and coalesced reads on the receive side (MCCL_UDP_GRO:
+// a run arrives whole in one read and is cut back at the segment size).
+// Receivers with and without GRO on the same host get every datagram back,
+// byte for byte, with the counters still counting datagrams. Every delivery
+// test runs with GSO and GRO off, on and auto.
 //
 // Network: like udp_transport_test, the test moves itself into a private
 // network namespace when root and uses lo; it skips, saying why, when
@@ -17,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -38,7 +41,7 @@ using namespace std::chrono_literals;
 
 std::string g_skip_reason;  // non-empty: multicast on lo does not work here
 
-UdpConfig config(std::uint32_t tag, const std::string& gso) {
+UdpConfig config(std::uint32_t tag, const std::string& gso, const std::string& gro = "off") {
   UdpConfig c;
   c.iface = "lo";
   c.comm_tag = tag;
@@ -48,6 +51,7 @@ UdpConfig config(std::uint32_t tag, const std::string& gso) {
   c.max_datagram = 1472;  // what MTU 1500 gives, the size the benchmarks send
   c.test_drop_permille = 0;
   c.gso = gso;
+  c.gro = gro;
   return c;
 }
 
@@ -145,10 +149,11 @@ TEST_P(UdpGsoDelivery, EveryShapeArrivesByteExactAtTwoReceivers) {
     SCOPED_TRACE(shape.name);
     ++tag;
     auto a = make(config(tag, mode));
-    auto b = make(config(tag, "off"));  // receivers never need GSO
-    auto c = make(config(tag, mode));
+    auto b = make(config(tag, "off", "off"));  // an ordinary receiver: the kernel cuts runs
+    auto c = make(config(tag, mode, mode));    // a receiver that takes runs whole
     ASSERT_TRUE(a && b && c);
     EXPECT_EQ(as_udp(a.get())->info().gso, mode != "off");
+    EXPECT_EQ(as_udp(c.get())->info().gro, mode != "off");
 
     std::vector<Bytes> data;
     std::uint64_t bytes = 0;
@@ -177,7 +182,75 @@ TEST_P(UdpGsoDelivery, EveryShapeArrivesByteExactAtTwoReceivers) {
     } else {
       EXPECT_GT(k.gso_sends, 0u);
     }
+    // Every run sent whole was read whole by the GRO receiver, and by
+    // nobody else.
+    EXPECT_EQ(counters(*b).coalesced_reads, 0u);
+    EXPECT_EQ(counters(*c).coalesced_reads, k.gso_sends);
+    EXPECT_EQ(counters(*b).reads, data.size());
+    EXPECT_EQ(counters(*c).reads, k.messages_sent);
   }
+}
+
+// Runs cut by the test drop hook and sent out of order: a GRO receiver
+// drops single segments of a coalesced read, keeps the rest byte-exact,
+// and what it drops plus what it delivers is what was sent.
+TEST(UdpGroTest, LossInsideCoalescedReadsAndReorderedRuns) {
+  SKIP_WITHOUT_MULTICAST();
+  UdpConfig rc = config(980, "off", "on");
+  rc.test_drop_permille = 100;
+  rc.test_drop_seed = 7;
+  auto a = make(config(980, "on"));
+  auto r = make(rc);
+  ASSERT_TRUE(a && r);
+  // 600 datagrams with distinct contents, sent as runs of 1400-byte
+  // datagrams in a shuffled order of 20-datagram blocks (each block ends
+  // with a shorter datagram, so runs end there).
+  std::vector<Bytes> data;
+  for (std::uint32_t i = 0; i < 600; ++i) data.push_back(numbered(i, i % 20 == 19 ? 333 : 1400));
+  std::vector<std::size_t> blocks(30);
+  for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b] = b;
+  std::shuffle(blocks.begin(), blocks.end(), std::mt19937(5));
+  std::vector<Bytes> order;
+  for (std::size_t b : blocks) {
+    for (std::size_t i = 0; i < 20; ++i) order.push_back(data[b * 20 + i]);
+  }
+  ASSERT_TRUE(send_all(*a, order, 40).is_ok());
+  Collector got;
+  const auto deadline = common::Deadline::after(3s);
+  while (got.got.size() + counters(*r).test_dropped < order.size() && !deadline.expired()) {
+    drain_until(*r, got, order.size(), 50ms);
+  }
+  const UdpCounters k = counters(*r);
+  EXPECT_GT(k.coalesced_reads, 0u);
+  EXPECT_GT(k.test_dropped, 20u);
+  EXPECT_EQ(got.got.size() + k.test_dropped, order.size());
+  EXPECT_LT(got.batches, got.got.size() / 4) << "datagrams are handed over in batches";
+  // What arrived came in the order sent, each byte-exact.
+  std::size_t at = 0;
+  for (const Bytes& d : got.got) {
+    while (at < order.size() && order[at] != d) ++at;
+    ASSERT_LT(at, order.size()) << "a delivered datagram was not sent, or not in order";
+    ++at;
+  }
+}
+
+TEST(UdpGroTest, SettingIsReadAndChecked) {
+  SKIP_WITHOUT_MULTICAST();
+  UdpConfig c = config(990, "off", "");
+  ::unsetenv("MCCL_UDP_GRO");
+  auto d = make(c);
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(as_udp(d.get())->info().gro) << "auto by default, and this kernel takes it";
+  ::setenv("MCCL_UDP_GRO", "off", 1);
+  auto off = make(c);
+  ASSERT_TRUE(off);
+  EXPECT_FALSE(as_udp(off.get())->info().gro);
+  ::setenv("MCCL_UDP_GRO", "sometimes", 1);
+  std::unique_ptr<DatagramTransport> bad;
+  common::Status s = create_udp_transport(c, bad);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("MCCL_UDP_GRO"), std::string::npos) << s.message();
+  ::unsetenv("MCCL_UDP_GRO");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, UdpGsoDelivery, ::testing::Values("off", "on", "auto"),
@@ -189,7 +262,7 @@ TEST(UdpGsoTest, SettingIsReadAndChecked) {
   ::unsetenv("MCCL_UDP_GSO");
   auto d = make(c);
   ASSERT_TRUE(d);
-  EXPECT_FALSE(as_udp(d.get())->info().gso) << "off by default";
+  EXPECT_TRUE(as_udp(d.get())->info().gso) << "auto by default, and this kernel takes it";
   ::setenv("MCCL_UDP_GSO", "auto", 1);
   auto on = make(c);
   ASSERT_TRUE(on);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "datagram_collector.h"
 #include "transport/datagram.h"
 #include "transport/udp/udp_transport.h"
 
@@ -61,11 +62,7 @@ inline std::unique_ptr<DatagramTransport> make(const UdpConfig& c) {
 
 inline UdpCounters counters(const DatagramTransport& t) { return as_udp(&t)->counters(); }
 
-// Keeps a copy of every datagram delivered to it, in order.
-struct Collector : DatagramHandler {
-  std::vector<std::vector<std::byte>> got;
-  void on_datagram(std::span<const std::byte> d) override { got.emplace_back(d.begin(), d.end()); }
-};
+using transport::test::Collector;
 
 // Polls until `want` datagrams arrived or `limit` passed, sleeping on
 // wait_fd() between empty polls.

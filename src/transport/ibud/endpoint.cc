@@ -196,13 +196,16 @@ Status IbEndpoint::poll(DatagramHandler& handler, std::size_t max, std::size_t& 
       } else if (wc.byte_len < kGrhBytes || !wc.grh) {
         counters_.short_dropped.fetch_add(1, std::memory_order_relaxed);
       } else {
-        handler.on_datagram(std::span<const std::byte>(buf + kGrhBytes, wc.byte_len - kGrhBytes));
-        ++delivered;
+        views_.emplace_back(buf + kGrhBytes, wc.byte_len - kGrhBytes);
         bytes += wc.byte_len - kGrhBytes;
       }
       repost_.push_back(RecvWr{wc.wr_id, Sge{addr_of(buf), static_cast<std::uint32_t>(slot_bytes_),
                                              res_.recv_mr->lkey}});
     }
+    // The buffers go back to the receive queue only after the handler saw them.
+    if (!views_.empty()) handler.on_datagrams(views_);
+    delivered += views_.size();
+    views_.clear();
     std::size_t reposted = 0;
     const Status st = res_.verbs->post_recv(*res_.qp, repost_, reposted);
     repost_.clear();

@@ -89,6 +89,7 @@ class IbEndpoint final : public IbTransport {
   bool recv_armed_ = false;
   std::vector<Wc> wcs_;
   std::vector<RecvWr> repost_;
+  std::vector<std::span<const std::byte>> views_;  // one poll_cq batch, handed over at once
 
   struct Atomics {
     std::atomic<std::uint64_t> datagrams_sent{0}, bytes_sent{0}, inline_sent{0},

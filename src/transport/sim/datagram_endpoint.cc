@@ -121,13 +121,15 @@ common::Status DatagramEndpoint::poll(DatagramHandler& handler, std::size_t max,
   if (max == 0 || inbox_->maybe_empty()) return common::Status::ok();
   const common::TimePoint now = common::now();
   std::array<InboxEntry, kPollChunk> ready;
+  std::array<std::span<const std::byte>, kPollChunk> views;
   while (delivered < max) {
     std::size_t want = std::min(kPollChunk, max - delivered);
     std::size_t n = inbox_->pop_ready(now, ready.data(), want);
     for (std::size_t i = 0; i < n; ++i) {
-      handler.on_datagram(std::span<const std::byte>(ready[i].data.get(), ready[i].size));
-      ready[i].data.reset();
+      views[i] = std::span<const std::byte>(ready[i].data.get(), ready[i].size);
     }
+    if (n > 0) handler.on_datagrams(DatagramBatch(views.data(), n));
+    for (std::size_t i = 0; i < n; ++i) ready[i].data.reset();
     delivered += n;
     if (n < want) break;
   }

@@ -52,6 +52,7 @@ class TcpEndpoint final : public TcpTransport {
   common::Status send(int peer, std::span<const std::span<const std::byte>> parts) override;
   common::Status poll(ReliableHandler& handler, std::size_t max, std::size_t& delivered) override;
   int wait_fd() const override { return epoll_.get(); }
+  bool wait_fd_gates_poll() const override { return true; }  // see tcp_transport.h
 
   TcpCounters counters() const override { return counters_; }
   std::size_t queued_bytes(int peer) const override {

@@ -60,6 +60,7 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
       rank_(setup.rank),
       gso_(info_.gso),
       gso_required_(setup.gso_required),
+      recv_slot_bytes_(info_.gro ? std::max(kGroSlotBytes, mtu_) : mtu_),
       drop_state_(info_.test_drop_seed) {
   if (info_.rate_mbit > 0) {
     const double bytes_per_s = info_.rate_mbit * 1e6 / 8;
@@ -75,15 +76,17 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
   send_iov_.resize(2 * kGsoBatch);
   send_ctl_.resize(kGsoBatch);
   send_datagrams_.resize(kGsoBatch);
+  send_wire_bytes_.resize(kGsoBatch);
   for (mmsghdr& m : send_msgs_) std::memset(&m, 0, sizeof m);
 
-  const std::size_t slots = recv_slots(mtu_);
-  recv_buf_.resize(slots * mtu_);
+  const std::size_t slots = info_.gro ? kGroSlots : recv_slots(mtu_);
+  recv_buf_.resize(slots * recv_slot_bytes_);
   recv_msgs_.resize(slots);
   recv_iov_.resize(slots);
   recv_from_.resize(slots);
+  recv_ctl_.resize(slots);
   for (std::size_t i = 0; i < slots; ++i) {
-    recv_iov_[i] = iovec{recv_buf_.data() + i * mtu_, mtu_};
+    recv_iov_[i] = iovec{recv_buf_.data() + i * recv_slot_bytes_, recv_slot_bytes_};
     std::memset(&recv_msgs_[i], 0, sizeof(mmsghdr));
     recv_msgs_[i].msg_hdr.msg_iov = &recv_iov_[i];
     recv_msgs_[i].msg_hdr.msg_iovlen = 1;
@@ -116,6 +119,10 @@ std::size_t UdpEndpoint::build_messages(std::span<const OutDatagram> datagrams) 
         total += next;
         ++count;
       }
+    }
+    send_wire_bytes_[m] = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      send_wire_bytes_[m] += size_of(datagrams[i + k]) + kIpUdpHeader;
     }
     msghdr& h = send_msgs_[m].msg_hdr;
     h.msg_iov = &send_iov_[2 * i];
@@ -167,61 +174,60 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
   bool paced_out = false;
   std::uint64_t bytes = 0;
   std::uint64_t gso_sends = 0;
+  std::uint64_t messages_sent = 0;
   common::Status status;
   while (accepted < limit && !paced_out) {
-    // The pacer is charged per datagram, as it goes on the wire, whether or
-    // not the datagram is part of a GSO run.
-    const std::size_t per_call = gso_ ? kGsoBatch : kSendBatch;
-    std::size_t n = 0;
-    for (; n < per_call && accepted + n < limit; ++n) {
-      const OutDatagram& d = batch[accepted + n];
-      if (!pacer_.try_take(size_of(d) + kIpUdpHeader, now)) {
-        paced_out = true;
-        break;
-      }
+    const std::size_t n = std::min(gso_ ? kGsoBatch : kSendBatch, limit - accepted);
+    for (std::size_t i = 0; i < n; ++i) {
+      const OutDatagram& d = batch[accepted + i];
       // sendmmsg reads, never writes, through these pointers.
-      send_iov_[2 * n] = iovec{const_cast<std::byte*>(d.header.data()), d.header.size()};
-      send_iov_[2 * n + 1] = iovec{const_cast<std::byte*>(d.payload.data()), d.payload.size()};
+      send_iov_[2 * i] = iovec{const_cast<std::byte*>(d.header.data()), d.header.size()};
+      send_iov_[2 * i + 1] = iovec{const_cast<std::byte*>(d.payload.data()), d.payload.size()};
     }
-    if (n == 0) break;
     const std::size_t messages = build_messages(batch.subspan(accepted, n));
+    // The pacer is charged per message, as it goes on the wire: a GSO run
+    // leaves the host at once.
+    std::size_t paced = 0;
+    while (paced < messages && pacer_.try_take(send_wire_bytes_[paced], now)) ++paced;
+    if (paced < messages) paced_out = true;
+    if (paced == 0) break;
 
     int sent;
     do {
-      sent = ::sendmmsg(send_fd_.get(), send_msgs_.data(), static_cast<unsigned>(messages),
-                        MSG_DONTWAIT);
+      sent =
+          ::sendmmsg(send_fd_.get(), send_msgs_.data(), static_cast<unsigned>(paced), MSG_DONTWAIT);
     } while (sent < 0 && errno == EINTR);
     const int err = sent < 0 ? errno : 0;
     const std::size_t sent_msgs = sent < 0 ? 0 : static_cast<std::size_t>(sent);
     std::size_t done = 0;  // datagrams in the messages sent
+    messages_sent += sent_msgs;
     for (std::size_t m = 0; m < sent_msgs; ++m) {
       done += send_datagrams_[m];
       if (send_datagrams_[m] > 1) ++gso_sends;
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t size = size_of(batch[accepted + i]);
-      if (i < done) {
-        bytes += size;
-      } else {
-        pacer_.refund(size + kIpUdpHeader);
-      }
-    }
+    for (std::size_t m = sent_msgs; m < paced; ++m) pacer_.refund(send_wire_bytes_[m]);
+    for (std::size_t i = 0; i < done; ++i) bytes += size_of(batch[accepted + i]);
     accepted += done;
     if (err != 0 && gso_refusal(err) && send_datagrams_[sent_msgs] > 1) {
       status = gso_refused(err);
       if (!status) break;
-      continue;  // the rest again, one datagram per message
+      paced_out = false;  // what was refunded may go again, one datagram per message
+      continue;
     }
     if (err != 0 && !send_would_block(err)) {
       status = common::transport_error(where() + ": sendmmsg: " + errno_text(err));
       break;
     }
-    if (sent_msgs < messages) break;  // the socket or the qdisc is full
+    if (sent_msgs < paced) {
+      paced_out = false;  // the socket or the qdisc is full, not the pacer
+      break;
+    }
   }
 
   counters_.datagrams_sent.fetch_add(accepted, std::memory_order_relaxed);
   counters_.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
   counters_.gso_sends.fetch_add(gso_sends, std::memory_order_relaxed);
+  counters_.messages_sent.fetch_add(messages_sent, std::memory_order_relaxed);
   if (!status) return status;
   if (accepted == limit && limit < batch.size()) {
     return common::invalid_argument(where() + ": datagram of " +
@@ -236,23 +242,31 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
   return common::Status::ok();
 }
 
-bool UdpEndpoint::filtered(const sockaddr_in& from, int flags) {
+void UdpEndpoint::count_truncated() {
+  counters_.truncated.fetch_add(1, std::memory_order_relaxed);
+  if (!warned_truncated_) {
+    warned_truncated_ = true;
+    common::logf(common::LogLevel::kWarn, rank_,
+                 "%s: dropped a datagram longer than %zu bytes; every rank must use the same "
+                 "MCCL_UDP_MAX_DATAGRAM",
+                 where().c_str(), mtu_);
+  }
+}
+
+bool UdpEndpoint::rejected(const sockaddr_in& from, int flags, std::size_t datagrams) {
   if ((flags & MSG_TRUNC) != 0) {
-    counters_.truncated.fetch_add(1, std::memory_order_relaxed);
-    if (!warned_truncated_) {
-      warned_truncated_ = true;
-      common::logf(common::LogLevel::kWarn, rank_,
-                   "%s: dropped a datagram longer than %zu bytes; every rank must use the same "
-                   "MCCL_UDP_MAX_DATAGRAM",
-                   where().c_str(), mtu_);
-    }
+    count_truncated();
     return true;
   }
-  // Our own datagram, should the kernel filter be missing.
+  // Our own datagrams, should the kernel filter be missing.
   if (from.sin_port == self_port_net_ && from.sin_addr.s_addr == self_addr_net_) {
-    counters_.own_dropped.fetch_add(1, std::memory_order_relaxed);
+    counters_.own_dropped.fetch_add(datagrams, std::memory_order_relaxed);
     return true;
   }
+  return false;
+}
+
+bool UdpEndpoint::test_drop() {
   if (info_.test_drop_permille > 0 &&
       splitmix(drop_state_) % 1000 < static_cast<std::uint64_t>(info_.test_drop_permille)) {
     counters_.test_dropped.fetch_add(1, std::memory_order_relaxed);
@@ -261,16 +275,59 @@ bool UdpEndpoint::filtered(const sockaddr_in& from, int flags) {
   return false;
 }
 
+// With UDP_GRO the kernel reports the segment size of a coalesced read in
+// a control message; a read without it is one datagram.
+std::size_t UdpEndpoint::segment_of(std::size_t i) {
+  msghdr& h = recv_msgs_[i].msg_hdr;  // CMSG_NXTHDR takes it non-const
+  const std::size_t len = recv_msgs_[i].msg_len;
+  if (h.msg_controllen == 0) return len;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int size = 0;
+      std::memcpy(&size, CMSG_DATA(c), sizeof size);
+      if (size > 0 && static_cast<std::size_t>(size) < len) return static_cast<std::size_t>(size);
+    }
+  }
+  return len;
+}
+
+std::uint64_t UdpEndpoint::split_received(std::size_t i, std::size_t segment) {
+  const std::size_t len = recv_msgs_[i].msg_len;
+  const std::byte* base = recv_buf_.data() + i * recv_slot_bytes_;
+  if (len == 0) {  // an empty datagram is still one (the protocol rejects it)
+    if (!test_drop()) recv_views_.emplace_back(base, 0);
+    return 0;
+  }
+  if (segment < len) counters_.coalesced_reads.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t bytes = 0;
+  for (std::size_t at = 0; at < len; at += segment) {
+    const std::size_t n = std::min(segment, len - at);
+    if (n > mtu_) {
+      count_truncated();
+    } else if (!test_drop()) {
+      recv_views_.emplace_back(base + at, n);
+      bytes += n;
+    }
+  }
+  return bytes;
+}
+
 common::Status UdpEndpoint::poll(DatagramHandler& handler, std::size_t max,
                                  std::size_t& delivered) {
   delivered = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t reads = 0;
   common::Status status;
   while (delivered < max) {
     const std::size_t want = std::min(recv_msgs_.size(), max - delivered);
     for (std::size_t i = 0; i < want; ++i) {
-      recv_msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-      recv_msgs_[i].msg_hdr.msg_flags = 0;
+      msghdr& h = recv_msgs_[i].msg_hdr;
+      h.msg_namelen = sizeof(sockaddr_in);
+      h.msg_flags = 0;
+      if (info_.gro) {
+        h.msg_control = recv_ctl_[i].bytes;
+        h.msg_controllen = sizeof recv_ctl_[i].bytes;
+      }
       recv_msgs_[i].msg_len = 0;
     }
     int got;
@@ -285,16 +342,20 @@ common::Status UdpEndpoint::poll(DatagramHandler& handler, std::size_t max,
       }
       break;
     }
+    reads += static_cast<std::uint64_t>(got);
+    recv_views_.clear();
     for (std::size_t i = 0; i < static_cast<std::size_t>(got); ++i) {
-      const msghdr& h = recv_msgs_[i].msg_hdr;
-      if (filtered(recv_from_[i], h.msg_flags)) continue;
       const std::size_t len = recv_msgs_[i].msg_len;
-      handler.on_datagram(std::span<const std::byte>(recv_buf_.data() + i * mtu_, len));
-      ++delivered;
-      bytes += len;
+      const std::size_t segment = segment_of(i);
+      const std::size_t datagrams = len == 0 ? 1 : (len + segment - 1) / segment;
+      if (rejected(recv_from_[i], recv_msgs_[i].msg_hdr.msg_flags, datagrams)) continue;
+      bytes += split_received(i, segment);
     }
+    if (!recv_views_.empty()) handler.on_datagrams(recv_views_);
+    delivered += recv_views_.size();
     if (static_cast<std::size_t>(got) < want) break;  // the socket queue is empty
   }
+  counters_.reads.fetch_add(reads, std::memory_order_relaxed);
   counters_.datagrams_received.fetch_add(delivered, std::memory_order_relaxed);
   counters_.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
   return status;
@@ -315,6 +376,9 @@ UdpCounters UdpEndpoint::counters() const {
   c.test_dropped = get(counters_.test_dropped);
   c.truncated = get(counters_.truncated);
   c.gso_sends = get(counters_.gso_sends);
+  c.messages_sent = get(counters_.messages_sent);
+  c.reads = get(counters_.reads);
+  c.coalesced_reads = get(counters_.coalesced_reads);
   c.gso_off = counters_.gso_off.load(std::memory_order_relaxed);
   return c;
 }

@@ -3,18 +3,22 @@
 // preallocated ring of buffers). create_udp_transport (udp_transport.cc)
 // sets the sockets up; this class only moves datagrams.
 //
-// GSO (MCCL_UDP_GSO): the per-datagram cost of the kernel's send path,
-// not bytes, limits a small host. With GSO each sendmmsg message carries a
-// run of datagrams laid out back to back with a UDP_SEGMENT control
-// message giving the segment size; the kernel (or the NIC) cuts it into
-// ordinary datagrams, so receivers see no difference. A run is datagrams
-// of one size, but its last may be shorter (the kernel cuts every segment
-// but the last to exactly the segment size), at most kMaxSegments of them
-// and kMaxGsoBytes in all. The pacer and the counters still count each
-// datagram. Off by default: a sender that no longer spends its CPU per
-// datagram reaches MCCL_UDP_RATE_MBIT, and N-1 allgather roots each
-// sending at that rate overflow every receiver's link (measured in
-// docs/benchmarks.md); broadcast gains.
+// The per-datagram cost of the kernel's paths, not bytes, is what limits a
+// host, so datagrams travel through the kernel in runs:
+// - GSO (MCCL_UDP_GSO, on where the kernel takes it): each sendmmsg message
+//   carries a run of datagrams laid out back to back with a UDP_SEGMENT
+//   control message giving the segment size; the kernel (or the NIC) cuts
+//   it into ordinary datagrams, so receivers see no difference. A run is
+//   datagrams of one size, but its last may be shorter (the kernel cuts
+//   every segment but the last to exactly the segment size), at most
+//   kMaxSegments of them and kMaxGsoBytes in all. The pacer is charged per
+//   message, as a run leaves at once; the counters count datagrams.
+// - GRO (MCCL_UDP_GRO, likewise): the receive socket takes a run whole (a
+//   superpacket nobody cut on the way, or what the device's GRO coalesced)
+//   into one 64 KiB receive slot, with the segment size in a UDP_GRO
+//   control message; poll() cuts it back into datagrams at that size (the
+//   last may be shorter) and hands every datagram of one recvmmsg call to
+//   the handler as one batch.
 #pragma once
 
 #include <netinet/in.h>
@@ -52,6 +56,7 @@ class UdpEndpoint final : public UdpTransport {
   common::Status send(std::span<const OutDatagram> batch, std::size_t& accepted) override;
   common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) override;
   int wait_fd() const override { return recv_fd_.get(); }
+  bool wait_fd_gates_poll() const override { return true; }  // poll() only reads the socket
 
   UdpCounters counters() const override;
   const UdpInfo& info() const override { return info_; }
@@ -72,16 +77,35 @@ class UdpEndpoint final : public UdpTransport {
   struct GsoControl {
     alignas(cmsghdr) unsigned char bytes[CMSG_SPACE(sizeof(std::uint16_t))];
   };
+  // One cmsg buffer for what recvmsg reports with UDP_GRO: the segment size.
+  struct GroControl {
+    alignas(cmsghdr) unsigned char bytes[CMSG_SPACE(sizeof(int))];
+  };
+  // A receive slot with GRO: the largest run the kernel coalesces.
+  static constexpr std::size_t kGroSlotBytes = 65536;
+  static constexpr std::size_t kGroSlots = 32;
 
   // Groups the `n` datagrams whose iovecs are in send_iov_ into sendmmsg
-  // messages (runs when GSO is on, else one each); returns the count.
+  // messages (runs when GSO is on, else one each); returns the count and
+  // fills send_datagrams_ and send_wire_bytes_.
   std::size_t build_messages(std::span<const OutDatagram> datagrams);
   // A GSO send failed with `err`: fall back (auto) or report (on).
   common::Status gso_refused(int err);
 
-  // Drop a received datagram (source `from`, length `len`, recvmmsg flags
-  // `flags`) instead of delivering it? Counts the reason.
-  bool filtered(const sockaddr_in& from, int flags);
+  // Drop a received message of `datagrams` datagrams (source `from`,
+  // recvmmsg flags `flags`) instead of delivering them? Counts the reason.
+  bool rejected(const sockaddr_in& from, int flags, std::size_t datagrams);
+  // The test hook: drop this datagram? Counts it.
+  bool test_drop();
+  // A datagram longer than the MTU reached us whole (GRO slots are larger
+  // than the MTU): dropped as truncation would have dropped it.
+  void count_truncated();
+  // The size of the datagrams in receive slot `i`: its UDP_GRO segment
+  // size, or its whole length when it holds one datagram.
+  std::size_t segment_of(std::size_t i);
+  // Cuts the message of receive slot `i` into datagrams of `segment` bytes
+  // (the last may be shorter), appended to recv_views_; returns their bytes.
+  std::uint64_t split_received(std::size_t i, std::size_t segment);
   std::string where() const;  // "udp transport (lo, 239.1.2.3:40000)"
 
   Fd send_fd_;
@@ -96,25 +120,30 @@ class UdpEndpoint final : public UdpTransport {
   // Send side (touched only by send()).
   Pacer pacer_;
   std::vector<mmsghdr> send_msgs_;
-  std::vector<iovec> send_iov_;              // two per datagram: header, payload
-  std::vector<GsoControl> send_ctl_;         // one per message
-  std::vector<std::size_t> send_datagrams_;  // datagrams in each message
-  bool gso_;                                 // runs go as one UDP_SEGMENT send
+  std::vector<iovec> send_iov_;               // two per datagram: header, payload
+  std::vector<GsoControl> send_ctl_;          // one per message
+  std::vector<std::size_t> send_datagrams_;   // datagrams in each message
+  std::vector<std::size_t> send_wire_bytes_;  // IP bytes of each message, for the pacer
+  bool gso_;                                  // runs go as one UDP_SEGMENT send
   bool gso_required_;
 
-  // Receive side (touched only by poll()): a ring of `recv_slots` buffers
-  // of mtu_ bytes, refilled by every recvmmsg call.
+  // Receive side (touched only by poll()): a ring of buffers of
+  // recv_slot_bytes_ (kGroSlotBytes with GRO, else mtu_), refilled by every
+  // recvmmsg call.
+  std::size_t recv_slot_bytes_;
   std::vector<std::byte> recv_buf_;
   std::vector<mmsghdr> recv_msgs_;
   std::vector<iovec> recv_iov_;
   std::vector<sockaddr_in> recv_from_;
-  std::uint64_t drop_state_;  // splitmix64 state of the test drop hook
+  std::vector<GroControl> recv_ctl_;
+  std::vector<std::span<const std::byte>> recv_views_;  // one call's datagrams, one batch
+  std::uint64_t drop_state_;                            // splitmix64 state of the test drop hook
   bool warned_truncated_ = false;
 
   struct Atomics {
     std::atomic<std::uint64_t> datagrams_sent{0}, bytes_sent{0}, datagrams_received{0},
         bytes_received{0}, send_busy{0}, pacer_busy{0}, own_dropped{0}, test_dropped{0},
-        truncated{0}, gso_sends{0};
+        truncated{0}, messages_sent{0}, gso_sends{0}, reads{0}, coalesced_reads{0};
     std::atomic<bool> gso_off{false};
   } counters_;
 };

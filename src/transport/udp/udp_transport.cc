@@ -27,7 +27,17 @@ constexpr std::size_t kMaxUdpPayload = 65507;  // 65535 - 20 (IPv4) - 8 (UDP)
 constexpr int kIpUdpHeader = 28;
 constexpr int kSendBufBytes = 4 << 20;  // clamped by net.core.wmem_max; best effort
 
-enum class GsoMode { kAuto, kOn, kOff };
+// How a kernel offload (GSO on send, GRO on receive) is asked for.
+enum class OffloadMode { kAuto, kOn, kOff };
+
+// "auto" | "on" | "off" of `setting` (for the message); throws mccl::Error.
+OffloadMode parse_offload(const std::string& value, const char* setting) {
+  if (value == "auto") return OffloadMode::kAuto;
+  if (value == "on") return OffloadMode::kOn;
+  if (value == "off") return OffloadMode::kOff;
+  throw Error(ErrorCode::kInvalidArgument, std::string("udp transport: ") + setting +
+                                               " must be auto, on or off, not '" + value + "'");
+}
 
 struct Resolved {
   std::string iface;
@@ -35,7 +45,8 @@ struct Resolved {
   std::size_t rcvbuf = 0;
   double rate_mbit = 0;
   int drop_permille = 0;
-  GsoMode gso = GsoMode::kAuto;
+  OffloadMode gso = OffloadMode::kAuto;
+  OffloadMode gro = OffloadMode::kAuto;
 };
 
 // Reads the MCCL_UDP_* settings a config leaves open; throws mccl::Error
@@ -53,17 +64,8 @@ Resolved resolve_config(const UdpConfig& c) {
   if (r.rate_mbit < 0) {
     throw Error(ErrorCode::kInvalidArgument, "MCCL_UDP_RATE_MBIT must not be negative");
   }
-  const std::string gso = !c.gso.empty() ? c.gso : s::kUdpGso.get();
-  if (gso == "on") {
-    r.gso = GsoMode::kOn;
-  } else if (gso == "off") {
-    r.gso = GsoMode::kOff;
-  } else if (gso == "auto") {
-    r.gso = GsoMode::kAuto;
-  } else {
-    throw Error(ErrorCode::kInvalidArgument,
-                "udp transport: gso must be auto, on or off, not '" + gso + "'");
-  }
+  r.gso = parse_offload(!c.gso.empty() ? c.gso : s::kUdpGso.get(), "gso (MCCL_UDP_GSO)");
+  r.gro = parse_offload(!c.gro.empty() ? c.gro : s::kUdpGro.get(), "gro (MCCL_UDP_GRO)");
   r.drop_permille = c.test_drop_permille >= 0
                         ? c.test_drop_permille
                         : static_cast<int>(s::kUdpTestDropPermille.get_int(0, 1000));
@@ -180,10 +182,10 @@ common::Status open_send_socket(const Interface& iface, std::uint32_t group, std
 // datagrams send() passes without a control message. A device that cannot
 // checksum-offload refuses only at the first send (EIO): the endpoint
 // handles that.
-common::Status probe_gso(int fd, GsoMode mode, std::size_t segment, const std::string& where,
+common::Status probe_gso(int fd, OffloadMode mode, std::size_t segment, const std::string& where,
                          int rank, bool& usable) {
   usable = false;
-  if (mode == GsoMode::kOff) return common::Status::ok();
+  if (mode == OffloadMode::kOff) return common::Status::ok();
   const int size = static_cast<int>(segment);
   if (::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &size, sizeof size) == 0) {
     const int none = 0;
@@ -191,13 +193,35 @@ common::Status probe_gso(int fd, GsoMode mode, std::size_t segment, const std::s
     if (usable) return common::Status::ok();
   }
   const int err = errno;
-  if (mode == GsoMode::kOn) {
+  if (mode == OffloadMode::kOn) {
     return common::unavailable_error(where +
                                      ": MCCL_UDP_GSO=on but the kernel refuses UDP_SEGMENT (" +
                                      errno_text(err) + "); set MCCL_UDP_GSO=auto or off");
   }
   common::logf(common::LogLevel::kInfo, rank,
                "%s: UDP_SEGMENT refused (%s); sending one datagram per packet", where.c_str(),
+               errno_text(err).c_str());
+  return common::Status::ok();
+}
+
+// Turns UDP_GRO on for the receive socket (Linux 5.0): the kernel then hands
+// a run of one sender's equal-size datagrams (a GSO superpacket that was
+// never cut, or what the device's GRO coalesced) to one read, with the
+// segment size in a control message.
+common::Status enable_gro(int fd, OffloadMode mode, const std::string& where, int rank,
+                          bool& usable) {
+  usable = false;
+  if (mode == OffloadMode::kOff) return common::Status::ok();
+  const int on = 1;
+  usable = ::setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  if (usable) return common::Status::ok();
+  const int err = errno;
+  if (mode == OffloadMode::kOn) {
+    return common::unavailable_error(where + ": MCCL_UDP_GRO=on but the kernel refuses UDP_GRO (" +
+                                     errno_text(err) + "); set MCCL_UDP_GRO=auto or off");
+  }
+  common::logf(common::LogLevel::kInfo, rank,
+               "%s: UDP_GRO refused (%s); reading one datagram per receive slot", where.c_str(),
                errno_text(err).c_str());
   return common::Status::ok();
 }
@@ -290,7 +314,8 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
   if (auto s = probe_gso(setup.send_fd.get(), r.gso, setup.mtu, where, config.rank, info.gso); !s) {
     return s;
   }
-  setup.gso_required = r.gso == GsoMode::kOn;
+  setup.gso_required = r.gso == OffloadMode::kOn;
+  if (auto s = enable_gro(setup.recv_fd.get(), r.gro, where, config.rank, info.gro); !s) return s;
   int sndbuf = 0;
   (void)get_int_option(setup.send_fd.get(), SOL_SOCKET, SO_SNDBUF, sndbuf, "SO_SNDBUF");
   // The kernel charges a datagram its size plus roughly 1 KiB of skb.
@@ -301,11 +326,11 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
   setup.rank = config.rank;
 
   common::logf(common::LogLevel::kInfo, config.rank,
-               "%s: mtu %zu, rcvbuf %zu%s, rate %g Mbit/s (0: unpaced), gso %s, sending from "
-               "port %u",
+               "%s: mtu %zu, rcvbuf %zu%s, rate %g Mbit/s (0: unpaced), gso %s, gro %s, "
+               "sending from port %u",
                where.c_str(), setup.mtu, info.rcvbuf_effective,
                info.rcvbuf_forced ? " (forced)" : "", r.rate_mbit, info.gso ? "on" : "off",
-               static_cast<unsigned>(info.send_port));
+               info.gro ? "on" : "off", static_cast<unsigned>(info.send_port));
   if (r.drop_permille > 0) {
     // Loud once, so a forgotten MCCL_UDP_TEST_DROP_PERMILLE is noticed; the
     // seed of every endpoint at info level, so a failing run reproduces.

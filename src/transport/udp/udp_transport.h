@@ -51,6 +51,7 @@ struct UdpConfig {
   std::size_t rcvbuf_bytes = 0;  // 0 = MCCL_UDP_RCVBUF
   std::size_t max_datagram = 0;  // 0 = MCCL_UDP_MAX_DATAGRAM; the interface MTU - 28 caps it
   std::string gso;               // "auto", "on" or "off"; "" = MCCL_UDP_GSO (see UdpEndpoint)
+  std::string gro;               // "auto", "on" or "off"; "" = MCCL_UDP_GRO (see UdpEndpoint)
   // Test hook: drop this many of every 1000 received datagrams, chosen by a
   // generator seeded with test_drop_seed. -1 = MCCL_UDP_TEST_DROP_PERMILLE.
   int test_drop_permille = -1;
@@ -74,6 +75,7 @@ struct UdpInfo {
   bool kernel_self_filter = false;  // own datagrams are dropped by the BPF filter
   bool gso = false;                 // UDP_SEGMENT accepted at creation (counters().gso_off later
                                     // says whether a send failure turned it off since)
+  bool gro = false;                 // UDP_GRO on the receive socket
 };
 
 // Monotonic counters since creation.
@@ -82,13 +84,16 @@ struct UdpCounters {
   std::uint64_t bytes_sent = 0;          // UDP payload bytes
   std::uint64_t datagrams_received = 0;  // handed to a handler
   std::uint64_t bytes_received = 0;
-  std::uint64_t send_busy = 0;     // send() calls that accepted less than the batch
-  std::uint64_t pacer_busy = 0;    // ... of which because the pacer had no tokens
-  std::uint64_t own_dropped = 0;   // own datagrams that got past the kernel filter
-  std::uint64_t test_dropped = 0;  // dropped by the test hook
-  std::uint64_t truncated = 0;     // longer than caps().mtu: dropped
-  std::uint64_t gso_sends = 0;     // sends that carried several datagrams (UDP_SEGMENT)
-  bool gso_off = false;            // MCCL_UDP_GSO=auto fell back after the kernel refused it
+  std::uint64_t send_busy = 0;        // send() calls that accepted less than the batch
+  std::uint64_t pacer_busy = 0;       // ... of which because the pacer had no tokens
+  std::uint64_t own_dropped = 0;      // own datagrams that got past the kernel filter
+  std::uint64_t test_dropped = 0;     // dropped by the test hook
+  std::uint64_t truncated = 0;        // longer than caps().mtu: dropped
+  std::uint64_t messages_sent = 0;    // sendmmsg messages: a GSO run counts once
+  std::uint64_t gso_sends = 0;        // ... of which carried several datagrams (UDP_SEGMENT)
+  std::uint64_t reads = 0;            // messages read (recvmmsg entries), coalesced or not
+  std::uint64_t coalesced_reads = 0;  // ... of which carried several datagrams (UDP_GRO)
+  bool gso_off = false;               // MCCL_UDP_GSO=auto fell back after the kernel refused it
 };
 
 class UdpTransport : public DatagramTransport {
