@@ -25,7 +25,7 @@ const Setting kReliable{"MCCL_RELIABLE", T::kString, "tcp",
 const Setting kUdpIface{"MCCL_UDP_IFACE", T::kString, "lo",
     "Interface of the UDP multicast transport, by name (eth0) or by IPv4 address."};
 const Setting kUdpRateMbit{"MCCL_UDP_RATE_MBIT", T::kDouble, "0",
-    "Pace each UDP sender to this many Mbit/s (IP bytes); 0 sends unpaced."};
+    "Link rate the UDP senders pace to, in Mbit/s of IP bytes; allgather roots sending at once share it. 0 takes the interface's speed (/sys/class/net/IF/speed; unpaced where it reports none, as lo); negative sends unpaced."};
 const Setting kUdpRcvbuf{"MCCL_UDP_RCVBUF", T::kInt, "33554432",
     "Receive buffer of a UDP multicast socket, in bytes; above net.core.rmem_max it needs root."};
 const Setting kUdpMaxDatagram{"MCCL_UDP_MAX_DATAGRAM", T::kInt, "8972",

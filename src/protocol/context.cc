@@ -262,8 +262,9 @@ Status Context::send_control(int peer, ControlHeader h, std::span<const std::byt
   return reliable_->send(peer, std::span<const std::span<const std::byte>>(parts));
 }
 
-Status Context::send_datagrams(std::span<const transport::OutDatagram> batch,
-                               std::size_t& accepted) {
+Status Context::send_datagrams(std::span<const transport::OutDatagram> batch, std::size_t& accepted,
+                               unsigned senders) {
+  dgram_->share_link(senders);
   return dgram_->send(batch, accepted);
 }
 

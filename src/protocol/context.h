@@ -91,8 +91,11 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // ---- for operations ----
   // Sends a control message (the tag is filled in). Counts it.
   common::Status send_control(int peer, ControlHeader h, std::span<const std::byte> body = {});
+  // Multicasts `batch` (see DatagramTransport::send). `senders` roots of
+  // the caller's collective inject at once and share the receivers' links
+  // (DatagramTransport::share_link).
   common::Status send_datagrams(std::span<const transport::OutDatagram> batch,
-                                std::size_t& accepted);
+                                std::size_t& accepted, unsigned senders = 1);
   // The loss deadline: silence longer than this means the rest was lost.
   common::Duration stall_deadline() const;
   // More datagrams were waiting than one progress call takes: whatever

@@ -23,6 +23,12 @@ McastCollective::McastCollective(Context& ctx, McastSpec spec)
     if (s.root() != ctx.right()) right_pulls_ = true;
   }
   if (ctx.size() == 1) pull_from_left_ = right_pulls_ = false;
+  // How many roots feed each receiver's link at once: the roots admitted
+  // together, less one when every rank is among them (a rank does not
+  // receive its own stream). Each root sends at that share of the rate.
+  const auto roots = static_cast<int>(streams_.size());
+  const int together = spec_.concurrent_roots > 0 ? std::min(spec_.concurrent_roots, roots) : roots;
+  senders_ = static_cast<unsigned>(std::max(1, together >= ctx.size() ? ctx.size() - 1 : together));
   headers_.resize(ctx.config().send_batch * kDataHeaderBytes);
   batch_.resize(ctx.config().send_batch);
 }
@@ -77,7 +83,7 @@ void McastCollective::inject(TimePoint now) {
     batch[n] = {std::span<const std::byte>(hdr, kDataHeaderBytes), payload};
   }
   std::size_t accepted = 0;
-  common::Status st = ctx_.send_datagrams(std::span(batch.data(), n), accepted);
+  common::Status st = ctx_.send_datagrams(std::span(batch.data(), n), accepted, senders_);
   if (!st.is_ok()) {
     ctx_.poison(st);
     return;

@@ -3,7 +3,10 @@
 // per rank, with at most `concurrent_roots` roots injecting at once.
 //
 // The protocol (docs/wire-protocol.md has the diagrams):
-// - A root injects its stream as MTU-sized datagrams on the group.
+// - A root injects its stream as MTU-sized datagrams on the group, at its
+//   share of the link rate: k roots injecting at once each get 1/k of it
+//   (1/(N-1) when all N ranks inject), so together they fill, and do not
+//   overrun, every receiver's link.
 // - Every rank repairs only from its left ring neighbour, which for any
 //   stream sits one step closer to that stream's root (the root itself has
 //   everything). Requests are sent as soon as loss is suspected; the left
@@ -75,6 +78,7 @@ class McastCollective final : public Operation {
   bool sent_have_ = false;
   bool sent_release_ = false;
   bool deferred_ready_ = false;  // a chunk someone waits for may have arrived
+  unsigned senders_ = 1;         // roots sharing each receiver's link (set once)
   common::TimePoint start_{};
   common::TimePoint last_activity_{};
   std::vector<std::byte> headers_;  // encode space for one injection batch

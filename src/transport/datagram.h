@@ -62,6 +62,12 @@ class DatagramTransport {
   virtual common::Status poll(DatagramHandler& handler, std::size_t max,
                               std::size_t& delivered) = 0;
 
+  // `senders` roots inject at once and share the receivers' links: a
+  // transport that paces itself to its link rate sends at 1/`senders` of
+  // it from now on (1: the whole rate). Others ignore it. Cheap when
+  // nothing changes; called before every send.
+  virtual void share_link(unsigned senders) { (void)senders; }
+
   // A descriptor that turns readable when datagrams are waiting, for
   // engines that sleep; -1 when the transport has none.
   virtual int wait_fd() const { return -1; }

@@ -13,6 +13,7 @@
 #   cluster.sh drops    --name NAME          # per host: hI dropped_packets dropped_bytes (nft counters)
 #   cluster.sh list     --name NAME          # namespaces of the cluster, one per line
 #   cluster.sh rps      --name NAME          # per device: NS DEV QUEUE rps_cpus-mask (0: RPS off)
+#   cluster.sh rate     --name NAME          # the links' TBF rate in Mbit/s (empty: not limited)
 #
 # up returns once IGMP snooping is in force (about 1 s after the bridge's querier is
 # switched on; before that the bridge floods multicast to every port); --no-wait
@@ -209,6 +210,22 @@ cmd_rps() {
   for i in $hosts; do show "$sw" "$(port_name "$name" "$i")"; done
 }
 
+# cmd_rate NAME: the slowest TBF rate on host 0's link (its veth0 and its bridge
+# port), in Mbit/s; nothing when the cluster's links are not rate-limited. A veth
+# reports 10 Gbit/s whatever its rate limiter allows, so the launchers tell MCCL
+# this rate (MCCL_UDP_RATE_MBIT), as a user does where an interface misreports.
+cmd_rate() {
+  local name=$1
+  [[ -n $(cluster_hosts "$name") ]] || die "no cluster named $name"
+  { ip netns exec "$(ns_host "$name" 0)" tc qdisc show dev veth0 2>/dev/null || true
+    ip netns exec "$(ns_sw "$name")" tc qdisc show dev "$(port_name "$name" 0)" 2>/dev/null || true; } |
+    awk '$2 == "tbf" { for (i = 3; i < NF; i++) if ($i == "rate") { r = $(i + 1)
+           v = r + 0; u = substr(r, length(v "") + 1)
+           if (u == "Gbit") v *= 1000; else if (u == "Kbit") v /= 1000; else if (u == "bit") v /= 1e6
+           if (best == "" || v < best) best = v } }
+         END { if (best != "") print best }'
+}
+
 # ---------------------------------------------------------------- down
 
 cmd_down() {
@@ -395,7 +412,7 @@ cmd_loss() {
 
 main() {
   local sub=${1:-}
-  [[ -n $sub ]] || usage_die "missing subcommand (up|down|exec|counters|loss|drops|list|rps)"
+  [[ -n $sub ]] || usage_die "missing subcommand (up|down|exec|counters|loss|drops|list|rps|rate)"
   shift
   case $sub in -h | --help | help) usage; exit 0 ;; esac
 
@@ -512,6 +529,10 @@ main() {
     rps)
       need_tools ip
       cmd_rps "$name"
+      ;;
+    rate)
+      need_tools ip tc
+      cmd_rate "$name"
       ;;
     *) usage_die "unknown subcommand '$sub'" ;;
   esac

@@ -8,7 +8,11 @@
 #
 # Direct mode: rank i runs in NAME-h<i> with MCCL_RANK=i, MCCL_WORLD_SIZE=N,
 # MCCL_BOOTSTRAP_ADDR=10.201.0.1:PORT (rank 0's address; PORT random in 20000-32767
-# unless --port), MCCL_UDP_IFACE=veth0, then every --env (which may override those).
+# unless --port), MCCL_UDP_IFACE=veth0, MCCL_UDP_RATE_MBIT=<the links' TBF rate> (when
+# the cluster has one), then every --env (which may override those). The rate is
+# passed because a veth reports 10 Gbit/s whatever its rate limiter allows, and
+# MCCL paces its senders to the link rate (shared by allgather roots sending at
+# once): on a cluster whose interfaces misreport their speed a user sets it so too.
 # Each rank is its own process group (setsid). When any rank exits non-zero, or the
 # overall --timeout (default 120 s) expires, every rank's process group gets SIGTERM,
 # then SIGKILL after --grace (default 2 s) seconds.
@@ -97,6 +101,10 @@ if ((mpirun)); then
   [[ -n $MPIRUN ]] || skip "Open MPI not installed: apt-get install openmpi-bin libopenmpi-dev"
   has_ns "$name-sw" || die "namespace $name-sw does not exist"
 fi
+
+rate_env=()
+rate=$("$HERE/cluster.sh" rate --name "$name")
+[[ -z $rate ]] || rate_env=("MCCL_UDP_RATE_MBIT=$rate")
 
 exec 3>&2
 launch_id="$name.$$.$RANDOM$RANDOM"
@@ -206,6 +214,7 @@ start() {
 
 if ((mpirun)); then
   mpi_env=(-x "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" -x "MCCL_UDP_IFACE=veth0" -x "MCCL_FABRIC_LAUNCH_ID=$launch_id" -x "MCCL_FABRIC_LOG_DIR=$logdir")
+  for kv in "${rate_env[@]}"; do mpi_env+=(-x "$kv"); done
   for kv in "${envs[@]}"; do mpi_env+=(-x "$kv"); done
   start mpirun "$logdir/mpirun.log" \
     ip netns exec "$name-sw" env "MCCL_FABRIC_LAUNCH_ID=$launch_id" "PMIX_MCA_ptl_base_if_include=$SUBNET" \
@@ -218,7 +227,7 @@ else
     start "h$i" "$logdir/rank$i.log" \
       ip netns exec "$name-h$i" env \
       "MCCL_RANK=$i" "MCCL_WORLD_SIZE=$hosts" "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" \
-      "MCCL_UDP_IFACE=veth0" "MCCL_FABRIC_LAUNCH_ID=$launch_id" "${envs[@]}" \
+      "MCCL_UDP_IFACE=veth0" "MCCL_FABRIC_LAUNCH_ID=$launch_id" "${rate_env[@]}" "${envs[@]}" \
       "${prog[@]}"
   done
 fi

@@ -73,7 +73,8 @@ run() {
       -- "${pre[@]}" "$@" >"$out" 2>&1 || rc=$?
   else
     timeout -k 5 120 mpirun.mpich -n "$HOSTS" -genv UCX_TLS tcp -genv UCX_NET_DEVICES veth0 \
-      -genv MCCL_UDP_IFACE veth0 -genv MCCL_MPI_STATS 1 \
+      -genv MCCL_UDP_IFACE veth0 -genv MCCL_UDP_RATE_MBIT "$("$CLUSTER" rate --name "$NAME")" \
+      -genv MCCL_MPI_STATS 1 \
       "$WRAP" "$NAME" "${pre[@]}" "$@" >"$out" 2>&1 &
     local pid=$! done_at="" hung=0
     while kill -0 "$pid" 2>/dev/null; do

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -55,11 +56,19 @@ ProtocolConfig patient() {
 // The production defaults: repair kicks in within a few milliseconds.
 ProtocolConfig eager() { return ProtocolConfig{}; }
 
+// Wraps rank r's datagram transport before its context gets it (a test
+// double that watches what the protocol asks of the transport).
+using DatagramWrap = std::function<std::unique_ptr<transport::DatagramTransport>(
+    std::unique_ptr<transport::DatagramTransport>, int)>;
+
 class Rig {
  public:
-  Rig(int n, const FabricConfig& fc, const ProtocolConfig& pc) : fabric_(fc) {
+  Rig(int n, const FabricConfig& fc, const ProtocolConfig& pc, const DatagramWrap& wrap = {})
+      : fabric_(fc) {
     for (int r = 0; r < n; ++r) {
-      ctx_.push_back(std::make_unique<Context>(r, n, kTag, fabric_.join_datagram(kTag, r),
+      auto dgram = fabric_.join_datagram(kTag, r);
+      if (wrap) dgram = wrap(std::move(dgram), r);
+      ctx_.push_back(std::make_unique<Context>(r, n, kTag, std::move(dgram),
                                                fabric_.join_reliable(kTag, r, n), pc));
     }
   }
@@ -487,6 +496,69 @@ TEST(ProtocolLossFree, AllgatherSendsAtMostTwoControlMessagesPerRank) {
 
 // Several collectives in flight on one communicator: the sequence number
 // keeps them apart.
+// Forwards everything to the transport it wraps, and records every
+// share_link() call.
+class ShareRecorder final : public transport::DatagramTransport {
+ public:
+  ShareRecorder(std::unique_ptr<DatagramTransport> inner, std::vector<unsigned>& shares)
+      : inner_(std::move(inner)), shares_(shares) {}
+  transport::DatagramCaps caps() const override { return inner_->caps(); }
+  common::Status send(std::span<const transport::OutDatagram> batch,
+                      std::size_t& accepted) override {
+    return inner_->send(batch, accepted);
+  }
+  common::Status poll(transport::DatagramHandler& h, std::size_t max,
+                      std::size_t& delivered) override {
+    return inner_->poll(h, max, delivered);
+  }
+  void share_link(unsigned senders) override { shares_.push_back(senders); }
+
+ private:
+  std::unique_ptr<DatagramTransport> inner_;
+  std::vector<unsigned>& shares_;
+};
+
+// Roots that inject at once share the receivers' links: a broadcast's root
+// sends at the whole rate, each of N allgather roots sending together at
+// 1/(N-1) (a receiver hears N-1 of them), k roots admitted at a time at 1/k.
+TEST(ProtocolRateShare, RootsSendAtTheirShareOfTheLink) {
+  struct Case {
+    int ranks, concurrent_roots;
+    bool allgather;
+    unsigned share;
+  };
+  for (const Case& c : {Case{4, 0, false, 1}, Case{4, 0, true, 3}, Case{4, 2, true, 2},
+                        Case{5, 5, true, 4}, Case{5, 9, true, 4}, Case{2, 0, true, 1}}) {
+    SCOPED_TRACE("ranks=" + std::to_string(c.ranks) + " allgather=" + std::to_string(c.allgather) +
+                 " concurrent_roots=" + std::to_string(c.concurrent_roots));
+    std::vector<std::vector<unsigned>> shares(static_cast<std::size_t>(c.ranks));
+    Rig rig(c.ranks, clean(), patient(), [&](auto inner, int r) {
+      return std::make_unique<ShareRecorder>(std::move(inner), shares[static_cast<std::size_t>(r)]);
+    });
+    OpList ops;
+    if (c.allgather) {
+      Allgather a(rig, 20 * kChunk, 5, c.concurrent_roots);
+      a.start_all(rig);
+      ASSERT_TRUE(rig.run(a.ops));
+      a.expect_exact();
+    } else {
+      Broadcast b(rig, 20 * kChunk, 1, 5);
+      b.start_all(rig);
+      ASSERT_TRUE(rig.run(b.ops));
+      b.expect_exact();
+    }
+    for (int r = 0; r < c.ranks; ++r) {
+      const auto& s = shares[static_cast<std::size_t>(r)];
+      if (!c.allgather && r != 1) {
+        EXPECT_TRUE(s.empty()) << "rank " << r << " is no root";
+        continue;
+      }
+      ASSERT_FALSE(s.empty()) << "rank " << r;
+      for (unsigned v : s) EXPECT_EQ(v, c.share) << "rank " << r;
+    }
+  }
+}
+
 TEST(ProtocolLossFree, ConcurrentCollectivesStayApart) {
   Rig rig(5, clean(), patient());
   Broadcast b1(rig, 7 * kChunk + 3, 0, /*seed=*/71);

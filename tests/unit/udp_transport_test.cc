@@ -193,6 +193,22 @@ TEST(UdpPacerTest, TokenBucketOnAGivenClock) {
   EXPECT_FALSE(p.try_take(1, t0 + 10s + 100ms));
 }
 
+// share_link() changes a pacer's rate from a given time on: what the bucket
+// earned at the old rate stays, the new rate applies after.
+TEST(UdpPacerTest, NewRateFromAGivenTime) {
+  const common::TimePoint t0{};
+  Pacer p(1000.0, 100, t0);
+  EXPECT_TRUE(p.try_take(100, t0));
+  p.set_rate(250.0, 100, t0 + 40ms);  // 40 tokens earned at 1000 B/s
+  EXPECT_DOUBLE_EQ(p.bytes_per_s(), 250.0);
+  EXPECT_TRUE(p.try_take(40, t0 + 40ms));
+  EXPECT_FALSE(p.try_take(10, t0 + 79ms));  // 9.75 tokens at 250 B/s
+  EXPECT_TRUE(p.try_take(10, t0 + 80ms));
+  Pacer unpaced;
+  unpaced.set_rate(250.0, 100, t0);
+  EXPECT_FALSE(unpaced.enabled()) << "an unpaced sender stays unpaced";
+}
+
 // ---- creation and configuration ------------------------------------------
 
 TEST(UdpTransportTest, CapsAndInfo) {

@@ -64,11 +64,7 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
       drop_state_(info_.test_drop_seed) {
   if (info_.rate_mbit > 0) {
     const double bytes_per_s = info_.rate_mbit * 1e6 / 8;
-    // The bucket holds 2 ms at the target rate, and at least four full
-    // datagrams so that the rate is reachable whatever the MTU.
-    const auto burst =
-        std::max(static_cast<std::size_t>(bytes_per_s * 2e-3), 4 * (mtu_ + kIpUdpHeader));
-    pacer_ = Pacer(bytes_per_s, burst, common::now());
+    pacer_ = Pacer(bytes_per_s, burst_for(bytes_per_s), common::now());
   }
 
   // Sized for the GSO batch whatever the mode: auto may start without it.
@@ -92,6 +88,20 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
     recv_msgs_[i].msg_hdr.msg_iovlen = 1;
     recv_msgs_[i].msg_hdr.msg_name = &recv_from_[i];
   }
+}
+
+std::size_t UdpEndpoint::burst_for(double bytes_per_s) const {
+  // The bucket holds 2 ms at the rate, and at least four full datagrams so
+  // that the rate is reachable whatever the MTU.
+  return std::max(static_cast<std::size_t>(bytes_per_s * 2e-3), 4 * (mtu_ + kIpUdpHeader));
+}
+
+void UdpEndpoint::share_link(unsigned senders) {
+  senders = std::max(senders, 1u);
+  if (senders == link_share_ || !pacer_.enabled()) return;
+  link_share_ = senders;
+  const double bytes_per_s = info_.rate_mbit * 1e6 / 8 / senders;
+  pacer_.set_rate(bytes_per_s, burst_for(bytes_per_s), common::now());
 }
 
 DatagramCaps UdpEndpoint::caps() const {

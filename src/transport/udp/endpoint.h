@@ -55,6 +55,8 @@ class UdpEndpoint final : public UdpTransport {
   DatagramCaps caps() const override;
   common::Status send(std::span<const OutDatagram> batch, std::size_t& accepted) override;
   common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) override;
+  // Paces to info().rate_mbit / senders (when paced at all).
+  void share_link(unsigned senders) override;
   int wait_fd() const override { return recv_fd_.get(); }
   bool wait_fd_gates_poll() const override { return true; }  // poll() only reads the socket
 
@@ -89,6 +91,8 @@ class UdpEndpoint final : public UdpTransport {
   // messages (runs when GSO is on, else one each); returns the count and
   // fills send_datagrams_ and send_wire_bytes_.
   std::size_t build_messages(std::span<const OutDatagram> datagrams);
+  // The pacer's bucket at `bytes_per_s`.
+  std::size_t burst_for(double bytes_per_s) const;
   // A GSO send failed with `err`: fall back (auto) or report (on).
   common::Status gso_refused(int err);
 
@@ -117,8 +121,9 @@ class UdpEndpoint final : public UdpTransport {
   std::uint16_t self_port_net_;
   int rank_;
 
-  // Send side (touched only by send()).
+  // Send side (touched only by send() and share_link()).
   Pacer pacer_;
+  unsigned link_share_ = 1;  // the pacer runs at info_.rate_mbit / link_share_
   std::vector<mmsghdr> send_msgs_;
   std::vector<iovec> send_iov_;               // two per datagram: header, payload
   std::vector<GsoControl> send_ctl_;          // one per message

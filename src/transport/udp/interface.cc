@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "transport/udp/socket.h"
 
@@ -43,6 +44,15 @@ common::Status read_mtu(const std::string& name, int& mtu) {
   return common::Status::ok();
 }
 
+// The link speed the driver reports, in Mbit/s; 0 where it reports none
+// (loopback, a link that is down: reading fails, or says -1).
+int read_speed_mbit(const std::string& name) {
+  std::ifstream in("/sys/class/net/" + name + "/speed");
+  long long mbit = 0;
+  if (!(in >> mbit) || mbit <= 0 || mbit > 100'000'000) return 0;
+  return static_cast<int>(mbit);
+}
+
 }  // namespace
 
 common::Status resolve_interface(const std::string& spec, Interface& out) {
@@ -72,6 +82,7 @@ common::Status resolve_interface(const std::string& spec, Interface& out) {
       return common::transport_error("udp transport: if_nametoindex(" + out.name +
                                      "): " + errno_text(errno));
     }
+    out.speed_mbit = read_speed_mbit(out.name);
     return read_mtu(out.name, out.mtu);
   }
   // An interface that is down may have no address listed at all: say so.

@@ -14,6 +14,7 @@ struct Interface {
   std::uint32_t addr = 0;  // IPv4 address, host byte order
   unsigned index = 0;      // if_nametoindex
   int mtu = 0;             // SIOCGIFMTU, bytes of IP packet
+  int speed_mbit = 0;      // /sys/class/net/NAME/speed; 0 where the device says none (lo)
   bool up = false;
   bool running = false;
   bool multicast = false;  // IFF_MULTICAST

@@ -24,6 +24,14 @@ bool Pacer::try_take(std::size_t bytes, common::TimePoint now) {
   return true;
 }
 
+void Pacer::set_rate(double bytes_per_s, std::size_t burst_bytes, common::TimePoint now) {
+  if (rate_ <= 0 || bytes_per_s <= 0) return;
+  try_take(0, now);  // credit the time so far at the old rate
+  rate_ = bytes_per_s;
+  burst_ = static_cast<double>(burst_bytes);
+  tokens_ = std::min(tokens_, burst_);
+}
+
 void Pacer::refund(std::size_t bytes) {
   if (rate_ <= 0) return;
   tokens_ = std::min(burst_, tokens_ + static_cast<double>(bytes));

@@ -29,6 +29,10 @@ class Pacer {
   // Gives back tokens taken for bytes that were not sent after all.
   void refund(std::size_t bytes);
 
+  // A new rate from `now` on (> 0; a disabled pacer stays disabled), with
+  // the bucket resized to `burst_bytes`; tokens earned so far are kept.
+  void set_rate(double bytes_per_s, std::size_t burst_bytes, common::TimePoint now);
+
  private:
   double rate_ = 0;    // bytes per second
   double burst_ = 0;   // bucket size, bytes

@@ -60,10 +60,8 @@ Resolved resolve_config(const UdpConfig& c) {
                        : static_cast<std::size_t>(s::kUdpMaxDatagram.get_int(64, kMaxUdpPayload));
   r.rcvbuf = c.rcvbuf_bytes != 0 ? c.rcvbuf_bytes
                                  : static_cast<std::size_t>(s::kUdpRcvbuf.get_int(0, INT_MAX / 2));
-  r.rate_mbit = c.rate_mbit != 0 ? std::max(c.rate_mbit, 0.0) : s::kUdpRateMbit.get_double();
-  if (r.rate_mbit < 0) {
-    throw Error(ErrorCode::kInvalidArgument, "MCCL_UDP_RATE_MBIT must not be negative");
-  }
+  // Negative: unpaced; 0: the interface's speed (create() reads it).
+  r.rate_mbit = c.rate_mbit != 0 ? c.rate_mbit : s::kUdpRateMbit.get_double();
   r.gso = parse_offload(!c.gso.empty() ? c.gso : s::kUdpGso.get(), "gso (MCCL_UDP_GSO)");
   r.gro = parse_offload(!c.gro.empty() ? c.gro : s::kUdpGro.get(), "gro (MCCL_UDP_GRO)");
   r.drop_permille = c.test_drop_permille >= 0
@@ -276,7 +274,13 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
   info.iface_addr = ipv4_text(iface.addr);
   info.iface_mtu = iface.mtu;
   info.group = derive_group(config.comm_tag, config.job_salt);
-  info.rate_mbit = r.rate_mbit;
+  // The link rate the senders pace to: the one given, else the one the
+  // interface reports; unpaced where neither says (loopback).
+  info.rate_mbit = r.rate_mbit > 0 ? r.rate_mbit : r.rate_mbit < 0 ? 0 : iface.speed_mbit;
+  info.rate_source = r.rate_mbit > 0    ? "MCCL_UDP_RATE_MBIT"
+                     : r.rate_mbit < 0  ? "unpaced by setting"
+                     : iface.speed_mbit ? "interface speed"
+                                        : "interface reports no speed: unpaced";
   info.test_drop_permille = r.drop_permille;
   info.test_drop_seed = config.test_drop_seed != 0
                             ? config.test_drop_seed
@@ -326,11 +330,12 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
   setup.rank = config.rank;
 
   common::logf(common::LogLevel::kInfo, config.rank,
-               "%s: mtu %zu, rcvbuf %zu%s, rate %g Mbit/s (0: unpaced), gso %s, gro %s, "
+               "%s: mtu %zu, rcvbuf %zu%s, link rate %g Mbit/s (%s), gso %s, gro %s, "
                "sending from port %u",
                where.c_str(), setup.mtu, info.rcvbuf_effective,
-               info.rcvbuf_forced ? " (forced)" : "", r.rate_mbit, info.gso ? "on" : "off",
-               info.gro ? "on" : "off", static_cast<unsigned>(info.send_port));
+               info.rcvbuf_forced ? " (forced)" : "", info.rate_mbit, info.rate_source,
+               info.gso ? "on" : "off", info.gro ? "on" : "off",
+               static_cast<unsigned>(info.send_port));
   if (r.drop_permille > 0) {
     // Loud once, so a forgotten MCCL_UDP_TEST_DROP_PERMILLE is noticed; the
     // seed of every endpoint at info level, so a failing run reproduces.

@@ -46,8 +46,9 @@ struct UdpConfig {
   std::string iface;             // interface name or IPv4 address; "" = MCCL_UDP_IFACE ("lo")
   std::uint32_t comm_tag = 0;    // communicator tag (agreed by all ranks)
   std::uint64_t job_salt = 0;    // mixed into the group address so two jobs do not collide
-  double rate_mbit = 0;          // sender pacing, IP bytes; 0 = MCCL_UDP_RATE_MBIT
-                                 // (0 = unpaced); < 0 = unpaced whatever the environment
+  double rate_mbit = 0;          // link rate the sender paces to, IP bytes (share_link divides
+                                 // it); 0 = MCCL_UDP_RATE_MBIT, whose 0 is the interface's
+                                 // speed; < 0 = unpaced whatever the environment
   std::size_t rcvbuf_bytes = 0;  // 0 = MCCL_UDP_RCVBUF
   std::size_t max_datagram = 0;  // 0 = MCCL_UDP_MAX_DATAGRAM; the interface MTU - 28 caps it
   std::string gso;               // "auto", "on" or "off"; "" = MCCL_UDP_GSO (see UdpEndpoint)
@@ -69,7 +70,8 @@ struct UdpInfo {
   std::size_t rcvbuf_requested = 0;  // bytes asked for
   std::size_t rcvbuf_effective = 0;  // SO_RCVBUF read back, halved: the kernel doubles it
   bool rcvbuf_forced = false;        // SO_RCVBUFFORCE worked (CAP_NET_ADMIN)
-  double rate_mbit = 0;              // 0 = unpaced
+  double rate_mbit = 0;              // link rate paced to; 0 = unpaced
+  const char* rate_source = "";      // where rate_mbit came from, for logs
   int test_drop_permille = 0;
   std::uint64_t test_drop_seed = 0;
   bool kernel_self_filter = false;  // own datagrams are dropped by the BPF filter
