@@ -63,8 +63,8 @@ const Setting kProtoFirstTimeoutUs{"MCCL_PROTO_FIRST_TIMEOUT_US", T::kInt, "2000
     "Wait before repairing a stream of which nothing at all has arrived, in microseconds."};
 const Setting kProtoRepairMaxBytes{"MCCL_PROTO_REPAIR_MAX_BYTES", T::kInt, "65536",
     "Largest payload of one repair message over the reliable transport."};
-const Setting kProtoSendBatch{"MCCL_PROTO_SEND_BATCH", T::kInt, "64",
-    "Datagrams a root injects per progress call before it lets receives run."};
+const Setting kProtoSendBatch{"MCCL_PROTO_SEND_BATCH", T::kInt, "0",
+    "Datagrams a root injects per progress call before it lets receives run; 0 = about 384 KiB' worth (64 to 1024 datagrams, by the MTU)."};
 const Setting kProtoChecksum{"MCCL_PROTO_CHECKSUM", T::kBool, "1",
     "Protect every datagram with CRC32C (header and payload)."};
 const Setting kCollTimeoutMs{"MCCL_COLL_TIMEOUT_MS", T::kInt, "60000",

@@ -46,6 +46,10 @@ struct ProtocolConfig {
   common::Duration op_timeout = std::chrono::seconds(60);
 };
 
+// Datagrams a root injects per progress call when MCCL_PROTO_SEND_BATCH is
+// 0 (the default): a budget in bytes, so `mtu` decides.
+std::size_t default_send_batch(std::size_t mtu);
+
 // Reads every protocol setting from the MCCL_* registry.
 ProtocolConfig protocol_config_from_settings(std::size_t mtu);
 

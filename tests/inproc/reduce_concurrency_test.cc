@@ -228,7 +228,9 @@ INSTANTIATE_TEST_SUITE_P(Extremes, RsShare, ::testing::Values("0.001", "0.5", "1
 // side waited for the other.
 std::uint64_t first_step_bytes(double share, std::uint64_t* mcast_in_that_step) {
   const int n = 2;
-  const std::size_t m = 200000, count = 100000;  // 400 kB per block: 7 segments
+  // The allgather: more than one injection batch (about 384 KiB), so some
+  // is left for the reduce-scatter's step. Its blocks: 400 kB, 7 segments.
+  const std::size_t m = 2000000, count = 100000;
   InProcessWorld world(n);
   auto comms = create_communicators(
       world, {.progress = ProgressKind::kInline, .reduce_scatter_send_share = share});
