@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <cstdlib>
 #include <exception>
 #include <sstream>
 #include <thread>
@@ -66,6 +67,23 @@ std::string describe(int ranks, std::size_t bytes, const SimFabricOptions& f) {
   o << "ranks=" << ranks << " bytes=" << bytes << " loss=" << f.loss << " dup=" << f.duplicate
     << " reorder=" << f.reorder << " corrupt=" << f.corrupt << " seed=" << f.seed;
   return o.str();
+}
+
+ScopedEnv::~ScopedEnv() {
+  // Newest first, so a name set twice gets its first saved value back.
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+    if (it->second) {
+      ::setenv(it->first.c_str(), it->second->c_str(), 1);
+    } else {
+      ::unsetenv(it->first.c_str());
+    }
+  }
+}
+
+void ScopedEnv::set(const std::string& name, const std::string& value) {
+  const char* old = std::getenv(name.c_str());
+  saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+  ::setenv(name.c_str(), value.c_str(), 1);
 }
 
 }  // namespace mccl::testing

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mccl/mccl.hpp"
@@ -54,6 +56,20 @@ void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline,
 // Runs body(comm) on one thread per rank; rethrows the first exception.
 void run_on_threads(std::vector<Communicator>& comms,
                     const std::function<void(Communicator&)>& body);
+
+// Sets environment variables for the communicators created in its scope
+// (the settings registry is read at creation) and restores them after.
+class ScopedEnv {
+ public:
+  ScopedEnv() = default;
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  void set(const std::string& name, const std::string& value);
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
 
 // "ranks=8 bytes=1460 loss=0.01 seed=7": what a failing test prints.
 std::string describe(int ranks, std::size_t bytes, const SimFabricOptions& fabric);

@@ -10,8 +10,6 @@
 // identical bits on every rank.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <string>
 #include <tuple>
 
@@ -37,41 +35,19 @@ const char* name(Net t) {
   return "?";
 }
 
-// Sets the environment a transport needs for the communicators created in
-// its scope (the registry is read at creation) and restores it after.
-class NetEnv {
- public:
-  explicit NetEnv(Net t) {
-    if (t == Net::kSim) return;
-    set("MCCL_UDP_TEST_DROP_PERMILLE", "50");
-    set("MCCL_RELIABLE", t == Net::kUdpUcx ? "ucx" : "tcp");
-    if (t == Net::kUdpUcx) {
-      // Shared memory would be refused (peer failures must be detectable),
-      // and without a device list UCX adds the host's other interfaces.
-      set("UCX_TLS", "tcp");
-      set("UCX_NET_DEVICES", "lo");
-    }
+// The environment a transport needs, for the communicators created while
+// `env` lives.
+void set_net_env(ScopedEnv& env, Net t) {
+  if (t == Net::kSim) return;
+  env.set("MCCL_UDP_TEST_DROP_PERMILLE", "50");
+  env.set("MCCL_RELIABLE", t == Net::kUdpUcx ? "ucx" : "tcp");
+  if (t == Net::kUdpUcx) {
+    // Shared memory would be refused (peer failures must be detectable),
+    // and without a device list UCX adds the host's other interfaces.
+    env.set("UCX_TLS", "tcp");
+    env.set("UCX_NET_DEVICES", "lo");
   }
-  ~NetEnv() {
-    for (auto& [k, v] : saved_) {
-      if (v) {
-        ::setenv(k.c_str(), v->c_str(), 1);
-      } else {
-        ::unsetenv(k.c_str());
-      }
-    }
-  }
-  NetEnv(const NetEnv&) = delete;
-  NetEnv& operator=(const NetEnv&) = delete;
-
- private:
-  void set(const char* k, const char* v) {
-    const char* old = std::getenv(k);
-    saved_.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
-    ::setenv(k, v, 1);
-  }
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
+}
 
 struct Case {
   DataType type;
@@ -95,7 +71,8 @@ TEST_P(ReduceOverTransport, SizeSweep) {
 #ifndef MCCL_TEST_HAVE_UCX
   if (net == Net::kUdpUcx) GTEST_SKIP() << "this MCCL was built without UCX";
 #endif
-  NetEnv env(net);
+  ScopedEnv env;
+  set_net_env(env, net);
   InProcessWorld world(n);
   const TransportKind kind = net == Net::kSim ? TransportKind::kSim : TransportKind::kUdp;
   std::vector<std::vector<Communicator>> comms;
