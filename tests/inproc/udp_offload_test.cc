@@ -41,9 +41,9 @@ TEST_P(UdpOffload, BroadcastAndAllgatherAreByteExactUnderLoss) {
   for (auto& c : comms) every.push_back(&c);
 
   std::uint64_t salt = 7000 + (gso ? 10 : 0) + (gro ? 1 : 0);
-  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, kChunk - 1, kChunk, kChunk + 1,
-                            kRun - 1, kRun, kRun + 1, 3 * kRun + kChunk / 2,
-                            std::size_t{1} << 20}) {
+  for (std::size_t bytes :
+       {std::size_t{0}, std::size_t{1}, kChunk - 1, kChunk, kChunk + 1, kRun - 1, kRun, kRun + 1,
+        3 * kRun + kChunk / 2, std::size_t{1} << 20}) {
     ++salt;
     SCOPED_TRACE("gso=" + std::to_string(gso) + " gro=" + std::to_string(gro) +
                  " bytes=" + std::to_string(bytes));

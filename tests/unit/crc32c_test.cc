@@ -93,6 +93,27 @@ TEST(Crc32c, OddLengthsAndAlignmentsMatchReference) {
   }
 }
 
+// The three-lane path joins blocks of 1024, 448 and 128 bytes: lengths around
+// every multiple of their triples, at odd offsets, chained from a non-zero
+// CRC too.
+TEST(Crc32c, LaneBoundariesMatchReference) {
+  const auto data = random_bytes(8192 + 64, 17);
+  for (std::size_t base :
+       {std::size_t{384}, std::size_t{768}, std::size_t{1344}, std::size_t{1432}, std::size_t{3072},
+        std::size_t{3072 + 384}, std::size_t{6144}, std::size_t{8932 - 1000}}) {
+    for (std::size_t len = base - 9; len <= base + 9; ++len) {
+      for (std::size_t offset : {0, 1, 5}) {
+        const unsigned char* p = data.data() + offset;
+        ASSERT_EQ(crc32c(0, p, len), crc_reference(p, len))
+            << "len " << len << " offset " << offset;
+        const std::size_t head = len / 3;
+        EXPECT_EQ(crc32c(crc32c(0, p, head), p + head, len - head), crc_reference(p, len))
+            << "len " << len << " split at " << head;
+      }
+    }
+  }
+}
+
 TEST(Crc32c, LargeBufferMatchesReference) {
   const auto data = random_bytes(1 << 16 | 5, 9);
   EXPECT_EQ(crc32c(0, data.data(), data.size()), crc_reference(data.data(), data.size()));
