@@ -48,21 +48,8 @@ REPO=$(cd "$HERE/../.." && pwd)
 FABRIC=$REPO/tests/fabric
 PROG=run.sh
 
-die() { echo "$PROG: $*" >&2; exit 1; }
-usage_die() { echo "$PROG: $*" >&2; echo "run '$PROG --help' for usage" >&2; exit 2; }
-skip() { echo "$PROG: SKIP: $*" >&2; exit 77; }
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
-
-# size_of "16m" -> 16777216
-size_of() {
-  local s=${1,,} mult=1
-  case $s in
-    *k) mult=1024; s=${s%k} ;;
-    *m) mult=1048576; s=${s%m} ;;
-  esac
-  [[ $s =~ ^[0-9]+$ ]] || usage_die "bad size '$1'"
-  echo $((10#$s * mult))
-}
+# shellcheck source=scripts/lib/cli.sh
+source "$REPO/scripts/lib/cli.sh"
 list_of() { tr ',' ' ' <<<"$1"; }
 
 orig_args=("$@")

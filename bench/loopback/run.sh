@@ -44,20 +44,14 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 PROG=loopback/run.sh
 
-die() { echo "$PROG: $*" >&2; exit 1; }
-usage_die() { echo "$PROG: $*" >&2; echo "run '$PROG --help' for usage" >&2; exit 2; }
-skip() { echo "$PROG: SKIP: $*" >&2; exit 77; }
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
-
-# size_of "16m" -> 16777216
-size_of() {
-  local s=${1,,} mult=1
-  case $s in
-    *k) mult=1024; s=${s%k} ;;
-    *m) mult=1048576; s=${s%m} ;;
-  esac
-  if ! [[ $s =~ ^[0-9]+$ ]] || ((10#$s == 0)); then usage_die "bad size '$1'"; fi
-  echo $((10#$s * mult))
+# shellcheck source=scripts/lib/cli.sh
+source "$REPO/scripts/lib/cli.sh"
+# A size of 0 has nothing to measure here.
+positive_size() {
+  local v
+  v=$(size_of "$1")
+  ((v > 0)) || usage_die "bad size '$1'"
+  echo "$v"
 }
 is_count() { [[ $1 =~ ^[0-9]+$ ]] && ((10#$1 >= $2)); }
 
@@ -69,7 +63,7 @@ while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
     --out) out=${2-}; shift 2 ;;
-    --size) size=$(size_of "${2-}"); shift 2 ;;
+    --size) size=$(positive_size "${2-}"); shift 2 ;;
     -i | --iters) iters=${2-}; shift 2 ;;
     -x | --warmup) warmup=${2-}; shift 2 ;;
     --impls) impls=$(tr ',' ' ' <<<"${2-}"); shift 2 ;;
