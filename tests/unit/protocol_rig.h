@@ -193,8 +193,9 @@ struct Allgather {
 };
 
 // A well-formed datagram of this communicator (the checksum is right).
-inline Bytes datagram(std::uint32_t seq, std::uint32_t root, std::uint64_t total, std::uint32_t index,
-               std::uint32_t tag = kTag, std::byte fill = std::byte{0xEE}) {
+inline Bytes datagram(std::uint32_t seq, std::uint32_t root, std::uint64_t total,
+                      std::uint32_t index, std::uint32_t tag = kTag,
+                      std::byte fill = std::byte{0xEE}) {
   DataHeader h;
   h.comm_tag = tag;
   h.seq = seq;
