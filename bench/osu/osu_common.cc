@@ -45,6 +45,7 @@ constexpr StatField kStatFields[] = {
     {"early_arrivals_stored", &Stats::early_arrivals_stored},
     {"early_arrivals_dropped", &Stats::early_arrivals_dropped},
     {"collectives_completed", &Stats::collectives_completed},
+    {"eager_completions", &Stats::eager_completions},
 };
 constexpr std::size_t kNumStats = std::size(kStatFields);
 

@@ -76,11 +76,13 @@ class MCCL_API Communicator {
   explicit Communicator(Bootstrap& bootstrap, const CommOptions& options = {});
   Communicator(Communicator&&) noexcept;
   Communicator& operator=(Communicator&&) noexcept;
-  // Not collective. Pending requests must be completed or destroyed first.
-  // A rank whose collectives have completed may still be the repair source
-  // of a peer that has not (a peer that lost datagrams pulls them from its
-  // left neighbour): when ranks may finish at different times, call
-  // barrier() before destroying, or that peer fails with kPeerFailure.
+  // Not collective, and needs no barrier before it. Pending requests must
+  // be completed or destroyed first. Does not block: a rank that completed
+  // small collectives eagerly (MCCL_PROTO_EAGER_BYTES, thread and offload
+  // engines) is still the repair source of its right neighbour; its engine
+  // keeps serving that neighbour in the background until released, until
+  // the neighbour fails or until the collective's timeout, and then closes.
+  // At process exit the library waits for those, each within its timeout.
   ~Communicator();
 
   int rank() const;

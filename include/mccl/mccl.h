@@ -355,6 +355,9 @@ typedef struct mccl_stats_t {
   uint64_t early_arrivals_stored;
   uint64_t early_arrivals_dropped;
   uint64_t collectives_completed;
+  /* Small collectives that completed before the right neighbour's release,
+   * serving it from a copy (MCCL_PROTO_EAGER_BYTES). */
+  uint64_t eager_completions;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

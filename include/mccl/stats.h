@@ -28,6 +28,10 @@ struct Stats {
   std::uint64_t early_arrivals_stored = 0;   // kept for a collective not yet started
   std::uint64_t early_arrivals_dropped = 0;  // early store full; repaired later
   std::uint64_t collectives_completed = 0;
+  // Small collectives that completed as soon as this rank held everything,
+  // before its right neighbour released it: a copy served that neighbour
+  // (MCCL_PROTO_EAGER_BYTES).
+  std::uint64_t eager_completions = 0;
 };
 
 }  // namespace mccl

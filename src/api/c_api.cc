@@ -610,6 +610,7 @@ mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
     c.early_arrivals_stored = s.early_arrivals_stored;
     c.early_arrivals_dropped = s.early_arrivals_dropped;
     c.collectives_completed = s.collectives_completed;
+    c.eager_completions = s.eager_completions;
     // A caller built against an older header has a shorter struct.
     std::memcpy(static_cast<void*>(stats), &c, std::min(size, sizeof c));
   });

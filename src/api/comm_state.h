@@ -9,6 +9,7 @@
 #include "coll/collectives.h"
 #include "offload/client.h"
 #include "progress/engine.h"
+#include "progress/linger.h"
 #include "protocol/context.h"
 
 namespace mccl::detail {
@@ -26,7 +27,15 @@ class CommState {
   // engine stay empty (src/api/offload_api.cc).
   std::unique_ptr<offload::OffloadComm> offload;
 
-  ~CommState() { engine.reset(); }
+  ~CommState() {
+    // A rank that completed small collectives eagerly is still its right
+    // neighbour's repair source until that neighbour releases it: its
+    // engine keeps serving from the reaper, and destruction does not block.
+    if (ctx && engine && ctx->serving() > 0) {
+      progress::linger(std::move(engine), std::move(ctx), common::Deadline::after(timeout));
+    }
+    engine.reset();
+  }
 };
 
 // The public Request's handle on a collective in flight: one of the two

@@ -162,6 +162,11 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
 
   protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
   pc.op_timeout = opt.timeout;
+  // Under the inline engine a rank moves only inside its own calls: one that
+  // completed eagerly and then blocks elsewhere (an MPI receive, a barrier
+  // of another library) would starve its neighbour's repairs. Eager
+  // completion needs an engine that serves on its own.
+  if (opt.progress == ProgressKind::kInline) pc.eager_bytes = 0;
   st->ctx = std::make_unique<protocol::Context>(st->rank, st->size, tag, std::move(net.dgram),
                                                 std::move(net.reliable), pc);
   st->engine = make_engine(opt, *st->ctx, net.iface, local_index(hellos, st->rank));

@@ -65,6 +65,10 @@ const Setting kProtoRepairMaxBytes{"MCCL_PROTO_REPAIR_MAX_BYTES", T::kInt, "6553
     "Largest payload of one repair message over the reliable transport."};
 const Setting kProtoSendBatch{"MCCL_PROTO_SEND_BATCH", T::kInt, "0",
     "Datagrams a root injects per progress call before it lets receives run; 0 = about 384 KiB' worth (64 to 1024 datagrams, by the MTU)."};
+const Setting kProtoEagerBytes{"MCCL_PROTO_EAGER_BYTES", T::kInt, "65536",
+    "A broadcast or allgather whose right neighbour may still ask for at most this many bytes completes as soon as this rank holds everything, keeping a copy to serve that neighbour until it releases it; 0 turns eager completion off. Thread and offload engines only: under the inline engine a rank moves only inside its own calls, so it always waits for the release."};
+const Setting kProtoEagerBudget{"MCCL_PROTO_EAGER_BUDGET", T::kInt, "8388608",
+    "Bytes of eager copies one communicator keeps at most; beyond it a collective waits for its neighbour's release."};
 const Setting kProtoChecksum{"MCCL_PROTO_CHECKSUM", T::kBool, "1",
     "Protect every datagram with CRC32C (header and payload)."};
 const Setting kCollTimeoutMs{"MCCL_COLL_TIMEOUT_MS", T::kInt, "60000",
@@ -137,6 +141,8 @@ const std::vector<const Setting*>& all_settings() {
       &kProtoStallMaxUs,
       &kProtoFirstTimeoutUs,
       &kProtoRepairMaxBytes,
+      &kProtoEagerBytes,
+      &kProtoEagerBudget,
       &kProtoSendBatch,
       &kProtoChecksum,
       &kCollTimeoutMs,

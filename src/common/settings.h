@@ -82,6 +82,8 @@ extern const Setting kProtoStallMinUs;
 extern const Setting kProtoStallMaxUs;
 extern const Setting kProtoFirstTimeoutUs;
 extern const Setting kProtoRepairMaxBytes;
+extern const Setting kProtoEagerBytes;
+extern const Setting kProtoEagerBudget;
 extern const Setting kProtoSendBatch;
 extern const Setting kProtoChecksum;
 // coll

@@ -458,7 +458,11 @@ void Session::loop() {
       const SocketEvent ev = handle_socket();
       if (ev == SocketEvent::kHandled) continue;
       // A Bye with nothing in flight is the one orderly end.
-      if (ev == SocketEvent::kBye && pending_.empty()) return;
+      if (ev == SocketEvent::kBye && pending_.empty()) {
+        // Still the right neighbour's repair source for what completed eagerly.
+        ctx.serve_until_released(common::Deadline::after(ctx.config().op_timeout));
+        return;
+      }
       // The client has gone (crashed, or left collectives in flight): poison
       // its communicator so that its peers get an error instead of waiting,
       // give the abort a moment to leave.

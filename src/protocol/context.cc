@@ -1,11 +1,15 @@
 #include "protocol/context.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <string>
+#include <thread>
 
 #include "common/log.h"
 #include "common/seq.h"
 #include "common/settings.h"
+#include "protocol/repair.h"
 
 namespace mccl::protocol {
 
@@ -46,6 +50,8 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
   c.send_batch = static_cast<std::size_t>(s::kProtoSendBatch.get_int(0, 4096));
   if (c.send_batch == 0) c.send_batch = default_send_batch(mtu);
   c.checksum = s::kProtoChecksum.get_bool();
+  c.eager_bytes = static_cast<std::size_t>(s::kProtoEagerBytes.get_int(0));
+  c.eager_budget = static_cast<std::size_t>(s::kProtoEagerBudget.get_int(0));
   c.op_timeout = std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1));
   return c;
 }
@@ -120,6 +126,7 @@ std::size_t Context::progress() {
   }
   check_deadlines(now_);
   retire_finished();
+  if (!eager_.empty()) expire_eager(now_);
   if (!failed_peers_.empty()) check_failed_peers();
   in_progress_ = false;
   return n + m;
@@ -214,6 +221,7 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     if (!it->second->done()) it->second->on_control(peer, h, body, now_);
     return;
   }
+  if (on_eager_message(peer, h, body)) return;
   if (common::seq_before(h.seq, next_seq_)) return;  // late news of a finished collective
   if (common::seq_distance(next_seq_, h.seq) >= kFutureWindow) {
     Counters::add(counters_.dropped_invalid);
@@ -230,6 +238,8 @@ void Context::on_peer_failure(int peer, const Status& why) {
   failed_peers_.emplace_back(
       peer, common::peer_failure("rank " + std::to_string(rank_) + ": peer rank " +
                                  std::to_string(peer) + " failed (" + why.message() + ")"));
+  // Nobody else asks for the eager copies.
+  if (peer == right()) clear_eager();
 }
 
 void Context::check_failed_peers() {
@@ -247,6 +257,7 @@ void Context::poison(const Status& why) {
   if (!poison_.is_ok()) return;
   poison_ = why;
   common::logf(common::LogLevel::kInfo, rank_, "communicator broken: %s", why.message().c_str());
+  clear_eager();  // the neighbour fails too: it asks for nothing more
   for (auto& [seq, op] : active_) op->finish(why);
   if (size_ < 2) return;
   // Flood the error around the ring both ways; every rank forwards it once.
@@ -295,6 +306,91 @@ void Context::note_arrival(TimePoint t) {
     if (gap < 100000.0) gap_us_ = gap_us_ == 0 ? gap : 0.9 * gap_us_ + 0.1 * gap;
   }
   last_arrival_ = t;
+}
+
+// ---- eager completion ------------------------------------------------------
+
+bool Context::eager_fits(std::size_t bytes) const {
+  return config_.eager_bytes > 0 && bytes <= config_.eager_bytes &&
+         eager_bytes_ + bytes <= config_.eager_budget;
+}
+
+void Context::keep_for_right(const Operation& op, std::uint64_t signature,
+                             std::vector<EagerStream> streams) {
+  EagerCopy& copy = eager_[op.seq()];
+  copy.signature = signature;
+  copy.streams = std::move(streams);
+  copy.bytes = 0;
+  for (const auto& s : copy.streams) copy.bytes += s.data.size();
+  copy.deadline = op.deadline_;
+  eager_bytes_ += copy.bytes;
+  eager_count_.store(eager_.size(), std::memory_order_release);
+  Counters::add(counters_.eager_completions);
+}
+
+bool Context::on_eager_message(int peer, const ControlHeader& h, std::span<const std::byte> body) {
+  auto it = eager_.find(h.seq);
+  if (it == eager_.end() || peer != right()) return false;
+  EagerCopy& copy = it->second;
+  if (h.signature != copy.signature) {
+    Counters::add(counters_.dropped_invalid);
+    return true;
+  }
+  if (h.kind == ControlKind::kRelease) {
+    eager_bytes_ -= copy.bytes;
+    eager_.erase(it);
+    eager_count_.store(eager_.size(), std::memory_order_release);
+    return true;
+  }
+  if (h.kind != ControlKind::kRepairRequest) return false;
+  const EagerStream* stream = nullptr;
+  for (const auto& s : copy.streams) {
+    if (s.root == h.root) stream = &s;
+  }
+  const std::span<const std::byte> data =
+      stream != nullptr ? std::span<const std::byte>(stream->data) : std::span<const std::byte>();
+  Status failed;
+  const bool ok =
+      stream != nullptr &&
+      parse_repair_ranges(body, chunk_count(data.size(), config_.chunk_bytes), [&](auto b, auto e) {
+        if (failed.is_ok())
+          failed = send_repair_data(*this, h.seq, h.root, copy.signature, data, b, e);
+      });
+  if (!ok) Counters::add(counters_.dropped_invalid);
+  if (!failed.is_ok()) poison(failed);
+  return true;
+}
+
+void Context::serve_until_released(common::Deadline deadline) {
+  std::vector<pollfd> fds;
+  for (int fd : wait_fds()) fds.push_back({fd, POLLIN, 0});
+  while (serving() > 0 && !deadline.expired()) {
+    if (progress() > 0) continue;
+    if (fds.empty()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    } else {
+      (void)::poll(fds.data(), fds.size(), 1);  // 1 ms: the eager deadlines
+    }
+  }
+}
+
+void Context::expire_eager(TimePoint now) {
+  // The neighbour's own deadline has passed too: it fails without us.
+  for (auto it = eager_.begin(); it != eager_.end();) {
+    if (now >= it->second.deadline) {
+      eager_bytes_ -= it->second.bytes;
+      it = eager_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  eager_count_.store(eager_.size(), std::memory_order_release);
+}
+
+void Context::clear_eager() {
+  eager_.clear();
+  eager_bytes_ = 0;
+  eager_count_.store(0, std::memory_order_release);
 }
 
 }  // namespace mccl::protocol

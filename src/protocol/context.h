@@ -14,6 +14,7 @@
 // engine's thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,6 +43,15 @@ struct ProtocolConfig {
   common::Duration first_timeout = std::chrono::milliseconds(2);
   std::size_t repair_max_bytes = 64 << 10;
   std::size_t send_batch = 64;
+  // Eager completion: a collective whose right neighbour may still ask for
+  // at most eager_bytes completes as soon as this rank holds everything,
+  // leaving a copy of that much; all copies together stay under
+  // eager_budget (beyond it a collective waits for its release as before).
+  // Off here (0); protocol_config_from_settings() gives the setting's
+  // default. Whoever drives the context must keep driving it after the
+  // collective completed (progress/linger.h).
+  std::size_t eager_bytes = 0;
+  std::size_t eager_budget = 8 << 20;
   bool checksum = true;
   common::Duration op_timeout = std::chrono::seconds(60);
 };
@@ -90,6 +100,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void adopt(Operation& child, const Operation& parent) const {
     child.seq_ = parent.seq_;
     child.deadline_ = parent.deadline_;
+    child.adopted_ = true;
   }
 
   // ---- for operations ----
@@ -107,6 +118,32 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   bool backlogged() const { return backlogged_; }
   // Fails everything, now and later, and tells the neighbours.
   void poison(const common::Status& why);
+
+  // ---- eager completion ----
+  // A stream the right neighbour may still ask for, copied.
+  struct EagerStream {
+    std::uint32_t root = 0;
+    std::vector<std::byte> data;
+  };
+  // Whether copies of `bytes` more fit the eager budget.
+  bool eager_fits(std::size_t bytes) const;
+  // Keeps `streams` of collective `op` (which completes now, before its
+  // right neighbour released it) and serves the neighbour's repair requests
+  // from them until its kRelease, its failure or `op`'s deadline.
+  void keep_for_right(const Operation& op, std::uint64_t signature,
+                      std::vector<EagerStream> streams);
+  // Copies still kept; any thread may ask. A communicator is destroyed
+  // once this is 0 (Engine::drain), so a neighbour that lags behind is
+  // still served.
+  std::size_t serving() const { return eager_count_.load(std::memory_order_acquire); }
+  // Bytes those copies hold (at most ProtocolConfig::eager_budget); only
+  // for the thread that drives the context.
+  std::size_t eager_bytes_kept() const { return eager_bytes_; }
+  // Blocks: drives progress() from the calling thread, sleeping on
+  // wait_fds() between calls, until serving() is 0 or `deadline` passes.
+  // For whoever drives the context itself (the inline engine, the offload
+  // daemon) when its communicator goes.
+  void serve_until_released(common::Deadline deadline);
   const common::Status& poisoned() const { return poison_; }
 
  private:
@@ -121,6 +158,11 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void on_message(int peer, std::span<const std::byte> message) override;
   void on_peer_failure(int peer, const common::Status& why) override;
   void check_deadlines(common::TimePoint now);
+  // A message for collective `h.seq` that is no longer active: true when an
+  // eager copy of it took the message (a repair request or the release).
+  bool on_eager_message(int peer, const ControlHeader& h, std::span<const std::byte> body);
+  void expire_eager(common::TimePoint now);
+  void clear_eager();
   void note_arrival(common::TimePoint now);
   void check_failed_peers();
   void retire_finished();
@@ -150,6 +192,16 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   double gap_us_ = 0;
   common::TimePoint last_arrival_{};
   common::TimePoint now_{};  // the time of the current progress() call
+
+  struct EagerCopy {
+    std::uint64_t signature = 0;
+    std::vector<EagerStream> streams;
+    std::size_t bytes = 0;
+    common::TimePoint deadline{};
+  };
+  std::map<std::uint32_t, EagerCopy> eager_;  // by sequence number
+  std::size_t eager_bytes_ = 0;
+  std::atomic<std::size_t> eager_count_{0};
 
   common::Status poison_;
   // Peers whose connection ended, and why; fatal once a collective needs one.

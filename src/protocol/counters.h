@@ -20,6 +20,7 @@ struct Counters {
   C dropped_invalid{0}, dropped_stale{0}, dropped_duplicate{0};
   C early_arrivals_stored{0}, early_arrivals_dropped{0};
   C collectives_completed{0};
+  C eager_completions{0};
 
   static void add(C& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
 
@@ -42,6 +43,7 @@ struct Counters {
     s.early_arrivals_stored = g(early_arrivals_stored);
     s.early_arrivals_dropped = g(early_arrivals_dropped);
     s.collectives_completed = g(collectives_completed);
+    s.eager_completions = g(eager_completions);
     return s;
   }
 };

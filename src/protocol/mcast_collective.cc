@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "protocol/context.h"
+#include "protocol/repair.h"
 
 namespace mccl::protocol {
 
@@ -226,60 +227,30 @@ void McastCollective::detect_loss(TimePoint now) {
 
 void McastCollective::on_repair_request(const ControlHeader& h, std::span<const std::byte> body) {
   Stream* s = stream_of(h.root);
-  if (s == nullptr || body.size() % 8 != 0) {
-    Counters::add(ctx_.counters().dropped_invalid);
-    return;
-  }
-  auto get32 = [&body](std::size_t at) {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i)
-      v |= std::uint32_t(std::to_integer<unsigned>(body[at + i])) << (8 * i);
-    return v;
-  };
-  for (std::size_t at = 0; at < body.size(); at += 8) {
-    std::uint64_t begin = get32(at), end = begin + get32(at + 4);
-    if (end > s->chunks() || begin >= end) {
-      Counters::add(ctx_.counters().dropped_invalid);
-      return;
-    }
-    // Serve the runs held now; remember the rest until they arrive.
-    for (std::uint64_t c = begin; c < end;) {
-      std::uint64_t held_end = std::min<std::uint64_t>(s->have.find_zero(c), end);
-      if (held_end > c) {
-        serve(*s, c, held_end);
-        c = held_end;
-        continue;
-      }
-      std::uint64_t gap_end = std::min<std::uint64_t>(s->have.find_one(c), end);
-      for (std::uint64_t g = c; g < gap_end; ++g) {
-        if (s->wanted.set(g)) ++s->wanted_count;
-      }
-      c = gap_end;
-    }
-  }
+  const bool ok = s != nullptr && parse_repair_ranges(body, s->chunks(), [&](auto begin, auto end) {
+                    // Serve the runs held now; remember the rest until they arrive.
+                    for (std::uint64_t c = begin; c < end;) {
+                      std::uint64_t held_end = std::min<std::uint64_t>(s->have.find_zero(c), end);
+                      if (held_end > c) {
+                        serve(*s, c, held_end);
+                        c = held_end;
+                        continue;
+                      }
+                      std::uint64_t gap_end = std::min<std::uint64_t>(s->have.find_one(c), end);
+                      for (std::uint64_t g = c; g < gap_end; ++g) {
+                        if (s->wanted.set(g)) ++s->wanted_count;
+                      }
+                      c = gap_end;
+                    }
+                  });
+  if (!ok) Counters::add(ctx_.counters().dropped_invalid);
 }
 
 void McastCollective::serve(Stream& s, std::uint64_t begin, std::uint64_t end) {
-  const std::uint32_t chunk = ctx_.config().chunk_bytes;
-  const std::uint64_t per_msg = std::max<std::uint64_t>(1, ctx_.config().repair_max_bytes / chunk);
-  for (std::uint64_t b = begin; b < end; b += per_msg) {
-    std::uint64_t e = std::min(end, b + per_msg);
-    ControlHeader h;
-    h.kind = ControlKind::kRepairData;
-    h.seq = seq();
-    h.root = static_cast<std::uint32_t>(s.root());
-    h.signature = spec_.signature;
-    h.arg0 = static_cast<std::uint32_t>(b);
-    h.arg1 = static_cast<std::uint32_t>(e - b);
-    auto data = s.chunk_data(b, e);
-    common::Status st = ctx_.send_control(ctx_.right(), h, data);
-    if (!st.is_ok()) {
-      ctx_.poison(st);
-      return;
-    }
-    Counters::add(ctx_.counters().repairs_served, e - b);
-    Counters::add(ctx_.counters().repair_bytes_served, data.size());
-  }
+  const common::Status st =
+      send_repair_data(ctx_, seq(), static_cast<std::uint32_t>(s.root()), spec_.signature,
+                       s.chunk_data(0, s.chunks()), begin, end);
+  if (!st.is_ok()) ctx_.poison(st);
 }
 
 void McastCollective::serve_deferred() {
@@ -359,7 +330,26 @@ void McastCollective::progress(TimePoint now) {
     sent_have_ = true;
     send(ControlKind::kHave, ctx_.right());
   }
-  if (!right_pulls_ || right_released_) finish(common::Status::ok());
+  if (!right_pulls_ || right_released_ || complete_eagerly()) finish(common::Status::ok());
+}
+
+bool McastCollective::complete_eagerly() {
+  if (adopted()) return false;  // its sequence number is its parent's
+  std::uint64_t bytes = 0;
+  for (const auto& s : streams_) {
+    if (s.root() != ctx_.right()) bytes += s.bytes();
+  }
+  if (!ctx_.eager_fits(static_cast<std::size_t>(bytes))) return false;
+  std::vector<Context::EagerStream> copy;
+  for (const auto& s : streams_) {
+    if (s.root() == ctx_.right()) continue;  // the neighbour's own: never asked for
+    const auto data = s.chunk_data(0, s.chunks());
+    copy.push_back({static_cast<std::uint32_t>(s.root()), {data.begin(), data.end()}});
+  }
+  // Only the neighbour's own stream (a broadcast from it): it asks for nothing.
+  if (copy.empty()) return true;
+  ctx_.keep_for_right(*this, spec_.signature, std::move(copy));
+  return true;
 }
 
 void McastCollective::mismatch(const std::string& detail) {

@@ -15,7 +15,10 @@
 //   kHave to its right neighbour (a hint: ask for whatever you miss now) and
 //   kRelease to its left neighbour (I will ask you for nothing more).
 // - A rank completes when it holds everything and its right neighbour has
-//   released it, so its buffer is no longer needed for repairs.
+//   released it, so its buffer is no longer needed for repairs; or, for a
+//   small collective, as soon as it holds everything, leaving a copy of
+//   what the neighbour may still ask for with the context, which serves the
+//   neighbour from it until the release (eager completion).
 // Without loss each rank sends at most two control messages, whatever N is.
 #pragma once
 
@@ -62,6 +65,10 @@ class McastCollective final : public Operation {
   void serve(Stream& s, std::uint64_t begin, std::uint64_t end);
   void serve_deferred();
   bool holds_everything() const;
+  // Holds everything, the right neighbour has not released it yet: leave a
+  // copy of what it may ask for with the context and complete now, where
+  // the copy is small enough (ProtocolConfig::eager_bytes, eager_budget).
+  bool complete_eagerly();
   void mismatch(const std::string& detail);
   void send(ControlKind kind, int peer);
 

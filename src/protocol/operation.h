@@ -29,6 +29,9 @@ class Operation {
   Operation& operator=(const Operation&) = delete;
 
   std::uint32_t seq() const { return seq_; }
+  // A child of a composite operation (Context::adopt): it shares its
+  // parent's sequence number, so it cannot complete eagerly.
+  bool adopted() const { return adopted_; }
   // Short description for messages: "broadcast of 4096 bytes from root 2".
   virtual std::string describe() const = 0;
   // What the operation is still waiting for, for timeout messages.
@@ -66,6 +69,7 @@ class Operation {
  private:
   friend class Context;
   std::uint32_t seq_ = 0;
+  bool adopted_ = false;
   common::TimePoint deadline_{};
   std::atomic<bool> done_{false};
   common::Status status_;
