@@ -72,9 +72,9 @@ void agree(Bootstrap& bootstrap, const common::Status& mine, const std::string& 
     last = text;
   }
   if (code == 0) return;
-  throw Error(static_cast<ErrorCode>(code), who(bootstrap.rank()) + ": " + what +
-                                                " could not be set up on rank(s) " + ranks +
-                                                reasons);
+  throw Error(
+      static_cast<ErrorCode>(code),
+      who(bootstrap.rank()) + ": " + what + " could not be set up on rank(s) " + ranks + reasons);
 }
 
 void probe_multicast(Bootstrap& bootstrap, transport::DatagramTransport& dgram, std::uint32_t tag,
@@ -136,8 +136,8 @@ void probe_multicast(Bootstrap& bootstrap, transport::DatagramTransport& dgram, 
     if (everyone) break;
     if (expired) {
       throw Error(ErrorCode::kUnavailable,
-                  who(rank) + ": the multicast group " + where + " does not reach every rank after " +
-                      std::to_string(setup_timeout.count()) +
+                  who(rank) + ": the multicast group " + where +
+                      " does not reach every rank after " + std::to_string(setup_timeout.count()) +
                       " ms (MCCL_TRANSPORT_SETUP_TIMEOUT_MS)" + missing +
                       ". Check that the interface is the one the hosts share (MCCL_UDP_IFACE), "
                       "that the switch forwards multicast (IGMP snooping needs a querier) and "

@@ -59,8 +59,8 @@ TEST(IfaceDiscoveryTest, OneHostIsLoopback) {
 
 TEST(IfaceDiscoveryTest, SharedSubnetGivesEachRankItsOwnAddress) {
   // Host 1 lists a docker bridge first; only 10.201.0.0/24 is shared.
-  const auto h0 = host(1, {iface("docker0", ip(172, 17, 0, 1), k16),
-                           iface("veth0", ip(10, 201, 0, 1), k24)});
+  const auto h0 =
+      host(1, {iface("docker0", ip(172, 17, 0, 1), k16), iface("veth0", ip(10, 201, 0, 1), k24)});
   const auto h1 = host(2, {iface("veth0", ip(10, 201, 0, 2), k24)});
   const auto h2 = host(3, {iface("eth9", ip(10, 201, 0, 3), k24)});
   IfaceChoice c;
@@ -92,10 +92,10 @@ TEST(IfaceDiscoveryTest, LauncherHintThenSpeedThenRankZeroOrder) {
   ASSERT_TRUE(choose_interface({mk(1, 1, 0, 100000), mk(2, 2, 0, 25000)}, 0, c).is_ok());
   EXPECT_EQ(c.spec, "10.9.0.1");
   // The launcher's network wins over speed.
-  ASSERT_TRUE(choose_interface({mk(1, 1, ip(192, 168, 1, 1), 100000),
-                                mk(2, 2, ip(192, 168, 1, 2), 100000)},
-                               1, c)
-                  .is_ok());
+  ASSERT_TRUE(
+      choose_interface({mk(1, 1, ip(192, 168, 1, 1), 100000), mk(2, 2, ip(192, 168, 1, 2), 100000)},
+                       1, c)
+          .is_ok());
   EXPECT_EQ(c.spec, "192.168.1.2");
   EXPECT_NE(c.reason.find("launcher"), std::string::npos) << c.reason;
   // Equal in all: rank 0's order.
@@ -111,8 +111,8 @@ TEST(IfaceDiscoveryTest, NoSharedSubnetListsEveryRanksCandidates) {
   const auto st = choose_interface({h0, h1, h2}, 0, c);
   ASSERT_FALSE(st.is_ok());
   EXPECT_EQ(st.code(), ErrorCode::kUnavailable);
-  for (const char* part : {"rank 0: eth0 10.0.0.1/24", "rank 1: eth0 10.0.1.1/24", "rank 2: none",
-                           "MCCL_UDP_IFACE"}) {
+  for (const char* part :
+       {"rank 0: eth0 10.0.0.1/24", "rank 1: eth0 10.0.1.1/24", "rank 2: none", "MCCL_UDP_IFACE"}) {
     EXPECT_NE(st.message().find(part), std::string::npos) << part << " in " << st.message();
   }
 }

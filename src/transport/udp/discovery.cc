@@ -115,10 +115,10 @@ std::string describe_candidates(const IfaceReport& report) {
 common::Status choose_interface(const std::vector<IfaceReport>& all, int rank, IfaceChoice& out) {
   const auto n = all.size();
   const IfaceReport& mine = all.at(static_cast<std::size_t>(rank));
-  if (std::all_of(all.begin(), all.end(), [&](const IfaceReport& r) { return r.host == mine.host; })) {
+  if (std::all_of(all.begin(), all.end(),
+                  [&](const IfaceReport& r) { return r.host == mine.host; })) {
     out.spec = "lo";
-    out.reason = n == 1 ? "one rank: loopback"
-                        : "all " + std::to_string(n) + " ranks on one host: loopback";
+    out.reason = n == 1 ? "one rank: loopback" : "every rank on this host: loopback";
     return common::Status::ok();
   }
   // Rank 0's subnets, in its order, that every rank has an address in.
@@ -158,16 +158,16 @@ common::Status choose_interface(const std::vector<IfaceReport>& all, int rank, I
     return common::unavailable_error(
         "MCCL_UDP_IFACE=auto: no IPv4 subnet is shared by every rank's interfaces that are up, "
         "not loopback and multicast-capable" +
-        ranks + ". Connect the hosts through one subnet, or name the interface on every rank "
-                "(MCCL_UDP_IFACE=NAME or ADDRESS)");
+        ranks +
+        ". Connect the hosts through one subnet, or name the interface on every rank "
+        "(MCCL_UDP_IFACE=NAME or ADDRESS)");
   }
   const auto& chosen = first.candidates[static_cast<std::size_t>(best)];
   const int at = member(mine, chosen.addr & chosen.netmask, chosen.netmask);
   const auto& own = mine.candidates[static_cast<std::size_t>(at)];
   out.spec = ipv4_text(own.addr);
   out.reason = name_of(own) + " " + ipv4_text(own.addr) + ": subnet " +
-               subnet_text(chosen.addr, chosen.netmask) + ", shared by all " + std::to_string(n) +
-               " ranks";
+               subnet_text(chosen.addr, chosen.netmask) + ", shared by every rank";
   if (best_hints > 0) {
     out.reason += ", the launcher's network on " + std::to_string(best_hints) + " of them";
   }
@@ -198,7 +198,8 @@ common::Status discover_interface(const transport::OobAllgather& oob, int rank, 
   }
   std::vector<IfaceReport> all(bytes.size() / sizeof(IfaceReport));
   std::memcpy(all.data(), bytes.data(), bytes.size());
-  for (IfaceReport& r : all) r.count = std::min<std::uint32_t>(r.count, IfaceReport::kMaxCandidates);
+  for (IfaceReport& r : all)
+    r.count = std::min<std::uint32_t>(r.count, IfaceReport::kMaxCandidates);
   if (rank < 0 || static_cast<std::size_t>(rank) >= all.size()) {
     return common::internal_error("MCCL_UDP_IFACE=auto: rank out of range");
   }
