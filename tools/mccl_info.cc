@@ -1,6 +1,7 @@
 // mccl_info: what this build of MCCL is and every setting it reads.
 //
-//   mccl_info             version, build features, each setting with its
+//   mccl_info             version, build features, the network interface
+//                         MCCL would use here and why, each setting with its
 //                         effective value and where that value comes from
 //   mccl_info --markdown  docs/configuration.md (generated from the registry;
 //                         a test fails when the checked-in file differs)
@@ -12,8 +13,12 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "common/host.h"
 #include "common/settings.h"
+#include "transport/udp/discovery.h"
+#include "transport/udp/interface.h"
 #if MCCL_HAVE_IBUD
 #include "transport/ibud/ibud_transport.h"
 #endif
@@ -108,6 +113,46 @@ std::string md_escape(std::string_view text) {
   return out;
 }
 
+// What MCCL_UDP_IFACE resolves to on this host: the candidates this rank
+// would propose, the launcher hint, and the choice for a job on this host
+// alone and for one whose other hosts share this host's subnets.
+void print_network() {
+  namespace udp = mccl::transport::udp;
+  std::printf("network (MCCL_UDP_IFACE; the TCP repairs bind the same address)\n");
+  const std::string configured = mccl::common::settings::kUdpIface.get();
+  if (configured != "auto") {
+    udp::Interface iface;
+    const auto st = udp::resolve_interface(configured, iface);
+    std::printf("  MCCL_UDP_IFACE=%s: %s\n\n", configured.c_str(),
+                st.is_ok() ? (iface.name + " " + udp::ipv4_text(iface.addr)).c_str()
+                           : st.message().c_str());
+    return;
+  }
+  std::vector<udp::Interface> interfaces;
+  if (auto st = udp::list_interfaces(interfaces); !st.is_ok()) {
+    std::printf("  %s\n\n", st.message().c_str());
+    return;
+  }
+  const std::uint32_t hint = udp::launcher_hint();
+  const udp::IfaceReport mine = udp::make_report(interfaces, mccl::common::network_host_id(), hint);
+  std::printf("  host id     %016llx (ranks with the same id share loopback)\n",
+              static_cast<unsigned long long>(mine.host));
+  std::printf("  candidates  %s (IPv4, up, not loopback, multicast)\n",
+              udp::describe_candidates(mine).c_str());
+  std::printf("  launcher    %s\n",
+              hint != 0 ? (udp::ipv4_text(hint) + " (this host's address towards it)").c_str()
+                        : "none found (MCCL_BOOTSTRAP_ADDR, PMIX_SERVER_URI*, PMI_PORT)");
+  udp::IfaceChoice choice;
+  (void)udp::choose_interface({mine, mine}, 0, choice);
+  std::printf("  auto, all ranks on this host: %s (%s)\n", choice.spec.c_str(),
+              choice.reason.c_str());
+  udp::IfaceReport other = mine;
+  other.host = ~mine.host;
+  const auto st = udp::choose_interface({mine, other}, 0, choice);
+  std::printf("  auto, ranks on other hosts too (if they share these subnets): %s\n\n",
+              st.is_ok() ? choice.reason.c_str() : st.message().c_str());
+}
+
 int print_text() {
   const std::string sanitizer = MCCL_BUILD_SANITIZER;
   std::printf("MCCL %s\n\n", kVersion);
@@ -131,6 +176,7 @@ int print_text() {
   if (!line.empty()) std::printf("  %s\n", line.c_str());
   std::printf("\n");
 #endif
+  print_network();
   std::printf("settings (explicit CommOptions field > MCCL_* environment > default)\n");
   int invalid = 0;
   for (const Setting* s : mccl::common::all_settings()) {

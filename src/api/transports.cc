@@ -2,7 +2,9 @@
 
 #include <string>
 
+#include "api/setup_checks.h"
 #include "api/world_state.h"
+#include "common/log.h"
 #include "common/settings.h"
 #include "common/status.h"
 #if MCCL_HAVE_IBUD
@@ -12,17 +14,12 @@
 #include "transport/ucx/ucx_transport.h"
 #endif
 #include "transport/tcp/tcp_transport.h"
+#include "transport/udp/discovery.h"
 #include "transport/udp/udp_transport.h"
 
 namespace mccl::detail {
 
 namespace {
-
-void check(const common::Status& st, int rank, const char* what) {
-  if (!st.is_ok()) {
-    throw Error(st.code(), "rank " + std::to_string(rank) + ": " + what + ": " + st.message());
-  }
-}
 
 Transports make_sim(Bootstrap& bootstrap, std::uint32_t tag) {
   auto* inproc = dynamic_cast<InProcessBootstrap*>(&bootstrap);
@@ -40,39 +37,54 @@ Transports make_sim(Bootstrap& bootstrap, std::uint32_t tag) {
   return t;
 }
 
-void make_ucx(Bootstrap& bootstrap, const transport::OobAllgather& oob,
-              std::chrono::milliseconds timeout, Transports& t) {
+std::chrono::milliseconds setup_timeout() {
+  return std::chrono::milliseconds(common::settings::kTransportSetupTimeoutMs.get_int(1));
+}
+
+common::Status make_ucx(Bootstrap& bootstrap, const transport::OobAllgather& oob,
+                        std::chrono::milliseconds timeout, const std::string& device,
+                        Transports& t) {
 #if MCCL_HAVE_UCX
-  // UCX picks its own devices and transports from UCX_TLS and
-  // UCX_NET_DEVICES; between namespaces set UCX_TLS=tcp and
-  // UCX_NET_DEVICES=<the interface>.
+  // UCX picks its transports from UCX_TLS; its device is the interface the
+  // ranks agreed on unless UCX_NET_DEVICES says otherwise (between
+  // namespaces set UCX_TLS=tcp: UCX would use shared memory).
   transport::ucx::UcxReliableConfig uc;
   uc.rank = bootstrap.rank();
   uc.size = bootstrap.size();
   uc.connect_timeout = timeout;
-  check(transport::ucx::create_ucx_reliable(uc, oob, t.reliable), bootstrap.rank(),
-        "UCX reliable transport");
+  uc.net_device = device;
+  auto st = transport::ucx::create_ucx_reliable(uc, oob, t.reliable);
+  if (!st.is_ok()) return {st.code(), "UCX reliable transport: " + st.message()};
+  return st;
 #else
   (void)oob;
   (void)timeout;
+  (void)device;
   (void)t;
-  throw Error(ErrorCode::kUnavailable, "rank " + std::to_string(bootstrap.rank()) +
-                                           ": MCCL_RELIABLE=ucx, but this MCCL was built without "
-                                           "UCX (install libucx-dev and rebuild)");
+  return common::unavailable_error("rank " + std::to_string(bootstrap.rank()) +
+                                   ": MCCL_RELIABLE=ucx, but this MCCL was built without UCX "
+                                   "(install libucx-dev and rebuild)");
 #endif
 }
 
 // Repairs and control over TCP bound to `address`, so they cross the same
 // links as the multicast data (and stay inside a namespace).
-void make_tcp(Bootstrap& bootstrap, const transport::OobAllgather& oob,
-              std::chrono::milliseconds timeout, const std::string& address, Transports& t) {
+common::Status make_tcp(Bootstrap& bootstrap, const transport::OobAllgather& oob,
+                        std::chrono::milliseconds timeout, const std::string& address,
+                        Transports& t) {
   transport::tcp::TcpReliableConfig tc;
   tc.rank = bootstrap.rank();
   tc.size = bootstrap.size();
   tc.bind_address = address;
   tc.connect_timeout = timeout;
-  check(transport::tcp::create_tcp_reliable(tc, oob, t.reliable), bootstrap.rank(),
-        "TCP reliable transport");
+  auto st = transport::tcp::create_tcp_reliable(tc, oob, t.reliable);
+  if (!st.is_ok()) return {st.code(), "TCP reliable transport: " + st.message()};
+  return st;
+}
+
+common::Status as_status(const std::exception& e) {
+  if (const auto* me = dynamic_cast<const Error*>(&e)) return {me->code(), me->what()};
+  return common::internal_error(e.what());
 }
 
 Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
@@ -84,12 +96,19 @@ Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   ic.comm_tag = tag;
   ic.job_salt = salt;
   ic.rank = rank;
-  check(transport::ibud::create_ib_transport(ic, t.dgram), rank, "InfiniBand multicast transport");
+  common::Status st = common::Status::ok();
+  try {
+    st = transport::ibud::create_ib_transport(ic, t.dgram);
+  } catch (const std::exception& e) {
+    st = as_status(e);
+  }
+  agree(bootstrap, st, "the InfiniBand multicast transport", timeout);
   const auto& info = transport::ibud::as_ib(t.dgram.get())->info();
   t.iface = info.ipoib_iface;
   // Repairs and control travel over TCP on the IPoIB interface.
   auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
-  make_tcp(bootstrap, oob, timeout, info.ipoib_addr, t);
+  agree(bootstrap, make_tcp(bootstrap, oob, setup_timeout(), info.ipoib_addr, t),
+        "the TCP reliable mesh (repairs)", timeout);
   t.description = "ib " + info.device + ":" + std::to_string(info.port) + " MGID " + info.mgid +
                   " (mtu " + std::to_string(info.mtu) + "), tcp over " + info.ipoib_iface;
   return t;
@@ -112,19 +131,53 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   uc.comm_tag = tag;
   uc.job_salt = salt;
   uc.rank = rank;
-  check(transport::udp::create_udp_transport(uc, t.dgram), rank, "UDP multicast transport");
+  auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
+
+  // 1. The interface and the group. Every rank takes part in the interface
+  //    exchange, also one that names its interface itself; a step that
+  //    fails anywhere fails everywhere (agree), so no rank is left waiting.
+  std::string reliable = "tcp", chosen_because;
+  common::Status st = common::Status::ok();
+  transport::udp::IfaceChoice choice;
+  const common::Status found = transport::udp::discover_interface(oob, rank, choice);
+  try {
+    reliable = common::settings::kReliable.get();
+    const std::string configured = common::settings::kUdpIface.get();
+    if (configured != "auto") {
+      uc.iface = configured;
+      chosen_because = "MCCL_UDP_IFACE=" + configured;
+    } else if (found.is_ok()) {
+      uc.iface = choice.spec;
+      chosen_because = "MCCL_UDP_IFACE=auto: " + choice.reason;
+    } else {
+      st = found;
+    }
+    if (st.is_ok()) st = transport::udp::create_udp_transport(uc, t.dgram);
+  } catch (const std::exception& e) {
+    st = as_status(e);
+  }
+  agree(bootstrap, st, "the UDP multicast transport", timeout);
   const auto& info = transport::udp::as_udp(t.dgram.get())->info();
   t.iface = info.iface_name;
+  const std::string where =
+      info.group.ip + ":" + std::to_string(info.group.port) + " on " + info.iface_name;
+  common::logf(common::LogLevel::kInfo, rank, "interface %s (%s): %s", info.iface_name.c_str(),
+               info.iface_addr.c_str(), chosen_because.c_str());
 
-  auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
-  const std::string reliable = common::settings::kReliable.get();
+  // 2. The reliable side, on the same interface, within the setup timeout.
+  const std::chrono::milliseconds setup = setup_timeout();
   if (reliable == "ucx") {
-    make_ucx(bootstrap, oob, timeout, t);
+    agree(bootstrap, make_ucx(bootstrap, oob, setup, info.iface_name, t),
+          "the UCX reliable transport (repairs)", timeout);
   } else {
-    make_tcp(bootstrap, oob, timeout, info.iface_addr, t);
+    agree(bootstrap, make_tcp(bootstrap, oob, setup, info.iface_addr, t),
+          "the TCP reliable mesh (repairs)", timeout);
   }
-  t.description = "udp " + info.group.ip + ":" + std::to_string(info.group.port) + " on " +
-                  info.iface_name + " (" + info.iface_addr + "), " + reliable;
+
+  // 3. The group carries datagrams between every pair of ranks.
+  probe_multicast(bootstrap, *t.dgram, tag, where, setup, timeout);
+  t.description =
+      "udp " + where + " (" + info.iface_addr + "; " + chosen_because + "), " + reliable;
   return t;
 }
 

@@ -21,9 +21,11 @@ const Setting kTransport{"MCCL_TRANSPORT", T::kString, "auto",
 const Setting kReliable{"MCCL_RELIABLE", T::kString, "tcp",
     "Reliable transport of multi-process runs (repairs, control, fallbacks): tcp or ucx.",
     "tcp|ucx"};
+const Setting kTransportSetupTimeoutMs{"MCCL_TRANSPORT_SETUP_TIMEOUT_MS", T::kInt, "5000",
+    "How long creating a communicator waits for the reliable mesh (TCP or UCX) to connect and for every rank to hear the multicast group, in milliseconds; then every rank fails with an error naming the unreachable ranks and addresses."};
 // transport/udp
-const Setting kUdpIface{"MCCL_UDP_IFACE", T::kString, "lo",
-    "Interface of the UDP multicast transport, by name (eth0) or by IPv4 address."};
+const Setting kUdpIface{"MCCL_UDP_IFACE", T::kString, "auto",
+    "Interface of the UDP multicast transport (and the address TCP repairs bind to), by name (eth0) or by IPv4 address; auto: the ranks agree on it, loopback when all share one host, else the IPv4 subnet every rank has an up, multicast-capable interface in (the launcher's network first), else an error listing each rank's candidates."};
 const Setting kUdpRateMbit{"MCCL_UDP_RATE_MBIT", T::kDouble, "0",
     "Link rate the UDP senders pace to, in Mbit/s of IP bytes; allgather roots sending at once share it. 0 takes the interface's speed (/sys/class/net/IF/speed; unpaced where it reports none, as lo); negative sends unpaced."};
 const Setting kUdpRcvbuf{"MCCL_UDP_RCVBUF", T::kInt, "33554432",
@@ -123,6 +125,8 @@ const Setting kMpiDebug{"MCCL_MPI_DEBUG", T::kBool, "0",
     "libmccl_mpi: log each serve-or-fall-back decision with its reason, once per communicator, call kind and reason."};
 const Setting kMpiStats{"MCCL_MPI_STATS", T::kBool, "0",
     "libmccl_mpi: print one statistics line per rank at MPI_Finalize."};
+const Setting kMpiSingleHost{"MCCL_MPI_SINGLE_HOST", T::kBool, "0",
+    "libmccl_mpi: 1 serves communicators whose ranks all share one host (one kernel and network namespace) with MCCL too; by default they are left to MPI, whose shared memory serves them better. Rank 0's value is used on every rank (tests set it)."};
 const Setting kMpiEager{"MCCL_MPI_EAGER", T::kBool, "1",
     "libmccl_mpi: create MPI_COMM_WORLD's MCCL state in MPI_Init, so its nonblocking calls are served from the start."};
 // clang-format on
@@ -134,6 +138,7 @@ const std::vector<const Setting*>& all_settings() {
       &kLogLevel,
       &kTransport,
       &kReliable,
+      &kTransportSetupTimeoutMs,
       &kProtoEarlyBytes,
       &kProtoReorderWindow,
       &kProtoStallFactor,
@@ -181,6 +186,7 @@ const std::vector<const Setting*>& all_settings() {
       &kMpiMinBytes,
       &kMpiDebug,
       &kMpiStats,
+      &kMpiSingleHost,
       &kMpiEager,
   };
   return all;

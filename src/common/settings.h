@@ -60,6 +60,7 @@ extern const Setting kLogLevel;
 // transport
 extern const Setting kTransport;
 extern const Setting kReliable;
+extern const Setting kTransportSetupTimeoutMs;
 // transport/udp
 extern const Setting kUdpIface;
 extern const Setting kUdpRateMbit;
@@ -115,6 +116,7 @@ extern const Setting kMpiEnable;
 extern const Setting kMpiMinBytes;
 extern const Setting kMpiDebug;
 extern const Setting kMpiStats;
+extern const Setting kMpiSingleHost;
 extern const Setting kMpiEager;
 }  // namespace settings
 

@@ -17,9 +17,10 @@ constexpr const char* kDerived = "MPI: datatype is derived, MPI_PACKED or has ga
 const char* bcast_check(const CommEntry& e, const void* buf, int count, MPI_Datatype type, int root,
                         std::size_t& bytes) {
   const std::size_t es = plain_size(type);
+  // The size is set first: a call left to MPI is logged with it too.
+  if (count >= 0) bytes = static_cast<std::size_t>(count) * (es != 0 ? es : type_size(type));
   if (es == 0) return kDerived;
   if (count < 0 || root < 0 || root >= e.size) return "MPI: invalid count or root (MPI reports it)";
-  bytes = static_cast<std::size_t>(count) * es;
   if (buf == nullptr && bytes > 0) return "MPI: null buffer (MPI reports it)";
   return nullptr;
 }
@@ -36,8 +37,9 @@ struct Gather {
 // block r at r * uniform.
 const char* gather_check(const CommEntry& e, void* recv, const int counts[], const int displs[],
                          int uniform, MPI_Datatype rtype, Gather& g, std::size_t& bytes) {
-  g.elem = plain_size(rtype);
-  if (g.elem == 0) return kDerived;
+  const std::size_t plain = plain_size(rtype);
+  // A derived type's size is still worked out, for the log line.
+  g.elem = plain != 0 ? plain : type_size(rtype);
   const auto count = [&](int r) { return counts ? counts[r] : uniform; };
   const auto displ = [&](int r) { return displs ? displs[r] : 0; };
   int lowest = 0;  // MPI allows negative displacements: MCCL's count from the lowest
@@ -55,6 +57,7 @@ const char* gather_check(const CommEntry& e, void* recv, const int counts[], con
                : static_cast<std::size_t>(r) * g.counts[r];
     bytes += g.counts[r];
   }
+  if (plain == 0) return kDerived;
   if (recv == nullptr && bytes > 0) return "MPI: null receive buffer (MPI reports it)";
   g.base = static_cast<char*>(recv) +
            static_cast<std::ptrdiff_t>(lowest) * static_cast<std::ptrdiff_t>(g.elem);

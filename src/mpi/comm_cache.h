@@ -36,7 +36,9 @@ struct McclComm {
   bool mpi_comm_alive = true;  // cleared when the MPI communicator is freed
 };
 
-enum class McclState { kNone, kReady, kFailed };
+// kOneHost: every rank on one host (common::network_host_id), left to MPI
+// unless MCCL_MPI_SINGLE_HOST=1.
+enum class McclState { kNone, kReady, kFailed, kOneHost };
 
 struct CommEntry {
   int id = 0;

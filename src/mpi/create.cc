@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/host.h"
 #include "mccl/callback_bootstrap.h"
 #include "mccl/error.h"
 #include "mpi/comm_cache.h"
@@ -89,10 +90,32 @@ CommOptions options_for_mpi() {
   return o;
 }
 
+// Whether every rank of `comm` shares one host (kernel and network
+// namespace): collective, and the same answer on every rank. There MPI's
+// shared memory beats loopback multicast.
+bool one_host(MPI_Comm comm, int size) {
+  const std::uint64_t mine = common::network_host_id();
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(size));
+  if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm) !=
+      MPI_SUCCESS) {
+    return false;  // creation then meets the same failure and says so
+  }
+  for (std::uint64_t h : all) {
+    if (h != all[0]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool create_mccl(MPI_Comm comm, CommEntry& e) {
   Counters& c = global().counters;
+  if (!global().settings.single_host && one_host(comm, e.size)) {
+    e.state = McclState::kOneHost;
+    debugf("%s (%d ranks): every rank on one host: left to MPI (MCCL_MPI_SINGLE_HOST=1 serves it)",
+           e.label.c_str(), e.size);
+    return false;
+  }
   auto closed = std::make_shared<bool>(false);
   std::shared_ptr<McclComm> made;
   std::string why;
@@ -129,10 +152,13 @@ bool create_mccl(MPI_Comm comm, CommEntry& e) {
     made.reset();  // not collective
     e.state = McclState::kFailed;
     ++c.comms_failed;
-    if (!why.empty()) {
+    // Said once: setup errors are agreed (every rank's names all failed
+    // ranks), so rank 0 speaks for all; a rank whose own failure rank 0
+    // did not share speaks for itself.
+    if (!why.empty() && (e.rank == 0 || failed.empty() || failed.front() != 0)) {
       warnf("MCCL could not be set up on %s (%d ranks): %s; every call on it goes to MPI",
             e.label.c_str(), e.size, why.c_str());
-    } else if (e.rank == 0) {
+    } else if (e.rank == 0 && why.empty()) {
       std::string ranks;
       for (int r : failed) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
       warnf(

@@ -20,4 +20,10 @@ std::size_t plain_size(MPI_Datatype type) {
   return static_cast<std::size_t>(size);
 }
 
+std::size_t type_size(MPI_Datatype type) {
+  int size = 0;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return 0;
+  return static_cast<std::size_t>(size);
+}
+
 }  // namespace mccl::mpi

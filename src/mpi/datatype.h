@@ -15,4 +15,7 @@ namespace mccl::mpi {
 // with padding such as MPI_SHORT_INT, MPI_DATATYPE_NULL.
 std::size_t plain_size(MPI_Datatype type);
 
+// MPI_Type_size of any datatype, for logs: 0 when MPI cannot say.
+std::size_t type_size(MPI_Datatype type);
+
 }  // namespace mccl::mpi

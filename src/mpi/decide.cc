@@ -28,6 +28,17 @@ void count_and_log(Kind kind, CommEntry* e, std::size_t bytes, const char* reaso
   }
 }
 
+// A program that never called MPI_Init or MPI_Init_thread (MPI 4
+// sessions) gets no MCCL: a user who preloaded the library is told, once.
+void tell_not_initialized() {
+  static bool told = false;
+  if (told) return;
+  told = true;
+  warnf(
+      "MPI was not initialised through MPI_Init or MPI_Init_thread (MPI sessions?); libmccl_mpi "
+      "serves only MPI_COMM_WORLD-based programs, so every call goes to MPI");
+}
+
 }  // namespace
 
 CommEntry* decide_comm(Kind, MPI_Comm comm, const char*& reason) {
@@ -68,8 +79,15 @@ std::shared_ptr<McclComm> decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, 
   if (reason == nullptr && e->state == McclState::kFailed) {
     reason = "MPI: MCCL could not be set up on this communicator";
   }
+  if (reason == nullptr && e->state == McclState::kOneHost) {
+    reason = "MPI: every rank on one host (MPI's shared memory; MCCL_MPI_SINGLE_HOST=1 serves it)";
+  }
   if (reason != nullptr) {
-    if (g.initialized) count_and_log(kind, e, bytes, reason, false);
+    if (g.initialized) {
+      count_and_log(kind, e, bytes, reason, false);
+    } else {
+      tell_not_initialized();
+    }
     return nullptr;
   }
   count_and_log(kind, e, bytes, "served by MCCL", true);

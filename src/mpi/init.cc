@@ -53,6 +53,7 @@ struct Proposal {
   std::int32_t enable;      // MCCL_MPI_ENABLE and a valid environment
   std::int32_t threads_ok;  // below MPI_THREAD_MULTIPLE
   std::int64_t min_bytes;
+  std::int64_t single_host;  // MCCL_MPI_SINGLE_HOST
 };
 
 void start(int provided) {
@@ -66,7 +67,8 @@ void start(int provided) {
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   Proposal mine{g.settings.enable && g.settings.error.empty() ? 1 : 0,
-                provided != MPI_THREAD_MULTIPLE ? 1 : 0, g.settings.min_bytes};
+                provided != MPI_THREAD_MULTIPLE ? 1 : 0, g.settings.min_bytes,
+                g.settings.single_host ? 1 : 0};
   std::vector<Proposal> all(static_cast<std::size_t>(size));
   if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE,
                      MPI_COMM_WORLD) != MPI_SUCCESS) {
@@ -80,6 +82,7 @@ void start(int provided) {
     same_min = same_min && p.min_bytes == all[0].min_bytes;
   }
   g.settings.min_bytes = all[0].min_bytes;  // rank 0's wins
+  g.settings.single_host = all[0].single_host != 0;
   if (!same_min && g.world_rank == 0) {
     warnf("MCCL_MPI_MIN_BYTES differs between ranks; every rank uses rank 0's %" PRId64,
           g.settings.min_bytes);

@@ -62,10 +62,13 @@ bool mccl_op(MPI_Op op, ReduceOp& out) {
 // `blocks` blocks of `count` elements: the size compared with the threshold.
 const char* reduce_check(MPI_Datatype type, MPI_Op op, int count, int blocks, const void* recv,
                          DataType& t, ReduceOp& o, std::size_t& bytes) {
-  if (!mccl_type(type, t)) return "MPI: no MCCL element type for this datatype";
-  if (!mccl_op(op, o)) return "MPI: user-defined or unsupported MPI_Op";
   if (count < 0) return "MPI: negative count (MPI reports it)";
-  bytes = static_cast<std::size_t>(count) * size_of(t) * static_cast<std::size_t>(blocks);
+  // The size is set first: a call left to MPI is logged with it too.
+  const bool known = mccl_type(type, t);
+  bytes = static_cast<std::size_t>(count) * (known ? size_of(t) : type_size(type)) *
+          static_cast<std::size_t>(blocks);
+  if (!known) return "MPI: no MCCL element type for this datatype";
+  if (!mccl_op(op, o)) return "MPI: user-defined or unsupported MPI_Op";
   if (recv == nullptr && bytes > 0) return "MPI: null receive buffer (MPI reports it)";
   return nullptr;
 }

@@ -30,6 +30,7 @@ Settings read_settings() {
   read(s.debug, s.error, [] { return cs::kMpiDebug.get_bool(); });
   read(s.stats, s.error, [] { return cs::kMpiStats.get_bool(); });
   read(s.eager, s.error, [] { return cs::kMpiEager.get_bool(); });
+  read(s.single_host, s.error, [] { return cs::kMpiSingleHost.get_bool(); });
   // MCCL validates its own setting when a communicator is created; here it
   // only sizes the backstop of our wait loops, so a bad value is ignored.
   std::string ignored;

@@ -3,8 +3,9 @@
 // mccl_info and docs/configuration.md).
 //
 // Every rank reads its own environment, but the values that decide whether
-// a call is served (enable, min_bytes) are agreed at MPI_Init: rank 0's
-// min_bytes wins, and MCCL is enabled only when every rank enables it.
+// a call is served (enable, min_bytes, single_host) are agreed at MPI_Init:
+// rank 0's min_bytes and single_host win, and MCCL is enabled only when
+// every rank enables it.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@ struct Settings {
   bool debug = false;               // MCCL_MPI_DEBUG: log each decision once per comm and kind
   bool stats = false;               // MCCL_MPI_STATS: one summary line per rank at MPI_Finalize
   bool eager = true;                // MCCL_MPI_EAGER: create MPI_COMM_WORLD's state in MPI_Init
+  bool single_host = false;         // MCCL_MPI_SINGLE_HOST: serve one-host communicators too
   std::int64_t timeout_ms = 60000;  // MCCL_COLL_TIMEOUT_MS (MCCL's own), for the backstop
   // Empty when every variable parsed; else what was wrong (MCCL is then
   // disabled on this rank, and so on every rank).

@@ -8,6 +8,7 @@
 
 #include "common/settings.h"
 #include "transport/tcp/tcp_transport.h"
+#include "transport/udp/discovery.h"
 #include "transport/udp/udp_transport.h"
 
 namespace mccl::offload {
@@ -61,6 +62,13 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     uc.comm_tag = tag;
     uc.job_salt = hellos[0].salt;
     uc.rank = rank;
+    // Every daemon takes part in the interface exchange (discovery.h).
+    transport::udp::IfaceChoice choice;
+    const common::Status found = transport::udp::discover_interface(oob, rank, choice);
+    if (common::settings::kUdpIface.get() == "auto") {
+      if (!found.is_ok()) return {found.code(), who + found.message()};
+      uc.iface = choice.spec;
+    }
     st = transport::udp::create_udp_transport(uc, dgram);
     if (!st) return {st.code(), who + "UDP multicast transport: " + st.message()};
     const auto& info = transport::udp::as_udp(dgram.get())->info();
@@ -68,7 +76,8 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     tc.rank = rank;
     tc.size = size;
     tc.bind_address = info.iface_addr;
-    tc.connect_timeout = timeout;
+    tc.connect_timeout =
+        std::chrono::milliseconds(common::settings::kTransportSetupTimeoutMs.get_int(1));
     st = transport::tcp::create_tcp_reliable(tc, oob, reliable);
     if (!st) return {st.code(), who + "TCP reliable transport: " + st.message()};
 

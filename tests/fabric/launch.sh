@@ -8,11 +8,13 @@
 #
 # Direct mode: rank i runs in NAME-h<i> with MCCL_RANK=i, MCCL_WORLD_SIZE=N,
 # MCCL_BOOTSTRAP_ADDR=10.201.0.1:PORT (rank 0's address; PORT random in 20000-32767
-# unless --port), MCCL_UDP_IFACE=veth0, MCCL_UDP_RATE_MBIT=<the links' TBF rate> (when
+# unless --port), MCCL_UDP_RATE_MBIT=<the links' TBF rate> (when
 # the cluster has one), then every --env (which may override those). The rate is
 # passed because a veth reports 10 Gbit/s whatever its rate limiter allows, and
 # MCCL paces its senders to the link rate (shared by allgather roots sending at
 # once): on a cluster whose interfaces misreport their speed a user sets it so too.
+# No MCCL_UDP_IFACE: the ranks find veth0 themselves (MCCL_UDP_IFACE=auto), as on
+# a real cluster; --env MCCL_UDP_IFACE=... names one.
 # Each rank is its own process group (setsid). When any rank exits non-zero, or the
 # overall --timeout (default 120 s) expires, every rank's process group gets SIGTERM,
 # then SIGKILL after --grace (default 2 s) seconds.
@@ -20,8 +22,8 @@
 # --mpirun mode: runs Open MPI's mpirun.openmpi inside the switch namespace NAME-sw
 # (the PMIx server must be reachable from the host namespaces over 10.201.0.0/24) with
 # TCP-only transports, and starts each rank through netns-wrap.sh into NAME-h<rank>.
-# Ranks get MCCL_BOOTSTRAP_ADDR=10.201.0.1:PORT (rank 0 runs in NAME-h0),
-# MCCL_UDP_IFACE=veth0 and the --env values, but no MCCL_RANK / MCCL_WORLD_SIZE: MCCL
+# Ranks get MCCL_BOOTSTRAP_ADDR=10.201.0.1:PORT (rank 0 runs in NAME-h0)
+# and the --env values, but no MCCL_RANK / MCCL_WORLD_SIZE: MCCL
 # reads those from OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE. --mpirun-arg adds an
 # argument to mpirun's command line (repeatable).
 #
@@ -213,7 +215,7 @@ start() {
 }
 
 if ((mpirun)); then
-  mpi_env=(-x "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" -x "MCCL_UDP_IFACE=veth0" -x "MCCL_FABRIC_LAUNCH_ID=$launch_id" -x "MCCL_FABRIC_LOG_DIR=$logdir")
+  mpi_env=(-x "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" -x "MCCL_FABRIC_LAUNCH_ID=$launch_id" -x "MCCL_FABRIC_LOG_DIR=$logdir")
   for kv in "${rate_env[@]}"; do mpi_env+=(-x "$kv"); done
   for kv in "${envs[@]}"; do mpi_env+=(-x "$kv"); done
   start mpirun "$logdir/mpirun.log" \
@@ -227,7 +229,7 @@ else
     start "h$i" "$logdir/rank$i.log" \
       ip netns exec "$name-h$i" env \
       "MCCL_RANK=$i" "MCCL_WORLD_SIZE=$hosts" "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" \
-      "MCCL_UDP_IFACE=veth0" "MCCL_FABRIC_LAUNCH_ID=$launch_id" "${rate_env[@]}" "${envs[@]}" \
+      "MCCL_FABRIC_LAUNCH_ID=$launch_id" "${rate_env[@]}" "${envs[@]}" \
       "${prog[@]}"
   done
 fi

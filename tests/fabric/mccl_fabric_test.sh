@@ -24,8 +24,8 @@
 #       (tests/mp; default: next to MP_WORKER) runs reduce_scatter and allreduce
 #       under every algorithm, every datatype, counts 0 .. 100003, and the FSDP
 #       overlap (also on two communicators sharing one progress thread), all
-#       checked exactly; first with TCP, then with UCX (UCX_TLS=tcp,
-#       UCX_NET_DEVICES=veth0) as the reliable transport. Checks that nftables
+#       checked exactly; first with TCP, then with UCX (UCX_TLS=tcp; MCCL
+#       hands UCX the interface it chose) as the reliable transport. Checks that nftables
 #       dropped datagrams and that ranks requested repairs.
 #   mccl_fabric_test.sh --worker MP_WORKER kill
 #       4 hosts; a rank exits in the middle of a 4 x 4 MiB allgather (rank 2
@@ -363,7 +363,7 @@ t_reduce_up() {
 t_reduce_run() { # tcp|ucx
   local reliable=$1 out=$TMP/reduce.$1 rc=0 t0 secs before after r v repairs=0 drops
   local -a env=(--env MCCL_PROGRESS=inline --env MCCL_COLL_TIMEOUT_MS=30000)
-  [[ $reliable == tcp ]] || env+=(--env MCCL_RELIABLE=ucx --env UCX_TLS=tcp --env UCX_NET_DEVICES=veth0)
+  [[ $reliable == tcp ]] || env+=(--env MCCL_RELIABLE=ucx --env UCX_TLS=tcp)
   before=$("$CLUSTER" drops --name "$NAME")
   t0=$EPOCHREALTIME
   "$LAUNCH" --name "$NAME" --hosts 4 --timeout 200 "${env[@]}" -- "$REDUCE_WORKER" >"$out" 2>&1 || rc=$?

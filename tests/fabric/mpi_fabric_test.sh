@@ -7,7 +7,9 @@
 #
 # FLAVOUR openmpi (mpirun.openmpi in the switch namespace, launch.sh
 # --mpirun) or mpich (mpirun.mpich from here, ranks moved into their
-# namespaces by netns-wrap.sh; UCX over TCP on veth0). Checks:
+# namespaces by netns-wrap.sh; MPICH's UCX over TCP on veth0). No
+# MCCL_UDP_IFACE and no MCCL_MPI_* serving setting: MCCL finds veth0 itself
+# and serves the multi-host communicators by default. Checks:
 #   1. mpi_app (tests/mpi) with and without LD_PRELOAD=LIBRARY: both pass
 #      their own checks, every rank's digest is the same in both runs, and
 #      with the preload every rank served calls and sent multicast.
@@ -73,7 +75,7 @@ run() {
       -- "${pre[@]}" "$@" >"$out" 2>&1 || rc=$?
   else
     timeout -k 5 120 mpirun.mpich -n "$HOSTS" -genv UCX_TLS tcp -genv UCX_NET_DEVICES veth0 \
-      -genv MCCL_UDP_IFACE veth0 -genv MCCL_UDP_RATE_MBIT "$("$CLUSTER" rate --name "$NAME")" \
+      -genv MCCL_UDP_RATE_MBIT "$("$CLUSTER" rate --name "$NAME")" \
       -genv MCCL_MPI_STATS 1 \
       "$WRAP" "$NAME" "${pre[@]}" "$@" >"$out" 2>&1 &
     local pid=$! done_at="" hung=0

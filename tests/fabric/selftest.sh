@@ -193,11 +193,11 @@ t_launch_env() {
   local out expect="" i
   # shellcheck disable=SC2016  # expanded by the ranks' shell
   out=$("$LAUNCH" --name "$NAME" --hosts "$HOSTS" --timeout 20 --env FOO=bar -- sh -c \
-    'echo "$MCCL_RANK $MCCL_WORLD_SIZE $MCCL_BOOTSTRAP_ADDR $MCCL_UDP_IFACE $FOO $(ip -4 -o addr show dev veth0 | awk "{print \$4}")"') ||
+    'echo "$MCCL_RANK $MCCL_WORLD_SIZE $MCCL_BOOTSTRAP_ADDR ${MCCL_UDP_IFACE-unset} $FOO $(ip -4 -o addr show dev veth0 | awk "{print \$4}")"') ||
     { echo "launch failed: $out"; return 1; }
   printf '%s\n' "$out"
   for ((i = 0; i < HOSTS; i++)); do
-    grep -Eq "^\[h$i\] $i $HOSTS 10\.201\.0\.1:[0-9]+ veth0 bar 10\.201\.0\.$((i + 1))/24\$" <<<"$out" ||
+    grep -Eq "^\[h$i\] $i $HOSTS 10\.201\.0\.1:[0-9]+ unset bar 10\.201\.0\.$((i + 1))/24\$" <<<"$out" ||
       { echo "rank $i line missing or wrong"; return 1; }
   done
   # The exact check from the brief: sh -c 'echo $MCCL_RANK' on 4 hosts collects 0..3.
@@ -242,11 +242,11 @@ t_mpirun() {
   local out i t
   # shellcheck disable=SC2016
   out=$("$LAUNCH" --mpirun --name "$NAME" --hosts "$HOSTS" --timeout 60 -- sh -c \
-    'echo "$OMPI_COMM_WORLD_RANK $OMPI_COMM_WORLD_SIZE $MCCL_BOOTSTRAP_ADDR $MCCL_UDP_IFACE $(ip -4 -o addr show dev veth0 | awk "{print \$4}")"') ||
+    'echo "$OMPI_COMM_WORLD_RANK $OMPI_COMM_WORLD_SIZE $MCCL_BOOTSTRAP_ADDR ${MCCL_UDP_IFACE-unset} $(ip -4 -o addr show dev veth0 | awk "{print \$4}")"') ||
     { echo "$out"; return 1; }
   printf '%s\n' "$out"
   for ((i = 0; i < HOSTS; i++)); do
-    grep -Eqx "\[h$i\] $i $HOSTS 10\.201\.0\.1:[0-9]+ veth0 10\.201\.0\.$((i + 1))/24" <<<"$out" || { echo "rank $i wrong"; return 1; }
+    grep -Eqx "\[h$i\] $i $HOSTS 10\.201\.0\.1:[0-9]+ unset 10\.201\.0\.$((i + 1))/24" <<<"$out" || { echo "rank $i wrong"; return 1; }
   done
   if ! command -v mpicc.openmpi >/dev/null 2>&1; then
     echo "(mpicc.openmpi missing: no MPI_Init / traffic check)"

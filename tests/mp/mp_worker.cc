@@ -180,12 +180,20 @@ void print_counters(const mccl::Communicator& c) {
               s.collectives_completed);
 }
 
+// The interface MCCL sends on: the one named by MCCL_UDP_IFACE, else (auto)
+// veth0 where it exists (a host of the namespace cluster, where MCCL picks
+// it as the one subnet the hosts share), else lo (one host).
+std::string counted_iface() {
+  const char* iface = std::getenv("MCCL_UDP_IFACE");
+  if (iface != nullptr && *iface != '\0' && std::string(iface) != "auto") return iface;
+  std::ifstream veth("/sys/class/net/veth0/ifindex");
+  return veth ? "veth0" : "lo";
+}
+
 // The link counter of the interface MCCL sends on; -1 when unreadable (an
 // interface named by address, or no sysfs).
 long long link_counter(const char* which) {
-  const char* iface = std::getenv("MCCL_UDP_IFACE");
-  std::string path =
-      std::string("/sys/class/net/") + (iface && *iface ? iface : "lo") + "/statistics/" + which;
+  std::string path = "/sys/class/net/" + counted_iface() + "/statistics/" + which;
   std::ifstream in(path);
   long long v = -1;
   if (!(in >> v)) {

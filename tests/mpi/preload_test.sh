@@ -42,7 +42,7 @@ sed 's/^/[plain] /' "$tmp/plain"
 
 # 2. The same program with libmccl_mpi preloaded.
 rc=0
-RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_DEBUG=1" \
+RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_DEBUG=1 MCCL_MPI_SINGLE_HOST=1" \
   "$here/run_mpi.sh" "$flavour" "$ranks" "$seconds" "$@" >"$tmp/preload" 2>&1 || rc=$?
 sed 's/^/[preload] /' "$tmp/preload"
 ((rc == 0)) || fail "the run with libmccl_mpi failed ($rc)"

@@ -3,6 +3,7 @@
 // hello/acknowledgement round that proves every endpoint before
 // create_ucx_reliable returns.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <random>
@@ -80,6 +81,15 @@ common::Status UcxEndpoint::init_ucx() {
   if (st != UCS_OK) {
     return common::unavailable_error(me() + "ucp_config_read(): " + ucs_text(st) +
                                      " (check the UCX_* environment variables)");
+  }
+  const char* user_devices = std::getenv("UCX_NET_DEVICES");
+  if (!config_.net_device.empty() && (user_devices == nullptr || *user_devices == '\0')) {
+    st = ucp_config_modify(cfg, "NET_DEVICES", config_.net_device.c_str());
+    if (st != UCS_OK) {
+      ucp_config_release(cfg);
+      return common::unavailable_error(me() + "UCX refuses NET_DEVICES=" + config_.net_device +
+                                       ": " + ucs_text(st) + " (set UCX_NET_DEVICES)");
+    }
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |

@@ -92,6 +92,10 @@ struct UcxReliableConfig {
   // Deadline for every endpoint to be proven (hello, acknowledgement and
   // flush), after the address exchange.
   std::chrono::milliseconds connect_timeout{30000};
+  // The network device UCX may use ("veth0", "lo"): the interface the ranks
+  // agreed on for multicast, so repairs cross the same links. Applied as
+  // UCX's NET_DEVICES unless UCX_NET_DEVICES is set; empty: UCX's choice.
+  std::string net_device;
   // How long the destructor lets outstanding sends and endpoint closes run.
   std::chrono::milliseconds close_timeout{1000};
   // Bound on message bytes copied by send() and not yet completed by UCX.

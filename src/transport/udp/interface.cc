@@ -53,7 +53,45 @@ int read_speed_mbit(const std::string& name) {
   return static_cast<int>(mbit);
 }
 
+// The fields of `it` (an AF_INET entry) that need no system call.
+Interface from_ifaddrs(const ifaddrs& it) {
+  Interface out;
+  in_addr a{};
+  std::memcpy(&a, &reinterpret_cast<const sockaddr_in*>(it.ifa_addr)->sin_addr, sizeof a);
+  out.name = it.ifa_name;
+  out.addr = ntohl(a.s_addr);
+  if (it.ifa_netmask != nullptr) {
+    in_addr m{};
+    std::memcpy(&m, &reinterpret_cast<const sockaddr_in*>(it.ifa_netmask)->sin_addr, sizeof m);
+    out.netmask = ntohl(m.s_addr);
+  }
+  out.up = (it.ifa_flags & IFF_UP) != 0;
+  out.running = (it.ifa_flags & IFF_RUNNING) != 0;
+  out.multicast = (it.ifa_flags & IFF_MULTICAST) != 0;
+  out.loopback = (it.ifa_flags & IFF_LOOPBACK) != 0;
+  return out;
+}
+
+bool is_ipv4(const ifaddrs* it) {
+  return it->ifa_addr != nullptr && it->ifa_addr->sa_family == AF_INET;
+}
+
 }  // namespace
+
+common::Status list_interfaces(std::vector<Interface>& out) {
+  out.clear();
+  IfAddrs list;
+  if (::getifaddrs(&list.head) != 0) {
+    return common::transport_error("udp transport: getifaddrs(): " + errno_text(errno));
+  }
+  for (ifaddrs* it = list.head; it != nullptr; it = it->ifa_next) {
+    if (!is_ipv4(it)) continue;
+    out.push_back(from_ifaddrs(*it));
+    out.back().index = ::if_nametoindex(it->ifa_name);
+    out.back().speed_mbit = read_speed_mbit(it->ifa_name);
+  }
+  return common::Status::ok();
+}
 
 common::Status resolve_interface(const std::string& spec, Interface& out) {
   in_addr wanted{};
@@ -64,20 +102,14 @@ common::Status resolve_interface(const std::string& spec, Interface& out) {
   }
   std::string known;
   for (ifaddrs* it = list.head; it != nullptr; it = it->ifa_next) {
-    if (it->ifa_addr == nullptr || it->ifa_addr->sa_family != AF_INET) continue;
-    in_addr a{};
-    std::memcpy(&a, &reinterpret_cast<const sockaddr_in*>(it->ifa_addr)->sin_addr, sizeof a);
+    if (!is_ipv4(it)) continue;
+    const Interface here = from_ifaddrs(*it);
     if (!known.empty()) known += ", ";
-    known += std::string(it->ifa_name) + " (" + ipv4_text(ntohl(a.s_addr)) + ")";
-    const bool match = by_addr ? a.s_addr == wanted.s_addr : spec == it->ifa_name;
+    known += here.name + " (" + ipv4_text(here.addr) + ")";
+    const bool match = by_addr ? here.addr == ntohl(wanted.s_addr) : spec == here.name;
     if (!match) continue;
-    out.name = it->ifa_name;
-    out.addr = ntohl(a.s_addr);
+    out = here;
     out.index = ::if_nametoindex(it->ifa_name);
-    out.up = (it->ifa_flags & IFF_UP) != 0;
-    out.running = (it->ifa_flags & IFF_RUNNING) != 0;
-    out.multicast = (it->ifa_flags & IFF_MULTICAST) != 0;
-    out.loopback = (it->ifa_flags & IFF_LOOPBACK) != 0;
     if (out.index == 0) {
       return common::transport_error("udp transport: if_nametoindex(" + out.name +
                                      "): " + errno_text(errno));

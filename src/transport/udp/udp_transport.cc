@@ -265,6 +265,11 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
     return common::invalid_argument("udp transport: test_drop_permille must be in [0, 1000], not " +
                                     std::to_string(r.drop_permille));
   }
+  if (r.iface == "auto") {
+    return common::invalid_argument(
+        "udp transport: MCCL_UDP_IFACE=auto is resolved by the ranks together when a "
+        "communicator is created (discover_interface); name an interface here");
+  }
   Interface iface;
   if (auto s = resolve_interface(r.iface, iface); !s) return s;
 

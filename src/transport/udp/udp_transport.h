@@ -22,7 +22,8 @@
 // thread may send while another polls; two concurrent send() (or poll())
 // calls are not allowed. Neither ever blocks (MSG_DONTWAIT).
 //
-// Multicast on the loopback interface (the default, for one-host runs):
+// Multicast on the loopback interface (what MCCL_UDP_IFACE=auto picks when
+// every rank shares one host):
 // Linux delivers it without the MULTICAST link flag and without a
 // 224.0.0.0/4 route, because this transport names the interface with
 // IP_MULTICAST_IF; lo must only be up (in a fresh network namespace:
@@ -43,7 +44,8 @@
 namespace mccl::transport::udp {
 
 struct UdpConfig {
-  std::string iface;             // interface name or IPv4 address; "" = MCCL_UDP_IFACE ("lo")
+  std::string iface;             // interface name or IPv4 address; "" = MCCL_UDP_IFACE, whose
+                                 // "auto" the caller resolves first (discovery.h)
   std::uint32_t comm_tag = 0;    // communicator tag (agreed by all ranks)
   std::uint64_t job_salt = 0;    // mixed into the group address so two jobs do not collide
   double rate_mbit = 0;          // link rate the sender paces to, IP bytes (share_link divides

@@ -1,0 +1,155 @@
+#include "api/setup_checks.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "mccl/error.h"
+
+namespace mccl::detail {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// One rank's outcome as exchanged: a code (0: ok) and the start of its
+// message; fixed size, as the bootstrap wants.
+struct Outcome {
+  std::int32_t code = 0;
+  std::array<char, 500> text{};
+};
+
+std::string who(int rank) { return "rank " + std::to_string(rank); }
+
+// The probe datagram: the protocol's datagrams start with another magic,
+// so a late probe is dropped there as foreign.
+struct Probe {
+  std::uint64_t magic = kMagic;
+  std::uint32_t tag = 0;
+  std::uint32_t rank = 0;
+  static constexpr std::uint64_t kMagic = 0x31425250'4c43434dULL;  // "MCCLPRB1"
+};
+
+struct ProbeHandler : transport::DatagramHandler {
+  std::uint32_t tag = 0;
+  std::vector<std::uint8_t>* heard = nullptr;
+  void on_datagrams(transport::DatagramBatch batch) override {
+    for (const auto& d : batch) {
+      Probe p;
+      if (d.size() != sizeof p) continue;
+      std::memcpy(&p, d.data(), sizeof p);
+      if (p.magic == Probe::kMagic && p.tag == tag && p.rank < heard->size()) (*heard)[p.rank] = 1;
+    }
+  }
+};
+
+}  // namespace
+
+void agree(Bootstrap& bootstrap, const common::Status& mine, const std::string& what,
+           std::chrono::milliseconds timeout) {
+  Outcome out;
+  if (!mine.is_ok()) {
+    out.code = static_cast<std::int32_t>(mine.code());
+    if (out.code == 0) out.code = static_cast<std::int32_t>(ErrorCode::kInternal);
+    std::strncpy(out.text.data(), mine.message().c_str(), out.text.size() - 1);
+  }
+  auto bytes = bootstrap.allgather(std::as_bytes(std::span(&out, 1)), timeout);
+  std::vector<Outcome> all(static_cast<std::size_t>(bootstrap.size()));
+  std::memcpy(all.data(), bytes.data(), std::min(bytes.size(), all.size() * sizeof(Outcome)));
+  std::string ranks, reasons, last;
+  std::int32_t code = 0;
+  for (int r = 0; r < bootstrap.size(); ++r) {
+    const Outcome& o = all[static_cast<std::size_t>(r)];
+    if (o.code == 0) continue;
+    if (code == 0) code = o.code;
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    const std::string text(o.text.data(), strnlen(o.text.data(), o.text.size()));
+    // Ranks that fail alike (a choice every rank computed) are told once.
+    if (text != last) reasons += "; " + who(r) + ": " + text;
+    last = text;
+  }
+  if (code == 0) return;
+  throw Error(
+      static_cast<ErrorCode>(code),
+      who(bootstrap.rank()) + ": " + what + " could not be set up on rank(s) " + ranks + reasons);
+}
+
+void probe_multicast(Bootstrap& bootstrap, transport::DatagramTransport& dgram, std::uint32_t tag,
+                     const std::string& where, std::chrono::milliseconds setup_timeout,
+                     std::chrono::milliseconds timeout) {
+  const int rank = bootstrap.rank();
+  const auto n = static_cast<std::size_t>(bootstrap.size());
+  if (n == 1) return;
+  std::vector<std::uint8_t> heard(n, 0);
+  heard[static_cast<std::size_t>(rank)] = 1;
+  ProbeHandler handler;
+  handler.tag = tag;
+  handler.heard = &heard;
+  const Probe probe{Probe::kMagic, tag, static_cast<std::uint32_t>(rank)};
+  const transport::OutDatagram out{std::as_bytes(std::span(&probe, 1)), {}};
+  const common::Deadline deadline = common::Deadline::after(setup_timeout);
+  // Rounds: everyone sends at least once per round, so a rank that joined
+  // the group late (a switch still learning its port) hears the others in
+  // a later one; the round count is the same everywhere, since every rank
+  // decides from the same exchanged table.
+  for (;;) {
+    const common::Deadline round = common::Deadline::after(200ms);
+    common::TimePoint next_send{};
+    for (;;) {
+      const common::TimePoint now = common::now();
+      const bool all_heard = std::all_of(heard.begin(), heard.end(), [](auto h) { return h != 0; });
+      if (now >= next_send && !(all_heard && next_send != common::TimePoint{})) {
+        std::size_t accepted = 0;
+        (void)dgram.send(std::span(&out, 1), accepted);  // busy or lost: sent again
+        next_send = now + 10ms;
+      }
+      std::size_t delivered = 0;
+      if (auto st = dgram.poll(handler, 64, delivered); !st.is_ok()) {
+        throw Error(st.code(), who(rank) + ": multicast probe on " + where + ": " + st.message());
+      }
+      if (all_heard || round.expired(now) || deadline.expired(now)) break;
+      if (delivered == 0) std::this_thread::sleep_for(1ms);
+    }
+    // Who heard whom, and whether this rank's deadline passed: every rank
+    // decides from the same table, so all stop in the same round.
+    std::vector<std::uint8_t> mine(heard);
+    mine.push_back(deadline.expired(common::now()) ? 1 : 0);
+    const auto bytes = bootstrap.allgather(std::as_bytes(std::span(mine)), timeout);
+    const std::size_t row = n + 1;
+    std::string missing;
+    bool everyone = true, expired = false;
+    for (std::size_t r = 0; r < n; ++r) {
+      expired = expired || bytes[r * row + n] != std::byte{0};
+      std::string deaf;
+      for (std::size_t q = 0; q < n; ++q) {
+        if (bytes[r * row + q] == std::byte{0}) {
+          deaf += (deaf.empty() ? "" : ",") + std::to_string(q);
+        }
+      }
+      if (deaf.empty()) continue;
+      everyone = false;
+      missing += "; rank " + std::to_string(r) + " heard nothing from rank(s) " + deaf;
+    }
+    if (everyone) break;
+    if (expired) {
+      throw Error(ErrorCode::kUnavailable,
+                  who(rank) + ": the multicast group " + where +
+                      " does not reach every rank after " + std::to_string(setup_timeout.count()) +
+                      " ms (MCCL_TRANSPORT_SETUP_TIMEOUT_MS)" + missing +
+                      ". Check that the interface is the one the hosts share (MCCL_UDP_IFACE), "
+                      "that the switch forwards multicast (IGMP snooping needs a querier) and "
+                      "that no firewall drops 239.0.0.0/8");
+    }
+  }
+  // What is still queued (other ranks' last probes) is read here, not by
+  // the protocol.
+  std::size_t delivered = 1;
+  while (delivered > 0) {
+    if (!dgram.poll(handler, 64, delivered).is_ok()) break;
+  }
+}
+
+}  // namespace mccl::detail
