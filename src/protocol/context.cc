@@ -69,7 +69,7 @@ Context::~Context() = default;
 void Context::start(const std::shared_ptr<Operation>& op) {
   op->seq_ = next_seq_++;
   TimePoint t = common::now();
-  op->deadline_ = t + config_.op_timeout;
+  op->deadline_ = common::saturating_add(t, config_.op_timeout);  // huge: never
   // Every collective involves every rank: with a peer gone, none can work.
   if (!failed_peers_.empty()) poison(failed_peers_.front().second);
   if (!poison_.is_ok()) {
@@ -211,7 +211,11 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
   }
   auto it = active_.find(h.seq);
   if (it != active_.end()) {
-    if (!it->second->done()) it->second->on_control(peer, h, body, now_);
+    if (h.kind == ControlKind::kCallRefused) {
+      refused_by_peer(*it->second, h, body);
+    } else if (!it->second->done()) {
+      it->second->on_control(peer, h, body, now_);
+    }
     return;
   }
   if (common::seq_before(h.seq, next_seq_)) return;  // late news of a finished collective
@@ -220,6 +224,19 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     return;
   }
   early_messages_[h.seq].push_back({peer, std::vector<std::byte>(message.begin(), message.end())});
+}
+
+void Context::refused_by_peer(Operation& op, const ControlHeader& h,
+                              std::span<const std::byte> body) {
+  // The peer will not take part in this collective (its arguments were
+  // invalid): it cannot complete, and the peer's reason is what every rank
+  // needs to hear. The communicator stays usable; the peer took the same
+  // sequence number, so the next collective lines up.
+  std::string why(reinterpret_cast<const char*>(body.data()), body.size());
+  op.finish(common::invalid_argument("rank " + std::to_string(rank_) + ": collective #" +
+                                     std::to_string(h.seq) + " (" + op.describe() +
+                                     ") cannot complete: rank " + std::to_string(h.arg1) +
+                                     " refused its call: " + why));
 }
 
 void Context::on_peer_failure(int peer, const Status& why) {

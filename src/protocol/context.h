@@ -123,6 +123,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void check_deadlines(common::TimePoint now);
   void note_arrival(common::TimePoint now);
   void check_failed_peers();
+  void refused_by_peer(Operation& op, const ControlHeader& h, std::span<const std::byte> body);
   void retire_finished();
 
   const int rank_;
