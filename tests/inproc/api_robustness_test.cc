@@ -166,14 +166,15 @@ TEST(RefusedCall, EveryRankLearnsTheFaultyRanksReason) {
 
 TEST(Topology, ThreadEngineCommunicatorsComeAndGoQuickly) {
   // hwloc was reloaded for every communicator (~250 ms and a leak each):
-  // 2,000 cycles did not finish in 280 s. Loaded once, these take seconds.
+  // 2,000 cycles did not finish in 280 s (here 1,000 took 100 s). Loaded
+  // once, these take seconds.
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < 2000; ++i) {
     InProcessWorld world(2);
     auto comms = create_communicators(world, {.progress = ProgressKind::kThread});
     run_on_threads(comms, [](Communicator& c) { c.barrier(); });
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 120s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 60s);
 }
 
 }  // namespace
