@@ -111,7 +111,9 @@ std::size_t Context::progress() {
   backlogged_ = n >= kPollBudget;
   if (n > 0) note_arrival(now_);
   if (poll & kReliableBit) {
+    in_reliable_poll_ = true;
     Status s = reliable_->poll(*this, kPollBudget, m);
+    in_reliable_poll_ = false;
     if (!s.is_ok()) poison(s);
   }
   due_ = (backlogged_ ? kDatagramBit : 0u) | (m >= kPollBudget ? kReliableBit : 0u);
@@ -200,6 +202,7 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     Counters::add(counters_.dropped_invalid);
     return;
   }
+  if (seeking_abort_ && h.kind != ControlKind::kAbort) return;  // see poison()
   if (h.kind == ControlKind::kAbort) {
     std::string text(reinterpret_cast<const char*>(body.data()), body.size());
     auto code = static_cast<ErrorCode>(h.arg0);
@@ -262,6 +265,24 @@ void Context::check_failed_peers() {
 
 void Context::poison(const Status& why) {
   if (!poison_.is_ok()) return;
+  // A peer that is gone (a send fails: "Broken pipe") is often the
+  // consequence of an error that peer already sent here before it left: a
+  // rank stopped (SIGSTOP) while its peers timed out finds, once resumed,
+  // their kAbort in its inbox and their connections closed. Read what has
+  // arrived first so that the cause, not the consequence, is reported. Other
+  // messages are dropped: the communicator is poisoned either way. Not from
+  // inside the reliable transport's own poll, which must not be re-entered.
+  const bool peer_gone =
+      why.code() == ErrorCode::kPeerFailure || why.code() == ErrorCode::kTransportError;
+  if (peer_gone && !in_reliable_poll_) {
+    in_reliable_poll_ = true;
+    seeking_abort_ = true;
+    std::size_t m = 0;
+    (void)reliable_->poll(*this, kPollBudget, m);
+    seeking_abort_ = false;
+    in_reliable_poll_ = false;
+    if (!poison_.is_ok()) return;  // an abort arrived and poisoned with its reason
+  }
   poison_ = why;
   common::logf(common::LogLevel::kInfo, rank_, "communicator broken: %s", why.message().c_str());
   for (auto& [seq, op] : active_) op->finish(why);

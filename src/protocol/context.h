@@ -152,6 +152,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   common::TimePoint last_arrival_{};
   common::TimePoint now_{};  // the time of the current progress() call
 
+  bool in_reliable_poll_ = false;  // reliable_->poll() is running: poison() must not re-enter it
+  bool seeking_abort_ = false;     // poison() reads only kAbort messages
   common::Status poison_;
   // Peers whose connection ended, and why; fatal once a collective needs one.
   std::vector<std::pair<int, common::Status>> failed_peers_;

@@ -164,6 +164,23 @@ TEST(RefusedCall, EveryRankLearnsTheFaultyRanksReason) {
   EXPECT_NE(codes[0], ErrorCode::kOk) << "the root needs rank 1's release: it cannot finish";
 }
 
+TEST(Abort, ARankBackFromAwayHearsWhatEndedTheCollective) {
+  // Rank 1 is away (stopped) while rank 0's broadcast times out; rank 0
+  // floods the timeout and exits. Rank 1's next call fails sending to the
+  // dead rank 0, but must report the timeout already waiting in its inbox,
+  // not the broken connection it is a consequence of ("Broken pipe").
+  InProcessWorld world(2);
+  auto comms = create_communicators(world, {.timeout = 300ms});
+  std::vector<std::byte> buf(1000);
+  std::string msg;
+  EXPECT_EQ(code_of([&] { comms[0].broadcast(buf.data(), buf.size(), 0); }, &msg),
+            ErrorCode::kTimeout)
+      << msg;
+  world.kill_rank(0);
+  EXPECT_EQ(code_of([&] { comms[1].barrier(); }, &msg), ErrorCode::kTimeout) << msg;
+  EXPECT_TRUE(says(msg, "rank 0") && says(msg, "timed out")) << msg;
+}
+
 TEST(Topology, ThreadEngineCommunicatorsComeAndGoQuickly) {
   // hwloc was reloaded for every communicator (~250 ms and a leak each):
   // 2,000 cycles did not finish in 280 s (here 1,000 took 100 s). Loaded
