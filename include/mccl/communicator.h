@@ -8,8 +8,15 @@
 // Buffers: the caller owns every buffer. A buffer handed to a nonblocking
 // call must stay valid and untouched until its Request completes.
 //
-// Errors: every call throws mccl::Error; nothing fails silently. A bad
-// argument throws kInvalidArgument before anything is started. A collective
+// Errors: every call throws mccl::Error (never another exception: running
+// out of memory is kUnavailable); nothing fails silently. A bad argument
+// throws kInvalidArgument on its rank before any data moves; the call still
+// counts as that rank's part of the collective, so its peers' calls of the
+// same collective fail with kInvalidArgument too, naming that rank and its
+// reason, and the communicator stays usable and in step. (Under the offload
+// engine the error stays on its rank.) Sizes are bounded by what the wire
+// format carries: 2^32 chunks per rank's block (docs/wire-protocol.md). Any
+// method of a moved-from Communicator throws kInvalidArgument. A collective
 // that ranks called with disagreeing arguments fails with kMismatch on the
 // ranks still inside it, and the communicator is then broken: every later
 // call on it, on every rank, throws the same error.
@@ -98,8 +105,11 @@ class MCCL_API Communicator {
   Request iallgather(const void* send, void* recv, std::size_t bytes_per_rank);
 
   // counts[r] bytes from rank r land at recv + displacements[r]. Every rank
-  // passes the same counts and displacements (checked). `send` may be
-  // kInPlace (rank r's block already at recv + displacements[r]).
+  // passes the same counts (checked: a disagreement is kMismatch).
+  // Displacements only place blocks in this rank's own buffer, so they may
+  // differ between ranks and are not compared; each displacement + count
+  // must not overflow, and blocks must not overlap (checked, locally).
+  // `send` may be kInPlace (rank r's block already at recv + displacements[r]).
   void allgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
                   std::span<const std::size_t> displacements);
   Request iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,

@@ -15,13 +15,13 @@ namespace mccl {
 // change.
 enum class ErrorCode : int {
   kOk = 0,
-  kInvalidArgument = 1,  // bad input on this rank; nothing was started
+  kInvalidArgument = 1,  // bad input on this rank, or on the rank the message names
   kTimeout = 2,          // a deadline passed; the message says what was awaited
   kPeerFailure = 3,      // a peer died or stopped answering; names the peer
   kTransportError = 4,   // the network layer failed (socket, verbs, UCX)
   kMismatch = 5,         // ranks called a collective with disagreeing arguments
   kInternal = 6,         // a bug in MCCL: please report it
-  kUnavailable = 7,      // a requested feature or transport is absent here
+  kUnavailable = 7,      // a requested feature, transport or resource (memory) is absent here
 };
 
 // Stable lower-case name of a code, e.g. "invalid argument".

@@ -97,6 +97,9 @@ MCCL_API const char* mccl_version(void);
 typedef struct mccl_world_s* mccl_world_t;     /* an in-process world */
 typedef struct mccl_comm_s* mccl_comm_t;       /* a communicator (one rank) */
 typedef struct mccl_request_s* mccl_request_t; /* a nonblocking collective */
+/* Handles are checked before use: one already destroyed (or freed), or one
+ * MCCL never made, gives MCCL_INVALID_ARGUMENT, never a crash. Destroying a
+ * handle while another thread still uses it remains the caller's race. */
 
 /* Pass as the send buffer of allgather(v) or allreduce to mean "my data is
  * already in place in the receive buffer" (MPI_IN_PLACE). Equals
@@ -181,7 +184,8 @@ typedef struct mccl_comm_options_t {
   /* MCCL_PROGRESS_* (MCCL_PROGRESS) */
   int32_t progress;
   /* > 0: deadline of every blocking wait inside a collective, and the
-   * default of mccl_wait, in milliseconds (MCCL_COLL_TIMEOUT_MS) */
+   * default of mccl_wait, in milliseconds (MCCL_COLL_TIMEOUT_MS); INT64_MAX
+   * (any value past the clock's ~292-year range) means no deadline */
   int64_t timeout_ms;
   /* > 0: that many roots of an allgather inject at once; -1: all of them
    * (MCCL_COLL_ALLGATHER_ROOTS) */
@@ -319,7 +323,8 @@ MCCL_API mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void*
 MCCL_API mccl_result_t mccl_test(mccl_request_t request, int* done);
 
 /* Blocks until the collective completes or `timeout_ms` milliseconds pass
- * (< 0: the communicator's timeout; 0: a single test). MCCL_TIMEOUT then
+ * (< 0: the communicator's timeout; 0: a single test; INT64_MAX: no
+ * deadline). MCCL_TIMEOUT then
  * means the collective is still in flight: wait again or free the request.
  * Does not free the request. */
 MCCL_API mccl_result_t mccl_wait(mccl_request_t request, int64_t timeout_ms);

@@ -34,6 +34,8 @@ struct CommOptions {
   std::optional<ProgressKind> progress;
   // Deadline of every blocking wait inside a collective, and the default of
   // Request::wait(). (MCCL_COLL_TIMEOUT_MS)
+  // A timeout too long for the clock (past ~292 years, e.g.
+  // milliseconds::max()) means no deadline at all: deadlines saturate.
   std::optional<std::chrono::milliseconds> timeout;
   // How many roots of an allgather inject at once. (MCCL_COLL_ALLGATHER_ROOTS)
   std::optional<int> allgather_concurrent_roots;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/c_support.h"
 #include "mccl/communicator.h"
 #include "mccl/error.h"
 #include "mccl/inprocess.h"
@@ -81,36 +82,9 @@ static_assert(offsetof(mccl_comm_options_t, reduce_scatter_send_share) ==
 static_assert(sizeof(mccl_sim_options_t) ==
               offsetof(mccl_sim_options_t, seed) + sizeof(std::uint64_t));
 
-// ---------------------------------------------------------------- handles
-
-struct mccl_world_s {
-  std::shared_ptr<mccl::InProcessWorld> world;
-};
-
-struct mccl_comm_s {
-  // Declaration order is destruction order reversed: the communicator goes
-  // first, then its bootstrap, then (if last) the world.
-  std::shared_ptr<mccl::InProcessWorld> world;
-  std::unique_ptr<mccl::Bootstrap> bootstrap;
-  mccl::Communicator comm;
-  std::atomic<int> live_requests{0};
-
-  mccl_comm_s(std::shared_ptr<mccl::InProcessWorld> w, int rank, const mccl::CommOptions& options)
-      : world(std::move(w)), bootstrap(world->bootstrap(rank)), comm(*bootstrap, options) {}
-};
-
-struct mccl_request_s {
-  mccl_comm_s* owner = nullptr;
-  // allgatherv's (and reduce_scatterv's) arrays, owned here because the C caller's may not outlive
-  // the call; declared before `request` so they outlive it.
-  std::vector<std::size_t> counts;
-  std::vector<std::size_t> displs;
-  mccl::Request request;
-  bool done = false;
-};
-
 namespace {
 
+using namespace mccl::capi;
 using mccl::Error;
 using mccl::ErrorCode;
 
@@ -149,123 +123,7 @@ mccl_result_t guard(const char* fn, F&& body) noexcept {
   }
 }
 
-[[noreturn]] void invalid(const std::string& message) {
-  throw Error(ErrorCode::kInvalidArgument, message);
-}
-
-// NULL handles and out-pointers are the caller's mistake, reported by name.
-void require(const void* p, const char* name) {
-  if (p == nullptr) invalid(std::string("argument '") + name + "' is NULL");
-}
-
-// A buffer may be NULL only when it is given no bytes.
-void require_buffer(const void* p, std::size_t bytes, const char* name) {
-  if (p == nullptr && bytes > 0) {
-    invalid(std::string("argument '") + name + "' is NULL but " + std::to_string(bytes) +
-            " bytes were asked for");
-  }
-}
-
 const void* to_send(const void* send) { return send == MCCL_IN_PLACE ? mccl::kInPlace : send; }
-
-// Copies a caller's versioned struct. Fields beyond the caller's struct_size
-// stay 0 (unset); bytes beyond ours must be 0, or the caller asks for
-// something this library does not know.
-template <typename T>
-T read_versioned(const T* in, const char* name) {
-  const std::size_t size = in->struct_size;
-  if (size < sizeof(std::size_t)) {
-    invalid(std::string(name) + "->struct_size is " + std::to_string(size) +
-            "; set it to sizeof the struct (the MCCL_*_INIT macros do)");
-  }
-  if (size > sizeof(T)) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(in);
-    if (std::any_of(bytes + sizeof(T), bytes + size, [](unsigned char b) { return b != 0; })) {
-      throw Error(ErrorCode::kUnavailable, std::string(name) + " sets fields unknown to MCCL " +
-                                               mccl_version() + " (struct_size " +
-                                               std::to_string(size) + " > " +
-                                               std::to_string(sizeof(T)) + ")");
-    }
-  }
-  T out{};
-  std::memcpy(static_cast<void*>(&out), in, std::min(size, sizeof(T)));
-  return out;
-}
-
-mccl::SimFabricOptions to_cpp(const mccl_sim_options_t& c) {
-  mccl::SimFabricOptions o;
-  o.loss = c.loss;
-  o.duplicate = c.duplicate;
-  o.reorder = c.reorder;
-  o.corrupt = c.corrupt;
-  if (c.latency_ns < 0) invalid("options->latency_ns is negative");
-  o.latency = std::chrono::nanoseconds(c.latency_ns);
-  o.link_gbit_per_s = c.link_gbit_per_s;
-  if (c.mtu != 0) o.mtu = c.mtu;
-  if (c.receive_depth != 0) o.receive_depth = c.receive_depth;
-  if (c.seed != 0) o.seed = c.seed;
-  return o;
-}
-
-// Maps a 1-based C enumerator to the C++ enumerator at index value - 1.
-template <typename E, std::size_t N>
-std::optional<E> enum_field(std::int32_t value, const E (&values)[N], const char* name) {
-  if (value == 0) return std::nullopt;
-  if (value < 0 || static_cast<std::size_t>(value) > N) {
-    invalid(std::string("options->") + name + " is " + std::to_string(value) +
-            ", not one of its MCCL_* values");
-  }
-  return values[value - 1];
-}
-
-mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
-  using mccl::AllgatherAlgorithm;
-  using mccl::AllreduceAlgorithm;
-  using mccl::BroadcastAlgorithm;
-  using mccl::ProgressKind;
-  using mccl::TransportKind;
-  static_assert(MCCL_TRANSPORT_IB == 4 && MCCL_PROGRESS_OFFLOAD == 3 &&
-                MCCL_ALLGATHER_ALGO_RING == 3 && MCCL_BCAST_ALGO_CHAIN == 3 &&
-                MCCL_ALLREDUCE_ALGO_RECURSIVE_DOUBLING == 4);
-  static constexpr TransportKind kTransports[] = {TransportKind::kAuto, TransportKind::kSim,
-                                                  TransportKind::kUdp, TransportKind::kIb};
-  static constexpr ProgressKind kProgress[] = {ProgressKind::kInline, ProgressKind::kThread,
-                                               ProgressKind::kOffload};
-  static constexpr AllgatherAlgorithm kAllgather[] = {
-      AllgatherAlgorithm::kAuto, AllgatherAlgorithm::kMulticast, AllgatherAlgorithm::kRing};
-  static constexpr BroadcastAlgorithm kBroadcast[] = {
-      BroadcastAlgorithm::kAuto, BroadcastAlgorithm::kMulticast, BroadcastAlgorithm::kChain};
-  static constexpr AllreduceAlgorithm kAllreduce[] = {
-      AllreduceAlgorithm::kAuto, AllreduceAlgorithm::kRsMulticast, AllreduceAlgorithm::kRing,
-      AllreduceAlgorithm::kRecursiveDoubling};
-
-  if (c.reserved != 0) invalid("options->reserved must be 0");
-  if (c.reserved2 != 0) invalid("options->reserved2 must be 0");
-  mccl::CommOptions o;
-  o.transport = enum_field(c.transport, kTransports, "transport");
-  o.progress = enum_field(c.progress, kProgress, "progress");
-  o.allgather_algorithm = enum_field(c.allgather_algorithm, kAllgather, "allgather_algorithm");
-  o.broadcast_algorithm = enum_field(c.broadcast_algorithm, kBroadcast, "broadcast_algorithm");
-  o.allreduce_algorithm = enum_field(c.allreduce_algorithm, kAllreduce, "allreduce_algorithm");
-  if (c.reduce_scatter_send_share != 0) {
-    if (!(c.reduce_scatter_send_share > 0 && c.reduce_scatter_send_share <= 1)) {
-      invalid("options->reduce_scatter_send_share is " +
-              std::to_string(c.reduce_scatter_send_share) + "; expected (0, 1] or 0 (unset)");
-    }
-    o.reduce_scatter_send_share = c.reduce_scatter_send_share;
-  }
-  if (c.timeout_ms < 0) invalid("options->timeout_ms is negative; 0 means unset");
-  if (c.timeout_ms > 0) o.timeout = std::chrono::milliseconds(c.timeout_ms);
-  if (c.allgather_concurrent_roots < -1) {
-    invalid("options->allgather_concurrent_roots is " +
-            std::to_string(c.allgather_concurrent_roots) +
-            "; expected > 0, -1 (all roots) or 0 (unset)");
-  }
-  // The C++ option spells "all roots" as 0; C keeps 0 for "unset".
-  if (c.allgather_concurrent_roots == -1) o.allgather_concurrent_roots = 0;
-  if (c.allgather_concurrent_roots > 0) o.allgather_concurrent_roots = c.allgather_concurrent_roots;
-  return o;
-}
 
 // Any value converts (both C++ enums are int-based): the communicator
 // rejects those outside the enum with a message naming them.
@@ -279,6 +137,7 @@ void start_request(mccl_comm_s* comm, mccl_request_t* out, Start&& start) {
   r->owner = comm;
   start(*r);
   comm->live_requests.fetch_add(1, std::memory_order_relaxed);
+  register_handle(r.get(), HandleKind::kRequest);
   *out = r.release();
 }
 
@@ -318,20 +177,21 @@ mccl_result_t mccl_world_create(int size, const mccl_sim_options_t* options, mcc
     if (options != nullptr) fabric = to_cpp(read_versioned(options, "options"));
     auto w = std::make_unique<mccl_world_s>();
     w->world = std::make_shared<mccl::InProcessWorld>(size, fabric);
+    register_handle(w.get(), HandleKind::kWorld);
     *out = w.release();
   });
 }
 
 mccl_result_t mccl_world_destroy(mccl_world_t world) {
   return guard(__func__, [&] {
-    require(world, "world");
+    unregister_handle(world, HandleKind::kWorld, "world");
     delete world;
   });
 }
 
 mccl_result_t mccl_world_kill_rank(mccl_world_t world, int rank) {
   return guard(__func__, [&] {
-    require(world, "world");
+    require_world(world);
     const int size = world->world->size();
     if (rank < 0 || rank >= size) {
       invalid("rank " + std::to_string(rank) + " is outside the world of " + std::to_string(size));
@@ -343,7 +203,7 @@ mccl_result_t mccl_world_kill_rank(mccl_world_t world, int rank) {
 mccl_result_t mccl_comm_create_inprocess(mccl_world_t world, int rank,
                                          const mccl_comm_options_t* options, mccl_comm_t* out) {
   return guard(__func__, [&] {
-    require(world, "world");
+    require_world(world);
     require(out, "out");
     const int size = world->world->size();
     if (rank < 0 || rank >= size) {
@@ -351,26 +211,29 @@ mccl_result_t mccl_comm_create_inprocess(mccl_world_t world, int rank,
     }
     mccl::CommOptions cpp;
     if (options != nullptr) cpp = to_cpp(read_versioned(options, "options"));
-    *out = new mccl_comm_s(world->world, rank, cpp);
+    auto c = std::make_unique<mccl_comm_s>(world->world, rank, cpp);
+    register_handle(c.get(), HandleKind::kComm);
+    *out = c.release();
   });
 }
 
 mccl_result_t mccl_comm_destroy(mccl_comm_t comm) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     const int live = comm->live_requests.load(std::memory_order_relaxed);
     if (live != 0) {
       invalid(std::to_string(live) +
               " request(s) of this communicator are not freed; "
               "call mccl_request_free on them first");
     }
+    unregister_handle(comm, HandleKind::kComm, "comm");
     delete comm;
   });
 }
 
 mccl_result_t mccl_comm_rank(mccl_comm_t comm, int* rank) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(rank, "rank");
     *rank = comm->comm.rank();
   });
@@ -378,7 +241,7 @@ mccl_result_t mccl_comm_rank(mccl_comm_t comm, int* rank) {
 
 mccl_result_t mccl_comm_size(mccl_comm_t comm, int* size) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(size, "size");
     *size = comm->comm.size();
   });
@@ -386,14 +249,14 @@ mccl_result_t mccl_comm_size(mccl_comm_t comm, int* size) {
 
 mccl_result_t mccl_comm_progress(mccl_comm_t comm) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     comm->comm.progress();
   });
 }
 
 mccl_result_t mccl_broadcast(mccl_comm_t comm, void* buffer, size_t bytes, int root) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require_buffer(buffer, bytes, "buffer");
     comm->comm.broadcast(buffer, bytes, root);
   });
@@ -402,7 +265,7 @@ mccl_result_t mccl_broadcast(mccl_comm_t comm, void* buffer, size_t bytes, int r
 mccl_result_t mccl_ibroadcast(mccl_comm_t comm, void* buffer, size_t bytes, int root,
                               mccl_request_t* request) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(request, "request");
     require_buffer(buffer, bytes, "buffer");
     start_request(comm, request, [&](mccl_request_s& r) {
@@ -414,7 +277,7 @@ mccl_result_t mccl_ibroadcast(mccl_comm_t comm, void* buffer, size_t bytes, int 
 mccl_result_t mccl_allgather(mccl_comm_t comm, const void* send, void* recv,
                              size_t bytes_per_rank) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require_buffer(send, bytes_per_rank, "send");
     require_buffer(recv, bytes_per_rank, "recv");
     comm->comm.allgather(to_send(send), recv, bytes_per_rank);
@@ -424,7 +287,7 @@ mccl_result_t mccl_allgather(mccl_comm_t comm, const void* send, void* recv,
 mccl_result_t mccl_iallgather(mccl_comm_t comm, const void* send, void* recv, size_t bytes_per_rank,
                               mccl_request_t* request) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(request, "request");
     require_buffer(send, bytes_per_rank, "send");
     require_buffer(recv, bytes_per_rank, "recv");
@@ -437,7 +300,7 @@ mccl_result_t mccl_iallgather(mccl_comm_t comm, const void* send, void* recv, si
 mccl_result_t mccl_allgatherv(mccl_comm_t comm, const void* send, void* recv, const size_t* counts,
                               const size_t* displs) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     check_allgatherv(comm, send, recv, counts, displs);
     const auto n = static_cast<std::size_t>(comm->comm.size());
     comm->comm.allgatherv(to_send(send), recv, std::span<const std::size_t>(counts, n),
@@ -448,7 +311,7 @@ mccl_result_t mccl_allgatherv(mccl_comm_t comm, const void* send, void* recv, co
 mccl_result_t mccl_iallgatherv(mccl_comm_t comm, const void* send, void* recv, const size_t* counts,
                                const size_t* displs, mccl_request_t* request) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(request, "request");
     check_allgatherv(comm, send, recv, counts, displs);
     const auto n = static_cast<std::size_t>(comm->comm.size());
@@ -462,14 +325,14 @@ mccl_result_t mccl_iallgatherv(mccl_comm_t comm, const void* send, void* recv, c
 
 mccl_result_t mccl_barrier(mccl_comm_t comm) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     comm->comm.barrier();
   });
 }
 
 mccl_result_t mccl_ibarrier(mccl_comm_t comm, mccl_request_t* request) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) { r.request = comm->comm.ibarrier(); });
   });
@@ -479,7 +342,7 @@ mccl_result_t mccl_reduce_scatter(mccl_comm_t comm, const void* send, void* recv
                                   size_t count_per_rank, mccl_datatype_t datatype,
                                   mccl_reduce_op_t op) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     comm->comm.reduce_scatter(to_send(send), recv, count_per_rank, to_cpp(datatype), to_cpp(op));
   });
 }
@@ -488,7 +351,7 @@ mccl_result_t mccl_ireduce_scatter(mccl_comm_t comm, const void* send, void* rec
                                    size_t count_per_rank, mccl_datatype_t datatype,
                                    mccl_reduce_op_t op, mccl_request_t* request) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.ireduce_scatter(to_send(send), recv, count_per_rank, to_cpp(datatype),
@@ -501,7 +364,7 @@ mccl_result_t mccl_reduce_scatterv(mccl_comm_t comm, const void* send, void* rec
                                    const size_t* counts, mccl_datatype_t datatype,
                                    mccl_reduce_op_t op) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(counts, "counts");
     const auto n = static_cast<std::size_t>(comm->comm.size());
     comm->comm.reduce_scatterv(to_send(send), recv, std::span<const std::size_t>(counts, n),
@@ -513,7 +376,7 @@ mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send, void* re
                                     const size_t* counts, mccl_datatype_t datatype,
                                     mccl_reduce_op_t op, mccl_request_t* request) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(request, "request");
     require(counts, "counts");
     const auto n = static_cast<std::size_t>(comm->comm.size());
@@ -528,7 +391,7 @@ mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send, void* re
 mccl_result_t mccl_allreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
                              mccl_datatype_t datatype, mccl_reduce_op_t op) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     comm->comm.allreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
   });
 }
@@ -537,7 +400,7 @@ mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, si
                               mccl_datatype_t datatype, mccl_reduce_op_t op,
                               mccl_request_t* request) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.iallreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
@@ -547,7 +410,7 @@ mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, si
 
 mccl_result_t mccl_test(mccl_request_t request, int* done) {
   return guard(__func__, [&] {
-    require(request, "request");
+    require_request(request);
     require(done, "done");
     *done = 0;
     if (!request->done) request->done = request->request.test();
@@ -557,7 +420,7 @@ mccl_result_t mccl_test(mccl_request_t request, int* done) {
 
 mccl_result_t mccl_wait(mccl_request_t request, int64_t timeout_ms) {
   return guard(__func__, [&] {
-    require(request, "request");
+    require_request(request);
     if (request->done) return;
     if (timeout_ms == 0) {
       request->done = request->request.test();
@@ -575,7 +438,7 @@ mccl_result_t mccl_wait(mccl_request_t request, int64_t timeout_ms) {
 
 mccl_result_t mccl_request_free(mccl_request_t request) {
   return guard(__func__, [&] {
-    require(request, "request");
+    unregister_handle(request, HandleKind::kRequest, "request");
     mccl_comm_s* owner = request->owner;
     delete request;  // ~Request waits for a collective still in flight
     owner->live_requests.fetch_sub(1, std::memory_order_relaxed);
@@ -584,7 +447,7 @@ mccl_result_t mccl_request_free(mccl_request_t request) {
 
 mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
   return guard(__func__, [&] {
-    require(comm, "comm");
+    require_comm(comm);
     require(stats, "stats");
     const std::size_t size = stats->struct_size;
     if (size < sizeof(std::size_t)) {

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "coll/collectives.h"
+#include "coll/validate.h"
 #include "offload/client.h"
 #include "progress/engine.h"
 #include "progress/linger.h"
@@ -20,6 +21,10 @@ class CommState {
   int size = 1;
   std::chrono::milliseconds timeout{60000};
   coll::CollConfig coll;
+  // The largest per-rank size the wire carries (coll::max_stream_bytes of
+  // the chunk size). Under the offload engine the daemon picks the chunk
+  // size, so the bound assumes the smallest chunk any network allows.
+  std::size_t max_bytes = coll::max_stream_bytes(65);  // creation refuses smaller
   // Destroyed in reverse order: the engine before the context it drives.
   std::unique_ptr<protocol::Context> ctx;
   std::unique_ptr<progress::Engine> engine;

@@ -5,13 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "api/boundary.h"
 #include "api/comm_state.h"
 #include "api/offload_api.h"
 #include "api/options.h"
 #include "api/progress_thread_state.h"
 #include "api/transports.h"
 #include "api/world_state.h"
+#include "coll/refused_call.h"
 #include "coll/validate.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "topo/placement.h"
@@ -82,9 +85,7 @@ std::unique_ptr<progress::Engine> make_engine(const detail::ResolvedOptions& opt
   return progress::make_thread_engine(ctx, cfg);
 }
 
-}  // namespace
-
-Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
+std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOptions& options) {
   auto st = std::make_shared<detail::CommState>();
   st->rank = bootstrap.rank();
   st->size = bootstrap.size();
@@ -93,8 +94,7 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   st->timeout = opt.timeout;
   if (opt.progress == ProgressKind::kOffload) {
     detail::create_offloaded(*st, bootstrap, opt);
-    state_ = std::move(st);
-    return;
+    return st;
   }
   TransportKind transport = opt.transport;
   std::uint32_t ib_here = 0;
@@ -161,7 +161,8 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
                st->size, net.description.c_str(), mtu);
 
   protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
-  pc.op_timeout = opt.timeout;
+  pc.op_timeout = common::saturating_duration(opt.timeout);
+  st->max_bytes = coll::max_stream_bytes(pc.chunk_bytes);
   // Under the inline engine a rank moves only inside its own calls: one that
   // completed eagerly and then blocks elsewhere (an MPI receive, a barrier
   // of another library) would starve its neighbour's repairs. Eager
@@ -179,31 +180,67 @@ Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options) {
   st->coll.reduce_segment_bytes = opt.reduce_segment_bytes;
   st->coll.allreduce_small_bytes = opt.allreduce_small_bytes;
   st->coll.rs_share = opt.rs_share;
-  state_ = std::move(st);
+  return st;
 }
+
+}  // namespace
+
+Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options)
+    : state_(detail::at_boundary(bootstrap.rank(), "communicator creation",
+                                 [&] { return create(bootstrap, options); })) {}
 
 Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
 
-int Communicator::rank() const { return state_->rank; }
-int Communicator::size() const { return state_->size; }
-
 namespace {
 void check_usable(const std::shared_ptr<detail::CommState>& st) {
-  if (!st) throw Error(ErrorCode::kInvalidArgument, "use of a moved-from mccl::Communicator");
+  if (!st) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "use of a moved-from mccl::Communicator; only assignment and destruction are "
+                "allowed on it");
+  }
+}
+
+// A call with invalid arguments throws here, but its peers have started (or
+// will start) the same collective: it takes its sequence number anyway and
+// tells them why it refused (coll/refused_call.h), so they fail with this
+// rank's reason instead of a timeout or an unrelated mismatch. Under the
+// offload engine the daemon owns the sequence; the error stays local there.
+void refuse_if_invalid(detail::CommState& st, const common::Status& why) {
+  if (why.is_ok()) return;
+  if (st.ctx) st.engine->start(std::make_shared<coll::RefusedCall>(*st.ctx, why));
+  why.throw_if_error();
+}
+
+// Hands `op` to the engine; the result is what a Request holds.
+std::shared_ptr<detail::Operation> start(detail::CommState& st,
+                                         std::shared_ptr<protocol::Operation> op) {
+  st.engine->start(op);
+  return std::make_shared<detail::Operation>(std::move(op));
 }
 }  // namespace
 
+int Communicator::rank() const {
+  check_usable(state_);
+  return state_->rank;
+}
+int Communicator::size() const {
+  check_usable(state_);
+  return state_->size;
+}
+
 Request Communicator::ibroadcast(void* buffer, std::size_t bytes, int root) {
   check_usable(state_);
-  coll::validate_broadcast(state_->rank, state_->size, buffer, bytes, root).throw_if_error();
-  if (state_->offload) {
-    return Request(state_, detail::offload_broadcast(*state_, buffer, bytes, root));
-  }
-  auto op = coll::make_broadcast(*state_->ctx, state_->coll, buffer, bytes, root);
-  state_->engine->start(op);
-  return Request(state_, std::make_shared<detail::Operation>(std::move(op)));
+  return detail::at_boundary(state_->rank, "broadcast", [&] {
+    refuse_if_invalid(*state_, coll::validate_broadcast(state_->rank, state_->size, buffer, bytes,
+                                                        root, state_->max_bytes));
+    if (state_->offload) {
+      return Request(state_, detail::offload_broadcast(*state_, buffer, bytes, root));
+    }
+    return Request(state_, start(*state_, coll::make_broadcast(*state_->ctx, state_->coll, buffer,
+                                                               bytes, root)));
+  });
 }
 
 void Communicator::broadcast(void* buffer, std::size_t bytes, int root) {
@@ -213,17 +250,19 @@ void Communicator::broadcast(void* buffer, std::size_t bytes, int root) {
 Request Communicator::iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
                                   std::span<const std::size_t> displacements) {
   check_usable(state_);
-  const bool in_place = send == kInPlace;
-  coll::validate_allgatherv(state_->rank, state_->size, send, in_place, recv, counts, displacements)
-      .throw_if_error();
-  if (state_->offload) {
-    return Request(
-        state_, detail::offload_allgatherv(*state_, send, in_place, recv, counts, displacements));
-  }
-  auto op = coll::make_allgatherv(*state_->ctx, state_->coll, send, in_place, recv, counts,
-                                  displacements);
-  state_->engine->start(op);
-  return Request(state_, std::make_shared<detail::Operation>(std::move(op)));
+  return detail::at_boundary(state_->rank, "allgatherv", [&] {
+    const bool in_place = send == kInPlace;
+    refuse_if_invalid(
+        *state_, coll::validate_allgatherv(state_->rank, state_->size, send, in_place, recv, counts,
+                                           displacements, state_->max_bytes));
+    if (state_->offload) {
+      return Request(
+          state_, detail::offload_allgatherv(*state_, send, in_place, recv, counts, displacements));
+    }
+    return Request(state_,
+                   start(*state_, coll::make_allgatherv(*state_->ctx, state_->coll, send, in_place,
+                                                        recv, counts, displacements)));
+  });
 }
 
 void Communicator::allgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
@@ -233,9 +272,17 @@ void Communicator::allgatherv(const void* send, void* recv, std::span<const std:
 
 Request Communicator::iallgather(const void* send, void* recv, std::size_t bytes_per_rank) {
   check_usable(state_);
-  std::vector<std::size_t> counts(state_->size, bytes_per_rank), displs(state_->size);
-  for (int r = 0; r < state_->size; ++r) displs[r] = static_cast<std::size_t>(r) * bytes_per_rank;
-  return iallgatherv(send, recv, counts, displs);
+  return detail::at_boundary(state_->rank, "allgather", [&] {
+    // Checked before the displacements r * bytes_per_rank are computed: a
+    // product that wraps would be reported as overlapping buffers.
+    refuse_if_invalid(*state_, coll::validate_allgather_size(state_->rank, state_->size,
+                                                             bytes_per_rank, state_->max_bytes));
+    std::vector<std::size_t> counts(state_->size, bytes_per_rank), displs(state_->size);
+    for (int r = 0; r < state_->size; ++r) {
+      displs[r] = static_cast<std::size_t>(r) * bytes_per_rank;
+    }
+    return iallgatherv(send, recv, counts, displs);
+  });
 }
 
 void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
@@ -246,16 +293,18 @@ Request Communicator::ireduce_scatterv(const void* send, void* recv,
                                        std::span<const std::size_t> counts, DataType type,
                                        ReduceOp op) {
   check_usable(state_);
-  coll::validate_reduce_scatterv(state_->rank, state_->size, send, send == kInPlace, recv, counts,
-                                 type, op)
-      .throw_if_error();
-  if (state_->offload) {
-    return Request(state_, detail::offload_reduce_scatterv(*state_, send, recv, counts, type, op));
-  }
-  auto started =
-      coll::make_reduce_scatterv(*state_->ctx, state_->coll, send, recv, counts, type, op);
-  state_->engine->start(started);
-  return Request(state_, std::make_shared<detail::Operation>(std::move(started)));
+  return detail::at_boundary(state_->rank, "reduce_scatterv", [&] {
+    refuse_if_invalid(
+        *state_, coll::validate_reduce_scatterv(state_->rank, state_->size, send, send == kInPlace,
+                                                recv, counts, type, op));
+    if (state_->offload) {
+      return Request(state_,
+                     detail::offload_reduce_scatterv(*state_, send, recv, counts, type, op));
+    }
+    return Request(state_,
+                   start(*state_, coll::make_reduce_scatterv(*state_->ctx, state_->coll, send, recv,
+                                                             counts, type, op)));
+  });
 }
 
 void Communicator::reduce_scatterv(const void* send, void* recv,
@@ -267,8 +316,10 @@ void Communicator::reduce_scatterv(const void* send, void* recv,
 Request Communicator::ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
                                       DataType type, ReduceOp op) {
   check_usable(state_);
-  std::vector<std::size_t> counts(state_->size, count_per_rank);
-  return ireduce_scatterv(send, recv, counts, type, op);
+  return detail::at_boundary(state_->rank, "reduce_scatter", [&] {
+    std::vector<std::size_t> counts(state_->size, count_per_rank);
+    return ireduce_scatterv(send, recv, counts, type, op);
+  });
 }
 
 void Communicator::reduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
@@ -279,16 +330,18 @@ void Communicator::reduce_scatter(const void* send, void* recv, std::size_t coun
 Request Communicator::iallreduce(const void* send, void* recv, std::size_t count, DataType type,
                                  ReduceOp op) {
   check_usable(state_);
-  const bool in_place = send == kInPlace;
-  coll::validate_allreduce(state_->rank, send, in_place, recv, count, type, op).throw_if_error();
-  if (state_->offload) {
-    return Request(state_, detail::offload_allreduce(*state_, send, in_place || send == recv, recv,
-                                                     count, type, op));
-  }
-  auto started = coll::make_allreduce(*state_->ctx, state_->coll, send, in_place || send == recv,
-                                      recv, count, type, op);
-  state_->engine->start(started);
-  return Request(state_, std::make_shared<detail::Operation>(std::move(started)));
+  return detail::at_boundary(state_->rank, "allreduce", [&] {
+    const bool in_place = send == kInPlace;
+    refuse_if_invalid(
+        *state_, coll::validate_allreduce(state_->rank, send, in_place, recv, count, type, op));
+    if (state_->offload) {
+      return Request(state_, detail::offload_allreduce(*state_, send, in_place || send == recv,
+                                                       recv, count, type, op));
+    }
+    return Request(state_, start(*state_, coll::make_allreduce(*state_->ctx, state_->coll, send,
+                                                               in_place || send == recv, recv,
+                                                               count, type, op)));
+  });
 }
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type,
@@ -298,10 +351,10 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
 
 Request Communicator::ibarrier() {
   check_usable(state_);
-  if (state_->offload) return Request(state_, detail::offload_barrier(*state_));
-  auto op = coll::make_barrier(*state_->ctx);
-  state_->engine->start(op);
-  return Request(state_, std::make_shared<detail::Operation>(std::move(op)));
+  return detail::at_boundary(state_->rank, "barrier", [&] {
+    if (state_->offload) return Request(state_, detail::offload_barrier(*state_));
+    return Request(state_, start(*state_, coll::make_barrier(*state_->ctx)));
+  });
 }
 
 void Communicator::barrier() { ibarrier().wait(); }

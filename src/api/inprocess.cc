@@ -1,10 +1,13 @@
 #include "mccl/inprocess.h"
 
+#include <cmath>
 #include <exception>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "api/world_state.h"
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace mccl {
@@ -23,7 +26,16 @@ std::vector<std::byte> WorldState::allgather(int rank, std::span<const std::byte
   round.contributions[rank].assign(mine.begin(), mine.end());
   round.arrived[rank] = true;
   if (++round.count == size_) cv_.notify_all();
-  bool complete = cv_.wait_for(lock, timeout, [&] { return round.count == size_; });
+  // Not wait_for(timeout): libstdc++ adds it to now() and overflows on huge
+  // timeouts, which made every exchange fail at once.
+  const common::Deadline deadline = common::Deadline::after(timeout);
+  auto arrived = [&] { return round.count == size_; };
+  bool complete = true;
+  if (deadline.is_never()) {
+    cv_.wait(lock, arrived);
+  } else {
+    complete = cv_.wait_until(lock, deadline.at(), arrived);
+  }
   if (!complete) {
     std::string missing;
     for (int r = 0; r < size_; ++r) {
@@ -73,6 +85,31 @@ InProcessWorld::InProcessWorld(int size, const SimFabricOptions& fabric) {
   if (size < 1) {
     throw Error(ErrorCode::kInvalidArgument,
                 "InProcessWorld: size must be at least 1, got " + std::to_string(size));
+  }
+  // Probabilities are in [0, 1] (NaN fails every comparison, so the test is
+  // written to reject it); rates and delays are finite and not negative.
+  const std::pair<const char*, double> probabilities[] = {{"loss", fabric.loss},
+                                                          {"duplicate", fabric.duplicate},
+                                                          {"reorder", fabric.reorder},
+                                                          {"corrupt", fabric.corrupt}};
+  for (const auto& [name, p] : probabilities) {
+    if (!(p >= 0.0 && p <= 1.0)) {
+      throw Error(ErrorCode::kInvalidArgument, std::string("InProcessWorld: ") + name +
+                                                   " is a probability in [0, 1], got " +
+                                                   std::to_string(p));
+    }
+  }
+  if (!(fabric.link_gbit_per_s >= 0.0 && std::isfinite(fabric.link_gbit_per_s))) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "InProcessWorld: link_gbit_per_s must be finite and >= 0 (0 = unlimited), got " +
+                    std::to_string(fabric.link_gbit_per_s));
+  }
+  if (fabric.latency.count() < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "InProcessWorld: latency is negative (" +
+                                                 std::to_string(fabric.latency.count()) + " ns)");
+  }
+  if (fabric.receive_depth == 0) {
+    throw Error(ErrorCode::kInvalidArgument, "InProcessWorld: receive_depth must be at least 1");
   }
   if (fabric.mtu < 128 || fabric.mtu > 65535) {
     throw Error(ErrorCode::kInvalidArgument,

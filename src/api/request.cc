@@ -45,7 +45,10 @@ void Request::wait() {
   // The collective carries its own deadline (the same timeout, counted from
   // its start) and fails with a message saying what it waited for; wait a
   // little longer than that so its error, not a bare wait timeout, wins.
-  wait(comm_->timeout + std::chrono::seconds(1));
+  // Saturating: a timeout near INT64_MAX ms means "never", not an overflow.
+  const auto limit = std::chrono::milliseconds::max() - std::chrono::seconds(1);
+  wait(comm_->timeout >= limit ? std::chrono::milliseconds::max()
+                               : comm_->timeout + std::chrono::seconds(1));
 }
 
 void Request::wait(std::chrono::milliseconds timeout) {

@@ -51,7 +51,8 @@ std::atomic<std::uint64_t> g_next_round{0};
 
 int pmix_seconds(std::chrono::milliseconds ms) {
   // PMIX_TIMEOUT is whole seconds and 0 means "forever": round up.
-  const auto s = (std::max<std::int64_t>(ms.count(), 1) + 999) / 1000;
+  const std::int64_t v = std::max<std::int64_t>(ms.count(), 1);
+  const auto s = v / 1000 + (v % 1000 != 0);  // not (v + 999) / 1000: that overflows
   return static_cast<int>(std::min<std::int64_t>(s, INT_MAX));
 }
 

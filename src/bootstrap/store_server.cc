@@ -180,7 +180,7 @@ void StoreServer::Impl::accept_all() {
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<Conn>();
     c->fd.reset(fd);
-    c->hello_by = common::now() + timeout_;
+    c->hello_by = common::saturating_add(common::now(), timeout_);
     conns_.push_back(std::move(c));
   }
 }
@@ -271,7 +271,7 @@ void StoreServer::Impl::on_hello(Conn& c) {
   // part in the world.
   auto reject = [&](common::Status st) {
     send_error(c, st);
-    c.hello_by = common::now() + timeout_;  // room to flush the answer
+    c.hello_by = common::saturating_add(common::now(), timeout_);  // room to flush the answer
     fail(std::move(st));
   };
   if (failed_) return send_error(c, *failed_);

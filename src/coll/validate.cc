@@ -44,23 +44,59 @@ Status to_bytes(int rank, const std::string& what, std::size_t count, DataType t
   bytes = count * es;
   return Status::ok();
 }
+
+std::string too_big(std::size_t max_bytes) {
+  return "more than the " + std::to_string(max_bytes) +
+         " bytes one rank's stream can carry (2^32 chunks; docs/wire-protocol.md)";
+}
 }  // namespace
 
-Status validate_broadcast(int rank, int size, const void* buffer, std::size_t bytes, int root) {
+std::size_t max_stream_bytes(std::size_t chunk_bytes) {
+  constexpr std::size_t kMaxChunks = std::size_t{1} << 32;
+  if (chunk_bytes > std::numeric_limits<std::size_t>::max() / kMaxChunks) {
+    return std::numeric_limits<std::size_t>::max();
+  }
+  return chunk_bytes * kMaxChunks;
+}
+
+Status validate_allgather_size(int rank, int size, std::size_t bytes_per_rank,
+                               std::size_t max_bytes) {
+  if (bytes_per_rank > max_bytes) {
+    return common::invalid_argument(at(rank) + "allgather: bytes_per_rank is " +
+                                    std::to_string(bytes_per_rank) + ", " + too_big(max_bytes));
+  }
+  if (size > 0 && bytes_per_rank > std::numeric_limits<std::size_t>::max() / size) {
+    return common::invalid_argument(at(rank) + "allgather: bytes_per_rank " +
+                                    std::to_string(bytes_per_rank) + " times " +
+                                    std::to_string(size) + " ranks overflows a size_t");
+  }
+  return Status::ok();
+}
+
+Status validate_broadcast(int rank, int size, const void* buffer, std::size_t bytes, int root,
+                          std::size_t max_bytes) {
   if (root < 0 || root >= size) {
     return common::invalid_argument(at(rank) + "broadcast: root " + std::to_string(root) +
                                     " is out of range [0, " + std::to_string(size) + ")");
   }
+  if (bytes > max_bytes) {
+    return common::invalid_argument(at(rank) + "broadcast: bytes is " + std::to_string(bytes) +
+                                    ", " + too_big(max_bytes));
+  }
   if (buffer == nullptr && bytes > 0) {
     return common::invalid_argument(at(rank) + "broadcast: buffer is null but bytes is " +
                                     std::to_string(bytes));
+  }
+  if (reinterpret_cast<std::uintptr_t>(buffer) > UINTPTR_MAX - bytes) {
+    return common::invalid_argument(at(rank) + "broadcast: buffer + bytes (" +
+                                    std::to_string(bytes) + ") wraps around the address space");
   }
   return Status::ok();
 }
 
 Status validate_allgatherv(int rank, int size, const void* send, bool in_place, const void* recv,
                            std::span<const std::size_t> counts,
-                           std::span<const std::size_t> displacements) {
+                           std::span<const std::size_t> displacements, std::size_t max_bytes) {
   const std::string op = "allgather: ";
   if (counts.size() != static_cast<std::size_t>(size) ||
       displacements.size() != static_cast<std::size_t>(size)) {
@@ -68,8 +104,31 @@ Status validate_allgatherv(int rank, int size, const void* send, bool in_place, 
         at(rank) + op + "counts and displacements need " + std::to_string(size) + " entries, got " +
         std::to_string(counts.size()) + " and " + std::to_string(displacements.size()));
   }
+  // Each block must fit the wire and its end (displacement + count) a
+  // size_t and the address space: a wrapped end would place the block
+  // before the receive buffer.
+  const auto base = reinterpret_cast<std::uintptr_t>(recv);
   std::size_t total = 0;
-  for (auto c : counts) total += c;
+  for (int r = 0; r < size; ++r) {
+    const std::string idx = "[" + std::to_string(r) + "]";
+    if (counts[r] > max_bytes) {
+      return common::invalid_argument(at(rank) + op + "counts" + idx + " is " +
+                                      std::to_string(counts[r]) + ", " + too_big(max_bytes));
+    }
+    if (counts[r] == 0) continue;
+    if (displacements[r] > std::numeric_limits<std::size_t>::max() - counts[r] ||
+        displacements[r] + counts[r] > UINTPTR_MAX - base) {
+      return common::invalid_argument(at(rank) + op + "displs" + idx + " + counts" + idx + " (" +
+                                      std::to_string(displacements[r]) + " + " +
+                                      std::to_string(counts[r]) +
+                                      ") overflows: the block would end past the address space");
+    }
+    if (counts[r] > std::numeric_limits<std::size_t>::max() - total) {
+      return common::invalid_argument(at(rank) + op + "the counts overflow a size_t at counts" +
+                                      idx);
+    }
+    total += counts[r];
+  }
   if (recv == nullptr && total > 0) {
     return common::invalid_argument(at(rank) + op + "receive buffer is null but " +
                                     std::to_string(total) + " bytes are to be received");
@@ -78,6 +137,10 @@ Status validate_allgatherv(int rank, int size, const void* send, bool in_place, 
   if (!in_place && send == nullptr && mine > 0) {
     return common::invalid_argument(at(rank) + op + "send buffer is null but this rank sends " +
                                     std::to_string(mine) + " bytes");
+  }
+  if (!in_place && reinterpret_cast<std::uintptr_t>(send) > UINTPTR_MAX - mine) {
+    return common::invalid_argument(at(rank) + op + "send buffer + counts[" + std::to_string(rank) +
+                                    "] wraps around the address space");
   }
   // Blocks of different ranks must not overlap in the receive buffer, or
   // one root's data would silently overwrite another's.

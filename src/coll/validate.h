@@ -10,14 +10,28 @@
 
 namespace mccl::coll {
 
+// The most bytes one rank's stream may hold: the wire format numbers chunks
+// with 32 bits (docs/wire-protocol.md), so 2^32 chunks of `chunk_bytes`.
+// Larger sizes are refused up front; a chunk count computed for them would
+// wrap (to 0 near SIZE_MAX, so nothing would move and the call succeed).
+std::size_t max_stream_bytes(std::size_t chunk_bytes);
+
+// `max_bytes` is max_stream_bytes() of the communicator's chunk size.
 common::Status validate_broadcast(int rank, int size, const void* buffer, std::size_t bytes,
-                                  int root);
+                                  int root, std::size_t max_bytes);
 
 // `send` may be the in-place marker (already resolved by the caller into
-// in_place = true).
+// in_place = true). Each count is bounded by `max_bytes`; every
+// displs[i] + counts[i], and the receive buffer's end, must not overflow.
 common::Status validate_allgatherv(int rank, int size, const void* send, bool in_place,
                                    const void* recv, std::span<const std::size_t> counts,
-                                   std::span<const std::size_t> displacements);
+                                   std::span<const std::size_t> displacements,
+                                   std::size_t max_bytes);
+
+// allgather's displacements are r * bytes_per_rank: that product must fit,
+// and bytes_per_rank must fit one stream.
+common::Status validate_allgather_size(int rank, int size, std::size_t bytes_per_rank,
+                                       std::size_t max_bytes);
 
 // Counts are in elements. Checks the datatype and op values, the buffers
 // (null only with nothing to send or receive; send and receive must not

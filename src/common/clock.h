@@ -1,5 +1,12 @@
 // Clocks and deadlines. Every wait in MCCL has a deadline measured on the
 // monotonic clock, never a count of polls.
+//
+// Timeouts come from users (MCCL_COLL_TIMEOUT_MS, CommOptions::timeout,
+// mccl_wait) and may be as large as INT64_MAX milliseconds, which overflows
+// both the nanosecond Duration and `now() + timeout`. Every deadline is
+// therefore computed here, saturating: a timeout that would carry the
+// deadline past the clock's range (about 292 years of nanoseconds from boot)
+// gives TimePoint::max(), which means "never" (Deadline::never()).
 #pragma once
 
 #include <chrono>
@@ -13,12 +20,37 @@ using Duration = Clock::duration;
 
 inline TimePoint now() { return Clock::now(); }
 
+// `d` in the clock's Duration, clamped to [Duration::min(), Duration::max()]
+// instead of overflowing (a plain conversion of 2^63 ms to ns wraps).
+template <class Rep, class Period>
+Duration saturating_duration(std::chrono::duration<Rep, Period> d) {
+  using D = std::chrono::duration<Rep, Period>;
+  if (d >= std::chrono::floor<D>(Duration::max())) return Duration::max();
+  if (d <= std::chrono::ceil<D>(Duration::min())) return Duration::min();
+  return std::chrono::duration_cast<Duration>(d);
+}
+
+// `from + d`, or TimePoint::max() ("never") when that is past the clock's
+// range. A negative `d` counts as zero: the deadline is `from`.
+template <class Rep, class Period>
+TimePoint saturating_add(TimePoint from, std::chrono::duration<Rep, Period> d) {
+  const Duration step = saturating_duration(d);
+  if (step <= Duration::zero()) return from;
+  if (from == TimePoint::max() || step >= TimePoint::max() - from) return TimePoint::max();
+  return from + step;
+}
+
 class Deadline {
  public:
-  static Deadline after(Duration d) { return Deadline(now() + d); }
+  // Saturates (see above): a huge `d` gives never().
+  template <class Rep, class Period>
+  static Deadline after(std::chrono::duration<Rep, Period> d) {
+    return Deadline(saturating_add(now(), d));
+  }
   static Deadline never() { return Deadline(TimePoint::max()); }
   explicit Deadline(TimePoint at) : at_(at) {}
 
+  bool is_never() const { return at_ == TimePoint::max(); }
   bool expired() const { return at_ != TimePoint::max() && now() >= at_; }
   bool expired(TimePoint t) const { return t >= at_; }
   TimePoint at() const { return at_; }

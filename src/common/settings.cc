@@ -74,7 +74,8 @@ const Setting kProtoEagerBudget{"MCCL_PROTO_EAGER_BUDGET", T::kInt, "8388608",
 const Setting kProtoChecksum{"MCCL_PROTO_CHECKSUM", T::kBool, "1",
     "Protect every datagram with CRC32C (header and payload)."};
 const Setting kCollTimeoutMs{"MCCL_COLL_TIMEOUT_MS", T::kInt, "60000",
-    "Deadline of a collective and of every blocking wait, in milliseconds."};
+    "Deadline of a collective and of every blocking wait, in milliseconds; a value past "
+    "the clock's range (~292 years, e.g. 9223372036854775807) means no deadline."};
 const Setting kCollAllgatherAlgo{"MCCL_COLL_ALLGATHER_ALGO", T::kString, "auto",
     "Allgather algorithm: multicast broadcasts or the point-to-point ring.", "auto|multicast|ring"};
 const Setting kCollAllgatherRoots{"MCCL_COLL_ALLGATHER_ROOTS", T::kInt, "0",

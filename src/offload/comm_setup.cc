@@ -90,7 +90,7 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
       return common::unavailable_error(who + "the network's datagrams are too small");
     }
     protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
-    pc.op_timeout = timeout;
+    pc.op_timeout = common::saturating_duration(timeout);
     out.ctx = std::make_unique<protocol::Context>(rank, size, tag, std::move(dgram),
                                                   std::move(reliable), pc);
     out.coll = coll::CollConfig{};

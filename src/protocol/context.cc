@@ -75,7 +75,7 @@ Context::~Context() = default;
 void Context::start(const std::shared_ptr<Operation>& op) {
   op->seq_ = next_seq_++;
   TimePoint t = common::now();
-  op->deadline_ = t + config_.op_timeout;
+  op->deadline_ = common::saturating_add(t, config_.op_timeout);  // huge: never
   // Every collective involves every rank: with a peer gone, none can work.
   if (!failed_peers_.empty()) poison(failed_peers_.front().second);
   if (!poison_.is_ok()) {
@@ -117,7 +117,9 @@ std::size_t Context::progress() {
   backlogged_ = n >= kPollBudget;
   if (n > 0) note_arrival(now_);
   if (poll & kReliableBit) {
+    in_reliable_poll_ = true;
     Status s = reliable_->poll(*this, kPollBudget, m);
+    in_reliable_poll_ = false;
     if (!s.is_ok()) poison(s);
   }
   due_ = (backlogged_ ? kDatagramBit : 0u) | (m >= kPollBudget ? kReliableBit : 0u);
@@ -207,6 +209,7 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     Counters::add(counters_.dropped_invalid);
     return;
   }
+  if (seeking_abort_ && h.kind != ControlKind::kAbort) return;  // see poison()
   if (h.kind == ControlKind::kAbort) {
     std::string text(reinterpret_cast<const char*>(body.data()), body.size());
     auto code = static_cast<ErrorCode>(h.arg0);
@@ -218,7 +221,11 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
   }
   auto it = active_.find(h.seq);
   if (it != active_.end()) {
-    if (!it->second->done()) it->second->on_control(peer, h, body, now_);
+    if (h.kind == ControlKind::kCallRefused) {
+      refused_by_peer(*it->second, h, body);
+    } else if (!it->second->done()) {
+      it->second->on_control(peer, h, body, now_);
+    }
     return;
   }
   if (on_eager_message(peer, h, body)) return;
@@ -228,6 +235,19 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     return;
   }
   early_messages_[h.seq].push_back({peer, std::vector<std::byte>(message.begin(), message.end())});
+}
+
+void Context::refused_by_peer(Operation& op, const ControlHeader& h,
+                              std::span<const std::byte> body) {
+  // The peer will not take part in this collective (its arguments were
+  // invalid): it cannot complete, and the peer's reason is what every rank
+  // needs to hear. The communicator stays usable; the peer took the same
+  // sequence number, so the next collective lines up.
+  std::string why(reinterpret_cast<const char*>(body.data()), body.size());
+  op.finish(common::invalid_argument("rank " + std::to_string(rank_) + ": collective #" +
+                                     std::to_string(h.seq) + " (" + op.describe() +
+                                     ") cannot complete: rank " + std::to_string(h.arg1) +
+                                     " refused its call: " + why));
 }
 
 void Context::on_peer_failure(int peer, const Status& why) {
@@ -255,6 +275,24 @@ void Context::check_failed_peers() {
 
 void Context::poison(const Status& why) {
   if (!poison_.is_ok()) return;
+  // A peer that is gone (a send fails: "Broken pipe") is often the
+  // consequence of an error that peer already sent here before it left: a
+  // rank stopped (SIGSTOP) while its peers timed out finds, once resumed,
+  // their kAbort in its inbox and their connections closed. Read what has
+  // arrived first so that the cause, not the consequence, is reported. Other
+  // messages are dropped: the communicator is poisoned either way. Not from
+  // inside the reliable transport's own poll, which must not be re-entered.
+  const bool peer_gone =
+      why.code() == ErrorCode::kPeerFailure || why.code() == ErrorCode::kTransportError;
+  if (peer_gone && !in_reliable_poll_) {
+    in_reliable_poll_ = true;
+    seeking_abort_ = true;
+    std::size_t m = 0;
+    (void)reliable_->poll(*this, kPollBudget, m);
+    seeking_abort_ = false;
+    in_reliable_poll_ = false;
+    if (!poison_.is_ok()) return;  // an abort arrived and poisoned with its reason
+  }
   poison_ = why;
   common::logf(common::LogLevel::kInfo, rank_, "communicator broken: %s", why.message().c_str());
   clear_eager();  // the neighbour fails too: it asks for nothing more

@@ -165,6 +165,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void clear_eager();
   void note_arrival(common::TimePoint now);
   void check_failed_peers();
+  void refused_by_peer(Operation& op, const ControlHeader& h, std::span<const std::byte> body);
   void retire_finished();
 
   const int rank_;
@@ -203,6 +204,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   std::size_t eager_bytes_ = 0;
   std::atomic<std::size_t> eager_count_{0};
 
+  bool in_reliable_poll_ = false;  // reliable_->poll() is running: poison() must not re-enter it
+  bool seeking_abort_ = false;     // poison() reads only kAbort messages
   common::Status poison_;
   // Peers whose connection ended, and why; fatal once a collective needs one.
   std::vector<std::pair<int, common::Status>> failed_peers_;

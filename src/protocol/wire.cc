@@ -130,7 +130,7 @@ bool decode_control(std::span<const std::byte> m, std::uint32_t expected_tag, Co
   if (get16(p) != kControlMagic) return false;
   if (std::to_integer<std::uint8_t>(p[2]) != kWireVersion) return false;
   auto kind = std::to_integer<std::uint8_t>(p[3]);
-  if (kind < 1 || kind > static_cast<std::uint8_t>(ControlKind::kBarrier)) return false;
+  if (kind < 1 || kind > static_cast<std::uint8_t>(ControlKind::kCallRefused)) return false;
   h.kind = static_cast<ControlKind>(kind);
   h.comm_tag = get32(p + 4);
   if (h.comm_tag != expected_tag) return false;
@@ -159,6 +159,8 @@ const char* to_string(ControlKind k) {
       return "p2p-data";
     case ControlKind::kBarrier:
       return "barrier";
+    case ControlKind::kCallRefused:
+      return "call-refused";
   }
   return "?";
 }

@@ -78,6 +78,7 @@ enum class ControlKind : std::uint8_t {
   kAbort = 5,          // arg0 = error code, arg1 = origin rank; body = message text
   kP2pData = 6,        // point-to-point algorithms: arg0/arg1 are theirs; body = bytes
   kBarrier = 7,        // arg0 = round
+  kCallRefused = 8,    // arg0 = error code, arg1 = origin rank; body = why it refused seq
 };
 const char* to_string(ControlKind k);
 

@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -20,15 +21,29 @@ struct TopologyDeleter {
 };
 using Topology = std::unique_ptr<hwloc_topology, TopologyDeleter>;
 
-Topology load_topology(bool with_io) {
+std::atomic<int> g_loads{0};
+
+Topology load_topology() {
+  g_loads.fetch_add(1, std::memory_order_relaxed);
   hwloc_topology_t t = nullptr;
   if (hwloc_topology_init(&t) != 0) return nullptr;
-  if (with_io) hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  // With the important I/O devices, so that a NIC's locality can be found.
+  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   if (hwloc_topology_load(t) != 0) {
     hwloc_topology_destroy(t);
     return nullptr;
   }
   return Topology(t);
+}
+
+// The machine's shape does not change while a process runs, and loading it
+// costs about 250 ms (hwloc reads sysfs and leaks a little each time), so it
+// is loaded once per process, on first use; a function-local static makes
+// that thread-safe. A loaded topology is only read afterwards, which hwloc
+// allows from several threads at once. Null when hwloc could not load it.
+hwloc_topology_t machine_topology() {
+  static const Topology topology = load_topology();
+  return topology.get();
 }
 
 // The first PU of the `from_end`-th core from the end inside `set` (modulo
@@ -54,9 +69,8 @@ std::string nth_last_core(int local_index) {
 Placement choose_progress_cpu(int requested, const std::string& iface, int local_index) {
   local_index = std::max(local_index, 0);
   if (requested >= 0) return {requested, "MCCL_PROGRESS_CPU=" + std::to_string(requested)};
-  Topology topo = load_topology(!iface.empty());
-  if (!topo) return {-1, "hwloc could not load the topology; thread not pinned"};
-  hwloc_topology_t t = topo.get();
+  hwloc_topology_t t = machine_topology();
+  if (t == nullptr) return {-1, "hwloc could not load the topology; thread not pinned"};
   if (!iface.empty()) {
     hwloc_obj_t dev = nullptr;
     while ((dev = hwloc_get_next_osdev(t, dev))) {
@@ -96,13 +110,15 @@ common::Status bind_current_thread(int cpu) {
 }
 
 std::string describe_machine() {
-  Topology topo = load_topology(false);
-  if (!topo) return "hwloc could not load the topology";
-  int cores = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_CORE);
-  int pus = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_PU);
-  int numa = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_NUMANODE);
+  hwloc_topology_t t = machine_topology();
+  if (t == nullptr) return "hwloc could not load the topology";
+  int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+  int pus = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+  int numa = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
   return std::to_string(cores) + " cores, " + std::to_string(pus) + " PUs, " +
          std::to_string(numa) + " NUMA nodes (hwloc " + HWLOC_VERSION + ")";
 }
+
+int topology_loads() { return g_loads.load(std::memory_order_relaxed); }
 
 }  // namespace mccl::topo

@@ -32,4 +32,8 @@ common::Status bind_current_thread(int cpu);
 // One line describing the topology, for mccl_info ("2 cores, 2 PUs, hwloc 2.9").
 std::string describe_machine();
 
+// How many times this process has loaded the hardware topology: at most 1,
+// whatever the number of communicators (for tests).
+int topology_loads();
+
 }  // namespace mccl::topo

@@ -6,6 +6,8 @@
 #include <sched.h>
 
 #include <set>
+#include <thread>
+#include <vector>
 
 namespace mccl::topo {
 namespace {
@@ -45,6 +47,20 @@ TEST(Placement, MoreLocalRanksThanCoresWrapAround) {
 TEST(Placement, TheMachineIdIsStableAndSet) {
   EXPECT_NE(machine_id(), 0u) << "no /proc/sys/kernel/random/boot_id";
   EXPECT_EQ(machine_id(), machine_id());
+}
+
+TEST(Placement, TheTopologyIsLoadedOncePerProcess) {
+  // Every thread-engine communicator asks for a CPU; reloading hwloc each
+  // time cost ~250 ms and leaked memory. Ask from several threads at once.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([] {
+      for (int i = 0; i < 200; ++i) (void)choose_progress_cpu(-1, i % 2 ? "lo" : "", i);
+    });
+  }
+  for (auto& t : threads) t.join();
+  (void)describe_machine();
+  EXPECT_EQ(topology_loads(), 1);
 }
 
 }  // namespace

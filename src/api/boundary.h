@@ -1,0 +1,31 @@
+// The public C++ API throws nothing but mccl::Error (include/mccl/error.h).
+// Inside, the standard library may still throw: std::bad_alloc for a buffer
+// or bitmap too large for memory, std::system_error when a thread cannot be
+// started. `at_boundary` turns those into an Error that names the rank and
+// the call, at the one place each public entry point passes through.
+#pragma once
+
+#include <exception>
+#include <new>
+#include <string>
+
+#include "mccl/error.h"
+
+namespace mccl::detail {
+
+template <typename F>
+decltype(auto) at_boundary(int rank, const char* call, F&& body) {
+  try {
+    return body();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorCode::kUnavailable,
+                "rank " + std::to_string(rank) + ": " + call + ": out of memory");
+  } catch (const std::exception& e) {
+    throw Error(ErrorCode::kInternal, "rank " + std::to_string(rank) + ": " + call + ": " +
+                                          e.what() + " (please report this)");
+  }
+}
+
+}  // namespace mccl::detail

@@ -1,0 +1,143 @@
+#include "api/c_support.h"
+
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+namespace mccl::capi {
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<const void*, HandleKind> live;
+};
+
+// Never destroyed: a handle freed from another static destructor at exit
+// must still find it.
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+const char* type_name(HandleKind kind) {
+  switch (kind) {
+    case HandleKind::kWorld:
+      return "mccl_world_t";
+    case HandleKind::kComm:
+      return "mccl_comm_t";
+    case HandleKind::kRequest:
+      return "mccl_request_t";
+  }
+  return "handle";
+}
+
+// Under the registry's lock.
+void check(const Registry& r, const void* handle, HandleKind kind, const char* name) {
+  require(handle, name);
+  auto it = r.live.find(handle);
+  if (it == r.live.end() || it->second != kind) {
+    invalid(std::string("argument '") + name + "' is not a live " + type_name(kind) +
+            ": it was already destroyed or freed, or never created by MCCL");
+  }
+}
+
+}  // namespace
+
+void register_handle(const void* handle, HandleKind kind) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.live[handle] = kind;
+}
+
+void require_live(const void* handle, HandleKind kind, const char* name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  check(r, handle, kind, name);
+}
+
+void unregister_handle(const void* handle, HandleKind kind, const char* name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  check(r, handle, kind, name);
+  r.live.erase(handle);
+}
+
+mccl::SimFabricOptions to_cpp(const mccl_sim_options_t& c) {
+  mccl::SimFabricOptions o;
+  o.loss = c.loss;
+  o.duplicate = c.duplicate;
+  o.reorder = c.reorder;
+  o.corrupt = c.corrupt;
+  if (c.latency_ns < 0) invalid("options->latency_ns is negative");
+  o.latency = std::chrono::nanoseconds(c.latency_ns);
+  o.link_gbit_per_s = c.link_gbit_per_s;
+  if (c.mtu != 0) o.mtu = c.mtu;
+  if (c.receive_depth != 0) o.receive_depth = c.receive_depth;
+  if (c.seed != 0) o.seed = c.seed;
+  return o;
+}
+
+// Maps a 1-based C enumerator to the C++ enumerator at index value - 1.
+namespace {
+template <typename E, std::size_t N>
+std::optional<E> enum_field(std::int32_t value, const E (&values)[N], const char* name) {
+  if (value == 0) return std::nullopt;
+  if (value < 0 || static_cast<std::size_t>(value) > N) {
+    invalid(std::string("options->") + name + " is " + std::to_string(value) +
+            ", not one of its MCCL_* values");
+  }
+  return values[value - 1];
+}
+}  // namespace
+
+mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
+  using mccl::AllgatherAlgorithm;
+  using mccl::AllreduceAlgorithm;
+  using mccl::BroadcastAlgorithm;
+  using mccl::ProgressKind;
+  using mccl::TransportKind;
+  static_assert(MCCL_TRANSPORT_IB == 4 && MCCL_PROGRESS_OFFLOAD == 3 &&
+                MCCL_ALLGATHER_ALGO_RING == 3 && MCCL_BCAST_ALGO_CHAIN == 3 &&
+                MCCL_ALLREDUCE_ALGO_RECURSIVE_DOUBLING == 4);
+  static constexpr TransportKind kTransports[] = {TransportKind::kAuto, TransportKind::kSim,
+                                                  TransportKind::kUdp, TransportKind::kIb};
+  static constexpr ProgressKind kProgress[] = {ProgressKind::kInline, ProgressKind::kThread,
+                                               ProgressKind::kOffload};
+  static constexpr AllgatherAlgorithm kAllgather[] = {
+      AllgatherAlgorithm::kAuto, AllgatherAlgorithm::kMulticast, AllgatherAlgorithm::kRing};
+  static constexpr BroadcastAlgorithm kBroadcast[] = {
+      BroadcastAlgorithm::kAuto, BroadcastAlgorithm::kMulticast, BroadcastAlgorithm::kChain};
+  static constexpr AllreduceAlgorithm kAllreduce[] = {
+      AllreduceAlgorithm::kAuto, AllreduceAlgorithm::kRsMulticast, AllreduceAlgorithm::kRing,
+      AllreduceAlgorithm::kRecursiveDoubling};
+
+  if (c.reserved != 0) invalid("options->reserved must be 0");
+  if (c.reserved2 != 0) invalid("options->reserved2 must be 0");
+  mccl::CommOptions o;
+  o.transport = enum_field(c.transport, kTransports, "transport");
+  o.progress = enum_field(c.progress, kProgress, "progress");
+  o.allgather_algorithm = enum_field(c.allgather_algorithm, kAllgather, "allgather_algorithm");
+  o.broadcast_algorithm = enum_field(c.broadcast_algorithm, kBroadcast, "broadcast_algorithm");
+  o.allreduce_algorithm = enum_field(c.allreduce_algorithm, kAllreduce, "allreduce_algorithm");
+  if (c.reduce_scatter_send_share != 0) {
+    if (!(c.reduce_scatter_send_share > 0 && c.reduce_scatter_send_share <= 1)) {
+      invalid("options->reduce_scatter_send_share is " +
+              std::to_string(c.reduce_scatter_send_share) + "; expected (0, 1] or 0 (unset)");
+    }
+    o.reduce_scatter_send_share = c.reduce_scatter_send_share;
+  }
+  if (c.timeout_ms < 0) invalid("options->timeout_ms is negative; 0 means unset");
+  if (c.timeout_ms > 0) o.timeout = std::chrono::milliseconds(c.timeout_ms);
+  if (c.allgather_concurrent_roots < -1) {
+    invalid("options->allgather_concurrent_roots is " +
+            std::to_string(c.allgather_concurrent_roots) +
+            "; expected > 0, -1 (all roots) or 0 (unset)");
+  }
+  // The C++ option spells "all roots" as 0; C keeps 0 for "unset".
+  if (c.allgather_concurrent_roots == -1) o.allgather_concurrent_roots = 0;
+  if (c.allgather_concurrent_roots > 0) o.allgather_concurrent_roots = c.allgather_concurrent_roots;
+  return o;
+}
+
+}  // namespace mccl::capi
