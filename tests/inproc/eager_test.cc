@@ -90,7 +90,8 @@ TEST_P(DestroyWithoutBarrier, NoRankFailsOrHangs) {
   for (auto& t : threads) t.join();
   for (int r = 0; r < kRanks; ++r) {
     try {
-      if (errors[static_cast<std::size_t>(r)]) std::rethrow_exception(errors[static_cast<std::size_t>(r)]);
+      if (errors[static_cast<std::size_t>(r)])
+        std::rethrow_exception(errors[static_cast<std::size_t>(r)]);
     } catch (const std::exception& e) {
       ADD_FAILURE() << "rank " << r << ": " << e.what();
     }

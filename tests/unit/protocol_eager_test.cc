@@ -34,7 +34,8 @@ void run_reusing_buffers(Rig& rig, Collective& c) {
       if (seen[r] || !c.ops[r]->done()) continue;
       seen[r] = true;
       --left;
-      ASSERT_TRUE(c.ops[r]->status().is_ok()) << "rank " << r << ": " << c.ops[r]->status().message();
+      ASSERT_TRUE(c.ops[r]->status().is_ok())
+          << "rank " << r << ": " << c.ops[r]->status().message();
       ASSERT_TRUE(c.bufs[r] == c.expect) << "rank " << r << " holds other bytes than were sent";
       std::fill(c.bufs[r].begin(), c.bufs[r].end(), std::byte{0xEE});
     }
