@@ -109,6 +109,8 @@ const Setting kRank{"MCCL_RANK", T::kInt, "-1",
     "This process's rank for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK)."};
 const Setting kWorldSize{"MCCL_WORLD_SIZE", T::kInt, "-1",
     "Number of ranks for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE)."};
+const Setting kBootstrapSecret{"MCCL_BOOTSTRAP_SECRET", T::kString, "",
+    "Job secret every rank sends in its TCP-store hello (mccl_run sets a random one); empty: derived from the uid, the store port and the launcher's job id (docs/security.md)."};
 const Setting kBootstrapTimeoutMs{"MCCL_BOOTSTRAP_TIMEOUT_MS", T::kInt, "30000",
     "How long every rank may take to reach the bootstrap (TCP store or PMIx fence), in milliseconds."};
 const Setting kMpiEnable{"MCCL_MPI_ENABLE", T::kBool, "1",
@@ -171,6 +173,7 @@ const std::vector<const Setting*>& all_settings() {
       &kRank,
       &kWorldSize,
       &kBootstrapTimeoutMs,
+      &kBootstrapSecret,
       &kMpiEnable,
       &kMpiMinBytes,
       &kMpiDebug,
