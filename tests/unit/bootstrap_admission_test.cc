@@ -144,8 +144,8 @@ TEST_F(BootstrapAdmission, HelloWithoutTheSecretIsRefusedAndTheJobGoesOn) {
 TEST_F(BootstrapAdmission, RankWithAnotherSecretGetsAMismatchNamingTheSetting) {
   auto rank0 = std::async(std::launch::async, [&] {
     try {
-      make_tcp_bootstrap({.address = addr_, .rank = 0, .size = 2, .timeout = 2s,
-                          .secret = kSecret});
+      make_tcp_bootstrap(
+          {.address = addr_, .rank = 0, .size = 2, .timeout = 2s, .secret = kSecret});
     } catch (const Error&) {
     }
   });
