@@ -95,7 +95,7 @@ const Setting kProgressCpu{"MCCL_PROGRESS_CPU", T::kInt, "-1",
 const Setting kProgressSpinUs{"MCCL_PROGRESS_SPIN_US", T::kInt, "50",
     "How long the progress thread spins after the last event before it sleeps, in microseconds."};
 const Setting kOffloadSocket{"MCCL_OFFLOAD_SOCKET", T::kString, "",
-    "Unix socket of mccl_offloadd (MCCL_PROGRESS=offload); empty: /tmp/mccl-offload-<uid>-<job>-<netns>.sock."};
+    "Unix socket of mccl_offloadd (MCCL_PROGRESS=offload); empty: mccl-offload-<job>-<netns>.sock in $XDG_RUNTIME_DIR when private, else in /tmp/mccl-<uid> (mode 0700)."};
 const Setting kOffloadDaemon{"MCCL_OFFLOAD_DAEMON", T::kString, "",
     "The mccl_offloadd binary started when no daemon answers; empty: beside libmccl, the executable, the install bindir, else $PATH."};
 const Setting kOffloadJob{"MCCL_OFFLOAD_JOB", T::kString, "",

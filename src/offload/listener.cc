@@ -129,8 +129,8 @@ int run_daemon(const DaemonConfig& config) {
   // A log with nothing but "listening" and "exiting" in it is not kept;
   // only a regular file is removed (MCCL_OFFLOAD_LOG may be /dev/null).
   struct stat log_stat {};
-  if (!config.log_path.empty() && !session_trouble() && ::lstat(config.log_path.c_str(), &log_stat) == 0 &&
-      S_ISREG(log_stat.st_mode)) {
+  if (!config.log_path.empty() && !session_trouble() &&
+      ::lstat(config.log_path.c_str(), &log_stat) == 0 && S_ISREG(log_stat.st_mode)) {
     ::unlink(config.log_path.c_str());
   }
   return 0;

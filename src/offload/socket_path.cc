@@ -115,11 +115,10 @@ common::Status check_peer_uid(int fd, const std::string& path, const char* peer)
                                    std::strerror(errno));
   }
   if (cred.uid != ::geteuid()) {
-    return common::invalid_argument(std::string(peer) + " on " + path + " (pid " +
-                                    std::to_string(cred.pid) + ") runs as uid " +
-                                    std::to_string(cred.uid) + ", not as uid " +
-                                    std::to_string(::geteuid()) +
-                                    ": refused (only processes of one user may share an offload daemon)");
+    return common::invalid_argument(
+        std::string(peer) + " on " + path + " (pid " + std::to_string(cred.pid) + ") runs as uid " +
+        std::to_string(cred.uid) + ", not as uid " + std::to_string(::geteuid()) +
+        ": refused (only processes of one user may share an offload daemon)");
   }
   return common::Status::ok();
 }

@@ -172,8 +172,8 @@ TEST_F(OffloadSecurity, DefaultSocketLivesInXdgRuntimeDirOnlyWhenItIsPrivate) {
 TEST_F(OffloadSecurity, LockAndLogAreNeverOpenedThroughASymlink) {
   const std::string victim_lock = dir_ + "/victim-lock", victim_log = dir_ + "/victim-log";
   ASSERT_EQ(::symlink(victim_lock.c_str(), (sock_ + ".lock").c_str()), 0);
-  const std::string cmd = std::string(MCCL_OFFLOADD) + " --socket=" + sock_ +
-                          " --idle-timeout-ms=200 2>/dev/null";
+  const std::string cmd =
+      std::string(MCCL_OFFLOADD) + " --socket=" + sock_ + " --idle-timeout-ms=200 2>/dev/null";
   const int rc = std::system(cmd.c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << rc;
   EXPECT_FALSE(std::filesystem::exists(victim_lock));
