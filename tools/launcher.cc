@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,21 @@ namespace {
 // How long the other ranks may go on after one failed: long enough for them
 // to report their own error (a peer failure arrives within milliseconds).
 constexpr auto kFailureGrace = std::chrono::seconds(10);
+
+// The job's bootstrap secret (docs/security.md): 128 random bits as hex, so
+// that only these ranks can join the store. Empty if the kernel has no
+// randomness to give (the ranks then derive one).
+std::string random_secret() {
+  unsigned char raw[16];
+  if (getrandom(raw, sizeof raw, 0) != static_cast<ssize_t>(sizeof raw)) return {};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : raw) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
 }  // namespace
 
 int free_port() {
@@ -46,6 +62,7 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
                   const std::vector<std::pair<std::string, std::string>>& env,
                   std::chrono::seconds deadline, bool capture) {
   const std::string addr = "127.0.0.1:" + std::to_string(free_port());
+  const std::string secret = random_secret();
   char dir_template[] = "/tmp/mccl-mp-XXXXXX";
   std::string dir = mkdtemp(dir_template);
   std::vector<pid_t> pids;
@@ -62,6 +79,7 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
       setenv("MCCL_BOOTSTRAP_ADDR", addr.c_str(), 1);
       setenv("MCCL_RANK", std::to_string(r).c_str(), 1);
       setenv("MCCL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+      if (!secret.empty()) setenv("MCCL_BOOTSTRAP_SECRET", secret.c_str(), 1);
       for (auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
       std::vector<char*> argv{const_cast<char*>(program.c_str())};
       for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));

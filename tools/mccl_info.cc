@@ -183,7 +183,11 @@ int print_text() {
     std::printf("\n  %s\n", s->name());
     std::printf("    type     %s\n", type_name(s->type()));
     std::printf("    default  %s\n", *s->default_value() ? s->default_value() : "(empty)");
-    std::printf("    value    %s (%s)\n", s->raw().c_str(), s->source());
+    // A job secret is shown only as set or not: mccl_info output is pasted
+    // into bug reports.
+    const bool hidden = s == &mccl::common::settings::kBootstrapSecret && s->from_env();
+    std::printf("    value    %s (%s)\n", hidden ? "(set, not shown)" : s->raw().c_str(),
+                s->source());
     if (s->allowed() != nullptr) {
       std::printf("    allowed  %s\n", allowed_list(s->allowed(), false).c_str());
     }

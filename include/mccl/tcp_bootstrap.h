@@ -38,6 +38,13 @@ struct TcpBootstrapOptions {
   // How long every rank may take to reach the store; 0 =
   // MCCL_BOOTSTRAP_TIMEOUT_MS (default 30 s).
   std::chrono::milliseconds timeout{0};
+  // The job secret every rank's hello must carry (at most 256 bytes; the
+  // same on every rank): only processes that know it join the store.
+  // "" = MCCL_BOOTSTRAP_SECRET (mccl_run sets a random one), else derived
+  // from the user id, the store's port and the launcher's job id, which
+  // keeps out strangers but not someone who can guess the job id
+  // (docs/security.md).
+  std::string secret;
 };
 
 // Blocks until every rank of the world has reached the store, or the
@@ -58,7 +65,9 @@ struct TcpBootstrapOptions {
 //   kTimeout          ranks did not reach the store in time (names them;
 //                     rank 0 when the store itself never answered);
 //   kPeerFailure      a rank or the store disconnected while others waited;
-//   kMismatch         ranks disagree on the world size;
+//   kMismatch         ranks disagree on the world size, or the store refused
+//                     this rank's job secret (MCCL_BOOTSTRAP_SECRET must be
+//                     the same on every rank);
 //   kTransportError   rank 0 cannot bind host:port (e.g. the port is taken),
 //                     or something that is not an MCCL store answers there.
 //

@@ -28,6 +28,15 @@ namespace {
 using common::TimePoint;
 using Bytes = std::vector<std::byte>;
 
+// An anonymous connection must say hello this soon (a rank sends it right
+// after connecting), and at most this many wait at once: the oldest is
+// dropped first, so strangers cannot hold the store's descriptors.
+constexpr auto kAnonymousHelloWithin = std::chrono::seconds(5);
+constexpr std::size_t kMaxAnonymous = 64;
+// A payload grows by at most this much per read: its buffer follows the
+// bytes that actually arrived, never the length a header announces.
+constexpr std::size_t kGrowBytes = 64 * 1024;
+
 std::int64_t ms_between(TimePoint a, TimePoint b) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
 }
@@ -52,11 +61,14 @@ struct Conn {
   bool closed = false;
   bool said_bye = false;
   bool told_error = false;
+  bool discard = false;             // after a protocol error: input is ignored
+  bool close_when_flushed = false;  // refused: close once the answer is out
   // Reading: a header, then its payload.
   std::array<std::byte, wire::kHeaderBytes> hdr_buf{};
   std::size_t hdr_got = 0;
   wire::Header hdr;
   std::shared_ptr<Bytes> payload;
+  std::size_t payload_want = 0;  // the header's length, checked
   std::size_t payload_got = 0;
   std::deque<OutFrame> out;
 };
@@ -64,9 +76,10 @@ struct Conn {
 }  // namespace
 
 struct StoreServer::Impl {
-  Impl(Fd listen, sockaddr_in addr, int size, std::chrono::milliseconds timeout)
+  Impl(Fd listen, sockaddr_in addr, int size, std::chrono::milliseconds timeout, std::string secret)
       : listen_(std::move(listen)),
         where_(to_string(addr)),
+        secret_(std::move(secret)),
         size_(size),
         timeout_(timeout),
         start_(common::now()),
@@ -86,6 +99,8 @@ struct StoreServer::Impl {
   // Events.
   void accept_all();
   void on_readable(Conn& c);
+  bool accept_header(Conn& c);
+  void drop_oldest_anonymous();
   void on_frame(Conn& c);
   void on_hello(Conn& c);
   void on_contribute(Conn& c);
@@ -108,6 +123,7 @@ struct StoreServer::Impl {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   const std::string where_;
+  const std::string secret_;
   const int size_;
   const std::chrono::milliseconds timeout_;
   const TimePoint start_;
@@ -162,7 +178,24 @@ void StoreServer::Impl::protocol_error(Conn& c, const std::string& what) {
   common::Status st = common::transport_error(prefix() + "rank " + std::to_string(c.rank) +
                                               " broke the protocol: " + what);
   send_error(c, st);
+  // What follows the bad frame cannot be framed any more: ignore it (the
+  // connection stays open so the error reaches the rank).
+  c.discard = true;
+  c.hdr_got = 0;
+  c.payload.reset();
   fail(std::move(st));
+}
+
+void StoreServer::Impl::drop_oldest_anonymous() {
+  std::size_t anonymous = 0;
+  for (auto& c : conns_) anonymous += c->rank < 0 && !c->closed ? 1 : 0;
+  for (auto& c : conns_) {
+    if (anonymous < kMaxAnonymous) return;
+    if (c->rank < 0 && !c->closed) {
+      c->closed = true;
+      --anonymous;
+    }
+  }
 }
 
 void StoreServer::Impl::accept_all() {
@@ -178,21 +211,29 @@ void StoreServer::Impl::accept_all() {
     }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    drop_oldest_anonymous();
     auto c = std::make_unique<Conn>();
     c->fd.reset(fd);
-    c->hello_by = common::saturating_add(common::now(), timeout_);
+    c->hello_by = common::now() + std::min<common::Duration>(timeout_, kAnonymousHelloWithin);
     conns_.push_back(std::move(c));
   }
 }
 
 void StoreServer::Impl::on_readable(Conn& c) {
+  std::array<std::byte, 4096> sink;
   while (!c.closed) {
     std::byte* dst;
     std::size_t want;
-    if (c.hdr_got < wire::kHeaderBytes) {
+    if (c.discard) {
+      dst = sink.data();
+      want = sink.size();
+    } else if (c.hdr_got < wire::kHeaderBytes) {
       dst = c.hdr_buf.data() + c.hdr_got;
       want = wire::kHeaderBytes - c.hdr_got;
     } else {
+      if (c.payload_got == c.payload->size()) {
+        c.payload->resize(std::min(c.payload_want, c.payload->size() + kGrowBytes));
+      }
       dst = c.payload->data() + c.payload_got;
       want = c.payload->size() - c.payload_got;
     }
@@ -204,6 +245,7 @@ void StoreServer::Impl::on_readable(Conn& c) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       return on_closed(c, errno_text(errno));
     }
+    if (c.discard) continue;
     if (c.hdr_got < wire::kHeaderBytes) {
       c.hdr_got += static_cast<std::size_t>(n);
       if (c.hdr_got < wire::kHeaderBytes) continue;
@@ -217,26 +259,56 @@ void StoreServer::Impl::on_readable(Conn& c) {
         }
         return protocol_error(c, why);
       }
-      std::uint64_t limit = c.hdr.kind == wire::Kind::kHello        ? wire::kHelloBytes
-                            : c.hdr.kind == wire::Kind::kContribute ? wire::kMaxContribution
-                                                                    : 0;
-      if (c.hdr.length > limit) {
-        if (c.rank < 0) {
-          c.closed = true;
-          return;
-        }
-        return protocol_error(c, "a frame of " + std::to_string(c.hdr.length) + " bytes");
-      }
-      c.payload = std::make_shared<Bytes>(c.hdr.length);
+      if (!accept_header(c)) return;
+      c.payload = std::make_shared<Bytes>();
+      c.payload_want = static_cast<std::size_t>(c.hdr.length);
       c.payload_got = 0;
     } else {
       c.payload_got += static_cast<std::size_t>(n);
     }
-    if (c.payload_got < c.payload->size()) continue;
+    if (c.payload_got < c.payload_want) continue;
     on_frame(c);
     c.hdr_got = 0;
     c.payload.reset();
   }
+}
+
+// Judges a frame by its header, before anything is allocated for it: an
+// anonymous connection may only say hello; a rank sends what the protocol
+// can need, never more. False: the connection was dropped or is in error.
+bool StoreServer::Impl::accept_header(Conn& c) {
+  const wire::Header& h = c.hdr;
+  if (c.rank < 0) {
+    if (h.kind == wire::Kind::kHello && h.length >= wire::kHelloBytes &&
+        h.length <= wire::kMaxHelloBytes) {
+      return true;
+    }
+    common::logf(common::LogLevel::kDebug, 0,
+                 "%sdropped an anonymous connection that sent frame kind %d of %llu bytes "
+                 "instead of a hello",
+                 prefix().c_str(), static_cast<int>(h.kind),
+                 static_cast<unsigned long long>(h.length));
+    c.closed = true;
+    return false;
+  }
+  std::string bad;
+  if (h.kind == wire::Kind::kContribute) {
+    if (h.length > wire::kMaxContribution) {
+      bad = "a contribution of " + std::to_string(h.length) + " bytes (at most " +
+            std::to_string(wire::kMaxContribution) + ")";
+    } else if (!welcomed_ && !failed_) {
+      bad = "a contribution before every rank arrived";
+    }
+  } else if (h.kind == wire::Kind::kHello) {
+    bad = "a second hello";
+  } else if (h.kind == wire::Kind::kBye) {
+    if (h.length != 0) bad = "a goodbye of " + std::to_string(h.length) + " bytes";
+  } else {
+    bad = "unexpected frame kind " + std::to_string(static_cast<int>(h.kind));
+  }
+  if (bad.empty()) return true;
+  protocol_error(c, bad);
+  return false;
 }
 
 void StoreServer::Impl::on_frame(Conn& c) {
@@ -260,21 +332,33 @@ void StoreServer::Impl::on_frame(Conn& c) {
 
 void StoreServer::Impl::on_hello(Conn& c) {
   if (c.rank >= 0) return protocol_error(c, "a second hello");
-  if (c.hdr.length != wire::kHelloBytes) {
-    c.closed = true;
+  auto hello = wire::decode_hello(*c.payload);
+  const std::uint32_t r = c.hdr.rank;
+  // A stranger learns only that it was refused; the job goes on. Checked
+  // first: nothing below may be decided by someone outside the job.
+  if (!wire::secrets_equal(secret_, hello.secret)) {
+    common::logf(common::LogLevel::kInfo, 0,
+                 "%srefused a connection claiming rank %u: wrong job secret", prefix().c_str(), r);
+    send_error(c, common::mismatch_error(
+                      prefix() + "refused rank " + std::to_string(r) +
+                      ": its hello does not carry this job's secret (MCCL_BOOTSTRAP_SECRET must "
+                      "be the same on every rank, or unset on every rank)"));
+    c.close_when_flushed = true;
+    c.hello_by = common::now() + std::min<common::Duration>(timeout_, kAnonymousHelloWithin);
     return;
   }
-  auto hello = wire::decode_hello(
-      std::span<const std::byte, wire::kHelloBytes>(c.payload->data(), wire::kHelloBytes));
-  const std::uint32_t r = c.hdr.rank;
-  // An anonymous connection is answered, but kept anonymous: it takes no
-  // part in the world.
+  // A member's bad hello is answered and fails the job (the configuration is
+  // wrong); the connection stays anonymous, taking no part in the world.
   auto reject = [&](common::Status st) {
     send_error(c, st);
+    c.close_when_flushed = true;
     c.hello_by = common::saturating_add(common::now(), timeout_);  // room to flush the answer
     fail(std::move(st));
   };
-  if (failed_) return send_error(c, *failed_);
+  if (failed_) {
+    c.close_when_flushed = true;
+    return send_error(c, *failed_);
+  }
   if (r >= static_cast<std::uint32_t>(size_)) {
     return reject(common::invalid_argument(prefix() + "a process claims rank " + std::to_string(r) +
                                            ", outside the world of " + std::to_string(size_) +
@@ -489,6 +573,7 @@ void StoreServer::Impl::run() {
       short ev = fds[first_conn + i].revents;
       if (ev & (POLLIN | POLLHUP | POLLERR)) on_readable(c);
       if (!c.closed && !c.out.empty()) flush(c);  // also answers what on_readable queued
+      if (c.close_when_flushed && c.out.empty()) c.closed = true;
     }
     if (listen_ && first_conn == 2 && (fds[1].revents & POLLIN)) accept_all();
   }
@@ -507,11 +592,11 @@ void StoreServer::Impl::run() {
 StoreServer::StoreServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 common::Status StoreServer::start(const sockaddr_in& addr, int size,
-                                  std::chrono::milliseconds timeout,
+                                  std::chrono::milliseconds timeout, std::string secret,
                                   std::unique_ptr<StoreServer>& out) {
   Fd listen;
   if (auto st = listen_on(addr, std::max(size, 16), listen); !st) return st;
-  auto impl = std::make_unique<Impl>(std::move(listen), addr, size, timeout);
+  auto impl = std::make_unique<Impl>(std::move(listen), addr, size, timeout, std::move(secret));
   impl->wake_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!impl->wake_) return common::transport_error("eventfd(): " + errno_text(errno));
   Impl* raw = impl.get();

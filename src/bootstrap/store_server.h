@@ -3,6 +3,12 @@
 // checks their hellos, welcomes them once all have arrived, and answers each
 // allgather round with the concatenation of the contributions.
 //
+// Admission: a connection is anonymous until its hello carries the job
+// secret (bootstrap/secret.h). An anonymous connection may send nothing but
+// one hello of bounded size within a few seconds; anything else, or a wrong
+// secret, drops that connection and leaves the job alone. Payloads grow as
+// their bytes arrive, so a header alone never makes the store allocate.
+//
 // Failure model: the first failure (a deadline passed, a rank vanished while
 // others wait for it, contributions that disagree, a protocol violation)
 // poisons the store: every rank still connected, and every rank that comes
@@ -13,6 +19,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "common/status.h"
 
@@ -22,9 +29,10 @@ class StoreServer {
  public:
   // Binds `addr` and listens in the caller's thread, so that a port in use
   // fails here (kTransportError); then serves `size` ranks from a thread of
-  // its own. Every rank must arrive within `timeout` from now.
+  // its own. Every rank must arrive within `timeout` from now, with a hello
+  // carrying `secret`.
   static common::Status start(const sockaddr_in& addr, int size, std::chrono::milliseconds timeout,
-                              std::unique_ptr<StoreServer>& out);
+                              std::string secret, std::unique_ptr<StoreServer>& out);
 
   // Stops accepting, tells ranks still waiting that the store is gone,
   // flushes what is queued (for at most the timeout), closes and joins.

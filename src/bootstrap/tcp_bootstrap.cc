@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "bootstrap/secret.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/store_server.h"
 #include "bootstrap/wire.h"
@@ -60,6 +61,7 @@ struct Config {
   std::string store_text;    // as given, for messages
   std::string store_source;  // "MCCL_BOOTSTRAP_ADDR" or "TcpBootstrapOptions::address"
   std::chrono::milliseconds timeout{0};
+  std::string secret;  // bootstrap/secret.h
 };
 
 [[noreturn]] void invalid(const std::string& m) { throw Error(ErrorCode::kInvalidArgument, m); }
@@ -110,6 +112,7 @@ Config resolve(const TcpBootstrapOptions& o) {
         " needs host:port of the store that rank 0 serves (e.g. MCCL_BOOTSTRAP_ADDR=node0:29500)");
   }
   parse_host_port(c.store_text, c.store_source, c.store).throw_if_error();
+  c.secret = job_secret(o.secret, c.store.port);
   return c;
 }
 
@@ -128,7 +131,11 @@ class SoloBootstrap final : public Bootstrap {
 class TcpBootstrap final : public Bootstrap {
  public:
   TcpBootstrap(const Config& c, std::unique_ptr<StoreServer> server)
-      : rank_(c.rank), size_(c.size), where_(c.store_text), server_(std::move(server)) {}
+      : rank_(c.rank),
+        size_(c.size),
+        where_(c.store_text),
+        secret_(c.secret),
+        server_(std::move(server)) {}
   ~TcpBootstrap() override;
 
   int rank() const override { return rank_; }
@@ -153,6 +160,7 @@ class TcpBootstrap final : public Bootstrap {
   const int rank_;
   const int size_;
   const std::string where_;
+  const std::string secret_;
   std::mutex mu_;  // one allgather at a time
   Fd fd_;
   std::uint64_t round_ = 0;
@@ -257,10 +265,10 @@ void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
                static_cast<long long>(ms_since(start)));
 
   std::array<std::byte, wire::kHeaderBytes> header;
-  std::array<std::byte, wire::kHelloBytes> hello;
-  wire::encode({wire::Kind::kHello, static_cast<std::uint32_t>(rank_), 0, 0, hello.size()}, header);
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.remaining());
-  wire::encode(wire::Hello{static_cast<std::uint32_t>(size_), clamp_ms(left)}, hello);
+  const auto hello =
+      wire::encode(wire::Hello{static_cast<std::uint32_t>(size_), clamp_ms(left), secret_});
+  wire::encode({wire::Kind::kHello, static_cast<std::uint32_t>(rank_), 0, 0, hello.size()}, header);
   const std::span<const std::byte> parts[] = {header, hello};
   const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
                                        ? common::TimePoint::max()
@@ -323,7 +331,7 @@ std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options
     bool loopback_name =
         c.store.host == "localhost" || ::inet_pton(AF_INET, c.store.host.c_str(), &literal) == 1;
     if (is_loopback(self) && !loopback_name) bind_to.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (auto st = StoreServer::start(bind_to, c.size, c.timeout, server); !st) {
+    if (auto st = StoreServer::start(bind_to, c.size, c.timeout, c.secret, server); !st) {
       throw Error(st.code(), "rank 0: cannot serve the bootstrap store at " + c.store_text +
                                  " (from " + c.store_source + "): " + st.message());
     }

@@ -1,5 +1,8 @@
 #include "bootstrap/wire.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace mccl::bootstrap::wire {
 namespace {
 
@@ -55,13 +58,32 @@ bool decode(std::span<const std::byte, kHeaderBytes> in, Header& h, std::string&
   return true;
 }
 
-void encode(const Hello& h, std::span<std::byte, kHelloBytes> out) {
+std::vector<std::byte> encode(const Hello& h) {
+  const std::size_t n = std::min(h.secret.size(), kMaxSecretBytes);
+  std::vector<std::byte> out(kHelloBytes + n);
   put<std::uint32_t>(out.data(), h.size);
   put<std::uint32_t>(out.data() + 4, h.wait_ms);
+  std::memcpy(out.data() + kHelloBytes, h.secret.data(), n);
+  return out;
 }
 
-Hello decode_hello(std::span<const std::byte, kHelloBytes> in) {
-  return {get<std::uint32_t>(in.data()), get<std::uint32_t>(in.data() + 4)};
+Hello decode_hello(std::span<const std::byte> in) {
+  Hello h{get<std::uint32_t>(in.data()), get<std::uint32_t>(in.data() + 4), {}};
+  h.secret.assign(reinterpret_cast<const char*>(in.data()) + kHelloBytes, in.size() - kHelloBytes);
+  return h;
+}
+
+bool secrets_equal(std::string_view expected, std::string_view given) {
+  // Every byte of `expected` is compared whatever `given` holds; a length
+  // difference is folded into the same accumulator.
+  unsigned diff = expected.size() == given.size() ? 0U : 1U;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const char g = i < given.size() ? given[i] : '\0';
+    diff |= static_cast<unsigned char>(expected[i] ^ g);
+  }
+  // Keeps the compiler from turning the loop into an early-exit compare.
+  volatile unsigned sink = diff;
+  return sink == 0;
 }
 
 }  // namespace mccl::bootstrap::wire

@@ -13,7 +13,9 @@
 //   +---------------------------------------------------------------+
 //
 // Conversation: a rank connects and sends kHello (payload: world size and
-// the milliseconds it will wait, u32 each); once every rank has arrived the
+// the milliseconds it will wait, u32 each, then the job secret, at most
+// kMaxSecretBytes: only a process that knows it joins; see
+// bootstrap/secret.h and docs/security.md); once every rank has arrived the
 // store sends kWelcome to all. Round k of allgather: every rank sends
 // kContribute with round k; the store answers each with kResult, the
 // concatenation in rank order. kError (payload: the message) ends the
@@ -24,17 +26,22 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace mccl::bootstrap::wire {
 
 inline constexpr std::uint32_t kMagic = 0x5342434D;
-inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::uint16_t kVersion = 2;  // 2: the hello carries the job secret
 inline constexpr std::size_t kHeaderBytes = 32;
-inline constexpr std::size_t kHelloBytes = 8;
+inline constexpr std::size_t kHelloBytes = 8;  // the fixed part; the secret follows
+inline constexpr std::size_t kMaxSecretBytes = 256;
+inline constexpr std::size_t kMaxHelloBytes = kHelloBytes + kMaxSecretBytes;
 inline constexpr std::uint32_t kStoreRank = 0xFFFFFFFF;
 // Largest contribution of one rank to one round. The bootstrap carries
-// addresses and tags, not data; this only bounds what a broken peer can make
-// the store allocate.
+// addresses and tags, not data; this bounds what a broken member can make
+// the store allocate (only a rank that said hello with the job secret may
+// contribute, and the store grows the buffer as the bytes arrive).
 inline constexpr std::uint64_t kMaxContribution = std::uint64_t{256} << 20;
 // Largest error message accepted.
 inline constexpr std::uint64_t kMaxErrorBytes = 64 * 1024;
@@ -64,8 +71,14 @@ bool decode(std::span<const std::byte, kHeaderBytes> in, Header& h, std::string&
 struct Hello {
   std::uint32_t size = 0;
   std::uint32_t wait_ms = 0;
+  std::string secret;  // at most kMaxSecretBytes
 };
-void encode(const Hello& h, std::span<std::byte, kHelloBytes> out);
-Hello decode_hello(std::span<const std::byte, kHelloBytes> in);
+std::vector<std::byte> encode(const Hello& h);
+// `in` holds kHelloBytes to kMaxHelloBytes bytes.
+Hello decode_hello(std::span<const std::byte> in);
+
+// Whether `given` equals `expected`, in a time that depends only on the
+// length of `expected` (no early exit that would leak a matching prefix).
+bool secrets_equal(std::string_view expected, std::string_view given);
 
 }  // namespace mccl::bootstrap::wire

@@ -102,7 +102,7 @@ const Setting kProgressCpu{"MCCL_PROGRESS_CPU", T::kInt, "-1",
 const Setting kProgressSpinUs{"MCCL_PROGRESS_SPIN_US", T::kInt, "50",
     "How long the progress thread spins after the last event before it sleeps, in microseconds."};
 const Setting kOffloadSocket{"MCCL_OFFLOAD_SOCKET", T::kString, "",
-    "Unix socket of mccl_offloadd (MCCL_PROGRESS=offload); empty: /tmp/mccl-offload-<uid>-<job>-<netns>.sock."};
+    "Unix socket of mccl_offloadd (MCCL_PROGRESS=offload); empty: mccl-offload-<job>-<netns>.sock in $XDG_RUNTIME_DIR when private, else in /tmp/mccl-<uid> (mode 0700)."};
 const Setting kOffloadDaemon{"MCCL_OFFLOAD_DAEMON", T::kString, "",
     "The mccl_offloadd binary started when no daemon answers; empty: beside libmccl, the executable, the install bindir, else $PATH."};
 const Setting kOffloadJob{"MCCL_OFFLOAD_JOB", T::kString, "",
@@ -116,6 +116,8 @@ const Setting kRank{"MCCL_RANK", T::kInt, "-1",
     "This process's rank for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK)."};
 const Setting kWorldSize{"MCCL_WORLD_SIZE", T::kInt, "-1",
     "Number of ranks for the TCP bootstrap; -1 (unset) takes it from the launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE)."};
+const Setting kBootstrapSecret{"MCCL_BOOTSTRAP_SECRET", T::kString, "",
+    "Job secret every rank sends in its TCP-store hello (mccl_run sets a random one); empty: derived from the uid, the store port and the launcher's job id (docs/security.md)."};
 const Setting kBootstrapTimeoutMs{"MCCL_BOOTSTRAP_TIMEOUT_MS", T::kInt, "30000",
     "How long every rank may take to reach the bootstrap (TCP store or PMIx fence), in milliseconds."};
 const Setting kMpiEnable{"MCCL_MPI_ENABLE", T::kBool, "1",
@@ -183,6 +185,7 @@ const std::vector<const Setting*>& all_settings() {
       &kRank,
       &kWorldSize,
       &kBootstrapTimeoutMs,
+      &kBootstrapSecret,
       &kMpiEnable,
       &kMpiMinBytes,
       &kMpiDebug,

@@ -111,6 +111,7 @@ extern const Setting kBootstrapAddr;
 extern const Setting kRank;
 extern const Setting kWorldSize;
 extern const Setting kBootstrapTimeoutMs;
+extern const Setting kBootstrapSecret;
 // libmccl_mpi (src/mpi), the PMPI library
 extern const Setting kMpiEnable;
 extern const Setting kMpiMinBytes;

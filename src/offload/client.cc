@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "common/settings.h"
+#include "offload/socket_path.h"
 #include "offload/wire.h"
 
 namespace mccl::offload {
@@ -79,7 +81,15 @@ void spawn_daemon(const std::string& exe, const std::string& socket_path) {
     ::setsid();
     if (::fork() != 0) ::_exit(0);
     int devnull = ::open("/dev/null", O_RDONLY);
-    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    // Never through a symlink, and never into someone else's file (an
+    // explicit MCCL_OFFLOAD_SOCKET may lie in a shared directory).
+    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat log_stat {};
+    if (out >= 0 && (::fstat(out, &log_stat) != 0 ||
+                     (S_ISREG(log_stat.st_mode) && log_stat.st_uid != ::geteuid()))) {
+      ::close(out);
+      out = -1;
+    }
     if (devnull >= 0) ::dup2(devnull, 0);
     if (out >= 0) {
       ::dup2(out, 1);
@@ -115,8 +125,10 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
   c->size_ = bootstrap.size();
   c->timeout_ = options.timeout;
   const std::string who = "rank " + std::to_string(c->rank_) + ": ";
-  const std::string path =
-      options.socket_path.empty() ? default_socket_path() : options.socket_path;
+  std::string path = options.socket_path;
+  if (path.empty()) {
+    if (auto st = default_socket_path(path); !st) return {st.code(), who + st.message()};
+  }
   if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
     return common::invalid_argument(who + "offload socket path too long: " + path);
   }
@@ -162,6 +174,9 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
                                        " and starting '" + exe + "' did not help (see " + path +
                                        ".log; MCCL_OFFLOAD_DAEMON names the binary)");
     }
+    // Another user's socket or file at the path is a clear error now, not
+    // a connect that fails until the timeout.
+    if (auto st = check_socket_path(path); !st) return {st.code(), who + st.message()};
     int fd = try_connect(path);
     if (fd < 0) {
       if (common::now() >= next_spawn) {
@@ -173,6 +188,14 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
     }
     if (c->sock_ >= 0) ::close(c->sock_);
     c->sock_ = fd;
+    // Whoever answers gets our rings and, later, our shared buffers: it
+    // must be this user (a socket file of ours may still have been bound
+    // by a process that changed its uid since).
+    if (auto st = check_peer_uid(fd, path, "the offload daemon"); !st) {
+      ::close(c->sock_);
+      c->sock_ = -1;  // not even a goodbye for a stranger
+      return {st.code(), who + st.message()};
+    }
     // Let the daemon read and write this process's memory where Yama
     // restricts ptrace to ancestors (EINVAL without Yama: harmless).
     ucred cred{};

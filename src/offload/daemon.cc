@@ -23,6 +23,7 @@
 
 #include "offload/comm_setup.h"
 #include "offload/regions.h"
+#include "offload/session.h"
 #include "offload/wire.h"
 
 namespace mccl::offload {
@@ -31,12 +32,6 @@ namespace {
 
 // Set when something went wrong that the log should keep (see run_daemon).
 std::atomic<bool> g_trouble{false};
-
-void say(const char* fmt, const std::string& a) {
-  std::fprintf(stderr, "mccl_offloadd[%d]: ", static_cast<int>(::getpid()));
-  std::fprintf(stderr, fmt, a.c_str());
-  std::fprintf(stderr, "\n");
-}
 
 // The "DMA" into the client: process_vm_readv / process_vm_writev, looped
 // because the kernel may move fewer bytes than asked.
@@ -128,10 +123,12 @@ common::Status Session::setup() {
   ucred cred{};
   socklen_t cred_len = sizeof cred;
   if (::getsockopt(sock_, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 ||
-      cred.pid != hello_.pid) {
+      cred.pid != hello_.pid || cred.uid != ::geteuid()) {
     return common::invalid_argument("the offload client's hello names pid " +
                                     std::to_string(hello_.pid) + " but the socket's peer is pid " +
-                                    std::to_string(cred.pid));
+                                    std::to_string(cred.pid) + " of uid " +
+                                    std::to_string(cred.uid) + " (this daemon serves uid " +
+                                    std::to_string(::geteuid()) + " only)");
   }
   if (hello_.size < 1 || hello_.rank < 0 || hello_.rank >= hello_.size || hello_.ring_slots == 0 ||
       hello_.ring_slots > 65536) {
@@ -498,81 +495,17 @@ void Session::run() {
 
 }  // namespace
 
-int run_daemon(const DaemonConfig& config) {
-  const std::string path = config.socket_path.empty() ? default_socket_path() : config.socket_path;
-  sockaddr_un addr{};
-  if (path.size() >= sizeof addr.sun_path) {
-    say("socket path too long: %s", path);
-    return 1;
-  }
-  // One daemon per path: the lock is held for the daemon's life.
-  const std::string lock_path = path + ".lock";
-  int lock = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-  if (lock < 0) {
-    say("cannot open %s", lock_path);
-    return 1;
-  }
-  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
-    ::close(lock);
-    return 0;  // another daemon serves this path
-  }
-  ::unlink(path.c_str());
-  int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (lfd < 0 || ::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(lfd, 128) != 0) {
-    say("cannot listen on %s", path + ": " + std::strerror(errno));
-    ::close(lock);
-    return 1;
-  }
-  ::chmod(path.c_str(), 0600);
-  say("listening on %s", path);
+void run_session(int sock) {
+  Session s(sock);
+  s.run();
+}
 
-  std::atomic<int> live{0};
-  bool ever = false;
-  const auto started = common::now();
-  std::list<std::thread> sessions;
-  for (;;) {
-    pollfd pfd{lfd, POLLIN, 0};
-    int pr = ::poll(&pfd, 1, 100);
-    if (pr > 0) {
-      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        ever = true;
-        live.fetch_add(1);
-        sessions.emplace_back([fd, &live] {
-          {
-            Session s(fd);
-            s.run();
-          }
-          ::close(fd);
-          live.fetch_sub(1);
-        });
-      }
-      continue;
-    }
-    const bool idle_out = !ever && common::now() - started > config.idle_timeout;
-    if ((ever && live.load() == 0) || idle_out) break;
-  }
-  // Refuse new clients first (they start a new daemon), then leave.
-  ::close(lfd);
-  ::unlink(path.c_str());
-  for (auto& t : sessions) t.join();
-  say("%s", ever ? "the last client has gone: exiting" : "no client came: exiting");
-  // Unlinked while still held: a daemon starting now either opened the old
-  // file (and fails to lock it, as before) or makes a new one; the socket
-  // path is free either way.
-  ::unlink(lock_path.c_str());
-  ::close(lock);
-  // A log with nothing but "listening" and "exiting" in it is not kept;
-  // only a regular file is removed (MCCL_OFFLOAD_LOG may be /dev/null).
-  struct stat log_stat {};
-  if (!config.log_path.empty() && !g_trouble && ::lstat(config.log_path.c_str(), &log_stat) == 0 &&
-      S_ISREG(log_stat.st_mode)) {
-    ::unlink(config.log_path.c_str());
-  }
-  return 0;
+bool session_trouble() { return g_trouble.load(); }
+
+void say(const char* fmt, const std::string& a) {
+  std::fprintf(stderr, "mccl_offloadd[%d]: ", static_cast<int>(::getpid()));
+  std::fprintf(stderr, fmt, a.c_str());
+  std::fprintf(stderr, "\n");
 }
 
 }  // namespace mccl::offload

@@ -8,10 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <new>
-
-#include "common/settings.h"
 
 namespace mccl::offload {
 
@@ -169,27 +166,6 @@ common::Status recv_msg(int sock, MsgType& type, std::vector<std::byte>& body,
   }
   type = static_cast<MsgType>(fh.type);
   return common::Status::ok();
-}
-
-std::string default_socket_path() {
-  namespace s = common::settings;
-  if (auto p = s::kOffloadSocket.from_env()) return *p;
-  std::string job = "default";
-  if (auto j = s::kOffloadJob.from_env()) {
-    job = *j;
-  } else if (auto a = s::kBootstrapAddr.from_env()) {
-    job = std::to_string(std::hash<std::string>{}(*a) & 0xffffffffu);
-  }
-  // /proc/self/ns/net reads "net:[4026531840]": keep the number.
-  std::string ns = "0";
-  char link[64] = {};
-  if (::readlink("/proc/self/ns/net", link, sizeof link - 1) > 0) {
-    const std::string l = link;
-    const auto a = l.find('['), b = l.find(']');
-    if (a != std::string::npos && b != std::string::npos && b > a + 1)
-      ns = l.substr(a + 1, b - a - 1);
-  }
-  return "/tmp/mccl-offload-" + std::to_string(::getuid()) + "-" + job + "-" + ns + ".sock";
 }
 
 Completion make_completion(std::uint64_t id, const common::Status& st) {

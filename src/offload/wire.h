@@ -154,13 +154,6 @@ common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
 common::Status recv_msg(int sock, MsgType& type, std::vector<std::byte>& body,
                         std::vector<int>* fds, int timeout_ms);
 
-// MCCL_OFFLOAD_SOCKET, else /tmp/mccl-offload-<uid>-<job>-<netns>.sock with
-// the job from MCCL_OFFLOAD_JOB, else from MCCL_BOOTSTRAP_ADDR, else
-// "default". The network namespace is part of the name because a daemon
-// owns the network of the namespace it started in: ranks on different
-// (namespace) hosts must never share one, though they share /tmp.
-std::string default_socket_path();
-
 Completion make_completion(std::uint64_t id, const common::Status& st);
 common::Status completion_status(const Completion& c);
 

@@ -73,6 +73,11 @@ TEST(MultiProcessFailure, KilledRankGivesPeerFailureEverywhere) {
     ASSERT_FALSE(job.timed_out) << progress << describe(job);
     for (int r = 0; r < ranks; ++r) {
       EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << describe(job);
+      // The error arrives (well before the 20 s collective timeout, or the
+      // job would have been killed) and names the dead rank.
+      if (r != 2) {
+        EXPECT_NE(job.ranks[r].output.find("rank 2"), std::string::npos) << describe(job);
+      }
     }
     std::printf("%s", describe(job).c_str());
   }

@@ -1,0 +1,139 @@
+// run_daemon(): the daemon's socket, its lock and log, and one session
+// thread per client (the sessions themselves are in daemon.cc).
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "offload/daemon.h"
+#include "offload/session.h"
+#include "offload/socket_path.h"
+
+namespace mccl::offload {
+
+int run_daemon(const DaemonConfig& config) {
+  std::string path = config.socket_path;
+  if (path.empty()) {
+    if (auto st = default_socket_path(path); !st) {
+      say("%s", st.message());
+      return 1;
+    }
+  }
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) {
+    say("socket path too long: %s", path);
+    return 1;
+  }
+  // One daemon per path: the lock is held for the daemon's life.
+  const std::string lock_path = path + ".lock";
+  // Never through a symlink, and only a lock file of this user: one that
+  // someone else made could be held by them to keep every daemon out.
+  int lock = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+  struct stat lock_stat {};
+  if (lock < 0 || ::fstat(lock, &lock_stat) != 0 || !S_ISREG(lock_stat.st_mode) ||
+      lock_stat.st_uid != ::geteuid()) {
+    say("cannot use the lock file %s",
+        lock_path + ": " + (lock < 0 ? std::strerror(errno) : "not a plain file of this user"));
+    if (lock >= 0) ::close(lock);
+    return 1;
+  }
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock);
+    return 0;  // another daemon serves this path
+  }
+  // Only a stale socket of ours is replaced; anything else is someone
+  // else's and stays (the clients refuse it too).
+  if (auto st = check_socket_path(path); !st) {
+    say("%s", st.message());
+    ::close(lock);
+    return 1;
+  }
+  ::unlink(path.c_str());
+  int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (lfd < 0 || ::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(lfd, 128) != 0) {
+    say("cannot listen on %s", path + ": " + std::strerror(errno));
+    ::close(lock);
+    return 1;
+  }
+  ::chmod(path.c_str(), 0600);
+  say("listening on %s", path);
+
+  std::atomic<int> live{0};
+  bool ever = false;
+  const auto started = common::now();
+  // A session thread's stack lives until it is joined: finished ones are
+  // joined as the loop goes round, so a long-lived daemon serving many
+  // short communicators stays small.
+  struct SessionThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> finished = std::make_shared<std::atomic<bool>>(false);
+  };
+  std::list<SessionThread> sessions;
+  auto reap = [&sessions] {
+    for (auto it = sessions.begin(); it != sessions.end();) {
+      if (!it->finished->load()) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      it = sessions.erase(it);
+    }
+  };
+  for (;;) {
+    reap();
+    pollfd pfd{lfd, POLLIN, 0};
+    int pr = ::poll(&pfd, 1, 100);
+    if (pr > 0) {
+      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        ever = true;
+        live.fetch_add(1);
+        SessionThread& t = sessions.emplace_back();
+        t.thread = std::thread([fd, &live, finished = t.finished] {
+          run_session(fd);
+          ::close(fd);
+          live.fetch_sub(1);
+          finished->store(true);
+        });
+      }
+      continue;
+    }
+    const bool idle_out = !ever && common::now() - started > config.idle_timeout;
+    if ((ever && live.load() == 0) || idle_out) break;
+  }
+  // Refuse new clients first (they start a new daemon), then leave.
+  ::close(lfd);
+  ::unlink(path.c_str());
+  for (auto& t : sessions) t.thread.join();
+  say("%s", ever ? "the last client has gone: exiting" : "no client came: exiting");
+  // Unlinked while still held: a daemon starting now either opened the old
+  // file (and fails to lock it, as before) or makes a new one; the socket
+  // path is free either way.
+  ::unlink(lock_path.c_str());
+  ::close(lock);
+  // A log with nothing but "listening" and "exiting" in it is not kept;
+  // only a regular file is removed (MCCL_OFFLOAD_LOG may be /dev/null).
+  struct stat log_stat {};
+  if (!config.log_path.empty() && !session_trouble() &&
+      ::lstat(config.log_path.c_str(), &log_stat) == 0 && S_ISREG(log_stat.st_mode)) {
+    ::unlink(config.log_path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace mccl::offload

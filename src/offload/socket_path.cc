@@ -1,0 +1,126 @@
+#include "offload/socket_path.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+
+#include "common/settings.h"
+
+namespace mccl::offload {
+
+namespace {
+
+std::string describe(const struct stat& st) {
+  const char* what = S_ISSOCK(st.st_mode)  ? "a socket"
+                     : S_ISLNK(st.st_mode) ? "a symlink"
+                     : S_ISDIR(st.st_mode) ? "a directory"
+                     : S_ISREG(st.st_mode) ? "a plain file"
+                                           : "a special file";
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
+  return std::string(what) + " owned by uid " + std::to_string(st.st_uid) + ", mode " + mode;
+}
+
+// `dir` must be a real directory (not a symlink) of this user that nobody
+// else may enter.
+common::Status check_private(const std::string& dir, const char* what) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    return common::invalid_argument(std::string(what) + " " + dir + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+    return common::invalid_argument(
+        std::string(what) + " " + dir + " is " + describe(st) + "; it must be a directory of uid " +
+        std::to_string(::geteuid()) +
+        " with mode 0700 (another user may have put it there: remove it, or set "
+        "MCCL_OFFLOAD_SOCKET to a path in a private directory)");
+  }
+  return common::Status::ok();
+}
+
+}  // namespace
+
+common::Status private_dir_under(const std::string& parent, std::string& out) {
+  const std::string dir = parent + "/mccl-" + std::to_string(::geteuid());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return common::invalid_argument("cannot create the offload directory " + dir + ": " +
+                                    std::strerror(errno));
+  }
+  if (auto st = check_private(dir, "the offload directory"); !st) return st;
+  out = dir;
+  return common::Status::ok();
+}
+
+common::Status private_dir(std::string& out) {
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
+    // Not ours or open to others: not an error, just not the place.
+    if (check_private(xdg, "XDG_RUNTIME_DIR")) {
+      out = xdg;
+      return common::Status::ok();
+    }
+  }
+  return private_dir_under("/tmp", out);
+}
+
+common::Status default_socket_path(std::string& out) {
+  namespace s = common::settings;
+  if (auto p = s::kOffloadSocket.from_env()) {
+    out = *p;
+    return common::Status::ok();
+  }
+  std::string dir;
+  if (auto st = private_dir(dir); !st) return st;
+  std::string job = "default";
+  if (auto j = s::kOffloadJob.from_env()) {
+    job = *j;
+  } else if (auto a = s::kBootstrapAddr.from_env()) {
+    job = std::to_string(std::hash<std::string>{}(*a) & 0xffffffffu);
+  }
+  // /proc/self/ns/net reads "net:[4026531840]": keep the number.
+  std::string ns = "0";
+  char link[64] = {};
+  if (::readlink("/proc/self/ns/net", link, sizeof link - 1) > 0) {
+    const std::string l = link;
+    const auto a = l.find('['), b = l.find(']');
+    if (a != std::string::npos && b != std::string::npos && b > a + 1)
+      ns = l.substr(a + 1, b - a - 1);
+  }
+  out = dir + "/mccl-offload-" + job + "-" + ns + ".sock";
+  return common::Status::ok();
+}
+
+common::Status check_socket_path(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return common::Status::ok();
+    return common::invalid_argument("offload socket " + path + ": " + std::strerror(errno));
+  }
+  if (S_ISSOCK(st.st_mode) && st.st_uid == ::geteuid()) return common::Status::ok();
+  return common::invalid_argument(
+      "offload socket " + path + " is " + describe(st) + ", not a socket of uid " +
+      std::to_string(::geteuid()) +
+      ": refusing to use it (another user may be standing in for the offload daemon; remove it "
+      "or set MCCL_OFFLOAD_SOCKET elsewhere)");
+}
+
+common::Status check_peer_uid(int fd, const std::string& path, const char* peer) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    return common::transport_error(std::string("SO_PEERCRED on ") + path + ": " +
+                                   std::strerror(errno));
+  }
+  if (cred.uid != ::geteuid()) {
+    return common::invalid_argument(
+        std::string(peer) + " on " + path + " (pid " + std::to_string(cred.pid) + ") runs as uid " +
+        std::to_string(cred.uid) + ", not as uid " + std::to_string(::geteuid()) +
+        ": refused (only processes of one user may share an offload daemon)");
+  }
+  return common::Status::ok();
+}
+
+}  // namespace mccl::offload

@@ -1,0 +1,44 @@
+// Where the offload daemon's socket, lock and log live, and the checks that
+// keep another local user from standing in for the daemon or the client
+// (docs/security.md). The socket is the only way in: whoever answers on it
+// receives the application's rings and shared buffers and could fake
+// completions, and the daemon writes into the memory of whoever connects.
+// So both ends check the other runs as the same user (SO_PEERCRED), and the
+// default path lies in a directory that only this user can write to.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace mccl::offload {
+
+// A private directory for the daemon's files: $XDG_RUNTIME_DIR when it is
+// set and is a directory of this user that nobody else may enter, else
+// /tmp/mccl-<uid>, created with mode 0700 when absent. kInvalidArgument,
+// naming the path, when that one is a symlink, not a directory, owned by
+// someone else, or open to others (nothing is created or followed there).
+common::Status private_dir(std::string& out);
+// The same under `parent` instead of /tmp (for tests).
+common::Status private_dir_under(const std::string& parent, std::string& out);
+
+// MCCL_OFFLOAD_SOCKET, else <private_dir>/mccl-offload-<job>-<netns>.sock
+// with the job from MCCL_OFFLOAD_JOB, else from MCCL_BOOTSTRAP_ADDR, else
+// "default". The network namespace is part of the name because a daemon
+// owns the network of the namespace it started in: ranks on different
+// (namespace) hosts must never share one, though they share /tmp.
+common::Status default_socket_path(std::string& out);
+
+// What lies at `path` (looked at with lstat: no symlink followed) must be
+// nothing or a socket owned by this user. Anything else is kInvalidArgument
+// naming the path, what it is and its owner: another user may be waiting
+// there for this user's application (the client) or its daemon.
+common::Status check_socket_path(const std::string& path);
+
+// The process at the other end of the connected unix socket `fd` must run
+// as this user (SO_PEERCRED, which the kernel fills in, so it cannot be
+// forged). kPermissionless errors are kInvalidArgument naming `path`,
+// `peer` ("the offload daemon", "an offload client") and the peer's uid.
+common::Status check_peer_uid(int fd, const std::string& path, const char* peer);
+
+}  // namespace mccl::offload
