@@ -99,6 +99,34 @@ class Rig {
   std::vector<std::unique_ptr<Context>> ctx_;
 };
 
+// Forwards everything to the transport it wraps and records every
+// share_link() call; passes the share on only when `forward` (so a test can
+// also run roots that ignore it, each at the whole link rate).
+class ShareRecorder final : public transport::DatagramTransport {
+ public:
+  ShareRecorder(std::unique_ptr<DatagramTransport> inner, std::vector<unsigned>& shares,
+                bool forward = false)
+      : inner_(std::move(inner)), shares_(shares), forward_(forward) {}
+  transport::DatagramCaps caps() const override { return inner_->caps(); }
+  common::Status send(std::span<const transport::OutDatagram> batch,
+                      std::size_t& accepted) override {
+    return inner_->send(batch, accepted);
+  }
+  common::Status poll(transport::DatagramHandler& h, std::size_t max,
+                      std::size_t& delivered) override {
+    return inner_->poll(h, max, delivered);
+  }
+  void share_link(unsigned senders) override {
+    shares_.push_back(senders);
+    if (forward_) inner_->share_link(senders);
+  }
+
+ private:
+  std::unique_ptr<DatagramTransport> inner_;
+  std::vector<unsigned>& shares_;
+  const bool forward_;
+};
+
 inline FabricConfig clean() { return FabricConfig{}; }
 
 inline FabricConfig lossy(double loss, std::uint64_t seed) {

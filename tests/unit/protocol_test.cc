@@ -300,30 +300,6 @@ TEST(ProtocolLossFree, AllgatherSendsAtMostTwoControlMessagesPerRank) {
   }
 }
 
-// Several collectives in flight on one communicator: the sequence number
-// keeps them apart.
-// Forwards everything to the transport it wraps, and records every
-// share_link() call.
-class ShareRecorder final : public transport::DatagramTransport {
- public:
-  ShareRecorder(std::unique_ptr<DatagramTransport> inner, std::vector<unsigned>& shares)
-      : inner_(std::move(inner)), shares_(shares) {}
-  transport::DatagramCaps caps() const override { return inner_->caps(); }
-  common::Status send(std::span<const transport::OutDatagram> batch,
-                      std::size_t& accepted) override {
-    return inner_->send(batch, accepted);
-  }
-  common::Status poll(transport::DatagramHandler& h, std::size_t max,
-                      std::size_t& delivered) override {
-    return inner_->poll(h, max, delivered);
-  }
-  void share_link(unsigned senders) override { shares_.push_back(senders); }
-
- private:
-  std::unique_ptr<DatagramTransport> inner_;
-  std::vector<unsigned>& shares_;
-};
-
 // Roots that inject at once share the receivers' links: a broadcast's root
 // sends at the whole rate, each of N allgather roots sending together at
 // 1/(N-1) (a receiver hears N-1 of them), k roots admitted at a time at 1/k.
@@ -365,6 +341,8 @@ TEST(ProtocolRateShare, RootsSendAtTheirShareOfTheLink) {
   }
 }
 
+// Several collectives in flight on one communicator: the sequence number
+// keeps them apart.
 TEST(ProtocolLossFree, ConcurrentCollectivesStayApart) {
   Rig rig(5, clean(), patient());
   Broadcast b1(rig, 7 * kChunk + 3, 0, /*seed=*/71);

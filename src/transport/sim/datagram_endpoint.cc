@@ -23,13 +23,7 @@ class DatagramEndpoint final : public DatagramTransport {
         self_(fabric_->rank_state(rank)),
         inbox_(std::make_shared<Inbox>(fabric_->config.receive_depth)),
         rank_(rank) {
-    if (fabric_->config.link_gbit_per_s > 0) {
-      ns_per_byte_ = 8.0 / fabric_->config.link_gbit_per_s;
-      // The backlog a full send queue represents: max_in_flight datagrams
-      // of MTU size waiting for the link.
-      max_backlog_ = std::chrono::nanoseconds(static_cast<std::int64_t>(
-          std::ceil(static_cast<double>(kMaxInFlight * fabric_->config.mtu) * ns_per_byte_)));
-    }
+    share_link(1);
     std::unique_lock lock(group_->mu);
     group_->members.push_back(GroupMember{rank_, inbox_, self_});
   }
@@ -47,6 +41,26 @@ class DatagramEndpoint final : public DatagramTransport {
   }
 
   common::Status send(std::span<const OutDatagram> batch, std::size_t& accepted) override;
+  // `senders` roots inject at once: this one gets 1/senders of the link.
+  void share_link(unsigned senders) override {
+    if (fabric_->config.link_gbit_per_s <= 0) return;
+    ns_per_byte_ = 8.0 * std::max(1u, senders) / fabric_->config.link_gbit_per_s;
+    // The backlog a full send queue represents: max_in_flight datagrams
+    // of MTU size waiting for the link.
+    max_backlog_ = std::chrono::nanoseconds(static_cast<std::int64_t>(
+        std::ceil(static_cast<double>(kMaxInFlight * fabric_->config.mtu) * ns_per_byte_)));
+    // The ports see a datagram when it is sent, stamped with its arrival:
+    // a sender that booked far ahead would make the others' earlier
+    // datagrams queue behind its later ones. Keeping every sender's
+    // queue shorter than half a port buffer's drain time bounds that error
+    // below what the buffer absorbs.
+    if (fabric_->config.port_buffer_bytes > 0) {
+      max_backlog_ = std::min(
+          max_backlog_, std::chrono::nanoseconds(
+                            std::llround(static_cast<double>(fabric_->config.port_buffer_bytes) *
+                                         4.0 / fabric_->config.link_gbit_per_s)));
+    }
+  }
   common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) override;
 
  private:

@@ -1,5 +1,7 @@
 #include "transport/sim/fabric.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -56,13 +58,19 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
   if (batch.empty()) return;
   // Summed locally and published once: many threads fanning out at once
   // would otherwise fight over the counters' cache lines.
-  std::uint64_t lost = 0, duplicated = 0, reordered = 0, corrupted = 0, overrun = 0;
+  std::uint64_t lost = 0, duplicated = 0, reordered = 0, corrupted = 0, overrun = 0, port_drops = 0;
+  const bool ports = config.port_buffer_bytes > 0 && config.link_gbit_per_s > 0;
+  const double ns_per_byte = ports ? 8.0 / config.link_gbit_per_s : 0.0;
+  const auto port_buffer = std::chrono::nanoseconds(
+      std::llround(static_cast<double>(config.port_buffer_bytes) * ns_per_byte));
   FaultKey key{config.seed, g.id, sender, 0, 0};
 
   std::shared_lock members_lock(g.mu);
   for (const GroupMember& m : g.members) {
     if (m.rank == sender || m.state->is_dead()) continue;
     key.receiver = m.rank;
+    std::unique_lock<std::mutex> port_lock;
+    if (ports) port_lock = std::unique_lock(m.state->port_mu);
     std::lock_guard inbox_lock(m.inbox->mutex());
     for (const Outgoing& o : batch) {
       key.counter = o.counter;
@@ -71,6 +79,19 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
         continue;
       }
       common::TimePoint at = o.at;
+      if (ports) {
+        // The receiver's port serialises what all senders send it; what
+        // would wait behind a full buffer is dropped, as a switch does.
+        const common::TimePoint start = std::max(o.at, m.state->port_free_at);
+        if (start - o.at > port_buffer) {
+          ++port_drops;
+          continue;
+        }
+        m.state->port_free_at =
+            start +
+            std::chrono::nanoseconds(std::llround(static_cast<double>(o.size) * ns_per_byte));
+        at = m.state->port_free_at;
+      }
       if (fault_happens(key, FaultKind::kReorder, config.reorder)) {
         at += reorder_delay(key);
         ++reordered;
@@ -105,6 +126,7 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
   add(counters.reordered, reordered);
   add(counters.corrupted, corrupted);
   add(counters.overrun, overrun);
+  add(counters.port_drops, port_drops);
 }
 
 // ---- Fabric ----------------------------------------------------------------
@@ -155,6 +177,7 @@ FabricCounters Fabric::counters() const {
   out.reordered = c.reordered.load();
   out.corrupted = c.corrupted.load();
   out.overrun = c.overrun.load();
+  out.port_drops = c.port_drops.load();
   out.reliable_messages = c.reliable_messages.load();
   out.reliable_bytes = c.reliable_bytes.load();
   return out;

@@ -27,6 +27,12 @@ struct FabricConfig {
   double corrupt = 0.0;
   std::chrono::nanoseconds latency{0};
   double link_gbit_per_s = 0.0;  // per-sender injection rate; 0 = unlimited
+  // The receivers' switch ports: with a link rate and a buffer here, each
+  // receiver's link also drains at link_gbit_per_s, and a datagram that
+  // would queue behind more than this many bytes is dropped (incast: roots
+  // that together send faster than one receiver's link). 0 = no port model.
+  // With it, a sender's queue holds at most half a buffer's drain time.
+  std::size_t port_buffer_bytes = 0;
   std::size_t mtu = 1500;
   std::size_t receive_depth = 16384;  // datagrams queued per receiver
   std::uint64_t seed = 1;
@@ -40,7 +46,8 @@ struct FabricCounters {
   std::uint64_t duplicated = 0;
   std::uint64_t reordered = 0;
   std::uint64_t corrupted = 0;
-  std::uint64_t overrun = 0;  // dropped because a receive queue was full
+  std::uint64_t overrun = 0;     // dropped because a receive queue was full
+  std::uint64_t port_drops = 0;  // dropped by a receiver's full switch port
   std::uint64_t reliable_messages = 0;
   std::uint64_t reliable_bytes = 0;
 };

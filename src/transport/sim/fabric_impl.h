@@ -34,6 +34,9 @@ struct RankState {
   std::atomic<bool> dead{false};
   std::mutex link_mu;
   common::TimePoint link_free_at{};  // guarded by link_mu
+  // The switch port towards this rank (FabricConfig::port_buffer_bytes).
+  std::mutex port_mu;
+  common::TimePoint port_free_at{};  // guarded by port_mu
 };
 
 struct GroupMember {
@@ -84,6 +87,7 @@ struct AtomicCounters {
   std::atomic<std::uint64_t> reordered{0};
   std::atomic<std::uint64_t> corrupted{0};
   std::atomic<std::uint64_t> overrun{0};
+  std::atomic<std::uint64_t> port_drops{0};
   std::atomic<std::uint64_t> reliable_messages{0};
   std::atomic<std::uint64_t> reliable_bytes{0};
 };
