@@ -2,12 +2,13 @@
 // still keeps an eager copy stays alive, its engine still serving, until the
 // right neighbour's release arrives; then it is destroyed. One that the
 // neighbour never releases goes by its deadline.
+#include "progress/linger.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "progress/engine.h"
-#include "progress/linger.h"
 #include "protocol_rig.h"
 
 namespace mccl::protocol::test {
