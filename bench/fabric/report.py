@@ -105,14 +105,21 @@ def ratio(a, b):
     return "%.2f" % (a / b) if a and b else "-"
 
 
+def repaired(r):
+    """Repair bytes one rank asked for per collective (mean over ranks), over m."""
+    if not r or "repair_bytes_requested_per_op" not in r or not r["bytes_per_rank"]:
+        return "-"
+    return "%.3f" % (r["repair_bytes_requested_per_op"] / r["ranks"] / r["bytes_per_rank"])
+
+
 def summary(rows):
     by = {}
     for r in rows:
         by.setdefault(key(r), {})[label(r)] = r
     out = []
-    hdr = ("%-16s %5s %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s" %
+    hdr = ("%-16s %5s %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s %7s" %
            ("bench", "ranks", "size", "mccl", "bound", "ompi-def", "ompi-best",
-            "/bound", "/best", "/def", "tx/ring", "ok"))
+            "/bound", "/best", "/def", "tx/ring", "rep/m", "ok"))
     out.append(hdr)
     out.append("-" * len(hdr))
     for k in sorted(by):
@@ -123,13 +130,14 @@ def summary(rows):
         ring_tx = b["tx_bytes_max"] if b else None
         ok = "/".join(("y" if r["correct"] else "N") if r else "-" for r in (mc, d, b))
         bound = (mc or d or b)["bound_s"]
-        out.append("%-16s %5d %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s" % (
+        out.append("%-16s %5d %8s | %10s %10s %10s %10s | %7s %7s %7s | %7s %7s %7s" % (
             k[3], k[1], human(k[2]), fmt_t(t(mc)), fmt_t(bound), fmt_t(t(d)), fmt_t(t(b)),
             ratio(t(mc), bound), ratio(t(mc), t(b)), ratio(t(mc), t(d)),
-            ratio(mc["tx_bytes_max"] if mc else None, ring_tx), ok))
+            ratio(mc["tx_bytes_max"] if mc else None, ring_tx), repaired(mc), ok))
     out.append("mccl: time over the bound, over Open MPI best and default; tx/ring: bytes the "
                "busiest host injected per collective, MCCL over Open MPI best (ring allgather, "
-               "pipelined chain broadcast, ring allgather + ring reduce-scatter); ok: data "
+               "pipelined chain broadcast, ring allgather + ring reduce-scatter); rep/m: repair "
+               "bytes a rank asked for per collective (mean over ranks) over m; ok: data "
                "checked every iteration (mccl/def/best); ag_rs_concurrent: links limited on "
                "injection only.")
     return out
