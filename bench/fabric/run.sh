@@ -16,7 +16,7 @@
 # "rps: on (mask X)" or "rps: off"), then for every case (bench x ranks x size,
 # plus the broadcast of --scaling-size at --scaling-ranks) runs:
 #   mccl          build/bench/osu/mccl_osu_{bcast,allgather,ag_rs} via launch.sh, with
-#                 MCCL_UDP_IFACE=veth0 and MCCL_UDP_RATE_MBIT = 95% of the link rate
+#                 MCCL_UDP_RATE_MBIT = 95% of the link rate (the interface: MCCL finds it)
 #                 (--pace-mbit overrides; 0 = unpaced), plus every --mccl-env;
 #   ompi-default  bench/fabric/mpi_coll_bench (built here with mpicc.openmpi) via
 #                 launch.sh --mpirun: --mca pml ob1 --mca btl tcp,self
