@@ -26,6 +26,13 @@
 //      have started theirs.
 // Barrier 2 also tells every rank that every other has finished its MCCL
 // collectives, so all MCCL communicators may go.
+//
+// This takes out what libmccl_mpi added to the window, no more: MPICH also
+// hangs when no rank makes MPI progress between barrier 2 and its
+// PMPI_Finalize (traced once: ranks within 12 ms of one another, one flush
+// never answered), and on a busy host plain MPICH hangs about as often as
+// with the preload (docs/mpi.md).
+// A program's own last MPI call before MPI_Finalize opens the same window.
 #include "mpi/comm_cache.h"
 #include "mpi/log.h"
 #include "mpi/requests.h"
