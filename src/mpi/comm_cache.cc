@@ -80,6 +80,8 @@ McclComm::~McclComm() {
     c.mcast_bytes_received += s.mcast_bytes_received;
     c.repair_bytes_requested += s.repair_bytes_requested;
     c.p2p_bytes_sent += s.p2p_bytes_sent;
+    c.early_arrivals_dropped += s.early_arrivals_dropped;
+    c.dropped_duplicate += s.dropped_duplicate;
   } catch (const std::exception& e) {
     warnf("reading the counters of %s: %s", label.c_str(), e.what());
   }
@@ -149,6 +151,17 @@ void reap_retired() {
     }
     return now - r.quiet_since > quiet;
   });
+}
+
+CommEntry* find_world() {
+  const Global& g = global();
+  if (g.keyval == MPI_KEYVAL_INVALID) return nullptr;
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(MPI_COMM_WORLD, g.keyval, &value, &found) != MPI_SUCCESS || !found) {
+    return nullptr;
+  }
+  return static_cast<CommEntry*>(value);
 }
 
 void destroy_all() {

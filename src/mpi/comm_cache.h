@@ -68,10 +68,16 @@ void release_before_free(MPI_Comm comm);
 // idle long enough (comm_cache.cc says why they wait). Called on every
 // intercepted collective; local, never blocks.
 void reap_retired();
-// MPI_Finalize, after every request has completed and a barrier over
-// MPI_COMM_WORLD (so no peer still needs any of them): destroys every MCCL
-// communicator still alive (their counters land in the totals) and frees
-// the key. Entries stay until MPI deletes the attributes.
+// MPI_Finalize, after every request has completed and every rank has said
+// so (finalize.cc): destroys every MCCL communicator still alive (their
+// counters land in the totals) and frees the key. Entries stay until MPI
+// deletes the attributes.
 void destroy_all();
+// MPI_COMM_WORLD's entry when it exists; nullptr otherwise. Local.
+CommEntry* find_world();
+// MPI_Finalize, after drain_all(): agrees with every rank that all MCCL
+// collectives are over, then destroy_all(); collective over MPI_COMM_WORLD
+// (finalize.cc says in which order, and why).
+void finalize_mccl();
 
 }  // namespace mccl::mpi

@@ -124,10 +124,12 @@ void print_stats() {
   std::printf("mccl_mpi stats: rank=%d served=%" PRIu64 " fallback=%" PRIu64 " failed=%" PRIu64
               " served_bytes=%" PRIu64 " mcast_bytes_sent=%" PRIu64 " mcast_datagrams_sent=%" PRIu64
               " mcast_bytes_received=%" PRIu64 " repair_bytes_requested=%" PRIu64
-              " p2p_bytes_sent=%" PRIu64 " comms=%" PRIu64 " comms_failed=%" PRIu64 "%s\n",
+              " p2p_bytes_sent=%" PRIu64 " early_dropped=%" PRIu64 " duplicates=%" PRIu64
+              " comms=%" PRIu64 " comms_failed=%" PRIu64 "%s\n",
               g.world_rank, served, fallback, c.failed_calls, c.served_bytes, c.mcast_bytes_sent,
               c.mcast_datagrams_sent, c.mcast_bytes_received, c.repair_bytes_requested,
-              c.p2p_bytes_sent, c.comms_created, c.comms_failed, per_kind.c_str());
+              c.p2p_bytes_sent, c.early_arrivals_dropped, c.dropped_duplicate, c.comms_created,
+              c.comms_failed, per_kind.c_str());
   std::fflush(stdout);
 }
 
@@ -135,11 +137,7 @@ void stop() {
   Global& g = global();
   if (!g.initialized) return;
   drain_all();
-  // Every rank has finished its own collectives; once all have, no peer
-  // needs this rank's MCCL connections any more (comm_cache.cc).
-  if (g.active) PMPI_Barrier(MPI_COMM_WORLD);
-  destroy_all();
-  if (g.self != MPI_COMM_NULL) PMPI_Comm_free(&g.self);
+  finalize_mccl();
   g.active = false;
   g.inactive_reason = "MPI: after MPI_Finalize";
   if (g.settings.stats) print_stats();

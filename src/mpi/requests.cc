@@ -156,6 +156,25 @@ int free_tracked(MPI_Request* handle) {
   return rc;
 }
 
+bool sleep_on_ours(int n, const MPI_Request reqs[]) {
+  const auto& t = table();
+  Pending* running = nullptr;
+  for (int i = 0; i < n; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    auto it = t.find(reqs[i]);
+    if (it == t.end()) return false;
+    if (running == nullptr && !it->second->done) running = it->second.get();
+  }
+  if (running == nullptr) return false;
+  try {
+    running->req.wait(std::chrono::milliseconds(1));
+  } catch (const Error&) {
+    // A slice that ran out, or the collective's failure, which the next
+    // progress_all() records.
+  }
+  return true;
+}
+
 void wait_served(Request& req, const char* what) {
   const auto give_up = backstop();
   MpiPoker poke;

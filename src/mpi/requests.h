@@ -11,7 +11,9 @@
 // in the table and then hand the whole array to PMPI_ unchanged. While MCCL
 // requests are pending, a blocking MPI_Wait* becomes a loop of MCCL progress
 // and PMPI_Test*, so an MPI request in the same array (or an MCCL request a
-// peer needs) is never starved.
+// peer needs) is never starved; when only MCCL's requests are waited for,
+// the loop sleeps on them between rounds instead of spinning
+// (sleep_on_ours).
 #pragma once
 
 #include <mpi.h>
@@ -49,6 +51,14 @@ int retire(MPI_Request handle);
 // MPI_Request_free of a tracked request: retired now if done, otherwise
 // when it completes. Returns PMPI_Request_free's code.
 int free_tracked(MPI_Request* handle);
+
+// Inside MPI_Wait/Waitall/Waitany/Waitsome, between two rounds of
+// polling: when every active request of `reqs` is MCCL's and one is still
+// running, sleeps until it finishes or 1 ms passes and returns true;
+// otherwise returns false at once (an MPI request is best polled).
+// Spinning instead starves MCCL's progress threads of the cores they share
+// with the ranks, so roots inject late and receivers mistake them for loss.
+bool sleep_on_ours(int n, const MPI_Request reqs[]);
 
 // Blocks until `req` completes, driving the other tracked requests and
 // MPI's own progress meanwhile. Throws mccl::Error.

@@ -48,6 +48,11 @@ struct Counters {
   std::uint64_t mcast_bytes_received = 0;
   std::uint64_t repair_bytes_requested = 0;
   std::uint64_t p2p_bytes_sent = 0;
+  // Why repairs were needed: datagrams of collectives not started yet that
+  // the early store could not keep, and chunks that arrived twice (a repair
+  // asked for what was only late).
+  std::uint64_t early_arrivals_dropped = 0;
+  std::uint64_t dropped_duplicate = 0;
 };
 
 struct Global {

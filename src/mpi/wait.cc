@@ -79,7 +79,7 @@ MCCL_MPI_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
       rc = PMPI_Wait(req, status);
       break;
     }
-    std::this_thread::yield();
+    if (!sleep_on_ours(1, req)) std::this_thread::yield();
   }
   return single(rc, req, h, tracked);
 }
@@ -104,7 +104,7 @@ MCCL_MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]
       rc = PMPI_Waitall(n, reqs, statuses);
       break;
     }
-    std::this_thread::yield();
+    if (!sleep_on_ours(n, reqs)) std::this_thread::yield();
   }
   return report_multi(rc, settle(o, reqs), statuses, n, [&](int i) {
     return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i];
@@ -133,7 +133,7 @@ MCCL_MPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Statu
       rc = PMPI_Waitany(n, reqs, index, status);
       break;
     }
-    std::this_thread::yield();
+    if (!sleep_on_ours(n, reqs)) std::this_thread::yield();
   }
   const auto failed = settle(o, reqs);
   return failed.empty() || rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
@@ -177,7 +177,7 @@ MCCL_MPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int i
       rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
       break;
     }
-    std::this_thread::yield();
+    if (!sleep_on_ours(n, reqs)) std::this_thread::yield();
   }
   return some_result(rc, o, reqs, outcount, indices, statuses);
 }

@@ -219,8 +219,20 @@ void McastCollective::detect_loss(TimePoint now) {
     // long silence is needed: in an allgather every rank is some stream's
     // root and kHave covers all streams, so when every rank lost some tail,
     // each would wait for its left neighbour's kHave around the ring.
+    //
+    // A stream of which nothing at all has arrived is usually no loss but
+    // a late root (descheduled on a busy host, or still in an earlier
+    // call), and pulling it made the left neighbour forward all of it a
+    // second time. A collective with one root (a broadcast) has no cycle:
+    // the root holds everything, so kHave always travels the ring from it;
+    // its stream is never pulled on silence alone. In an allgather a root
+    // whose stream was lost everywhere still holds the others' and sends
+    // kHave; only several such losses at once close the cycle, so such a
+    // stream waits ten long silences.
+    const auto long_silence = ctx_.config().stall_max + ctx_.config().first_timeout;
     const bool tail =
-        left_has_all_ || quiet > ctx_.config().stall_max + ctx_.config().first_timeout;
+        left_has_all_ ||
+        (streams_.size() > 1 && quiet > (s.seen_end > 0 ? long_silence : 10 * long_silence));
     request_missing(s, s.scan_from, tail ? s.chunks() : s.seen_end);
   }
 }

@@ -204,6 +204,50 @@ TEST(ProtocolFixedBug, HaveOvertakingDatagramsInFlightCausesSpuriousRepairs) {
   }
 }
 
+// A root that starts late is no loss. Receivers that had started a
+// broadcast and heard nothing for longer than the long silence
+// (stall_max + first_timeout, 22 ms by default) pulled the whole stream
+// from their left neighbours, which forwarded it over the reliable
+// transport as it arrived: every byte crossed twice without a datagram
+// lost (seen under MPI_Ibcast on an oversubscribed host, docs/mpi.md).
+TEST(ProtocolFixedBug, LateRootOfABroadcastIsNoLoss) {
+  Rig rig(4, clean(), eager());
+  const std::size_t bytes = 200 * kChunk + 7;
+  Broadcast b(rig, bytes, 0, /*seed=*/105);
+  for (int r = 1; r < 4; ++r) b.start(rig, r);
+  const ProtocolConfig pc = eager();
+  const auto late = common::Deadline::after(3 * (pc.stall_max + pc.first_timeout));
+  while (!late.expired()) {
+    for (int r = 1; r < 4; ++r) rig.ctx(r).progress();
+  }
+  b.start(rig, 0);
+  ASSERT_TRUE(rig.run(b.ops));
+  b.expect_exact();
+  for (int r = 1; r < 4; ++r) {
+    EXPECT_EQ(rig.stats(r).repair_bytes_requested, 0u) << "rank " << r << ": repairs without loss";
+  }
+}
+
+// The same in an allgather: the other roots' streams arrive, the late
+// root's does not, and after the long silence every rank pulled it whole.
+TEST(ProtocolFixedBug, LateRootOfAnAllgatherIsNoLoss) {
+  Rig rig(4, clean(), eager());
+  const std::size_t bytes = 60 * kChunk + 3;
+  Allgather a(rig, bytes, /*seed=*/107);
+  for (int r = 1; r < 4; ++r) rig.ctx(r).start(a.ops[static_cast<std::size_t>(r)]);
+  const ProtocolConfig pc = eager();
+  const auto late = common::Deadline::after(3 * (pc.stall_max + pc.first_timeout));
+  while (!late.expired()) {
+    for (int r = 1; r < 4; ++r) rig.ctx(r).progress();
+  }
+  rig.ctx(0).start(a.ops[0]);
+  ASSERT_TRUE(rig.run(a.ops));
+  a.expect_exact();
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(rig.stats(r).repair_bytes_requested, 0u) << "rank " << r << ": repairs without loss";
+  }
+}
+
 // BUG: the signature (coll/collectives.cc) digests kind, root and sizes but
 // not the algorithm, and the algorithm is a per-rank option
 // (MCCL_COLL_BCAST_ALGO / CommOptions, never agreed at creation). A rank
