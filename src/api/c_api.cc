@@ -127,8 +127,24 @@ const void* to_send(const void* send) { return send == MCCL_IN_PLACE ? mccl::kIn
 
 // Any value converts (both C++ enums are int-based): the communicator
 // rejects those outside the enum with a message naming them.
-mccl::DataType to_cpp(mccl_datatype_t t) { return static_cast<mccl::DataType>(t); }
-mccl::ReduceOp to_cpp(mccl_reduce_op_t op) { return static_cast<mccl::ReduceOp>(op); }
+// A C caller may pass any int where the header says an enum (C enums are
+// ints), but in C++ reading an enum that holds a value outside its
+// enumerators' range is undefined (UBSan: "not a valid value"): copy the
+// bits out instead (by reference: passing one by value loads it), and let
+// the checks behind reject unknown values.
+template <typename E>
+int raw_value(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+mccl::DataType to_cpp(const mccl_datatype_t& t) {
+  return static_cast<mccl::DataType>(raw_value(t));
+}
+mccl::ReduceOp to_cpp(const mccl_reduce_op_t& op) {
+  return static_cast<mccl::ReduceOp>(raw_value(op));
+}
 
 // Wraps a started C++ request in a new handle owned by the caller.
 template <typename Start>
@@ -160,7 +176,7 @@ void check_allgatherv(mccl_comm_s* comm, const void* send, const void* recv,
 extern "C" {
 
 const char* mccl_result_string(mccl_result_t result) {
-  const int code = static_cast<int>(result);
+  const int code = raw_value(result);
   if (code < MCCL_OK || code > MCCL_UNAVAILABLE) return "unknown result code";
   return mccl::to_string(static_cast<ErrorCode>(code));
 }

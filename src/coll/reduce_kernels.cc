@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <type_traits>
 
 // Promise the vectoriser that `out`, `a` and `b` are either the same array
@@ -172,9 +173,10 @@ void half_by_op(ReduceOp op, void* out, const void* a, const void* b, std::size_
 
 }  // namespace
 
-void reduce(DataType type, ReduceOp op, void* out, const void* a, const void* b,
-            std::size_t count) {
-  if (count == 0) return;
+namespace {
+
+void reduce_aligned(DataType type, ReduceOp op, void* out, const void* a, const void* b,
+                    std::size_t count) {
   switch (type) {
     case DataType::kFloat32:
       return by_op<float>(op, out, a, b, count);
@@ -191,6 +193,38 @@ void reduce(DataType type, ReduceOp op, void* out, const void* a, const void* b,
     case DataType::kUInt8:
       return by_op<std::uint8_t>(op, out, a, b, count);
   }
+}
+
+// Operands off their element alignment (a message body cut from a TCP
+// stream starts wherever its frame did) go through aligned blocks: loading
+// a misaligned T is undefined, and traps on some Arm cores.
+void reduce_unaligned(DataType type, ReduceOp op, void* out, const void* a, const void* b,
+                      std::size_t count) {
+  constexpr std::size_t kBlock = 4096;
+  alignas(16) std::byte ba[kBlock], bb[kBlock], bo[kBlock];
+  const std::size_t es = size_of(type);
+  const std::size_t per = kBlock / es;
+  auto* o = static_cast<std::byte*>(out);
+  const auto* pa = static_cast<const std::byte*>(a);
+  const auto* pb = static_cast<const std::byte*>(b);
+  for (std::size_t i = 0; i < count; i += per) {
+    const std::size_t n = std::min(per, count - i), bytes = n * es, at = i * es;
+    std::memcpy(ba, pa + at, bytes);
+    std::memcpy(bb, pb + at, bytes);
+    reduce_aligned(type, op, bo, ba, bb, n);
+    std::memcpy(o + at, bo, bytes);  // after both reads: `out` may be `a` or `b`
+  }
+}
+
+}  // namespace
+
+void reduce(DataType type, ReduceOp op, void* out, const void* a, const void* b,
+            std::size_t count) {
+  if (count == 0) return;
+  const std::size_t es = size_of(type);
+  auto aligned = [es](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % es == 0; };
+  if (aligned(out) && aligned(a) && aligned(b)) return reduce_aligned(type, op, out, a, b, count);
+  reduce_unaligned(type, op, out, a, b, count);
 }
 
 float bf16_to_float(std::uint16_t h) { return bf16_in(h); }

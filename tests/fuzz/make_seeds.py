@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Writes the seed corpus of each fuzz target (corpus/<target>/): a few
+valid messages of every kind, built the way the encoders build them, so the
+fuzzer starts past the magic numbers. Run it after a wire format changes;
+regression inputs (files named regress-*) are kept as they are."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TAG = 0x5EED0001
+
+
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def data_dgram(seq, root, index, chunk, total, checksum):
+    start = index * chunk
+    plen = max(0, min(chunk, total - start))
+    payload = bytes((i * 7 + index) & 0xFF for i in range(plen))
+    head = struct.pack("<HBBIIIIIQHH", 0x4D43, 1, 1, TAG, seq, root, index, chunk, total, plen, 0)
+    crc = crc32c(head + payload) if checksum else 0
+    return head + struct.pack("<I", crc) + payload
+
+
+def control(kind, body=b"", arg0=0, arg1=0):
+    return struct.pack("<HBBIIIQII", 0x524D, 1, kind, TAG, 9, 1, 0x1234, arg0, arg1) + body
+
+
+def tcp_frame(body):
+    return struct.pack("<I", len(body)) + body
+
+
+def main():
+    for i, (idx, chunk, total, ck) in enumerate(
+            [(0, 1460, 1460, 1), (1, 1460, 3000, 1), (2, 1460, 3000, 0), (0, 64, 1, 0)]):
+        write("data_header", f"seed-{i}", bytes([ck]) + data_dgram(7, 2, idx, chunk, total, ck))
+
+    ranges = struct.pack("<IIII", 0, 2, 5, 3)
+    for i, m in enumerate([control(1), control(2), control(3, ranges), control(4, b"x" * 20, 3),
+                           control(5, b"why", 6, 1), control(7, arg0=2), control(8, b"no", 6)]):
+        write("control", f"seed-{i}", struct.pack("<I", 16) + m)
+
+    addr = struct.pack("<IHHIHHQ", 0x5054434D, 1, 0, 0x7F000001, 4242, 0, 0xABCDEF)
+    hello = struct.pack("<IHHIIIIQQ", 0x4854434D, 1, 1, 0, 1, 2, 0, 0xABCDEF, 0x123456)
+    write("tcp_framing", "seed-address", bytes([1]) + addr)
+    write("tcp_framing", "seed-handshake", bytes([1]) + hello)
+    write("tcp_framing", "seed-frames", bytes([2]) + tcp_frame(b"a" * 5) + tcp_frame(b"")
+          + tcp_frame(control(1)) + tcp_frame(b"b" * 3))
+    write("tcp_framing", "seed-big", bytes([0]) + tcp_frame(b"c" * 17000))
+    write("tcp_framing", "seed-partial", bytes([3]) + tcp_frame(b"d" * 8)[:7])
+
+    def store(kind, rank, aux, rnd, payload):
+        return struct.pack("<IHHIIQQ", 0x5342434D, 1, kind, rank, aux, rnd, len(payload)) + payload
+    write("bootstrap_wire", "seed-hello", store(1, 0, 0, 0, struct.pack("<II", 4, 30000)))
+    write("bootstrap_wire", "seed-contribute", store(3, 2, 5000, 1, b"addr" * 6))
+    write("bootstrap_wire", "seed-result", store(4, 0xFFFFFFFF, 0, 1, b"r" * 24))
+    write("bootstrap_wire", "seed-error", store(5, 0xFFFFFFFF, 3, 0, b"bad world size"))
+
+    def frame(t, body):
+        return struct.pack("<II", t, len(body)) + body
+    region = struct.pack("<QQ", 0x7F0000001000, 4096)
+    write("offload_wire", "seed-socket", bytes([0]) + frame(3, b"result") + frame(7, region)
+          + frame(6, b""))
+    # Rings with 4 slots: sub head 2 tail 0, comp head 0 tail 0, two submissions.
+    hdr = struct.pack("<Q", 2) + bytes(56) + struct.pack("<Q", 0) + bytes(56)
+    comp = bytes(128)
+    sub = struct.pack("<QIiQQQQQIIII", 1, 1, 0, 0x1000, 64, 0, 0, 0, 0, 0, 0, 0)
+    write("offload_wire", "seed-rings", bytes([1 | (3 << 1)]) + hdr + comp + sub * 2)
+
+
+if __name__ == "__main__":
+    main()
