@@ -124,8 +124,9 @@ def summary(rows):
     out.append("-" * len(hdr))
     for k in sorted(by):
         c = by[k]
-        mc = c.get("mccl")
-        d, b = c.get("ompi-default"), c.get("ompi-best")
+        # A run made with --label has only labelled rows: take those.
+        pick = lambda impl: c.get(impl) or next((r for r in c.values() if r["impl"] == impl), None)
+        mc, d, b = pick("mccl"), pick("ompi-default"), pick("ompi-best")
         t = lambda r: r["time_s"] if r else None
         ring_tx = b["tx_bytes_max"] if b else None
         ok = "/".join(("y" if r["correct"] else "N") if r else "-" for r in (mc, d, b))
