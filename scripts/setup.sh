@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build and test
   build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # authentication of multicast datagrams (optional in CMake: MCCL_PROTO_AUTH)
+  libsodium-dev
   # real transports and topology (cheap to have now, needed by later layers)
   libibverbs-dev librdmacm-dev rdma-core libucx-dev libhwloc-dev hwloc
   # the namespace fabric tests
