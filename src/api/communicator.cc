@@ -24,7 +24,7 @@ namespace mccl {
 namespace {
 
 // What every rank contributes when a communicator is created. Only rank
-// 0's tag and salt are used; the transport must agree everywhere.
+// 0's tag, salt and key are used; the transport must agree everywhere.
 struct Hello {
   std::uint32_t tag;
   std::uint32_t transport;
@@ -32,6 +32,9 @@ struct Hello {
   std::uint32_t checksum;   // a rank that checks CRCs would drop a non-checking root's data
   std::uint32_t ib_usable;  // auto picks InfiniBand only when every rank has it
   std::uint64_t machine;    // ranks on one machine spread their progress threads
+  std::uint32_t auth;       // MCCL_PROTO_AUTH as resolved: a MAC-less root's data is dropped
+  std::uint32_t reserved = 0;
+  protocol::AuthKey key;  // the datagrams' MAC key (protocol/auth.h)
 };
 
 // How many lower ranks run on the same machine as `rank`.
@@ -111,10 +114,21 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
     }
   }
 
-  // 1. Agree on the tag (and the salt that keeps two jobs' groups apart).
-  Hello mine{random_tag(),  static_cast<std::uint32_t>(transport),
-             random_salt(), common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
-             ib_here,       topo::machine_id()};
+  // 1. Agree on the tag (and the salt that keeps two jobs' groups apart)
+  //    and on the key that authenticates the group's datagrams.
+  bool auth = false;
+  if (common::Status s = protocol::resolve_auth(st->rank, auth); !s.is_ok()) {
+    throw Error(s.code(), s.message());
+  }
+  Hello mine{random_tag(),
+             static_cast<std::uint32_t>(transport),
+             random_salt(),
+             common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
+             ib_here,
+             topo::machine_id(),
+             auth ? 1u : 0u,
+             0,
+             protocol::random_auth_key()};
   auto all = bootstrap.allgather(std::as_bytes(std::span(&mine, 1)), opt.timeout);
   std::vector<Hello> hellos(st->size);
   std::memcpy(hellos.data(), all.data(), all.size());
@@ -130,6 +144,10 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
       throw Error(ErrorCode::kMismatch, who + "rank " + std::to_string(r) +
                                             " disagrees on MCCL_PROTO_CHECKSUM; every rank must "
                                             "set it the same");
+    }
+    if (hellos[r].auth != mine.auth) {
+      throw Error(ErrorCode::kMismatch,
+                  who + protocol::auth_mismatch(r, hellos[r].auth != 0, auth));
     }
   }
   const std::uint32_t tag = hellos[0].tag;
@@ -153,7 +171,7 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
     std::memcpy(&v, mtus.data() + r * sizeof v, sizeof v);
     mtu = std::min(mtu, v);
   }
-  if (mtu <= protocol::kDataHeaderBytes + 64) {
+  if (mtu <= protocol::data_header_bytes(auth) + 64) {
     throw Error(ErrorCode::kUnavailable,
                 who + "the network's datagrams are too small (" + std::to_string(mtu) + " bytes)");
   }
@@ -161,6 +179,7 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
                st->size, net.description.c_str(), mtu);
 
   protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
+  if (auth) protocol::enable_auth(pc, hellos[0].key);
   pc.op_timeout = common::saturating_duration(opt.timeout);
   st->max_bytes = coll::max_stream_bytes(pc.chunk_bytes);
   // Under the inline engine a rank moves only inside its own calls: one that

@@ -19,6 +19,9 @@ struct Hello {
   std::uint32_t tag;
   std::uint32_t checksum;
   std::uint64_t salt;
+  std::uint32_t auth;  // MCCL_PROTO_AUTH as resolved
+  std::uint32_t reserved;
+  protocol::AuthKey key;  // rank 0's authenticates the datagrams
 };
 
 template <typename T>
@@ -41,9 +44,17 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           Comm& out) {
   const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
   try {
+    bool auth = false;
+    if (common::Status s = protocol::resolve_auth(rank, auth); !s.is_ok()) {
+      return {s.code(), who + s.message()};
+    }
     std::random_device rd;
-    Hello mine{0, common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
-               (std::uint64_t{rd()} << 32) | rd()};
+    Hello mine{0,
+               common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
+               (std::uint64_t{rd()} << 32) | rd(),
+               auth ? 1u : 0u,
+               0,
+               protocol::random_auth_key()};
     while (mine.tag == 0) mine.tag = rd();
     std::vector<Hello> hellos;
     auto st = gather(oob, mine, size, hellos);
@@ -52,6 +63,9 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
       if (hellos[r].checksum != mine.checksum) {
         return common::mismatch_error(who + "rank " + std::to_string(r) +
                                       " disagrees on MCCL_PROTO_CHECKSUM");
+      }
+      if (hellos[r].auth != mine.auth) {
+        return common::mismatch_error(who + protocol::auth_mismatch(r, hellos[r].auth != 0, auth));
       }
     }
     const std::uint32_t tag = hellos[0].tag;
@@ -86,10 +100,11 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     st = gather(oob, my_mtu, size, mtus);
     if (!st) return st;
     const std::uint32_t mtu = *std::min_element(mtus.begin(), mtus.end());
-    if (mtu <= protocol::kDataHeaderBytes + 64) {
+    if (mtu <= protocol::data_header_bytes(auth) + 64) {
       return common::unavailable_error(who + "the network's datagrams are too small");
     }
     protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
+    if (auth) protocol::enable_auth(pc, hellos[0].key);
     pc.op_timeout = common::saturating_duration(timeout);
     out.ctx = std::make_unique<protocol::Context>(rank, size, tag, std::move(dgram),
                                                   std::move(reliable), pc);
