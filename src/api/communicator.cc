@@ -117,7 +117,7 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
   // 1. Agree on the tag (and the salt that keeps two jobs' groups apart)
   //    and on the key that authenticates the group's datagrams.
   bool auth = false;
-  if (common::Status s = protocol::resolve_auth(st->rank, auth); !s.is_ok()) {
+  if (common::Status s = protocol::resolve_auth(st->rank, opt.authenticate, auth); !s.is_ok()) {
     throw Error(s.code(), s.message());
   }
   Hello mine{random_tag(),

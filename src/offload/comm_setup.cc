@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,7 +46,9 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
   const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
   try {
     bool auth = false;
-    if (common::Status s = protocol::resolve_auth(rank, auth); !s.is_ok()) {
+    const std::optional<bool> explicit_auth =
+        choices.authenticate < 0 ? std::nullopt : std::optional<bool>(choices.authenticate != 0);
+    if (common::Status s = protocol::resolve_auth(rank, explicit_auth, auth); !s.is_ok()) {
       return {s.code(), who + s.message()};
     }
     std::random_device rd;

@@ -27,8 +27,8 @@ void init_sodium() {
 // ChaCha20-IETF under the communicator's key and the 12-byte nonce
 // seq64 (LE) || root (LE). Distinct (nonce, block) pairs give independent
 // keys.
-void one_time_key(const AuthKey& key, std::uint64_t seq64, std::uint32_t root,
-                  std::uint32_t chunk, unsigned char otk[crypto_onetimeauth_KEYBYTES]) {
+void one_time_key(const AuthKey& key, std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
+                  unsigned char otk[crypto_onetimeauth_KEYBYTES]) {
   static_assert(crypto_stream_chacha20_ietf_NONCEBYTES == 12);
   static_assert(crypto_stream_chacha20_ietf_KEYBYTES == std::tuple_size_v<AuthKey>);
   static_assert(crypto_onetimeauth_BYTES == kMacBytes);
@@ -110,8 +110,9 @@ bool DatagramMac::verify(std::uint64_t, std::uint32_t, std::uint32_t, std::span<
 
 #endif
 
-common::Status resolve_auth(int rank, bool& on) {
-  const std::string v = common::settings::kProtoAuth.get();
+common::Status resolve_auth(int rank, std::optional<bool> explicit_choice, bool& on) {
+  const std::string v =
+      explicit_choice ? (*explicit_choice ? "on" : "off") : common::settings::kProtoAuth.get();
   if (v == "off") {
     on = false;
     return common::Status::ok();
@@ -119,8 +120,9 @@ common::Status resolve_auth(int rank, bool& on) {
   if (v == "on" && !auth_available()) {
     return common::unavailable_error(
         "rank " + std::to_string(rank) +
-        ": MCCL_PROTO_AUTH=on, but this build has no libsodium (Debian: libsodium-dev; rebuild) "
-        "so it cannot authenticate datagrams; set MCCL_PROTO_AUTH=off or auto");
+        ": authentication of datagrams is asked for (MCCL_PROTO_AUTH=on or "
+        "CommOptions::authenticate), but this build has no libsodium (Debian: libsodium-dev; "
+        "rebuild), so it cannot authenticate; ask for off or auto");
   }
   on = auth_available();
   if (v == "auto") {

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -34,9 +35,10 @@ bool auth_available();
 // libsodium, where it is never used to authenticate).
 AuthKey random_auth_key();
 
-// MCCL_PROTO_AUTH on this rank: "on" fails without libsodium, "auto" is on
-// exactly when auth_available() (and logs which).
-common::Status resolve_auth(int rank, bool& on);
+// Whether this rank authenticates: `explicit_choice` (CommOptions), else
+// MCCL_PROTO_AUTH. "on" fails without libsodium, "auto" is on exactly when
+// auth_available() (and logs which).
+common::Status resolve_auth(int rank, std::optional<bool> explicit_choice, bool& on);
 
 // The error text when rank `other` resolved MCCL_PROTO_AUTH to `theirs`
 // and this rank to `mine`; every setup path uses it.
