@@ -110,9 +110,8 @@ void BM_MacAesGmac(benchmark::State& state) {
     std::memcpy(nonce + 8, &chunk, sizeof chunk);
     ++chunk;
     unsigned long long taglen = 0;
-    crypto_aead_aes256gcm_encrypt_detached_afternm(none, in.tag, &taglen, none, 0,
-                                                   datagram.data(), datagram.size(), nullptr,
-                                                   nonce, &ctx);
+    crypto_aead_aes256gcm_encrypt_detached_afternm(none, in.tag, &taglen, none, 0, datagram.data(),
+                                                   datagram.size(), nullptr, nonce, &ctx);
     benchmark::DoNotOptimize(in.tag);
   }
   finish(state, in);
