@@ -72,9 +72,9 @@ class Forger {
   Forger(const Forger&) = delete;
   Forger& operator=(const Forger&) = delete;
   void send(const Bytes& d) {
-    ASSERT_EQ(::sendto(fd_, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to_),
-                       sizeof to_),
-              static_cast<ssize_t>(d.size()));
+    ASSERT_EQ(
+        ::sendto(fd_, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to_), sizeof to_),
+        static_cast<ssize_t>(d.size()));
   }
 
  private:
