@@ -56,7 +56,8 @@ struct CommOptions {
   // Authenticate every multicast datagram with a MAC under a key agreed at
   // creation (docs/security.md); every rank must choose alike. True fails
   // creation with kUnavailable in a build without libsodium. Unset: the
-  // environment, whose "auto" is on where the build can. (MCCL_PROTO_AUTH)
+  // environment, whose "auto" is on where the build can, except over
+  // InfiniBand UD. (MCCL_PROTO_AUTH)
   std::optional<bool> authenticate;
 };
 

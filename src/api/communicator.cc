@@ -29,12 +29,12 @@ struct Hello {
   std::uint32_t tag;
   std::uint32_t transport;
   std::uint64_t salt;
-  std::uint32_t checksum;   // a rank that checks CRCs would drop a non-checking root's data
-  std::uint32_t ib_usable;  // auto picks InfiniBand only when every rank has it
-  std::uint64_t machine;    // ranks on one machine spread their progress threads
-  std::uint32_t auth;       // MCCL_PROTO_AUTH as resolved: a MAC-less root's data is dropped
-  std::uint32_t reserved = 0;
-  protocol::AuthKey key;  // the datagrams' MAC key (protocol/auth.h)
+  std::uint32_t checksum;    // a rank that checks CRCs would drop a non-checking root's data
+  std::uint32_t ib_usable;   // auto picks InfiniBand only when every rank has it
+  std::uint64_t machine;     // ranks on one machine spread their progress threads
+  std::uint32_t auth_mode;   // protocol::AuthMode: a MAC-less root's data would be dropped
+  std::uint32_t auth_built;  // with libsodium ("auto" is off without)
+  protocol::AuthKey key;     // the datagrams' MAC key (protocol/auth.h)
 };
 
 // How many lower ranks run on the same machine as `rank`.
@@ -116,8 +116,8 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
 
   // 1. Agree on the tag (and the salt that keeps two jobs' groups apart)
   //    and on the key that authenticates the group's datagrams.
-  bool auth = false;
-  if (common::Status s = protocol::resolve_auth(st->rank, opt.authenticate, auth); !s.is_ok()) {
+  protocol::AuthMode auth_mode = protocol::AuthMode::kAuto;
+  if (common::Status s = protocol::auth_mode(st->rank, opt.authenticate, auth_mode); !s.is_ok()) {
     throw Error(s.code(), s.message());
   }
   Hello mine{random_tag(),
@@ -126,8 +126,8 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
              common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
              ib_here,
              topo::machine_id(),
-             auth ? 1u : 0u,
-             0,
+             static_cast<std::uint32_t>(auth_mode),
+             protocol::auth_available() ? 1u : 0u,
              protocol::random_auth_key()};
   auto all = bootstrap.allgather(std::as_bytes(std::span(&mine, 1)), opt.timeout);
   std::vector<Hello> hellos(st->size);
@@ -145,16 +145,27 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
                                             " disagrees on MCCL_PROTO_CHECKSUM; every rank must "
                                             "set it the same");
     }
-    if (hellos[r].auth != mine.auth) {
-      throw Error(ErrorCode::kMismatch,
-                  who + protocol::auth_mismatch(r, hellos[r].auth != 0, auth));
-    }
   }
   const std::uint32_t tag = hellos[0].tag;
   if (transport == TransportKind::kAuto) {
     bool everyone = true;
     for (const Hello& h : hellos) everyone = everyone && h.ib_usable != 0;
     transport = everyone ? TransportKind::kIb : TransportKind::kUdp;
+  }
+  // Authentication, now that the transport is known ("auto" is off on InfiniBand).
+  auto auth_of = [&](const Hello& h) {
+    return protocol::auth_resolved(static_cast<protocol::AuthMode>(h.auth_mode), h.auth_built != 0,
+                                   transport != TransportKind::kIb);
+  };
+  const bool auth = auth_of(mine);
+  for (int r = 0; r < st->size; ++r) {
+    if (auth_of(hellos[r]) != auth) {
+      throw Error(ErrorCode::kMismatch, who + protocol::auth_mismatch(r, auth_of(hellos[r]), auth));
+    }
+  }
+  if (auth_mode == protocol::AuthMode::kAuto) {
+    common::logf(common::LogLevel::kInfo, st->rank, "multicast datagrams %s (MCCL_PROTO_AUTH=auto)",
+                 auth ? "authenticated (Poly1305)" : "not authenticated");
   }
 
   // 2. The transports (the reliable side exchanges its addresses itself).

@@ -75,7 +75,8 @@ const Setting kProtoChecksum{"MCCL_PROTO_CHECKSUM", T::kBool, "1",
     "Protect every datagram with CRC32C (header and payload); unused while MCCL_PROTO_AUTH is on."};
 const Setting kProtoAuth{"MCCL_PROTO_AUTH", T::kString, "auto",
     "Authenticate every multicast datagram with a 16-byte Poly1305 tag under a per-communicator "
-    "key (docs/security.md); auto is on when built with libsodium. Every rank must agree.",
+    "key (docs/security.md); auto is on when built with libsodium, except over InfiniBand UD. "
+    "Every rank must agree.",
     "auto|on|off"};
 const Setting kCollTimeoutMs{"MCCL_COLL_TIMEOUT_MS", T::kInt, "60000",
     "Deadline of a collective and of every blocking wait, in milliseconds; a value past "

@@ -20,9 +20,9 @@ struct Hello {
   std::uint32_t tag;
   std::uint32_t checksum;
   std::uint64_t salt;
-  std::uint32_t auth;  // MCCL_PROTO_AUTH as resolved
-  std::uint32_t reserved;
-  protocol::AuthKey key;  // rank 0's authenticates the datagrams
+  std::uint32_t auth_mode;   // protocol::AuthMode
+  std::uint32_t auth_built;  // with libsodium
+  protocol::AuthKey key;     // rank 0's authenticates the datagrams
 };
 
 template <typename T>
@@ -45,30 +45,36 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           Comm& out) {
   const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
   try {
-    bool auth = false;
+    protocol::AuthMode auth_mode = protocol::AuthMode::kAuto;
     const std::optional<bool> explicit_auth =
         choices.authenticate < 0 ? std::nullopt : std::optional<bool>(choices.authenticate != 0);
-    if (common::Status s = protocol::resolve_auth(rank, explicit_auth, auth); !s.is_ok()) {
+    if (common::Status s = protocol::auth_mode(rank, explicit_auth, auth_mode); !s.is_ok()) {
       return {s.code(), who + s.message()};
     }
     std::random_device rd;
     Hello mine{0,
                common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
                (std::uint64_t{rd()} << 32) | rd(),
-               auth ? 1u : 0u,
-               0,
+               static_cast<std::uint32_t>(auth_mode),
+               protocol::auth_available() ? 1u : 0u,
                protocol::random_auth_key()};
     while (mine.tag == 0) mine.tag = rd();
     std::vector<Hello> hellos;
     auto st = gather(oob, mine, size, hellos);
     if (!st) return st;
+    // The daemon multicasts over UDP, where "auto" is on.
+    auto auth_of = [](const Hello& h) {
+      return protocol::auth_resolved(static_cast<protocol::AuthMode>(h.auth_mode),
+                                     h.auth_built != 0, true);
+    };
+    const bool auth = auth_of(mine);
     for (int r = 0; r < size; ++r) {
       if (hellos[r].checksum != mine.checksum) {
         return common::mismatch_error(who + "rank " + std::to_string(r) +
                                       " disagrees on MCCL_PROTO_CHECKSUM");
       }
-      if (hellos[r].auth != mine.auth) {
-        return common::mismatch_error(who + protocol::auth_mismatch(r, hellos[r].auth != 0, auth));
+      if (auth_of(hellos[r]) != auth) {
+        return common::mismatch_error(who + protocol::auth_mismatch(r, auth_of(hellos[r]), auth));
       }
     }
     const std::uint32_t tag = hellos[0].tag;

@@ -110,33 +110,29 @@ bool DatagramMac::verify(std::uint64_t, std::uint32_t, std::uint32_t, std::span<
 
 #endif
 
-common::Status resolve_auth(int rank, std::optional<bool> explicit_choice, bool& on) {
+common::Status auth_mode(int rank, std::optional<bool> explicit_choice, AuthMode& mode) {
   const std::string v =
       explicit_choice ? (*explicit_choice ? "on" : "off") : common::settings::kProtoAuth.get();
-  if (v == "off") {
-    on = false;
-    return common::Status::ok();
-  }
-  if (v == "on" && !auth_available()) {
+  mode = v == "off" ? AuthMode::kOff : v == "on" ? AuthMode::kOn : AuthMode::kAuto;
+  if (mode == AuthMode::kOn && !auth_available()) {
     return common::unavailable_error(
         "rank " + std::to_string(rank) +
         ": authentication of datagrams is asked for (MCCL_PROTO_AUTH=on or "
         "CommOptions::authenticate), but this build has no libsodium (Debian: libsodium-dev; "
         "rebuild), so it cannot authenticate; ask for off or auto");
   }
-  on = auth_available();
-  if (v == "auto") {
-    common::logf(common::LogLevel::kInfo, rank, "multicast datagrams %s (MCCL_PROTO_AUTH=auto)",
-                 on ? "authenticated with Poly1305" : "not authenticated: built without libsodium");
-  }
   return common::Status::ok();
+}
+
+bool auth_resolved(AuthMode mode, bool built, bool auto_on) {
+  return mode == AuthMode::kOn || (mode == AuthMode::kAuto && built && auto_on);
 }
 
 std::string auth_mismatch(int other, bool theirs, bool mine) {
   return "rank " + std::to_string(other) + " authenticates multicast datagrams " +
          (theirs ? "(on)" : "(off)") + " and this rank " + (mine ? "(on)" : "(off)") +
          ": every rank must resolve MCCL_PROTO_AUTH the same (set it alike; 'auto' is off in a "
-         "build without libsodium)";
+         "build without libsodium and on InfiniBand)";
 }
 
 }  // namespace mccl::protocol

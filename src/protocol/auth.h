@@ -11,7 +11,8 @@
 // wrapping after 2^32 collectives reuses no key either.
 //
 // libsodium is optional (the offload daemon's cross build has none): built
-// without it, MCCL_PROTO_AUTH=auto means off and =on fails creation.
+// without it, MCCL_PROTO_AUTH=auto means off and =on fails creation. "auto"
+// is also off over InfiniBand UD (auth_resolved).
 #pragma once
 
 #include <array>
@@ -35,10 +36,16 @@ bool auth_available();
 // libsodium, where it is never used to authenticate).
 AuthKey random_auth_key();
 
-// Whether this rank authenticates: `explicit_choice` (CommOptions), else
-// MCCL_PROTO_AUTH. "on" fails without libsodium, "auto" is on exactly when
-// auth_available() (and logs which).
-common::Status resolve_auth(int rank, std::optional<bool> explicit_choice, bool& on);
+// What this rank asks for: `explicit_choice` (CommOptions), else
+// MCCL_PROTO_AUTH. "on" fails here without libsodium.
+enum class AuthMode : std::uint32_t { kOff = 0, kOn = 1, kAuto = 2 };
+common::Status auth_mode(int rank, std::optional<bool> explicit_choice, AuthMode& mode);
+// Whether a rank that asks for `mode`, with libsodium or not (`built`),
+// authenticates on a transport whose `auto` is on (`auto_on`: UDP and the
+// sim fabric, where any local user reaches the group; not InfiniBand UD,
+// where the MAC would cost more than the link's time, docs/security.md).
+// Every rank evaluates it for every rank, so a disagreement names the rank.
+bool auth_resolved(AuthMode mode, bool built, bool auto_on);
 
 // The error text when rank `other` resolved MCCL_PROTO_AUTH to `theirs`
 // and this rank to `mine`; every setup path uses it.
