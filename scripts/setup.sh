@@ -8,6 +8,8 @@ packages=(
   build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # the sanitizer builds and fuzz targets of scripts/sanitize.sh (tests/fuzz)
   clang libfuzzer-14-dev
+  # authentication of multicast datagrams (optional in CMake: MCCL_PROTO_AUTH)
+  libsodium-dev
   # real transports and topology (cheap to have now, needed by later layers)
   libibverbs-dev librdmacm-dev rdma-core libucx-dev libhwloc-dev hwloc
   # the namespace fabric tests

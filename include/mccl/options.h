@@ -53,6 +53,12 @@ struct CommOptions {
   // (progress_thread.h) instead of an engine of its own. `progress` must
   // then be unset or kThread, else the constructor throws kInvalidArgument.
   std::optional<ProgressThread> progress_thread;
+  // Authenticate every multicast datagram with a MAC under a key agreed at
+  // creation (docs/security.md); every rank must choose alike. True fails
+  // creation with kUnavailable in a build without libsodium. Unset: the
+  // environment, whose "auto" is on where the build can, except over
+  // InfiniBand UD. (MCCL_PROTO_AUTH)
+  std::optional<bool> authenticate;
 };
 
 }  // namespace mccl

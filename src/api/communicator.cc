@@ -24,14 +24,17 @@ namespace mccl {
 namespace {
 
 // What every rank contributes when a communicator is created. Only rank
-// 0's tag and salt are used; the transport must agree everywhere.
+// 0's tag, salt and key are used; the transport must agree everywhere.
 struct Hello {
   std::uint32_t tag;
   std::uint32_t transport;
   std::uint64_t salt;
-  std::uint32_t checksum;   // a rank that checks CRCs would drop a non-checking root's data
-  std::uint32_t ib_usable;  // auto picks InfiniBand only when every rank has it
-  std::uint64_t machine;    // ranks on one machine spread their progress threads
+  std::uint32_t checksum;    // a rank that checks CRCs would drop a non-checking root's data
+  std::uint32_t ib_usable;   // auto picks InfiniBand only when every rank has it
+  std::uint64_t machine;     // ranks on one machine spread their progress threads
+  std::uint32_t auth_mode;   // protocol::AuthMode: a MAC-less root's data would be dropped
+  std::uint32_t auth_built;  // with libsodium ("auto" is off without)
+  protocol::AuthKey key;     // the datagrams' MAC key (protocol/auth.h)
 };
 
 // How many lower ranks run on the same machine as `rank`.
@@ -111,10 +114,21 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
     }
   }
 
-  // 1. Agree on the tag (and the salt that keeps two jobs' groups apart).
-  Hello mine{random_tag(),  static_cast<std::uint32_t>(transport),
-             random_salt(), common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
-             ib_here,       topo::machine_id()};
+  // 1. Agree on the tag (and the salt that keeps two jobs' groups apart)
+  //    and on the key that authenticates the group's datagrams.
+  protocol::AuthMode auth_mode = protocol::AuthMode::kAuto;
+  if (common::Status s = protocol::auth_mode(st->rank, opt.authenticate, auth_mode); !s.is_ok()) {
+    throw Error(s.code(), s.message());
+  }
+  Hello mine{random_tag(),
+             static_cast<std::uint32_t>(transport),
+             random_salt(),
+             common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
+             ib_here,
+             topo::machine_id(),
+             static_cast<std::uint32_t>(auth_mode),
+             protocol::auth_available() ? 1u : 0u,
+             protocol::random_auth_key()};
   auto all = bootstrap.allgather(std::as_bytes(std::span(&mine, 1)), opt.timeout);
   std::vector<Hello> hellos(st->size);
   std::memcpy(hellos.data(), all.data(), all.size());
@@ -138,6 +152,21 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
     for (const Hello& h : hellos) everyone = everyone && h.ib_usable != 0;
     transport = everyone ? TransportKind::kIb : TransportKind::kUdp;
   }
+  // Authentication, now that the transport is known ("auto" is off on InfiniBand).
+  auto auth_of = [&](const Hello& h) {
+    return protocol::auth_resolved(static_cast<protocol::AuthMode>(h.auth_mode), h.auth_built != 0,
+                                   transport != TransportKind::kIb);
+  };
+  const bool auth = auth_of(mine);
+  for (int r = 0; r < st->size; ++r) {
+    if (auth_of(hellos[r]) != auth) {
+      throw Error(ErrorCode::kMismatch, who + protocol::auth_mismatch(r, auth_of(hellos[r]), auth));
+    }
+  }
+  if (auth_mode == protocol::AuthMode::kAuto) {
+    common::logf(common::LogLevel::kInfo, st->rank, "multicast datagrams %s (MCCL_PROTO_AUTH=auto)",
+                 auth ? "authenticated (Poly1305)" : "not authenticated");
+  }
 
   // 2. The transports (the reliable side exchanges its addresses itself).
   detail::Transports net =
@@ -153,7 +182,7 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
     std::memcpy(&v, mtus.data() + r * sizeof v, sizeof v);
     mtu = std::min(mtu, v);
   }
-  if (mtu <= protocol::kDataHeaderBytes + 64) {
+  if (mtu <= protocol::data_header_bytes(auth) + 64) {
     throw Error(ErrorCode::kUnavailable,
                 who + "the network's datagrams are too small (" + std::to_string(mtu) + " bytes)");
   }
@@ -161,6 +190,7 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
                st->size, net.description.c_str(), mtu);
 
   protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
+  if (auth) protocol::enable_auth(pc, hellos[0].key);
   pc.op_timeout = common::saturating_duration(opt.timeout);
   st->max_bytes = coll::max_stream_bytes(pc.chunk_bytes);
   // Under the inline engine a rank moves only inside its own calls: one that

@@ -20,6 +20,7 @@ offload::CollChoices choices_from(const ResolvedOptions& opt) {
   c.reduce_segment_bytes = opt.reduce_segment_bytes;
   c.allreduce_small_bytes = opt.allreduce_small_bytes;
   c.rs_share = opt.rs_share;
+  c.authenticate = opt.authenticate ? (*opt.authenticate ? 1 : 0) : -1;
   return c;
 }
 

@@ -79,6 +79,7 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
                                                    s::kCollRsShare.raw());
     }
   }
+  r.authenticate = o.authenticate;
   if (o.progress_thread) {
     if (o.progress && *o.progress != ProgressKind::kThread) {
       throw Error(ErrorCode::kInvalidArgument,

@@ -24,6 +24,7 @@ struct ResolvedOptions {
   int progress_cpu = -1;
   std::chrono::microseconds progress_spin{50};
   std::shared_ptr<ProgressThreadState> shared_progress;  // null: an engine of its own
+  std::optional<bool> authenticate;  // unset: MCCL_PROTO_AUTH decides at creation
 };
 
 // Throws mccl::Error(kInvalidArgument) naming the option or variable.

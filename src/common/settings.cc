@@ -72,7 +72,12 @@ const Setting kProtoEagerBytes{"MCCL_PROTO_EAGER_BYTES", T::kInt, "65536",
 const Setting kProtoEagerBudget{"MCCL_PROTO_EAGER_BUDGET", T::kInt, "8388608",
     "Bytes of eager copies one communicator keeps at most; beyond it a collective waits for its neighbour's release."};
 const Setting kProtoChecksum{"MCCL_PROTO_CHECKSUM", T::kBool, "1",
-    "Protect every datagram with CRC32C (header and payload)."};
+    "Protect every datagram with CRC32C (header and payload); unused while MCCL_PROTO_AUTH is on."};
+const Setting kProtoAuth{"MCCL_PROTO_AUTH", T::kString, "auto",
+    "Authenticate every multicast datagram with a 16-byte Poly1305 tag under a per-communicator "
+    "key (docs/security.md); auto is on when built with libsodium, except over InfiniBand UD. "
+    "Every rank must agree.",
+    "auto|on|off"};
 const Setting kCollTimeoutMs{"MCCL_COLL_TIMEOUT_MS", T::kInt, "60000",
     "Deadline of a collective and of every blocking wait, in milliseconds; a value past "
     "the clock's range (~292 years, e.g. 9223372036854775807) means no deadline."};
@@ -153,6 +158,7 @@ const std::vector<const Setting*>& all_settings() {
       &kProtoEagerBudget,
       &kProtoSendBatch,
       &kProtoChecksum,
+      &kProtoAuth,
       &kCollTimeoutMs,
       &kCollAllgatherAlgo,
       &kCollAllgatherRoots,

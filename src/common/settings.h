@@ -87,6 +87,7 @@ extern const Setting kProtoEagerBytes;
 extern const Setting kProtoEagerBudget;
 extern const Setting kProtoSendBatch;
 extern const Setting kProtoChecksum;
+extern const Setting kProtoAuth;
 // coll
 extern const Setting kCollTimeoutMs;
 extern const Setting kCollAllgatherAlgo;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ struct Hello {
   std::uint32_t tag;
   std::uint32_t checksum;
   std::uint64_t salt;
+  std::uint32_t auth_mode;   // protocol::AuthMode
+  std::uint32_t auth_built;  // with libsodium
+  protocol::AuthKey key;     // rank 0's authenticates the datagrams
 };
 
 template <typename T>
@@ -41,17 +45,36 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           Comm& out) {
   const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
   try {
+    protocol::AuthMode auth_mode = protocol::AuthMode::kAuto;
+    const std::optional<bool> explicit_auth =
+        choices.authenticate < 0 ? std::nullopt : std::optional<bool>(choices.authenticate != 0);
+    if (common::Status s = protocol::auth_mode(rank, explicit_auth, auth_mode); !s.is_ok()) {
+      return {s.code(), who + s.message()};
+    }
     std::random_device rd;
-    Hello mine{0, common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
-               (std::uint64_t{rd()} << 32) | rd()};
+    Hello mine{0,
+               common::settings::kProtoChecksum.get_bool() ? 1u : 0u,
+               (std::uint64_t{rd()} << 32) | rd(),
+               static_cast<std::uint32_t>(auth_mode),
+               protocol::auth_available() ? 1u : 0u,
+               protocol::random_auth_key()};
     while (mine.tag == 0) mine.tag = rd();
     std::vector<Hello> hellos;
     auto st = gather(oob, mine, size, hellos);
     if (!st) return st;
+    // The daemon multicasts over UDP, where "auto" is on.
+    auto auth_of = [](const Hello& h) {
+      return protocol::auth_resolved(static_cast<protocol::AuthMode>(h.auth_mode),
+                                     h.auth_built != 0, true);
+    };
+    const bool auth = auth_of(mine);
     for (int r = 0; r < size; ++r) {
       if (hellos[r].checksum != mine.checksum) {
         return common::mismatch_error(who + "rank " + std::to_string(r) +
                                       " disagrees on MCCL_PROTO_CHECKSUM");
+      }
+      if (auth_of(hellos[r]) != auth) {
+        return common::mismatch_error(who + protocol::auth_mismatch(r, auth_of(hellos[r]), auth));
       }
     }
     const std::uint32_t tag = hellos[0].tag;
@@ -86,10 +109,11 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     st = gather(oob, my_mtu, size, mtus);
     if (!st) return st;
     const std::uint32_t mtu = *std::min_element(mtus.begin(), mtus.end());
-    if (mtu <= protocol::kDataHeaderBytes + 64) {
+    if (mtu <= protocol::data_header_bytes(auth) + 64) {
       return common::unavailable_error(who + "the network's datagrams are too small");
     }
     protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
+    if (auth) protocol::enable_auth(pc, hellos[0].key);
     pc.op_timeout = common::saturating_duration(timeout);
     out.ctx = std::make_unique<protocol::Context>(rank, size, tag, std::move(dgram),
                                                   std::move(reliable), pc);

@@ -113,8 +113,11 @@ common::Status self_test_sim() {
   fc.seed = 7;
   transport::sim::Fabric fabric(fc);
   std::vector<common::Status> results(kRanks);
+  const protocol::AuthKey key = protocol::random_auth_key();
   auto rank_main = [&](int rank) -> common::Status {
     protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(fc.mtu);
+    // Authenticated where this build can, as the daemon runs by default.
+    if (protocol::auth_available()) protocol::enable_auth(pc, key);
     pc.op_timeout = std::chrono::seconds(30);
     protocol::Context ctx(rank, kRanks, 77, fabric.join_datagram(77, rank),
                           fabric.join_reliable(77, rank, kRanks), pc);

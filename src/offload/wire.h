@@ -30,7 +30,7 @@
 namespace mccl::offload {
 
 inline constexpr std::uint32_t kMagic = 0x4d43'4f46;  // "MCOF"
-inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kVersion = 3;
 
 enum class MsgType : std::uint32_t {
   kHello = 1,            // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
@@ -56,6 +56,8 @@ struct CollChoices {
   std::uint64_t reduce_segment_bytes = 64 << 10;
   std::uint64_t allreduce_small_bytes = 16 << 10;
   double rs_share = 0.5;
+  std::int32_t authenticate = -1;  // CommOptions::authenticate: -1 unset, 0 off, 1 on
+  std::int32_t reserved = 0;
 };
 
 struct HelloMsg {
@@ -119,8 +121,8 @@ struct RingHeader {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 // Fixed layouts: a daemon built for another architecture (aarch64 on a
 // SmartNIC) must read what an x86-64 client wrote.
-static_assert(sizeof(CollChoices) == 48);
-static_assert(sizeof(HelloMsg) == 80);
+static_assert(sizeof(CollChoices) == 56);
+static_assert(sizeof(HelloMsg) == 88);
 static_assert(sizeof(Submission) == 72);
 static_assert(sizeof(Completion) == 512);
 

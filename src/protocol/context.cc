@@ -56,6 +56,11 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
   return c;
 }
 
+void enable_auth(ProtocolConfig& c, const AuthKey& key) {
+  if (!c.auth_key) c.chunk_bytes -= static_cast<std::uint32_t>(kMacBytes);
+  c.auth_key = key;
+}
+
 Context::Context(int rank, int size, std::uint32_t tag,
                  std::unique_ptr<transport::DatagramTransport> dgram,
                  std::unique_ptr<transport::ReliableTransport> reliable,
@@ -68,12 +73,15 @@ Context::Context(int rank, int size, std::uint32_t tag,
       gate_({dgram_->wait_fd_gates_poll() ? dgram_->wait_fd() : -1,
              reliable_->wait_fd_gates_poll() ? reliable_->wait_fd() : -1}),
       config_(config),
-      early_(config.early_bytes) {}
+      early_(config.early_bytes) {
+  if (config_.auth_key) mac_ = std::make_unique<DatagramMac>(*config_.auth_key);
+}
 
 Context::~Context() = default;
 
 void Context::start(const std::shared_ptr<Operation>& op) {
   op->seq_ = next_seq_++;
+  ++next_seq64_;
   TimePoint t = common::now();
   op->deadline_ = common::saturating_add(t, config_.op_timeout);  // huge: never
   // Every collective involves every rank: with a peer gone, none can work.
@@ -168,9 +176,18 @@ void Context::on_datagrams(transport::DatagramBatch batch) {
 void Context::on_datagram(std::span<const std::byte> datagram, Route& route) {
   DataHeader h;
   std::span<const std::byte> payload;
-  DataCheck check = decode_data(datagram, tag_, config_.checksum, h, payload);
+  DataCheck check = decode_data(datagram, tag_, config_.checksum, data_auth(), h, payload);
   if (check != DataCheck::kOk) {
     Counters::add(counters_.dropped_invalid);
+    if (check == DataCheck::kBadMac && !warned_forgery_) {
+      // Corruption the fabric's own checksums missed is rare; this is
+      // more likely someone without the key sending to the group.
+      warned_forgery_ = true;
+      common::logf(common::LogLevel::kWarn, rank_,
+                   "dropped a datagram that failed authentication (collective #%u, root %u); "
+                   "further ones are only counted (dropped_invalid)",
+                   h.seq, h.root);
+    }
     common::logf(common::LogLevel::kDebug, rank_, "dropped datagram: %s", to_string(check));
     return;
   }

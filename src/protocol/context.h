@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct ProtocolConfig {
   std::size_t eager_bytes = 0;
   std::size_t eager_budget = 8 << 20;
   bool checksum = true;
+  // Set: every datagram carries a MAC under this key (protocol/auth.h) and
+  // the CRC is not used. Set it with enable_auth(), which also makes room
+  // for the MAC in every datagram.
+  std::optional<AuthKey> auth_key;
   common::Duration op_timeout = std::chrono::seconds(60);
 };
 
@@ -62,6 +67,10 @@ std::size_t default_send_batch(std::size_t mtu);
 
 // Reads every protocol setting from the MCCL_* registry.
 ProtocolConfig protocol_config_from_settings(std::size_t mtu);
+
+// Authenticates datagrams under `key`: the MAC takes kMacBytes of each
+// datagram from its payload (chunk_bytes shrinks by that much).
+void enable_auth(ProtocolConfig& c, const AuthKey& key);
 
 class Context final : private transport::DatagramHandler, private transport::ReliableHandler {
  public:
@@ -111,6 +120,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // (DatagramTransport::share_link).
   common::Status send_datagrams(std::span<const transport::OutDatagram> batch,
                                 std::size_t& accepted, unsigned senders = 1);
+  // How this communicator's datagrams are authenticated (protocol/wire.h).
+  DataAuth data_auth() const { return {mac_.get(), next_seq_, next_seq64_}; }
   // The loss deadline: silence longer than this means the rest was lost.
   common::Duration stall_deadline() const;
   // More datagrams were waiting than one progress call takes: whatever
@@ -181,6 +192,10 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   Counters counters_;
 
   std::uint32_t next_seq_ = 1;
+  // next_seq_ counted without wrapping: the nonces of datagram MACs.
+  std::uint64_t next_seq64_ = 1;
+  std::unique_ptr<DatagramMac> mac_;
+  bool warned_forgery_ = false;
   std::map<std::uint32_t, std::shared_ptr<Operation>> active_;
   EarlyStore early_;
   struct PendingMessage {

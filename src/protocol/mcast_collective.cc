@@ -30,8 +30,12 @@ McastCollective::McastCollective(Context& ctx, McastSpec spec)
   const auto roots = static_cast<int>(streams_.size());
   const int together = spec_.concurrent_roots > 0 ? std::min(spec_.concurrent_roots, roots) : roots;
   senders_ = static_cast<unsigned>(std::max(1, together >= ctx.size() ? ctx.size() - 1 : together));
-  headers_.resize(ctx.config().send_batch * kDataHeaderBytes);
+  headers_.resize(ctx.config().send_batch * header_bytes());
   batch_.resize(ctx.config().send_batch);
+}
+
+std::size_t McastCollective::header_bytes() const {
+  return data_header_bytes(ctx_.config().auth_key.has_value());
 }
 
 Stream* McastCollective::stream_of(std::uint32_t root) {
@@ -67,6 +71,8 @@ void McastCollective::inject(TimePoint now) {
   Stream& s = *own_;
   const auto chunk = ctx_.config().chunk_bytes;
   const std::size_t batch_max = ctx_.config().send_batch;
+  const std::size_t header_bytes = this->header_bytes();
+  const DataAuth auth = ctx_.data_auth();
   auto& batch = batch_;
   std::size_t n = 0;
   for (std::uint64_t c = s.next_to_send; c < s.chunks() && n < batch_max; ++c, ++n) {
@@ -79,9 +85,9 @@ void McastCollective::inject(TimePoint now) {
     h.chunk_bytes = chunk;
     h.total_bytes = s.bytes();
     h.payload_len = static_cast<std::uint16_t>(payload.size());
-    std::byte* hdr = headers_.data() + n * kDataHeaderBytes;
-    encode_data_header(h, payload, ctx_.config().checksum, hdr);
-    batch[n] = {std::span<const std::byte>(hdr, kDataHeaderBytes), payload};
+    std::byte* hdr = headers_.data() + n * header_bytes;
+    encode_data_header(h, payload, ctx_.config().checksum, auth, hdr);
+    batch[n] = {std::span<const std::byte>(hdr, header_bytes), payload};
   }
   std::size_t accepted = 0;
   common::Status st = ctx_.send_datagrams(std::span(batch.data(), n), accepted, senders_);

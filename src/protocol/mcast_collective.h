@@ -54,6 +54,7 @@ class McastCollective final : public Operation {
   bool needs(int peer) const override;
 
  private:
+  std::size_t header_bytes() const;  // of this communicator's datagrams
   Stream* stream_of(std::uint32_t root);
   bool injection_allowed(common::TimePoint now);
   void inject(common::TimePoint now);

@@ -42,6 +42,12 @@ std::uint32_t data_crc(const std::byte* header, std::span<const std::byte> paylo
 
 void encode_data_header(const DataHeader& h, std::span<const std::byte> payload, bool checksum,
                         std::byte out[kDataHeaderBytes]) {
+  encode_data_header(h, payload, checksum, DataAuth{}, out);
+}
+
+void encode_data_header(const DataHeader& h, std::span<const std::byte> payload, bool checksum,
+                        const DataAuth& auth, std::byte* out) {
+  const bool mac = auth.mac != nullptr;
   put16(out + 0, kDataMagic);
   out[2] = std::byte(kWireVersion);
   out[3] = std::byte(kKindData);
@@ -52,12 +58,26 @@ void encode_data_header(const DataHeader& h, std::span<const std::byte> payload,
   put32(out + 20, h.chunk_bytes);
   put64(out + 24, h.total_bytes);
   put16(out + 32, h.payload_len);
-  put16(out + 34, h.flags);
-  put32(out + kCrcOffset, checksum ? data_crc(out, payload) : 0);
+  put16(out + 34, static_cast<std::uint16_t>(h.flags | (mac ? kFlagMac : 0)));
+  if (!mac) {
+    put32(out + kCrcOffset, checksum ? data_crc(out, payload) : 0);
+    return;
+  }
+  put32(out + kCrcOffset, 0);
+  auth.mac->compute(auth.extend(h.seq), h.root, h.chunk_index,
+                    std::span<const std::byte>(out, kDataHeaderBytes), payload,
+                    out + kDataHeaderBytes);
 }
 
 DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, bool checksum,
                       DataHeader& h, std::span<const std::byte>& payload) {
+  return decode_data(d, expected_tag, checksum, DataAuth{}, h, payload);
+}
+
+DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, bool checksum,
+                      const DataAuth& auth, DataHeader& h, std::span<const std::byte>& payload) {
+  const bool mac = auth.mac != nullptr;
+  const std::size_t header_bytes = data_header_bytes(mac);
   if (d.size() < kDataHeaderBytes) return DataCheck::kTooShort;
   const std::byte* p = d.data();
   if (get16(p) != kDataMagic) return DataCheck::kBadMagic;
@@ -72,16 +92,26 @@ DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, 
   h.payload_len = get16(p + 32);
   h.flags = get16(p + 34);
   h.crc = get32(p + kCrcOffset);
-  if (h.flags != 0) return DataCheck::kBadFlags;
+  // Without the flag, a receiver that authenticates would accept what
+  // anyone could send: the flag is required, not merely allowed.
+  if (h.flags != (mac ? kFlagMac : 0)) return DataCheck::kBadFlags;
   if (h.comm_tag != expected_tag) return DataCheck::kForeignTag;
-  if (d.size() != kDataHeaderBytes + h.payload_len) return DataCheck::kBadLength;
+  if (d.size() != header_bytes + h.payload_len) return DataCheck::kBadLength;
   if (h.chunk_bytes == 0) return DataCheck::kBadChunk;
   if (h.chunk_index >= chunk_count(h.total_bytes, h.chunk_bytes)) return DataCheck::kBadChunk;
   if (h.payload_len != chunk_length(h.total_bytes, h.chunk_bytes, h.chunk_index)) {
     return DataCheck::kBadLength;
   }
-  payload = d.subspan(kDataHeaderBytes);
-  if (checksum && h.crc != data_crc(p, payload)) return DataCheck::kBadChecksum;
+  std::span<const std::byte> body = d.subspan(header_bytes);
+  if (mac) {
+    if (!auth.mac->verify(auth.extend(h.seq), h.root, h.chunk_index, d.first(kDataHeaderBytes),
+                          body, p + kDataHeaderBytes)) {
+      return DataCheck::kBadMac;
+    }
+  } else if (checksum && h.crc != data_crc(p, body)) {
+    return DataCheck::kBadChecksum;
+  }
+  payload = body;
   return DataCheck::kOk;
 }
 
@@ -107,6 +137,8 @@ const char* to_string(DataCheck c) {
       return "chunk out of bounds";
     case DataCheck::kBadChecksum:
       return "bad checksum";
+    case DataCheck::kBadMac:
+      return "failed authentication";
   }
   return "?";
 }

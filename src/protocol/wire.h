@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <span>
 
+#include "protocol/auth.h"
+
 namespace mccl::protocol {
 
 inline constexpr std::uint16_t kDataMagic = 0x4D43;     // "CM" on the wire (LE of 'M','C')
@@ -16,8 +18,16 @@ inline constexpr std::uint8_t kWireVersion = 1;
 
 // ---- Multicast datagrams -------------------------------------------------
 
+// 40 bytes, plus the 16-byte MAC (bytes 40..55) when the header's flags
+// carry kFlagMac, as every datagram does under MCCL_PROTO_AUTH.
 inline constexpr std::size_t kDataHeaderBytes = 40;
+inline constexpr std::size_t kAuthDataHeaderBytes = kDataHeaderBytes + kMacBytes;
 inline constexpr std::uint8_t kKindData = 1;
+inline constexpr std::uint16_t kFlagMac = 1;
+
+constexpr std::size_t data_header_bytes(bool auth) {
+  return auth ? kAuthDataHeaderBytes : kDataHeaderBytes;
+}
 
 struct DataHeader {
   std::uint32_t comm_tag = 0;
@@ -27,13 +37,32 @@ struct DataHeader {
   std::uint32_t chunk_bytes = 0;  // payload bytes of every chunk but the last
   std::uint64_t total_bytes = 0;  // size of the root's whole stream
   std::uint16_t payload_len = 0;
-  std::uint16_t flags = 0;  // must be 0 in version 1
+  std::uint16_t flags = 0;  // 0 or kFlagMac; the encoder adds kFlagMac itself
   std::uint32_t crc = 0;    // CRC32C of bytes 0..35 and the payload, or 0
+};
+
+// How a communicator authenticates its datagrams. The nonce of a MAC takes
+// the collective's 64-bit number, which the 32-bit wire seq stands for:
+// the number nearest to (ref_seq, ref_seq64), two values of one collective
+// (the context's next). Exact while the collectives in flight span less
+// than 2^31, which the context's window (2^16) guarantees.
+struct DataAuth {
+  const DatagramMac* mac = nullptr;  // null: datagrams carry no MAC
+  std::uint32_t ref_seq = 0;
+  std::uint64_t ref_seq64 = 0;
+  std::uint64_t extend(std::uint32_t seq) const {
+    return ref_seq64 + static_cast<std::uint64_t>(
+                           static_cast<std::int64_t>(static_cast<std::int32_t>(seq - ref_seq)));
+  }
 };
 
 // Writes the header for `payload`; computes the CRC when `checksum` is set.
 void encode_data_header(const DataHeader& h, std::span<const std::byte> payload, bool checksum,
                         std::byte out[kDataHeaderBytes]);
+// With `auth.mac`, writes the 56-byte header: kFlagMac, no CRC (the MAC
+// detects corruption too), the MAC. Without, as above.
+void encode_data_header(const DataHeader& h, std::span<const std::byte> payload, bool checksum,
+                        const DataAuth& auth, std::byte* out);
 
 enum class DataCheck {
   kOk,
@@ -46,6 +75,7 @@ enum class DataCheck {
   kBadLength,  // payload_len disagrees with the datagram or with the layout
   kBadChunk,   // chunk index or chunk size out of bounds
   kBadChecksum,
+  kBadMac,  // not sent by a member, or altered on the way
 };
 const char* to_string(DataCheck c);
 
@@ -54,6 +84,11 @@ const char* to_string(DataCheck c);
 // `payload` points into `datagram`.
 DataCheck decode_data(std::span<const std::byte> datagram, std::uint32_t expected_tag,
                       bool checksum, DataHeader& h, std::span<const std::byte>& payload);
+// With `auth.mac`, a datagram must carry kFlagMac and a MAC that verifies
+// (checked last, after every cheap field); the CRC is then not checked.
+DataCheck decode_data(std::span<const std::byte> datagram, std::uint32_t expected_tag,
+                      bool checksum, const DataAuth& auth, DataHeader& h,
+                      std::span<const std::byte>& payload);
 
 // Number of chunks of a stream (0 for an empty stream).
 constexpr std::uint64_t chunk_count(std::uint64_t total, std::uint32_t chunk_bytes) {

@@ -85,6 +85,33 @@ void expect_mismatch_everywhere(int n, const std::function<void(Communicator&)>&
   }
 }
 
+// Ranks that resolve MCCL_PROTO_AUTH differently would drop each other's
+// datagrams (a MAC-less one fails the flag check, and the other way round):
+// creation fails on every rank, naming the rank that differs.
+TEST(Mismatch, AuthenticationSettingDiffers) {
+  if (!MCCL_TEST_HAVE_SODIUM) GTEST_SKIP() << "built without libsodium: auth cannot be on";
+  const int n = 3;
+  InProcessWorld world(n);
+  std::vector<ErrorCode> codes(n, ErrorCode::kOk);
+  std::vector<std::string> msgs(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      auto boot = world.bootstrap(r);
+      // Rank 2 turns it off, the others on.
+      const CommOptions o{.timeout = 20s, .authenticate = r != 2};
+      codes[r] = code_of([&] { Communicator c(*boot, o); }, &msgs[r]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(codes[r], ErrorCode::kMismatch) << "rank " << r << ": " << msgs[r];
+    EXPECT_NE(msgs[r].find("MCCL_PROTO_AUTH"), std::string::npos) << msgs[r];
+    const std::string other = r == 2 ? "rank 0" : "rank 2";
+    EXPECT_NE(msgs[r].find(other + " authenticates"), std::string::npos) << msgs[r];
+  }
+}
+
 TEST(Mismatch, BroadcastSizesDiffer) {
   expect_mismatch_everywhere(5, [](Communicator& c) {
     std::size_t bytes = c.rank() == 3 ? 5000 : 9000;

@@ -306,7 +306,7 @@ TEST_F(WireReject, ChecksumDisabledAcceptsCorruptedPayload) {
 }
 
 TEST(WireData, EveryCheckHasAName) {
-  for (int c = 0; c <= static_cast<int>(DataCheck::kBadChecksum); ++c) {
+  for (int c = 0; c <= static_cast<int>(DataCheck::kBadMac); ++c) {
     EXPECT_STRNE(to_string(static_cast<DataCheck>(c)), "?");
   }
 }

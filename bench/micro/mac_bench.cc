@@ -1,0 +1,127 @@
+// The candidates for the per-datagram MAC (MCCL_PROTO_AUTH), each over a
+// 40-byte header and a payload kept apart as on the send path, beside the
+// CRC32C that BM_EncodeHeader (wire_bench.cc) costs. The choice and its
+// numbers are in docs/security.md. Run: build/bench/micro/mccl_micro
+// --benchmark_filter=BM_Mac
+#include <benchmark/benchmark.h>
+#include <sodium.h>
+
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "common/crc32c.h"
+
+namespace {
+
+constexpr std::size_t kHeader = 40;
+
+struct Input {
+  explicit Input(std::size_t payload) : header(kHeader, 0x5A), data(payload, 0xA5) {
+    if (sodium_init() < 0) std::abort();
+    randombytes_buf(key.data(), key.size());
+  }
+  std::vector<unsigned char> header;
+  std::vector<unsigned char> data;
+  std::array<unsigned char, 32> key{};
+  unsigned char tag[32]{};
+};
+
+void finish(benchmark::State& state, const Input& in) {
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(in.data.size()));
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_MacCrc32c(benchmark::State& state) {
+  Input in(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    std::uint32_t c = mccl::common::crc32c(0, in.header.data(), kHeader);
+    c = mccl::common::crc32c(c, in.data.data(), in.data.size());
+    benchmark::DoNotOptimize(c);
+  }
+  finish(state, in);
+}
+
+// Keyed BLAKE2b with a 16-byte tag: no nonce, so nothing to reuse.
+void BM_MacBlake2b(benchmark::State& state) {
+  Input in(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    crypto_generichash_state s;
+    crypto_generichash_init(&s, in.key.data(), in.key.size(), 16);
+    crypto_generichash_update(&s, in.header.data(), kHeader);
+    crypto_generichash_update(&s, in.data.data(), in.data.size());
+    crypto_generichash_final(&s, in.tag, 16);
+    benchmark::DoNotOptimize(in.tag);
+  }
+  finish(state, in);
+}
+
+// HMAC-SHA-256, truncated to 16 bytes on the wire.
+void BM_MacHmacSha256(benchmark::State& state) {
+  Input in(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    crypto_auth_hmacsha256_state s;
+    crypto_auth_hmacsha256_init(&s, in.key.data(), in.key.size());
+    crypto_auth_hmacsha256_update(&s, in.header.data(), kHeader);
+    crypto_auth_hmacsha256_update(&s, in.data.data(), in.data.size());
+    crypto_auth_hmacsha256_final(&s, in.tag);
+    benchmark::DoNotOptimize(in.tag);
+  }
+  finish(state, in);
+}
+
+// Poly1305 under a one-time key: the first 32 bytes of ChaCha20(key, nonce)
+// with a 12-byte nonce (seq, root, chunk), as ChaCha20-Poly1305 does.
+void BM_MacPoly1305(benchmark::State& state) {
+  Input in(static_cast<std::size_t>(state.range(0)));
+  unsigned char nonce[crypto_stream_chacha20_ietf_NONCEBYTES] = {};
+  std::uint32_t chunk = 0;
+  for (auto _ : state) {
+    std::memcpy(nonce + 8, &chunk, sizeof chunk);
+    ++chunk;
+    unsigned char otk[crypto_onetimeauth_KEYBYTES];
+    crypto_stream_chacha20_ietf(otk, sizeof otk, nonce, in.key.data());
+    crypto_onetimeauth_state s;
+    crypto_onetimeauth_init(&s, otk);
+    crypto_onetimeauth_update(&s, in.header.data(), kHeader);
+    crypto_onetimeauth_update(&s, in.data.data(), in.data.size());
+    crypto_onetimeauth_final(&s, in.tag);
+    benchmark::DoNotOptimize(in.tag);
+  }
+  finish(state, in);
+}
+
+// AES-256-GCM with an empty message and the datagram as associated data
+// (GMAC). Needs the datagram contiguous and a unique 12-byte nonce.
+void BM_MacAesGmac(benchmark::State& state) {
+  if (crypto_aead_aes256gcm_is_available() == 0) {
+    state.SkipWithError("no AES-NI/PCLMUL on this CPU");
+    return;
+  }
+  Input in(static_cast<std::size_t>(state.range(0)));
+  std::vector<unsigned char> datagram(in.header);
+  datagram.insert(datagram.end(), in.data.begin(), in.data.end());
+  crypto_aead_aes256gcm_state ctx;
+  crypto_aead_aes256gcm_beforenm(&ctx, in.key.data());
+  unsigned char nonce[crypto_aead_aes256gcm_NPUBBYTES] = {};
+  unsigned char none[1] = {};  // the empty message and ciphertext
+  std::uint32_t chunk = 0;
+  for (auto _ : state) {
+    std::memcpy(nonce + 8, &chunk, sizeof chunk);
+    ++chunk;
+    unsigned long long taglen = 0;
+    crypto_aead_aes256gcm_encrypt_detached_afternm(none, in.tag, &taglen, none, 0, datagram.data(),
+                                                   datagram.size(), nullptr, nonce, &ctx);
+    benchmark::DoNotOptimize(in.tag);
+  }
+  finish(state, in);
+}
+
+#define MCCL_MAC_BENCH(fn) BENCHMARK(fn)->Arg(1460)->Arg(8972)->ArgName("payload")
+MCCL_MAC_BENCH(BM_MacCrc32c);
+MCCL_MAC_BENCH(BM_MacBlake2b);
+MCCL_MAC_BENCH(BM_MacHmacSha256);
+MCCL_MAC_BENCH(BM_MacPoly1305);
+MCCL_MAC_BENCH(BM_MacAesGmac);
+
+}  // namespace
