@@ -42,7 +42,10 @@
 #       the MCCL info log) with random bytes, truncated headers, well-formed
 #       datagrams of a foreign tag, and datagrams with the right tag but a bad
 #       field, a bad CRC or a far sequence number, plus replays of real ones.
-#       Every rank must stay byte-exact and count the garbage as invalid.
+#       Every rank must stay byte-exact and count the garbage as invalid. Runs
+#       with MCCL_PROTO_AUTH=off: noise.py checks that it computes the CRC the
+#       ranks do, which authenticated datagrams do not carry (forgeries against
+#       the MAC: udp_auth_test).
 #
 # Each run makes its own cluster (unique name) and always tears it down.
 # Exit: 0 all checks passed, 1 a check failed, 77 not root / tools missing
@@ -445,7 +448,7 @@ noise_run() {
   local out=$1 blast=$2 go=$TMP/go.$RANDOM logdir=$TMP/logs.$RANDOM i tries launch_pid rc=0
   mkdir -p "$logdir"
   "$LAUNCH" --name "$NAME" --hosts 4 --timeout 120 --logdir "$logdir" --env MCCL_LOG_LEVEL=info \
-    --env MCCL_COLL_TIMEOUT_MS=30000 -- "$WORKER" noise "$go" "$NOISE_ROUNDS" >"$out" 2>&1 &
+    --env MCCL_COLL_TIMEOUT_MS=30000 --env MCCL_PROTO_AUTH=off -- "$WORKER" noise "$go" "$NOISE_ROUNDS" >"$out" 2>&1 &
   launch_pid=$!
   BG_PIDS+=("$launch_pid")
   # Every rank logs "udp transport (veth0, group A:P): ..." at info level and
