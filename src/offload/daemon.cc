@@ -13,14 +13,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <list>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "coll/validate.h"
 #include "offload/comm_setup.h"
 #include "offload/regions.h"
 #include "offload/session.h"
@@ -80,6 +83,11 @@ class Session {
   common::Status start(const Submission& s, Pending& p);
   common::Status deliver(Pending& p);
   bool start_direct(const Submission& s, Pending& p);
+  // Reads an allgatherv's counts and displacements from the client into `p`
+  // and checks them as the client library does (coll/validate.h): a client
+  // that skipped those checks must not make the daemon write outside its
+  // staging buffer.
+  common::Status read_layout(const Submission& s, Pending& p);
   enum class SocketEvent { kHandled, kBye, kGone };
   SocketEvent handle_socket();
   bool drain_submissions();
@@ -192,18 +200,14 @@ common::Status Session::start(const Submission& s, Pending& p) {
       break;
     }
     case OpKind::kAllgatherv: {
-      std::vector<std::uint64_t> raw(2 * static_cast<std::size_t>(size));
-      const std::size_t half = sizeof(std::uint64_t) * static_cast<std::size_t>(size);
-      auto st = client_io(pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()), half);
-      if (st)
-        st = client_io(pid, false, s.displs, reinterpret_cast<std::byte*>(raw.data() + size), half);
+      auto st = read_layout(s, p);
       if (!st) return st;
-      p.counts.assign(raw.begin(), raw.begin() + size);
-      p.displs.assign(raw.begin() + size, raw.end());
       std::size_t total = 0;
-      for (int r = 0; r < size; ++r) total = std::max(total, p.displs[r] + p.counts[r]);
+      for (int r = 0; r < size; ++r) {
+        if (p.counts[r] > 0) total = std::max(total, p.displs[r] + p.counts[r]);
+      }
       p.staging.resize(total);
-      const std::size_t mine = p.counts[rank], at = p.displs[rank];
+      const std::size_t mine = p.counts[rank], at = mine > 0 ? p.displs[rank] : 0;
       if (mine > 0) {
         st =
             client_io(pid, false, s.in_place ? s.buffer + at : s.send, p.staging.data() + at, mine);
@@ -225,7 +229,12 @@ common::Status Session::start(const Submission& s, Pending& p) {
       if (!st) return st;
       p.counts.assign(raw.begin(), raw.end());
       std::size_t total = 0;
-      for (std::size_t c : p.counts) total += c;
+      for (std::size_t c : p.counts) {
+        if (c > SIZE_MAX / es - total) {
+          return common::invalid_argument("reduce-scatter: the counts overflow a size_t");
+        }
+        total += c;
+      }
       p.input.resize(total * es);
       p.staging.resize(p.counts[rank] * es);
       if (!p.input.empty()) {
@@ -241,6 +250,10 @@ common::Status Session::start(const Submission& s, Pending& p) {
       const std::size_t es = size_of(type);
       if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
         return common::invalid_argument("allreduce: unknown data type or operation");
+      }
+      if (s.bytes > SIZE_MAX / es) {
+        return common::invalid_argument("allreduce: count " + std::to_string(s.bytes) +
+                                        " overflows a size_t in bytes");
       }
       p.staging.resize(s.bytes * es);
       if (!p.staging.empty()) {
@@ -259,6 +272,25 @@ common::Status Session::start(const Submission& s, Pending& p) {
   return common::Status::ok();
 }
 
+common::Status Session::read_layout(const Submission& s, Pending& p) {
+  const int rank = comm_.ctx->rank(), size = comm_.ctx->size();
+  std::vector<std::uint64_t> raw(2 * static_cast<std::size_t>(size));
+  const std::size_t half = sizeof(std::uint64_t) * static_cast<std::size_t>(size);
+  auto st = client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()), half);
+  if (st) {
+    st = client_io(hello_.pid, false, s.displs, reinterpret_cast<std::byte*>(raw.data() + size),
+                   half);
+  }
+  if (!st) return st;
+  p.counts.assign(raw.begin(), raw.begin() + size);
+  p.displs.assign(raw.begin() + size, raw.end());
+  // The client's own addresses: checked for null and for wrapping, never used.
+  return coll::validate_allgatherv(rank, size, reinterpret_cast<const void*>(s.send),
+                                   s.in_place != 0, reinterpret_cast<const void*>(s.buffer),
+                                   p.counts, p.displs,
+                                   coll::max_stream_bytes(comm_.ctx->config().chunk_bytes));
+}
+
 // Zero copy: when every buffer of `s` lies in the client's shared regions,
 // the operation runs on them in place. False: take the staging path.
 bool Session::start_direct(const Submission& s, Pending& p) {
@@ -270,15 +302,7 @@ bool Session::start_direct(const Submission& s, Pending& p) {
     if (buf == nullptr || s.root < 0 || s.root >= size) return false;
     p.op = coll::make_broadcast(ctx, comm_.coll, buf, s.bytes, s.root);
   } else if (kind == OpKind::kAllgatherv) {
-    std::vector<std::uint64_t> raw(2 * static_cast<std::size_t>(size));
-    const std::size_t half = sizeof(std::uint64_t) * static_cast<std::size_t>(size);
-    if (!client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()), half) ||
-        !client_io(hello_.pid, false, s.displs, reinterpret_cast<std::byte*>(raw.data() + size),
-                   half)) {
-      return false;  // the staging path reports it
-    }
-    p.counts.assign(raw.begin(), raw.begin() + size);
-    p.displs.assign(raw.begin() + size, raw.end());
+    if (!read_layout(s, p)) return false;  // the staging path reports it
     std::uint64_t lo = UINT64_MAX, hi = 0;
     for (int r = 0; r < size; ++r) {
       if (p.counts[r] == 0) continue;
@@ -293,7 +317,9 @@ bool Session::start_direct(const Submission& s, Pending& p) {
     p.op = coll::make_allgatherv(ctx, comm_.coll, send, s.in_place != 0 || mine == 0, recv - lo,
                                  p.counts, p.displs);
   } else if (kind == OpKind::kAllreduce) {
-    const std::size_t bytes = s.bytes * size_of(static_cast<DataType>(s.dtype));
+    const std::size_t es = size_of(static_cast<DataType>(s.dtype));
+    if (es == 0 || s.bytes > SIZE_MAX / es) return false;  // the staging path reports it
+    const std::size_t bytes = s.bytes * es;
     std::byte* recv = regions_.find(s.buffer, bytes);
     std::byte* send = s.in_place ? nullptr : regions_.find(s.send, bytes);
     if (bytes == 0 || recv == nullptr || (!s.in_place && send == nullptr) ||
@@ -400,7 +426,15 @@ bool Session::drain_submissions() {
       continue;
     }
     Pending p;
-    auto st = start(s, p);
+    common::Status st;
+    try {
+      st = start(s, p);
+    } catch (const std::bad_alloc&) {
+      // A client's oversized request fails that request, not a daemon that
+      // other clients share.
+      st = common::unavailable_error("offload daemon: out of memory staging a collective of " +
+                                     std::to_string(s.bytes) + " bytes");
+    }
     if (!st) {
       unsent_.push_back(make_completion(s.id, st));
       continue;

@@ -3,7 +3,8 @@
 // another user, is refused at once; the private directory is checked
 // without following symlinks; the daemon's lock and log are never opened
 // through a symlink; and a daemon serving many short sessions joins their
-// threads instead of keeping every stack. Runs as root (chown, setuid);
+// threads instead of keeping every stack; the daemon checks the allgatherv
+// layouts it is handed. Runs as root (chown, setuid);
 // skips otherwise.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "offload/client.h"
@@ -218,6 +220,29 @@ TEST_F(OffloadSecurity, DaemonJoinsFinishedSessions) {
   const long grew_kib = status_field(daemon, "VmSize:") - vm_at_start;
   EXPECT_LT(grew_kib, 128 * 1024) << "KiB of virtual size for 40 finished sessions";
   EXPECT_LT(status_field(daemon, "Threads:"), 8);
+}
+
+// Found by reading: the daemon trusted an allgatherv's counts and
+// displacements as the client library had checked them; a client that
+// skipped the checks made a displacement + count wrap, the staging buffer
+// came out 3 bytes long and the daemon copied the client's bytes before it.
+// Now the daemon checks them itself; the request fails, the daemon lives on.
+TEST_F(OffloadSecurity, DaemonChecksAnAllgathervItIsHanded) {
+  std::unique_ptr<OffloadComm> c;
+  auto st = create(10s, c, MCCL_OFFLOADD);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  std::vector<std::byte> send(8, std::byte{7}), recv(8);
+  const std::size_t counts[] = {8};
+  const std::size_t wrapping[] = {SIZE_MAX - 4};
+  auto bad = c->allgatherv(send.data(), false, recv.data(), counts, wrapping);
+  ASSERT_TRUE(c->wait(*bad, common::Deadline::after(10s)).is_ok());
+  EXPECT_EQ(bad->status().code(), ErrorCode::kInvalidArgument) << bad->status().message();
+  EXPECT_THAT(bad->status().message(), HasSubstr("displs[0]"));
+  const std::size_t fine[] = {0};
+  auto good = c->allgatherv(send.data(), false, recv.data(), counts, fine);
+  ASSERT_TRUE(c->wait(*good, common::Deadline::after(10s)).is_ok());
+  EXPECT_TRUE(good->status().is_ok()) << good->status().message();
+  EXPECT_EQ(recv, send);
 }
 
 }  // namespace
