@@ -1,6 +1,5 @@
 #include "progress/linger.h"
 
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -17,24 +16,24 @@ struct Lingering {
   bool finished() const { return ctx->serving() == 0 || deadline.expired(); }
 };
 
-// One thread for the whole process, started by the first linger(): it looks
-// at what it holds every few milliseconds (the neighbour's release is one
+// One thread for the whole process, started by linger() when none runs: it
+// looks at what it holds every few milliseconds (the neighbour's release is one
 // control message away) and destroys whatever is finished, outside the lock.
 class Reaper {
  public:
+  // At exit: the thread ends once what it holds is finished.
   ~Reaper() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
     if (thread_.joinable()) thread_.join();
   }
 
   void add(Lingering item) {
     std::lock_guard lock(mu_);
     items_.push_back(std::move(item));
-    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    if (running_) return;
+    // The last thread found nothing more to do and is past the lock.
+    if (thread_.joinable()) thread_.join();
+    running_ = true;
+    thread_ = std::thread([this] { loop(); });
   }
 
   std::size_t size() {
@@ -45,10 +44,13 @@ class Reaper {
  private:
   void loop() {
     std::unique_lock lock(mu_);
-    // At exit (stopping_) it still waits for what it holds: each item ends
-    // by its deadline, so exit is delayed at most that long.
-    while (!(stopping_ && items_.empty())) {
-      cv_.wait_for(lock, std::chrono::milliseconds(2));
+    // It ends when it holds nothing, so a process that stops destroying
+    // communicators keeps no thread of it; each item ends by its deadline,
+    // so exit waits at most that long.
+    while (!items_.empty()) {
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      lock.lock();
       std::vector<Lingering> done;
       for (auto it = items_.begin(); it != items_.end();) {
         if (it->finished()) {
@@ -63,12 +65,12 @@ class Reaper {
       done.clear();
       lock.lock();
     }
+    running_ = false;
   }
 
   std::mutex mu_;
-  std::condition_variable cv_;
   std::vector<Lingering> items_;
-  bool stopping_ = false;
+  bool running_ = false;  // thread_ is in loop(); guarded by mu_
   std::thread thread_;
 };
 
