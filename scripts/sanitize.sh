@@ -35,6 +35,10 @@ not_built='^(install\.|tools\.|mp_reduce\.|offload\.cross|mpi\.)'
 # offload_test's multi-process cases (sweeps, zero copy, failures) run past
 # their launchers' time limits at TSan's speed: only its daemon cases run.
 tsan_skip='|^(Loopback/OffloadSweep|OffloadZeroCopy|OffloadErrors|OffloadFailure)\.'
+# The incast demonstration needs senders faster than the links: under ASan
+# the one thread that drives all eight ranks is slower, so no incast forms.
+# (Its counterpart, roots sharing the link repair nothing, still runs.)
+asan_skip='|^ProtocolIncast\.RootsIgnoringTheShareOverrunThePorts$'
 
 configure_asan() {
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -57,7 +61,7 @@ for stage in "${stages[@]}"; do
       # module it has unloaded by exit so no suppression can name it; the
       # sanitizer runs place progress threads without PCI locality.
       HWLOC_COMPONENTS=-pci ctest --test-dir build-asan --output-on-failure -j2 \
-        -L '^(unit|inproc|soak)$' -E "$not_built"
+        -L '^(unit|inproc|soak)$' -E "$not_built$asan_skip"
       ;;
     fuzz)
       [[ -f build-asan/build.ninja ]] || configure_asan
