@@ -25,20 +25,8 @@ AuthKey key_of(std::uint8_t v) {
 // `seq64`), filled with `fill`, under `mac` (none: the CRC as without auth).
 Bytes make(const DatagramMac* mac, std::uint32_t seq, std::uint64_t seq64, std::uint32_t root,
            std::uint64_t total, std::uint32_t index, std::byte fill) {
-  DataHeader h;
-  h.comm_tag = kTag;
-  h.seq = seq;
-  h.root = root;
-  h.chunk_index = index;
-  h.chunk_bytes = kAuthChunk;
-  h.total_bytes = total;
-  h.payload_len = static_cast<std::uint16_t>(chunk_length(total, kAuthChunk, index));
-  Bytes payload(h.payload_len, fill);
-  const std::size_t hb = data_header_bytes(mac != nullptr);
-  Bytes d(hb + payload.size());
-  encode_data_header(h, payload, true, DataAuth{mac, seq, seq64}, d.data());
-  std::copy(payload.begin(), payload.end(), d.begin() + static_cast<std::ptrdiff_t>(hb));
-  return d;
+  return encode_datagram(DataAuth{mac, seq, seq64}, kAuthChunk, seq, root, total, index, kTag,
+                         fill);
 }
 
 DataCheck check(const DatagramMac& mac, const Bytes& d, std::uint32_t ref = 7,

@@ -220,23 +220,32 @@ struct Allgather {
   OpList ops;
 };
 
-// A well-formed datagram of this communicator (the checksum is right).
-inline Bytes datagram(std::uint32_t seq, std::uint32_t root, std::uint64_t total,
-                      std::uint32_t index, std::uint32_t tag = kTag,
-                      std::byte fill = std::byte{0xEE}) {
+// A well-formed datagram of this communicator, cut in chunks of `chunk`
+// bytes, under `auth` (without a MAC the checksum is right).
+inline Bytes encode_datagram(const DataAuth& auth, std::uint32_t chunk, std::uint32_t seq,
+                             std::uint32_t root, std::uint64_t total, std::uint32_t index,
+                             std::uint32_t tag, std::byte fill) {
   DataHeader h;
   h.comm_tag = tag;
   h.seq = seq;
   h.root = root;
   h.chunk_index = index;
-  h.chunk_bytes = kChunk;
+  h.chunk_bytes = chunk;
   h.total_bytes = total;
-  h.payload_len = static_cast<std::uint16_t>(chunk_length(total, kChunk, index));
+  h.payload_len = static_cast<std::uint16_t>(chunk_length(total, chunk, index));
   Bytes payload(h.payload_len, fill);
-  Bytes d(kDataHeaderBytes + payload.size());
-  encode_data_header(h, payload, true, d.data());
-  std::copy(payload.begin(), payload.end(), d.begin() + kDataHeaderBytes);
+  const std::size_t hb = data_header_bytes(auth.mac != nullptr);
+  Bytes d(hb + payload.size());
+  encode_data_header(h, payload, true, auth, d.data());
+  std::copy(payload.begin(), payload.end(), d.begin() + static_cast<std::ptrdiff_t>(hb));
   return d;
+}
+
+// The same without a MAC, in the rig's chunks.
+inline Bytes datagram(std::uint32_t seq, std::uint32_t root, std::uint64_t total,
+                      std::uint32_t index, std::uint32_t tag = kTag,
+                      std::byte fill = std::byte{0xEE}) {
+  return encode_datagram(DataAuth{}, kChunk, seq, root, total, index, tag, fill);
 }
 
 }  // namespace mccl::protocol::test
