@@ -1,5 +1,6 @@
 #include "process_group.h"
 
+#include <Python.h>
 #include <mccl/error.h>
 
 #include <exception>
@@ -49,7 +50,18 @@ ProcessGroupMCCL::ProcessGroupMCCL(const c10::intrusive_ptr<c10d::Store>& store,
       timeout_(timeout),
       executor_(std::make_unique<SerialExecutor>()) {}
 
-ProcessGroupMCCL::~ProcessGroupMCCL() = default;
+ProcessGroupMCCL::~ProcessGroupMCCL() {
+  // Python drops the last reference with the GIL held, while the executor
+  // thread may need the GIL to finish its last job (releasing a tensor that
+  // a Python object owns, or running a Python future callback): joining it
+  // with the GIL held would deadlock.
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    PyThreadState* saved = PyEval_SaveThread();
+    executor_.reset();
+    PyEval_RestoreThread(saved);
+  }
+  executor_.reset();
+}
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::post(const std::string& call, c10d::OpType type,
                                                       std::vector<at::Tensor> outputs,
