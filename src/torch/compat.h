@@ -5,10 +5,12 @@
 // - 1.13: a backend is a c10d::ProcessGroup; Backend.register_backend(name,
 //   func, extended_api) takes a creator that returns that ProcessGroup.
 // - 2.x: a backend derives from c10d::Backend, which a ProcessGroup owns per
-//   device; the creator returns the Backend. From 2.1 register_backend also
-//   takes `devices`, the device types the backend serves.
-// In both, Work is c10d::Work (Work.hpp), the collectives keep the same
-// signatures, and ReduceOp converts to ReduceOp::RedOpType.
+//   device; the creator returns the Backend. Later releases' register_backend
+//   also takes `devices`: module.cc asks the function for that parameter
+//   rather than guessing the release that added it.
+// In both, Work is c10d::Work (Work.hpp, with ::kNoTimeout outside the
+// namespace), the collectives keep the same signatures, and ReduceOp
+// converts to ReduceOp::RedOpType.
 #pragma once
 
 #include <torch/csrc/api/include/torch/version.h>
@@ -26,9 +28,5 @@ using BackendBase = c10d::Backend;
 #else
 using BackendBase = c10d::ProcessGroup;
 #endif
-
-// Whether Backend.register_backend takes the `devices` keyword (2.1 on).
-constexpr bool kRegisterTakesDevices = TORCH_VERSION_MAJOR > 2 ||
-                                       (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1);
 
 }  // namespace mccl::torch_backend

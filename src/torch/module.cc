@@ -39,8 +39,8 @@ py::dict stats_of(ProcessGroupMCCL& pg) {
   return d;
 }
 
-// register_backend's signature differs between versions (compat.h): from
-// 2.1 it takes the device types the backend serves. Asked of the function
+// register_backend's signature differs between versions (compat.h): later
+// ones take the device types the backend serves. Asked of the function
 // itself rather than of the version number, so a backport changes nothing.
 void register_backend(py::object creator) {
   py::object backend = py::module_::import("torch.distributed").attr("Backend");

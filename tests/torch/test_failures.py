@@ -4,7 +4,8 @@
 all_reduce, rank 3 exits without a word; the next collective of the others
 must raise MCCL's error (a peer failure or a timeout naming what was
 awaited) within the group's timeout, from a plain call and from an async
-work's wait(). The harness's deadline catches a hang.
+work's wait(). The harness's deadline catches a hang. Before that, a
+wait(timeout) on a collective a rank has not joined yet gives up.
 """
 import os
 import sys
@@ -19,12 +20,33 @@ SIZE = 4
 DEAD = 3
 
 
+def check_wait_timeout(rank, size, t):
+    """Work.wait(timeout) gives up after its timeout, naming the call, while
+    the collective stays in flight: rank DEAD joins only after the others'
+    waits have given up (it learns so through the store), and a second wait
+    then completes."""
+    store = dist.distributed_c10d._get_default_store()
+    if rank == DEAD:
+        store.wait([f"gave_up_{r}" for r in range(size) if r != DEAD], timedelta(seconds=30))
+        dist.all_reduce(t)
+        return
+    work = dist.all_reduce(t, async_op=True)
+    try:
+        work.wait(timeout=timedelta(milliseconds=200))
+    except RuntimeError as e:
+        assert "mccl all_reduce: not complete after 200 ms" in str(e), e
+    else:
+        raise AssertionError("wait(200 ms) returned before the last rank joined")
+    store.set(f"gave_up_{rank}", "1")
+    assert work.wait()
+
+
 def ranks(rank, size, port):
     import mccl_torch  # noqa: F401
     dist.init_process_group("mccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=size, timeout=timedelta(seconds=10))
     t = torch.ones(100000)
-    dist.all_reduce(t)
+    check_wait_timeout(rank, size, t)
     assert torch.equal(t, torch.full_like(t, float(size)))
     if rank == DEAD:
         os._exit(0)  # no goodbye: the sockets close as the process dies
