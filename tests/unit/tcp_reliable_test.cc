@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/little_endian.h"
 #include "mccl/error.h"
 #include "transport/tcp/tcp_transport.h"
 #include "transport/tcp/wire.h"
@@ -479,7 +480,7 @@ TEST(TcpReliable, StrayConnectionsAreRejectedAndBytewiseFramesReassembled) {
     Bytes stream;
     for (const Bytes* m : {&m1, &m2, &m1}) {
       std::array<std::byte, 4> len;
-      wire::put_u32(len.data(), static_cast<std::uint32_t>(m->size()));
+      common::put_le<std::uint32_t>(len.data(), static_cast<std::uint32_t>(m->size()));
       stream.insert(stream.end(), len.begin(), len.end());
       stream.insert(stream.end(), m->begin(), m->end());
     }
@@ -507,7 +508,7 @@ TEST(TcpReliable, CorruptLengthIsAPeerFailure) {
   with_fake_rank0([](ReliableTransport& t, int fd) {
     const std::uint32_t huge = 0xFFFFFFF0u;
     std::array<std::byte, 4> len;
-    wire::put_u32(len.data(), huge);
+    common::put_le<std::uint32_t>(len.data(), huge);
     send_all(fd, len.data(), len.size());
     Recorder rec;
     std::size_t d = 0;
