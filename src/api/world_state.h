@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "mccl/bootstrap.h"
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::detail {
 

@@ -15,7 +15,7 @@
 
 #include "common/clock.h"
 #include "datagram_collector.h"
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::transport::sim {
 namespace {
