@@ -1,4 +1,5 @@
-// The in-memory fabric: delivery, each fault of the fault model with its
+// The in-memory fabric: the datagram-transport conformance suite
+// (datagram_conformance.h), delivery, each fault of the fault model with its
 // seed, the bandwidth and latency models, the reliable mesh, rank death and
 // thread safety. Every fault test names its seed so a failure reproduces.
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 
 #include "common/clock.h"
 #include "datagram_collector.h"
+#include "datagram_conformance.h"
 #include "transport/sim/sim_transport.h"
 
 namespace mccl::transport::sim {
@@ -29,20 +31,9 @@ Bytes bytes_of(const std::string& s) {
   return b;
 }
 
-// A datagram whose first four bytes number it, padded to `size` bytes.
-Bytes numbered(std::uint32_t index, std::size_t size = 64) {
-  Bytes b(std::max<std::size_t>(size, 4), std::byte{0x5a});
-  std::memcpy(b.data(), &index, 4);
-  return b;
-}
-
-std::uint32_t number_of(const Bytes& b) {
-  std::uint32_t index = 0;
-  std::memcpy(&index, b.data(), 4);
-  return index;
-}
-
 using transport::test::Collector;
+using transport::test::number_of_datagram;
+using transport::test::numbered_datagram;
 
 std::size_t drain(DatagramTransport& t, Collector& c, std::size_t max = 1u << 20) {
   std::size_t delivered = 0;
@@ -69,13 +60,34 @@ void send_numbered(DatagramTransport& t, std::uint32_t first, std::uint32_t coun
   for (std::uint32_t i = first; i < first + count; i += 64) {
     bufs.clear();
     batch.clear();
-    for (std::uint32_t j = i; j < std::min(first + count, i + 64); ++j) bufs.push_back(numbered(j));
+    for (std::uint32_t j = i; j < std::min(first + count, i + 64); ++j)
+      bufs.push_back(numbered_datagram(j));
     for (const auto& b : bufs) batch.push_back(OutDatagram{b, {}});
     std::size_t accepted = 0;
     ASSERT_TRUE(t.send(batch, accepted).is_ok());
     ASSERT_EQ(accepted, batch.size());
   }
 }
+
+// The datagram-transport conformance suite on a fault-free fabric.
+struct SimTraits {
+  static std::string skip_reason() { return {}; }
+  std::unique_ptr<DatagramTransport> join(std::uint32_t group) {
+    return fabric.join_datagram(group, next_rank[group]++);
+  }
+  Fabric fabric{FabricConfig{}};
+  std::map<std::uint32_t, int> next_rank;
+};
+
+}  // namespace
+}  // namespace mccl::transport::sim
+
+namespace mccl::transport::test {
+INSTANTIATE_TYPED_TEST_SUITE_P(Sim, DatagramConformance, sim::SimTraits);
+}  // namespace mccl::transport::test
+
+namespace mccl::transport::sim {
+namespace {
 
 TEST(SimFabric, DeliversToEveryOtherMemberButNotTheSender) {
   Fabric fabric(FabricConfig{});
@@ -128,7 +140,7 @@ std::set<std::uint32_t> received_with_loss(std::uint64_t seed, FabricCounters* c
   Collector c;
   drain(*rx, c);
   std::set<std::uint32_t> got;
-  for (const auto& d : c.got) got.insert(number_of(d));
+  for (const auto& d : c.got) got.insert(number_of_datagram(d));
   if (counters) *counters = fabric.counters();
   return got;
 }
@@ -153,7 +165,7 @@ TEST(SimFabric, DuplicatesDeliverTwice) {
   Collector c;
   drain(*rx, c);
   std::map<std::uint32_t, int> times;
-  for (const auto& d : c.got) ++times[number_of(d)];
+  for (const auto& d : c.got) ++times[number_of_datagram(d)];
   EXPECT_EQ(times.size(), 1000u);
   std::size_t twice = 0;
   for (auto [index, count] : times) {
@@ -178,7 +190,7 @@ TEST(SimFabric, CorruptionFlipsExactlyOneByteInAPrivateCopy) {
     ASSERT_EQ(c.got.size(), 500u);
     for (std::uint32_t i = 0; i < 500; ++i) {
       // The number itself may be hit, so compare against the i-th original.
-      Bytes want = numbered(i);
+      Bytes want = numbered_datagram(i);
       std::size_t diff = 0;
       for (std::size_t k = 0; k < want.size(); ++k) diff += c.got[i][k] != want[k];
       EXPECT_LE(diff, 1u) << "datagram " << i;
@@ -199,7 +211,7 @@ TEST(SimFabric, ReorderReordersButDeliversEverything) {
   Collector c;
   drain_until(*rx, c, 200);
   std::vector<std::uint32_t> order;
-  for (const auto& d : c.got) order.push_back(number_of(d));
+  for (const auto& d : c.got) order.push_back(number_of_datagram(d));
   ASSERT_EQ(order.size(), 200u);
   EXPECT_FALSE(std::is_sorted(order.begin(), order.end()));
   std::sort(order.begin(), order.end());
@@ -214,7 +226,7 @@ TEST(SimFabric, FullReceiveQueueCountsOverrun) {
   send_numbered(*tx, 0, 20);
   Collector c;
   EXPECT_EQ(drain(*rx, c), 8u);
-  for (std::uint32_t i = 0; i < 8; ++i) EXPECT_EQ(number_of(c.got[i]), i);
+  for (std::uint32_t i = 0; i < 8; ++i) EXPECT_EQ(number_of_datagram(c.got[i]), i);
   EXPECT_EQ(fabric.counters().overrun, 12u);
 }
 
@@ -227,7 +239,7 @@ TEST(SimFabric, PollHonoursMax) {
   EXPECT_EQ(drain(*rx, c, 0), 0u);
   EXPECT_EQ(drain(*rx, c, 37), 37u);
   EXPECT_EQ(drain(*rx, c), 63u);
-  for (std::uint32_t i = 0; i < 100; ++i) EXPECT_EQ(number_of(c.got[i]), i);
+  for (std::uint32_t i = 0; i < 100; ++i) EXPECT_EQ(number_of_datagram(c.got[i]), i);
 }
 
 TEST(SimFabric, DatagramIsInvisibleUntilTheLatencyHasPassed) {
@@ -236,7 +248,7 @@ TEST(SimFabric, DatagramIsInvisibleUntilTheLatencyHasPassed) {
   auto tx = fabric.join_datagram(3, 0);
   auto rx = fabric.join_datagram(3, 1);
   auto sent_at = common::now();
-  ASSERT_TRUE(send_one(*tx, numbered(1)).is_ok());
+  ASSERT_TRUE(send_one(*tx, numbered_datagram(1)).is_ok());
   Collector c;
   std::size_t empty_polls = 0;
   while (c.got.empty() && common::now() - sent_at < 1s) {
@@ -314,8 +326,8 @@ TEST(SimFabric, ReliableKeepsEachSendersOrderAndConcatenatesParts) {
   EXPECT_EQ(r1->rank(), 1);
   EXPECT_EQ(r1->size(), 3);
   for (std::uint32_t i = 0; i < 100; ++i) {
-    ASSERT_TRUE(r0->send(2, numbered(i, 8)).is_ok());
-    ASSERT_TRUE(r1->send(2, numbered(1000 + i, 8)).is_ok());
+    ASSERT_TRUE(r0->send(2, numbered_datagram(i, 8)).is_ok());
+    ASSERT_TRUE(r1->send(2, numbered_datagram(1000 + i, 8)).is_ok());
   }
   Bytes a = bytes_of("ab"), b = bytes_of("cd"), empty;
   std::span<const std::byte> parts[] = {a, empty, b};
@@ -328,7 +340,7 @@ TEST(SimFabric, ReliableKeepsEachSendersOrderAndConcatenatesParts) {
   for (std::size_t i = 0; i + 1 < in.messages.size(); ++i) {
     auto& [peer, m] = in.messages[i];
     ASSERT_TRUE(peer == 0 || peer == 1);
-    EXPECT_EQ(number_of(m), next[peer]++);
+    EXPECT_EQ(number_of_datagram(m), next[peer]++);
   }
   EXPECT_EQ(in.messages.back(), std::make_pair(0, bytes_of("abcd")));
   FabricCounters n = fabric.counters();
@@ -356,7 +368,7 @@ TEST(SimFabric, KilledRankFailsAndIsReportedOnce) {
   MessageLog dead_in;
   std::size_t delivered = 0;
   EXPECT_EQ(rel[1]->poll(dead_in, 10, delivered).code(), ErrorCode::kPeerFailure);
-  EXPECT_EQ(send_one(*dg[1], numbered(0)).code(), ErrorCode::kPeerFailure);
+  EXPECT_EQ(send_one(*dg[1], numbered_datagram(0)).code(), ErrorCode::kPeerFailure);
   Collector dead_c;
   EXPECT_EQ(dg[1]->poll(dead_c, 10, delivered).code(), ErrorCode::kPeerFailure);
 
@@ -378,7 +390,7 @@ TEST(SimFabric, KilledRankFailsAndIsReportedOnce) {
     }
   }
   // Datagrams between the living still flow.
-  ASSERT_TRUE(send_one(*dg[0], numbered(3)).is_ok());
+  ASSERT_TRUE(send_one(*dg[0], numbered_datagram(3)).is_ok());
   Collector c;
   EXPECT_EQ(drain(*dg[2], c), 1u);
 }
@@ -435,13 +447,13 @@ TEST(SimFabric, ManyThreadsSendAndReceiveEverything) {
       send_numbered(*eps[r], first, kEach);
       for (int peer = 0; peer < kRanks; ++peer) {
         for (std::uint32_t i = 0; i < 4; ++i) {
-          if (peer != r && !rel[r]->send(peer, numbered(first + i, 8)).is_ok()) ++failures;
+          if (peer != r && !rel[r]->send(peer, numbered_datagram(first + i, 8)).is_ok()) ++failures;
         }
       }
       Collector c;
       drain_until(*eps[r], c, (kRanks - 1) * kEach);
       std::set<std::uint32_t> got;
-      for (const auto& d : c.got) got.insert(number_of(d));
+      for (const auto& d : c.got) got.insert(number_of_datagram(d));
       if (got.size() != (kRanks - 1) * kEach || c.got.size() != got.size()) ++failures;
       if (got.count(first)) ++failures;  // no loopback
 
@@ -450,7 +462,8 @@ TEST(SimFabric, ManyThreadsSendAndReceiveEverything) {
       while (in.messages.size() < 4 * (kRanks - 1) && !deadline.expired()) drain(*rel[r], in);
       std::vector<std::uint32_t> next(kRanks);
       for (const auto& [peer, m] : in.messages) {
-        if (number_of(m) != static_cast<std::uint32_t>(peer) * kEach + next[peer]++) ++failures;
+        if (number_of_datagram(m) != static_cast<std::uint32_t>(peer) * kEach + next[peer]++)
+          ++failures;
       }
       if (in.messages.size() != 4 * (kRanks - 1)) ++failures;
     });
