@@ -49,19 +49,6 @@ class DatagramConformance : public ::testing::Test {
     return t;
   }
 
-  // Sends the whole batch, retrying while the transport is busy, for at
-  // most 5 s.
-  static void send_all(DatagramTransport& t, std::span<const OutDatagram> batch) {
-    const auto deadline = common::Deadline::after(std::chrono::seconds(5));
-    while (!batch.empty()) {
-      std::size_t accepted = 0;
-      common::Status s = t.send(batch, accepted);
-      ASSERT_TRUE(s.is_ok()) << s.message();
-      batch = batch.subspan(accepted);
-      ASSERT_FALSE(deadline.expired()) << batch.size() << " datagrams still refused";
-    }
-  }
-
   // Polls (with a budget of `max` a call) until `want` datagrams came or
   // 3 s passed; then, for a real network's stragglers, a little longer so
   // that one too many shows.
@@ -96,7 +83,7 @@ TYPED_TEST_P(DatagramConformance, DeliversToEveryOtherMemberButNotTheSender) {
     for (std::uint32_t i = 0; i < 7; ++i) mine.push_back(numbered_datagram(r * 1000 + i, 100 + i));
     std::vector<OutDatagram> batch;
     for (const auto& d : mine) batch.push_back(OutDatagram{d, {}});
-    this->send_all(*members[r], batch);
+    send_all_datagrams(*members[r], batch);
   }
   for (std::uint32_t r = 0; r < 3; ++r) {
     Collector c;
@@ -132,7 +119,7 @@ TYPED_TEST_P(DatagramConformance, HeaderAndPayloadAreGathered) {
       {h, p},             // exactly the MTU
       {h.first(1), p.last(1)},
   };
-  this->send_all(*a, batch);
+  send_all_datagrams(*a, batch);
   Collector c;
   this->receive(*b, c, batch.size());
   ASSERT_EQ(c.got.size(), batch.size());
@@ -158,7 +145,7 @@ TYPED_TEST_P(DatagramConformance, DatagramOverTheMtuIsRejectedAndTheOthersGo) {
   Collector c;
   this->receive(*b, c, 1);
   EXPECT_EQ(c.got.size(), 1u);
-  this->send_all(*a, std::span(batch).first(1));  // the transport still works
+  send_all_datagrams(*a, std::span(batch).first(1));  // the transport still works
   this->receive(*b, c, 2);
   EXPECT_EQ(c.got.size(), 2u);
 }
@@ -174,7 +161,7 @@ TYPED_TEST_P(DatagramConformance, PollHonoursAZeroBudgetAndKeepsOrder) {
   for (std::uint32_t i = 0; i < 100; ++i) data.push_back(numbered_datagram(i));
   std::vector<OutDatagram> batch;
   for (const auto& d : data) batch.push_back(OutDatagram{d, {}});
-  this->send_all(*tx, batch);
+  send_all_datagrams(*tx, batch);
   Collector c;
   std::size_t delivered = 7;
   ASSERT_TRUE(rx->poll(c, 0, delivered).is_ok());
@@ -210,8 +197,8 @@ TYPED_TEST_P(DatagramConformance, TwoGroupsDoNotSeeEachOther) {
   ASSERT_TRUE(a1 && b1 && a2);
   const auto two = numbered_datagram(2), one = numbered_datagram(1);
   const OutDatagram d2{two, {}}, d1{one, {}};
-  this->send_all(*a2, std::span(&d2, 1));
-  this->send_all(*a1, std::span(&d1, 1));
+  send_all_datagrams(*a2, std::span(&d2, 1));
+  send_all_datagrams(*a1, std::span(&d1, 1));
   Collector c, other;
   this->receive(*b1, c, 1);
   ASSERT_EQ(c.got.size(), 1u);

@@ -35,6 +35,7 @@ namespace mccl::transport::udp::test {
 using Bytes = std::vector<std::byte>;
 using transport::test::number_of_datagram;
 using transport::test::numbered_datagram;
+using transport::test::send_all_datagrams;
 using namespace std::chrono_literals;
 
 // ---- where the test runs ------------------------------------------------
@@ -89,23 +90,10 @@ inline std::size_t quiet_for(DatagramTransport& t, common::Duration period = 50m
   return c.got.size();
 }
 
-// Sends everything, retrying while busy; fails the test after 5 s.
-inline void send_all(DatagramTransport& t, std::span<const OutDatagram> batch) {
-  auto deadline = common::Deadline::after(5s);
-  while (!batch.empty()) {
-    std::size_t accepted = 0;
-    common::Status s = t.send(batch, accepted);
-    ASSERT_TRUE(s.is_ok()) << s.message();
-    batch = batch.subspan(accepted);
-    ASSERT_FALSE(deadline.expired()) << batch.size() << " datagrams still refused";
-    if (accepted == 0) std::this_thread::yield();
-  }
-}
-
 inline void send_bytes(DatagramTransport& t, const std::vector<Bytes>& datagrams) {
   std::vector<OutDatagram> batch;
   for (const Bytes& d : datagrams) batch.push_back(OutDatagram{{}, d});
-  send_all(t, batch);
+  send_all_datagrams(t, batch);
 }
 
 // A plain UDP socket on lo, as any other program would open one.

@@ -303,7 +303,7 @@ TEST(UdpTransportTest, BatchOf256ArrivesThroughSendmmsgAndRecvmmsg) {
   std::vector<OutDatagram> batch;
   for (const Bytes& d : data)
     batch.push_back(OutDatagram{std::span(d).first(4), std::span(d).subspan(4)});
-  send_all(*a, batch);
+  send_all_datagrams(*a, batch);
   Collector c;
   drain_until(*b, c, 256);
   // No loss is expected on lo with an 8 MiB buffer, but a busy host may drop.
