@@ -7,6 +7,8 @@
 //   struct Traits {
 //     using Guard = ...;  // held for each test (a watchdog, or nothing)
 //     static Mesh make_mesh(int n);
+//     static common::Status create(int rank, int size, const OobAllgather&,
+//                                  std::unique_ptr<ReliableTransport>&);
 //     static common::Status create_alone(const OobAllgather&, std::unique_ptr<ReliableTransport>&);
 //     static std::vector<std::size_t> sizes();  // the sizes its paths switch at
 //     static constexpr std::size_t kLarge;      // a message on its bulk path
@@ -253,12 +255,43 @@ TYPED_TEST_P(ReliableConformance, WorldOfOneNeedsNoExchangeAndDeliversToSelf) {
   EXPECT_EQ(t->send(1, pattern(0, 0, 0, 5)).code(), ErrorCode::kInvalidArgument);
 }
 
+// Setup over an out-of-band allgather that fails, or returns what no rank
+// of this transport would contribute: a status, never an exception.
+TYPED_TEST_P(ReliableConformance, OutOfBandFailuresComeBackAsStatus) {
+  using ::testing::HasSubstr;
+  std::unique_ptr<ReliableTransport> t;
+  common::Status st = TypeParam::create(
+      0, 2,
+      [](std::span<const std::byte>) -> Bytes {
+        throw Error(ErrorCode::kTimeout, "bootstrap: ranks never arrived: 1");
+      },
+      t);
+  EXPECT_EQ(st.code(), ErrorCode::kTimeout);
+  EXPECT_THAT(st.message(), HasSubstr("never arrived: 1"));
+  // Two ranks, but an allgather of the wrong length (mixed transports).
+  st = TypeParam::create(
+      0, 2, [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); }, t);
+  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
+  // A contribution that is not this transport's address.
+  st = TypeParam::create(
+      0, 2,
+      [](std::span<const std::byte> m) {
+        Bytes all(m.begin(), m.end());
+        all.resize(2 * m.size(), std::byte{0x55});
+        return all;
+      },
+      t);
+  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
+  EXPECT_THAT(st.message(), HasSubstr("rank 1"));
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ReliableConformance, DeliversEveryMessageWholeAndInOrderToThreeRanks,
                             DeliversEveryMessageWholeAndInOrderToFourRanks,
                             MultiPartSendsArriveConcatenated,
                             DestroyedPeerIsReportedOnceAfterItsLastMessages,
                             PollWithNothingPendingNeverSleeps,
                             WaitFdWakesForArrivalsAndForMessagesHeldBackByMax,
-                            WorldOfOneNeedsNoExchangeAndDeliversToSelf);
+                            WorldOfOneNeedsNoExchangeAndDeliversToSelf,
+                            OutOfBandFailuresComeBackAsStatus);
 
 }  // namespace mccl::transport::test

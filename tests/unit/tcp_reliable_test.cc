@@ -47,6 +47,10 @@ Mesh make_mesh(int n) {
 struct TcpTraits {
   struct Guard {};
   static Mesh make_mesh(int n) { return tcp::make_mesh(n); }
+  static common::Status create(int rank, int size, const OobAllgather& oob,
+                               std::unique_ptr<ReliableTransport>& out) {
+    return create_tcp_reliable(config(rank, size), oob, out);
+  }
   static common::Status create_alone(const OobAllgather& oob,
                                      std::unique_ptr<ReliableTransport>& out) {
     return create_tcp_reliable({.rank = 0, .size = 1}, oob, out);
@@ -117,33 +121,6 @@ TEST(TcpReliable, BadConfigIsRejected) {
                 {.rank = 0, .size = 2, .bind_address = "127.0.0.1", .connect_timeout = 0ms}, oob, t)
                 .code(),
             ErrorCode::kInvalidArgument);
-}
-
-TEST(TcpReliable, OutOfBandFailuresComeBackAsStatus) {
-  std::unique_ptr<ReliableTransport> t;
-  common::Status st = create_tcp_reliable(
-      config(0, 2),
-      [](std::span<const std::byte>) -> Bytes {
-        throw Error(ErrorCode::kTimeout, "bootstrap: ranks never arrived: 1");
-      },
-      t);
-  EXPECT_EQ(st.code(), ErrorCode::kTimeout);
-  EXPECT_THAT(st.message(), HasSubstr("never arrived: 1"));
-  // Two ranks, but an allgather of the wrong length (mixed transports).
-  st = create_tcp_reliable(
-      config(0, 2), [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); }, t);
-  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
-  // A contribution that is not a TCP address.
-  st = create_tcp_reliable(
-      config(0, 2),
-      [](std::span<const std::byte> m) {
-        Bytes all(m.begin(), m.end());
-        all.resize(2 * m.size(), std::byte{0x55});
-        return all;
-      },
-      t);
-  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
-  EXPECT_THAT(st.message(), HasSubstr("rank 1"));
 }
 
 // ---- A fake peer: the test plays one rank by hand on a raw socket. ---------

@@ -35,6 +35,10 @@ using namespace test;
 struct UcxTraits {
   using Guard = Watchdog100s;
   static Mesh make_mesh(int n) { return test::make_mesh(n); }
+  static common::Status create(int rank, int size, const OobAllgather& oob,
+                               std::unique_ptr<ReliableTransport>& out) {
+    return create_ucx_reliable(config(rank, size), oob, out);
+  }
   static common::Status create_alone(const OobAllgather& oob,
                                      std::unique_ptr<ReliableTransport>& out) {
     return create_ucx_reliable({.rank = 0, .size = 1}, oob, out);
