@@ -2,7 +2,8 @@
 #
 #   coll -> protocol -> transport -> common      (bootstrap, progress and topo
 #                                                  from the side)
-#   api, mpi, offload                            above everything
+#   setup (the one creation path)                over protocol and every transport
+#   api, mpi, offload, torch                     above everything
 #
 # Layers above transport see only its interfaces (transport/<file>.h), never
 # an implementation folder; a transport folder sees its own files, the
@@ -29,7 +30,9 @@ set(_allow_transport "transport-api;common;mccl")
 set(_allow_protocol "protocol;transport-api;common;mccl")
 set(_allow_coll "coll;protocol;transport-api;common;mccl")
 set(_allow_progress "progress;protocol;transport-api;topo;common;mccl")
-set(_above_everything "api;mpi;offload")
+# Communicator creation picks and configures the transports themselves.
+set(_allow_setup "setup;protocol;transport-api;transport/sim;transport/udp;transport/tcp;transport/ucx;transport/ibud;common;mccl")
+set(_above_everything "api;mpi;offload;torch")
 set(_transports "sim;udp;tcp;ucx;ibud")
 
 # Headers of libraries MCCL builds on: never in a public header, nor in a
