@@ -11,7 +11,7 @@
 #include "coll/collectives.h"
 #include "protocol/context.h"
 #include "protocol/wire.h"
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::protocol {
 namespace {

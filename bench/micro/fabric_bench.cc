@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::transport::sim {
 namespace {

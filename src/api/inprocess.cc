@@ -8,7 +8,7 @@
 
 #include "bootstrap/inprocess.h"
 #include "mccl/error.h"
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl {
 

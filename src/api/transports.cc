@@ -14,7 +14,7 @@
 #if MCCL_HAVE_UCX
 #include "transport/ucx/ucx_transport.h"
 #endif
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 #include "transport/tcp/tcp_transport.h"
 #include "transport/udp/udp_transport.h"
 

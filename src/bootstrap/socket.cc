@@ -17,20 +17,6 @@
 
 namespace mccl::bootstrap {
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) reset(other.release());
-  return *this;
-}
-
-void Fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
-std::string errno_text(int err) {
-  return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")";
-}
-
 common::Status parse_host_port(const std::string& text, const std::string& what, HostPort& out) {
   auto bad = [&](const std::string& why) {
     return common::invalid_argument(what + "=\"" + text + "\" is not valid: " + why +
@@ -71,12 +57,6 @@ common::Status resolve_ipv4(const std::string& host, std::uint16_t port, sockadd
   out.sin_addr = reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr;
   ::freeaddrinfo(res);
   return common::Status::ok();
-}
-
-std::string to_string(const sockaddr_in& addr) {
-  char buf[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof buf);
-  return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
 }
 
 bool is_loopback(const sockaddr_in& addr) { return (ntohl(addr.sin_addr.s_addr) >> 24) == 127; }

@@ -14,36 +14,14 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/fd.h"
+#include "common/ipv4.h"
 #include "common/status.h"
 
 namespace mccl::bootstrap {
 
-// An owned file descriptor (move-only; closes on destruction).
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
-
-// "Connection refused (errno 111)".
-std::string errno_text(int err);
+using common::errno_text;
+using common::Fd;
 
 struct HostPort {
   std::string host;
@@ -57,7 +35,7 @@ common::Status parse_host_port(const std::string& text, const std::string& what,
 // The first IPv4 address of `host` (a dotted quad or a name) with `port`.
 common::Status resolve_ipv4(const std::string& host, std::uint16_t port, sockaddr_in& out);
 
-std::string to_string(const sockaddr_in& addr);  // "10.0.0.1:29500"
+using common::to_string;  // "10.0.0.1:29500"
 bool is_loopback(const sockaddr_in& addr);
 
 // A listening TCP socket bound to `addr` (SO_REUSEADDR, non-blocking).

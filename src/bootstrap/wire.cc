@@ -3,72 +3,59 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/little_endian.h"
+
 namespace mccl::bootstrap::wire {
-namespace {
-
-template <typename T>
-void put(std::byte* p, T v) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
-}
-
-template <typename T>
-T get(const std::byte* p) {
-  T v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i)
-    v |= static_cast<T>(std::to_integer<T>(p[i]) << (8 * i));
-  return v;
-}
-
-}  // namespace
 
 static_assert(kHeaderBytes == 4 + 2 + 2 + 4 + 4 + 8 + 8);
 
 void encode(const Header& h, std::span<std::byte, kHeaderBytes> out) {
   std::byte* p = out.data();
-  put<std::uint32_t>(p + 0, kMagic);
-  put<std::uint16_t>(p + 4, kVersion);
-  put<std::uint16_t>(p + 6, static_cast<std::uint16_t>(h.kind));
-  put<std::uint32_t>(p + 8, h.rank);
-  put<std::uint32_t>(p + 12, h.aux);
-  put<std::uint64_t>(p + 16, h.round);
-  put<std::uint64_t>(p + 24, h.length);
+  common::put_le<std::uint32_t>(p + 0, kMagic);
+  common::put_le<std::uint16_t>(p + 4, kVersion);
+  common::put_le<std::uint16_t>(p + 6, static_cast<std::uint16_t>(h.kind));
+  common::put_le<std::uint32_t>(p + 8, h.rank);
+  common::put_le<std::uint32_t>(p + 12, h.aux);
+  common::put_le<std::uint64_t>(p + 16, h.round);
+  common::put_le<std::uint64_t>(p + 24, h.length);
 }
 
 bool decode(std::span<const std::byte, kHeaderBytes> in, Header& h, std::string& why) {
   const std::byte* p = in.data();
-  if (get<std::uint32_t>(p) != kMagic) {
+  if (common::get_le<std::uint32_t>(p) != kMagic) {
     why = "bad magic (not an MCCL bootstrap peer)";
     return false;
   }
-  if (auto v = get<std::uint16_t>(p + 4); v != kVersion) {
+  if (auto v = common::get_le<std::uint16_t>(p + 4); v != kVersion) {
     why = "wire version " + std::to_string(v) + ", this build speaks " + std::to_string(kVersion);
     return false;
   }
-  auto kind = get<std::uint16_t>(p + 6);
+  auto kind = common::get_le<std::uint16_t>(p + 6);
   if (kind < static_cast<std::uint16_t>(Kind::kHello) ||
       kind > static_cast<std::uint16_t>(Kind::kBye)) {
     why = "unknown frame kind " + std::to_string(kind);
     return false;
   }
   h.kind = static_cast<Kind>(kind);
-  h.rank = get<std::uint32_t>(p + 8);
-  h.aux = get<std::uint32_t>(p + 12);
-  h.round = get<std::uint64_t>(p + 16);
-  h.length = get<std::uint64_t>(p + 24);
+  h.rank = common::get_le<std::uint32_t>(p + 8);
+  h.aux = common::get_le<std::uint32_t>(p + 12);
+  h.round = common::get_le<std::uint64_t>(p + 16);
+  h.length = common::get_le<std::uint64_t>(p + 24);
   return true;
 }
 
 std::vector<std::byte> encode(const Hello& h) {
   const std::size_t n = std::min(h.secret.size(), kMaxSecretBytes);
   std::vector<std::byte> out(kHelloBytes + n);
-  put<std::uint32_t>(out.data(), h.size);
-  put<std::uint32_t>(out.data() + 4, h.wait_ms);
+  common::put_le<std::uint32_t>(out.data(), h.size);
+  common::put_le<std::uint32_t>(out.data() + 4, h.wait_ms);
   std::memcpy(out.data() + kHelloBytes, h.secret.data(), n);
   return out;
 }
 
 Hello decode_hello(std::span<const std::byte> in) {
-  Hello h{get<std::uint32_t>(in.data()), get<std::uint32_t>(in.data() + 4), {}};
+  Hello h{
+      common::get_le<std::uint32_t>(in.data()), common::get_le<std::uint32_t>(in.data() + 4), {}};
   h.secret.assign(reinterpret_cast<const char*>(in.data()) + kHelloBytes, in.size() - kHelloBytes);
   return h;
 }

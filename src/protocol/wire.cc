@@ -1,35 +1,11 @@
 #include "protocol/wire.h"
 
 #include "common/crc32c.h"
+#include "common/little_endian.h"
 
 namespace mccl::protocol {
 
 namespace {
-
-void put16(std::byte* p, std::uint16_t v) {
-  p[0] = std::byte(v & 0xFF);
-  p[1] = std::byte(v >> 8);
-}
-void put32(std::byte* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = std::byte((v >> (8 * i)) & 0xFF);
-}
-void put64(std::byte* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = std::byte((v >> (8 * i)) & 0xFF);
-}
-std::uint16_t get16(const std::byte* p) {
-  return static_cast<std::uint16_t>(std::to_integer<unsigned>(p[0]) |
-                                    (std::to_integer<unsigned>(p[1]) << 8));
-}
-std::uint32_t get32(const std::byte* p) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= std::uint32_t(std::to_integer<unsigned>(p[i])) << (8 * i);
-  return v;
-}
-std::uint64_t get64(const std::byte* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= std::uint64_t(std::to_integer<unsigned>(p[i])) << (8 * i);
-  return v;
-}
 
 constexpr std::size_t kCrcOffset = 36;
 
@@ -48,22 +24,23 @@ void encode_data_header(const DataHeader& h, std::span<const std::byte> payload,
 void encode_data_header(const DataHeader& h, std::span<const std::byte> payload, bool checksum,
                         const DataAuth& auth, std::byte* out) {
   const bool mac = auth.mac != nullptr;
-  put16(out + 0, kDataMagic);
+  common::put_le<std::uint16_t>(out + 0, kDataMagic);
   out[2] = std::byte(kWireVersion);
   out[3] = std::byte(kKindData);
-  put32(out + 4, h.comm_tag);
-  put32(out + 8, h.seq);
-  put32(out + 12, h.root);
-  put32(out + 16, h.chunk_index);
-  put32(out + 20, h.chunk_bytes);
-  put64(out + 24, h.total_bytes);
-  put16(out + 32, h.payload_len);
-  put16(out + 34, static_cast<std::uint16_t>(h.flags | (mac ? kFlagMac : 0)));
+  common::put_le<std::uint32_t>(out + 4, h.comm_tag);
+  common::put_le<std::uint32_t>(out + 8, h.seq);
+  common::put_le<std::uint32_t>(out + 12, h.root);
+  common::put_le<std::uint32_t>(out + 16, h.chunk_index);
+  common::put_le<std::uint32_t>(out + 20, h.chunk_bytes);
+  common::put_le<std::uint64_t>(out + 24, h.total_bytes);
+  common::put_le<std::uint16_t>(out + 32, h.payload_len);
+  common::put_le<std::uint16_t>(out + 34,
+                                static_cast<std::uint16_t>(h.flags | (mac ? kFlagMac : 0)));
   if (!mac) {
-    put32(out + kCrcOffset, checksum ? data_crc(out, payload) : 0);
+    common::put_le<std::uint32_t>(out + kCrcOffset, checksum ? data_crc(out, payload) : 0);
     return;
   }
-  put32(out + kCrcOffset, 0);
+  common::put_le<std::uint32_t>(out + kCrcOffset, 0);
   auth.mac->compute(auth.extend(h.seq), h.root, h.chunk_index,
                     std::span<const std::byte>(out, kDataHeaderBytes), payload,
                     out + kDataHeaderBytes);
@@ -80,18 +57,18 @@ DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, 
   const std::size_t header_bytes = data_header_bytes(mac);
   if (d.size() < kDataHeaderBytes) return DataCheck::kTooShort;
   const std::byte* p = d.data();
-  if (get16(p) != kDataMagic) return DataCheck::kBadMagic;
+  if (common::get_le<std::uint16_t>(p) != kDataMagic) return DataCheck::kBadMagic;
   if (std::to_integer<std::uint8_t>(p[2]) != kWireVersion) return DataCheck::kBadVersion;
   if (std::to_integer<std::uint8_t>(p[3]) != kKindData) return DataCheck::kBadKind;
-  h.comm_tag = get32(p + 4);
-  h.seq = get32(p + 8);
-  h.root = get32(p + 12);
-  h.chunk_index = get32(p + 16);
-  h.chunk_bytes = get32(p + 20);
-  h.total_bytes = get64(p + 24);
-  h.payload_len = get16(p + 32);
-  h.flags = get16(p + 34);
-  h.crc = get32(p + kCrcOffset);
+  h.comm_tag = common::get_le<std::uint32_t>(p + 4);
+  h.seq = common::get_le<std::uint32_t>(p + 8);
+  h.root = common::get_le<std::uint32_t>(p + 12);
+  h.chunk_index = common::get_le<std::uint32_t>(p + 16);
+  h.chunk_bytes = common::get_le<std::uint32_t>(p + 20);
+  h.total_bytes = common::get_le<std::uint64_t>(p + 24);
+  h.payload_len = common::get_le<std::uint16_t>(p + 32);
+  h.flags = common::get_le<std::uint16_t>(p + 34);
+  h.crc = common::get_le<std::uint32_t>(p + kCrcOffset);
   // Without the flag, a receiver that authenticates would accept what
   // anyone could send: the flag is required, not merely allowed.
   if (h.flags != (mac ? kFlagMac : 0)) return DataCheck::kBadFlags;
@@ -144,33 +121,33 @@ const char* to_string(DataCheck c) {
 }
 
 void encode_control_header(const ControlHeader& h, std::byte out[kControlHeaderBytes]) {
-  put16(out + 0, kControlMagic);
+  common::put_le<std::uint16_t>(out + 0, kControlMagic);
   out[2] = std::byte(kWireVersion);
   out[3] = std::byte(static_cast<std::uint8_t>(h.kind));
-  put32(out + 4, h.comm_tag);
-  put32(out + 8, h.seq);
-  put32(out + 12, h.root);
-  put64(out + 16, h.signature);
-  put32(out + 24, h.arg0);
-  put32(out + 28, h.arg1);
+  common::put_le<std::uint32_t>(out + 4, h.comm_tag);
+  common::put_le<std::uint32_t>(out + 8, h.seq);
+  common::put_le<std::uint32_t>(out + 12, h.root);
+  common::put_le<std::uint64_t>(out + 16, h.signature);
+  common::put_le<std::uint32_t>(out + 24, h.arg0);
+  common::put_le<std::uint32_t>(out + 28, h.arg1);
 }
 
 bool decode_control(std::span<const std::byte> m, std::uint32_t expected_tag, ControlHeader& h,
                     std::span<const std::byte>& body) {
   if (m.size() < kControlHeaderBytes) return false;
   const std::byte* p = m.data();
-  if (get16(p) != kControlMagic) return false;
+  if (common::get_le<std::uint16_t>(p) != kControlMagic) return false;
   if (std::to_integer<std::uint8_t>(p[2]) != kWireVersion) return false;
   auto kind = std::to_integer<std::uint8_t>(p[3]);
   if (kind < 1 || kind > static_cast<std::uint8_t>(ControlKind::kCallRefused)) return false;
   h.kind = static_cast<ControlKind>(kind);
-  h.comm_tag = get32(p + 4);
+  h.comm_tag = common::get_le<std::uint32_t>(p + 4);
   if (h.comm_tag != expected_tag) return false;
-  h.seq = get32(p + 8);
-  h.root = get32(p + 12);
-  h.signature = get64(p + 16);
-  h.arg0 = get32(p + 24);
-  h.arg1 = get32(p + 28);
+  h.seq = common::get_le<std::uint32_t>(p + 8);
+  h.root = common::get_le<std::uint32_t>(p + 12);
+  h.signature = common::get_le<std::uint64_t>(p + 16);
+  h.arg0 = common::get_le<std::uint32_t>(p + 24);
+  h.arg1 = common::get_le<std::uint32_t>(p + 28);
   body = m.subspan(kControlHeaderBytes);
   return true;
 }

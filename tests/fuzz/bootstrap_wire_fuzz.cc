@@ -1,6 +1,6 @@
 // Fuzzes the TCP store's frame header and hello (src/bootstrap/wire.cc),
 // what the store reads from any process that connects to its port. The
-// store's own handling of a decoded frame (store_server.cc) is not fuzzed
+// store's own handling of a decoded frame (store_rounds.cc) is not fuzzed
 // here: it reads sockets and threads, and is being reworked separately.
 #include <algorithm>
 #include <array>

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/little_endian.h"
 #include "fuzz_util.h"
 #include "transport/tcp/connection.h"
 #include "transport/tcp/wire.h"
@@ -62,7 +63,7 @@ std::vector<std::span<const std::byte>> expected_frames(std::span<const std::byt
   corrupt = false;
   std::size_t at = 0;
   while (s.size() - at >= w::kFrameHeaderBytes) {
-    const std::size_t len = w::get_u32(s.data() + at);
+    const std::size_t len = mccl::common::get_le<std::uint32_t>(s.data() + at);
     if (len > w::kMaxMessageBytes) {
       corrupt = true;
       break;
@@ -98,7 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // which costs ASan up to a second per input; such inputs take the path of
   // any message longer than kBigMessageBytes, so they are skipped.
   if (stream.size() - consumed_bytes(want) >= 4 &&
-      w::get_u32(stream.data() + consumed_bytes(want)) > (std::size_t{1} << 20)) {
+      mccl::common::get_le<std::uint32_t>(stream.data() + consumed_bytes(want)) >
+          (std::size_t{1} << 20)) {
     if (!corrupt) return 0;
   }
 

@@ -20,7 +20,7 @@
 #include "protocol/context.h"
 #include "protocol/wire.h"
 #include "transport/ibud/ibud_transport.h"
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::testing::ibud {
 

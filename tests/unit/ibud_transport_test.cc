@@ -1,11 +1,33 @@
-// The ibud transport's data path over the fake verbs: delivery and the
-// own-datagram filter, the MTU limit, inline sends, the staging ring and
+// The ibud transport's data path over the fake verbs: the datagram-transport
+// conformance suite (datagram_conformance.h), delivery and the own-datagram
+// filter, the MTU limit, inline sends, the staging ring and
 // selective signaling, the receive ring and HCA drops, the completion
 // channel. (Setup and its errors: ibud_setup_test.cc.)
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include "datagram_conformance.h"
 #include "ibud_test_util.h"
+
+namespace mccl::transport::ibud::test {
+namespace {
+
+// The datagram-transport conformance suite, every member a host of one fake
+// fabric.
+struct FakeVerbsTraits {
+  static std::string skip_reason() { return {}; }
+  std::unique_ptr<DatagramTransport> join(std::uint32_t group) {
+    return make(fabric, config(group));
+  }
+  FakeFabric fabric;
+};
+
+}  // namespace
+}  // namespace mccl::transport::ibud::test
+
+namespace mccl::transport::test {
+INSTANTIATE_TYPED_TEST_SUITE_P(FakeVerbs, DatagramConformance, ibud::test::FakeVerbsTraits);
+}  // namespace mccl::transport::test
 
 namespace mccl::transport::ibud::test {
 namespace {

@@ -18,7 +18,7 @@
 #include "protocol/context.h"
 #include "protocol/mcast_collective.h"
 #include "protocol/wire.h"
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::protocol::test {
 

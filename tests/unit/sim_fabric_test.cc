@@ -1,6 +1,7 @@
-// The in-memory fabric: delivery, each fault of the fault model with its
-// seed, the bandwidth and latency models, the reliable mesh, rank death and
-// thread safety. Every fault test names its seed so a failure reproduces.
+// The in-memory fabric: the datagram-transport conformance suite
+// (datagram_conformance.h), delivery, the reliable mesh, rank death,
+// injection, isolation and thread safety. Its fault, latency and bandwidth
+// models are sim_faults_test.cc's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,67 +16,36 @@
 
 #include "common/clock.h"
 #include "datagram_collector.h"
-#include "transport/sim/fabric.h"
+#include "datagram_conformance.h"
+#include "sim_test_util.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::transport::sim {
 namespace {
 
-using Bytes = std::vector<std::byte>;
-using namespace std::chrono_literals;
+using namespace test;
 
-Bytes bytes_of(const std::string& s) {
-  Bytes b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-
-// A datagram whose first four bytes number it, padded to `size` bytes.
-Bytes numbered(std::uint32_t index, std::size_t size = 64) {
-  Bytes b(std::max<std::size_t>(size, 4), std::byte{0x5a});
-  std::memcpy(b.data(), &index, 4);
-  return b;
-}
-
-std::uint32_t number_of(const Bytes& b) {
-  std::uint32_t index = 0;
-  std::memcpy(&index, b.data(), 4);
-  return index;
-}
-
-using transport::test::Collector;
-
-std::size_t drain(DatagramTransport& t, Collector& c, std::size_t max = 1u << 20) {
-  std::size_t delivered = 0;
-  EXPECT_TRUE(t.poll(c, max, delivered).is_ok());
-  return delivered;
-}
-
-// Polls until `want` datagrams arrived or a second passed.
-void drain_until(DatagramTransport& t, Collector& c, std::size_t want) {
-  auto deadline = common::Deadline::after(3s);  // only a failing test waits this long
-  while (c.got.size() < want && !deadline.expired()) drain(t, c);
-}
-
-common::Status send_one(DatagramTransport& t, const Bytes& header, const Bytes& payload = {}) {
-  OutDatagram d{header, payload};
-  std::size_t accepted = 0;
-  return t.send(std::span<const OutDatagram>(&d, 1), accepted);
-}
-
-// Sends datagrams numbered [first, first + count) in batches of 64.
-void send_numbered(DatagramTransport& t, std::uint32_t first, std::uint32_t count) {
-  std::vector<Bytes> bufs;
-  std::vector<OutDatagram> batch;
-  for (std::uint32_t i = first; i < first + count; i += 64) {
-    bufs.clear();
-    batch.clear();
-    for (std::uint32_t j = i; j < std::min(first + count, i + 64); ++j) bufs.push_back(numbered(j));
-    for (const auto& b : bufs) batch.push_back(OutDatagram{b, {}});
-    std::size_t accepted = 0;
-    ASSERT_TRUE(t.send(batch, accepted).is_ok());
-    ASSERT_EQ(accepted, batch.size());
+// The datagram-transport conformance suite on a fault-free fabric.
+struct SimTraits {
+  static std::string skip_reason() { return {}; }
+  std::unique_ptr<DatagramTransport> join(std::uint32_t group) {
+    return fabric.join_datagram(group, next_rank[group]++);
   }
-}
+  Fabric fabric{FabricConfig{}};
+  std::map<std::uint32_t, int> next_rank;
+};
+
+}  // namespace
+}  // namespace mccl::transport::sim
+
+namespace mccl::transport::test {
+INSTANTIATE_TYPED_TEST_SUITE_P(Sim, DatagramConformance, sim::SimTraits);
+}  // namespace mccl::transport::test
+
+namespace mccl::transport::sim {
+namespace {
+
+using namespace test;
 
 TEST(SimFabric, DeliversToEveryOtherMemberButNotTheSender) {
   Fabric fabric(FabricConfig{});
@@ -119,176 +89,6 @@ TEST(SimFabric, RejectsDatagramsOverTheMtu) {
   EXPECT_EQ(drain(*b, c), 2u);
 }
 
-// Which of 20000 numbered datagrams reached the receiver.
-std::set<std::uint32_t> received_with_loss(std::uint64_t seed, FabricCounters* counters) {
-  Fabric fabric(FabricConfig{.loss = 0.1, .receive_depth = 1u << 16, .seed = seed});
-  auto tx = fabric.join_datagram(3, 0);
-  auto rx = fabric.join_datagram(3, 1);
-  send_numbered(*tx, 0, 20000);
-  Collector c;
-  drain(*rx, c);
-  std::set<std::uint32_t> got;
-  for (const auto& d : c.got) got.insert(number_of(d));
-  if (counters) *counters = fabric.counters();
-  return got;
-}
-
-TEST(SimFabric, LossRateMatchesConfigAndIsReproducible) {
-  FabricCounters n;
-  auto first = received_with_loss(42, &n);
-  std::size_t lost = 20000 - first.size();
-  // 10% of 20000 has a standard deviation of about 42; allow five of them.
-  EXPECT_NEAR(static_cast<double>(lost), 2000.0, 220.0);
-  EXPECT_EQ(n.lost, lost);
-  EXPECT_EQ(n.delivered, first.size());
-  EXPECT_EQ(received_with_loss(42, nullptr), first);  // same seed, same losses
-  EXPECT_NE(received_with_loss(43, nullptr), first);
-}
-
-TEST(SimFabric, DuplicatesDeliverTwice) {
-  Fabric fabric(FabricConfig{.duplicate = 0.2, .seed = 5});
-  auto tx = fabric.join_datagram(3, 0);
-  auto rx = fabric.join_datagram(3, 1);
-  send_numbered(*tx, 0, 1000);
-  Collector c;
-  drain(*rx, c);
-  std::map<std::uint32_t, int> times;
-  for (const auto& d : c.got) ++times[number_of(d)];
-  EXPECT_EQ(times.size(), 1000u);
-  std::size_t twice = 0;
-  for (auto [index, count] : times) {
-    EXPECT_LE(count, 2) << index;
-    twice += count == 2;
-  }
-  EXPECT_EQ(fabric.counters().duplicated, twice);
-  EXPECT_GT(twice, 120u);
-  EXPECT_LT(twice, 280u);
-}
-
-TEST(SimFabric, CorruptionFlipsExactlyOneByteInAPrivateCopy) {
-  Fabric fabric(FabricConfig{.corrupt = 0.5, .seed = 9});
-  auto tx = fabric.join_datagram(3, 0);
-  auto rx1 = fabric.join_datagram(3, 1);
-  auto rx2 = fabric.join_datagram(3, 2);
-  send_numbered(*tx, 0, 500);
-  std::size_t damaged = 0;
-  for (auto* rx : {rx1.get(), rx2.get()}) {
-    Collector c;
-    drain(*rx, c);
-    ASSERT_EQ(c.got.size(), 500u);
-    for (std::uint32_t i = 0; i < 500; ++i) {
-      // The number itself may be hit, so compare against the i-th original.
-      Bytes want = numbered(i);
-      std::size_t diff = 0;
-      for (std::size_t k = 0; k < want.size(); ++k) diff += c.got[i][k] != want[k];
-      EXPECT_LE(diff, 1u) << "datagram " << i;
-      damaged += diff;
-    }
-  }
-  // Damage to one receiver's copy never leaks into the other's.
-  EXPECT_EQ(fabric.counters().corrupted, damaged);
-  EXPECT_GT(damaged, 400u);
-  EXPECT_LT(damaged, 600u);
-}
-
-TEST(SimFabric, ReorderReordersButDeliversEverything) {
-  Fabric fabric(FabricConfig{.reorder = 0.3, .seed = 11});
-  auto tx = fabric.join_datagram(3, 0);
-  auto rx = fabric.join_datagram(3, 1);
-  send_numbered(*tx, 0, 200);
-  Collector c;
-  drain_until(*rx, c, 200);
-  std::vector<std::uint32_t> order;
-  for (const auto& d : c.got) order.push_back(number_of(d));
-  ASSERT_EQ(order.size(), 200u);
-  EXPECT_FALSE(std::is_sorted(order.begin(), order.end()));
-  std::sort(order.begin(), order.end());
-  for (std::uint32_t i = 0; i < 200; ++i) EXPECT_EQ(order[i], i);
-  EXPECT_GT(fabric.counters().reordered, 0u);
-}
-
-TEST(SimFabric, FullReceiveQueueCountsOverrun) {
-  Fabric fabric(FabricConfig{.receive_depth = 8});
-  auto tx = fabric.join_datagram(3, 0);
-  auto rx = fabric.join_datagram(3, 1);
-  send_numbered(*tx, 0, 20);
-  Collector c;
-  EXPECT_EQ(drain(*rx, c), 8u);
-  for (std::uint32_t i = 0; i < 8; ++i) EXPECT_EQ(number_of(c.got[i]), i);
-  EXPECT_EQ(fabric.counters().overrun, 12u);
-}
-
-TEST(SimFabric, PollHonoursMax) {
-  Fabric fabric(FabricConfig{});
-  auto tx = fabric.join_datagram(3, 0);
-  auto rx = fabric.join_datagram(3, 1);
-  send_numbered(*tx, 0, 100);
-  Collector c;
-  EXPECT_EQ(drain(*rx, c, 0), 0u);
-  EXPECT_EQ(drain(*rx, c, 37), 37u);
-  EXPECT_EQ(drain(*rx, c), 63u);
-  for (std::uint32_t i = 0; i < 100; ++i) EXPECT_EQ(number_of(c.got[i]), i);
-}
-
-TEST(SimFabric, DatagramIsInvisibleUntilTheLatencyHasPassed) {
-  constexpr auto kLatency = 20ms;
-  Fabric fabric(FabricConfig{.latency = kLatency});
-  auto tx = fabric.join_datagram(3, 0);
-  auto rx = fabric.join_datagram(3, 1);
-  auto sent_at = common::now();
-  ASSERT_TRUE(send_one(*tx, numbered(1)).is_ok());
-  Collector c;
-  std::size_t empty_polls = 0;
-  while (c.got.empty() && common::now() - sent_at < 1s) {
-    std::size_t n = drain(*rx, c);
-    // The poll read the clock somewhere before this point, so a poll that
-    // ends before the latency has passed certainly looked too early.
-    auto after = common::now();
-    if (n > 0) {
-      EXPECT_GE(common::to_us(after - sent_at), common::to_us(kLatency));
-    } else {
-      ++empty_polls;
-    }
-  }
-  ASSERT_EQ(c.got.size(), 1u);
-  EXPECT_GT(empty_polls, 0u);
-}
-
-TEST(SimFabric, BandwidthModelMakesSendBusy) {
-  // 10 Mbit/s: a 1500-byte datagram occupies the link for 1.2 ms, so the
-  // bounds below hold however slowly (sanitizers, loaded CI) the test runs.
-  constexpr double kWireUs = 1200.0;
-  Fabric fabric(FabricConfig{.link_gbit_per_s = 0.01});
-  auto tx = fabric.join_datagram(3, 0);
-  auto rx = fabric.join_datagram(3, 1);
-  std::size_t depth = tx->caps().max_in_flight;
-  Bytes full(1500);
-  std::vector<OutDatagram> batch(2 * depth, OutDatagram{full, {}});
-  auto started = common::now();
-  auto wire_slots_since_start = [&] {
-    return static_cast<double>(common::to_us(common::now() - started)) / kWireUs;
-  };
-  // One send books the link from one instant: it takes a backlog's worth.
-  std::size_t accepted = 0;
-  ASSERT_TRUE(tx->send(batch, accepted).is_ok());
-  EXPECT_GE(accepted, depth);
-  EXPECT_LE(accepted, depth + 2);
-  // A second send gets only what the link has drained meanwhile.
-  std::size_t more = 0;
-  ASSERT_TRUE(tx->send(batch, more).is_ok());
-  EXPECT_LE(static_cast<double>(more), wire_slots_since_start() + 1);
-
-  // Datagrams reach the receiver one wire time apart, not all at once.
-  Collector c;
-  drain_until(*rx, c, 3);
-  ASSERT_GE(c.got.size(), 3u);
-  for (int i = 0; i < 10; ++i) {
-    drain(*rx, c);
-    EXPECT_LE(static_cast<double>(c.got.size()), wire_slots_since_start());
-  }
-  EXPECT_EQ(fabric.counters().sent, accepted + more);
-}
-
 struct MessageLog : ReliableHandler {
   std::vector<std::pair<int, Bytes>> messages;
   std::vector<std::pair<int, common::Status>> failures;
@@ -300,6 +100,7 @@ struct MessageLog : ReliableHandler {
   }
 };
 
+using test::drain;  // the datagram overload, beside this reliable one
 std::size_t drain(ReliableTransport& t, MessageLog& in, std::size_t max = 1u << 20) {
   std::size_t delivered = 0;
   EXPECT_TRUE(t.poll(in, max, delivered).is_ok());
@@ -314,8 +115,8 @@ TEST(SimFabric, ReliableKeepsEachSendersOrderAndConcatenatesParts) {
   EXPECT_EQ(r1->rank(), 1);
   EXPECT_EQ(r1->size(), 3);
   for (std::uint32_t i = 0; i < 100; ++i) {
-    ASSERT_TRUE(r0->send(2, numbered(i, 8)).is_ok());
-    ASSERT_TRUE(r1->send(2, numbered(1000 + i, 8)).is_ok());
+    ASSERT_TRUE(r0->send(2, numbered_datagram(i, 8)).is_ok());
+    ASSERT_TRUE(r1->send(2, numbered_datagram(1000 + i, 8)).is_ok());
   }
   Bytes a = bytes_of("ab"), b = bytes_of("cd"), empty;
   std::span<const std::byte> parts[] = {a, empty, b};
@@ -328,7 +129,7 @@ TEST(SimFabric, ReliableKeepsEachSendersOrderAndConcatenatesParts) {
   for (std::size_t i = 0; i + 1 < in.messages.size(); ++i) {
     auto& [peer, m] = in.messages[i];
     ASSERT_TRUE(peer == 0 || peer == 1);
-    EXPECT_EQ(number_of(m), next[peer]++);
+    EXPECT_EQ(number_of_datagram(m), next[peer]++);
   }
   EXPECT_EQ(in.messages.back(), std::make_pair(0, bytes_of("abcd")));
   FabricCounters n = fabric.counters();
@@ -356,7 +157,7 @@ TEST(SimFabric, KilledRankFailsAndIsReportedOnce) {
   MessageLog dead_in;
   std::size_t delivered = 0;
   EXPECT_EQ(rel[1]->poll(dead_in, 10, delivered).code(), ErrorCode::kPeerFailure);
-  EXPECT_EQ(send_one(*dg[1], numbered(0)).code(), ErrorCode::kPeerFailure);
+  EXPECT_EQ(send_one(*dg[1], numbered_datagram(0)).code(), ErrorCode::kPeerFailure);
   Collector dead_c;
   EXPECT_EQ(dg[1]->poll(dead_c, 10, delivered).code(), ErrorCode::kPeerFailure);
 
@@ -378,7 +179,7 @@ TEST(SimFabric, KilledRankFailsAndIsReportedOnce) {
     }
   }
   // Datagrams between the living still flow.
-  ASSERT_TRUE(send_one(*dg[0], numbered(3)).is_ok());
+  ASSERT_TRUE(send_one(*dg[0], numbered_datagram(3)).is_ok());
   Collector c;
   EXPECT_EQ(drain(*dg[2], c), 1u);
 }
@@ -435,13 +236,13 @@ TEST(SimFabric, ManyThreadsSendAndReceiveEverything) {
       send_numbered(*eps[r], first, kEach);
       for (int peer = 0; peer < kRanks; ++peer) {
         for (std::uint32_t i = 0; i < 4; ++i) {
-          if (peer != r && !rel[r]->send(peer, numbered(first + i, 8)).is_ok()) ++failures;
+          if (peer != r && !rel[r]->send(peer, numbered_datagram(first + i, 8)).is_ok()) ++failures;
         }
       }
       Collector c;
       drain_until(*eps[r], c, (kRanks - 1) * kEach);
       std::set<std::uint32_t> got;
-      for (const auto& d : c.got) got.insert(number_of(d));
+      for (const auto& d : c.got) got.insert(number_of_datagram(d));
       if (got.size() != (kRanks - 1) * kEach || c.got.size() != got.size()) ++failures;
       if (got.count(first)) ++failures;  // no loopback
 
@@ -450,7 +251,8 @@ TEST(SimFabric, ManyThreadsSendAndReceiveEverything) {
       while (in.messages.size() < 4 * (kRanks - 1) && !deadline.expired()) drain(*rel[r], in);
       std::vector<std::uint32_t> next(kRanks);
       for (const auto& [peer, m] : in.messages) {
-        if (number_of(m) != static_cast<std::uint32_t>(peer) * kEach + next[peer]++) ++failures;
+        if (number_of_datagram(m) != static_cast<std::uint32_t>(peer) * kEach + next[peer]++)
+          ++failures;
       }
       if (in.messages.size() != 4 * (kRanks - 1)) ++failures;
     });

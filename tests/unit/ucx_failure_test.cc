@@ -1,7 +1,8 @@
-// The UCX reliable transport when things go wrong: peers that are destroyed,
-// vanish or fall silent, bad configurations and out-of-band failures. Ranks
-// are threads of one process (see ucx_test_support.h); every wait has a
-// deadline and a watchdog aborts a test that hangs inside UCX.
+// The UCX reliable transport when things go wrong (a destroyed peer is the
+// conformance suite's): peers that vanish or fall silent, bad
+// configurations and out-of-band failures. Ranks are threads of one process
+// (see ucx_test_support.h); every wait has a deadline and a watchdog aborts
+// a test that hangs inside UCX.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -19,64 +20,6 @@ namespace {
 using namespace test;
 
 // ---- peer failure ----------------------------------------------------------
-
-TEST_F(UcxTest, DestroyedPeerIsReportedOnceAfterItsLastMessages) {
-  auto ts = make_mesh(3);
-  for (int k = 0; k < 5; ++k) {
-    ASSERT_TRUE(ts[2]->send(0, pattern(2, 0, k, 1000)).is_ok());
-    ASSERT_TRUE(ts[2]->send(1, pattern(2, 1, k, 700000)).is_ok());  // rendezvous
-  }
-  // Rank 2 goes away on its own thread (its destructor lets its sends
-  // finish, which needs the receivers to progress) while the others poll.
-  std::atomic<bool> gone{false};
-  std::thread killer([&] {
-    ts[2].reset();
-    gone = true;
-  });
-  std::vector<Recorder> rec(3);
-  Mesh live(2);
-  live[0] = std::move(ts[0]);
-  live[1] = std::move(ts[1]);
-  // max = 1: the failure must come even from a poll whose budget a message used up.
-  drive(
-      live, rec, [&] { return rec[0].failures(2) == 1 && rec[1].failures(2) == 1; }, 20s, 1);
-  killer.join();
-  EXPECT_TRUE(gone);
-  for (int r = 0; r < 2; ++r) {
-    const Recorder& h = rec[static_cast<std::size_t>(r)];
-    ASSERT_EQ(h.events.size(), 6u) << "five messages, then the failure";
-    for (int k = 0; k < 5; ++k) {
-      EXPECT_EQ(h.events[static_cast<std::size_t>(k)].data,
-                pattern(2, r, k, r == 0 ? 1000 : 700000));
-    }
-    const auto& f = h.events.back();
-    EXPECT_TRUE(f.failure);
-    EXPECT_EQ(f.why.code(), ErrorCode::kPeerFailure);
-    EXPECT_THAT(f.why.message(),
-                AllOf(HasSubstr("rank " + std::to_string(r)), HasSubstr("rank 2")));
-  }
-  // Reported exactly once, however long the survivors keep polling.
-  for (int i = 0; i < 200; ++i) {
-    for (int r = 0; r < 2; ++r) {
-      std::size_t d = 0;
-      ASSERT_TRUE(
-          live[static_cast<std::size_t>(r)]->poll(rec[static_cast<std::size_t>(r)], 64, d).is_ok());
-    }
-  }
-  EXPECT_EQ(rec[0].failures(2), 1);
-  EXPECT_EQ(rec[1].failures(2), 1);
-  for (std::size_t size : {std::size_t{10}, std::size_t{1} << 20}) {
-    common::Status st = live[0]->send(2, pattern(0, 2, 0, size));
-    EXPECT_EQ(st.code(), ErrorCode::kPeerFailure) << size;
-    EXPECT_THAT(st.message(), HasSubstr("rank 2"));
-  }
-  // The survivors still talk to each other.
-  ASSERT_TRUE(live[0]->send(1, pattern(0, 1, 9, 10)).is_ok());
-  ASSERT_TRUE(live[1]->send(0, pattern(1, 0, 9, 300000)).is_ok());
-  drive(
-      live, rec, [&] { return rec[1].from(0).size() == 1 && rec[0].from(1).size() == 1; }, 10s);
-  EXPECT_EQ(rec[0].from(1).at(0), pattern(1, 0, 9, 300000));
-}
 
 TEST_F(UcxTest, PeerThatVanishesWithoutClosingIsReported) {
   // Rank 1 is destroyed with a zero close budget: its endpoints are
@@ -105,32 +48,9 @@ TEST_F(UcxTest, BadConfigIsRejected) {
   EXPECT_EQ(t, nullptr);
 }
 
-TEST_F(UcxTest, OutOfBandFailuresComeBackAsStatus) {
-  std::unique_ptr<ReliableTransport> t;
-  common::Status st = create_ucx_reliable(
-      config(0, 2),
-      [](std::span<const std::byte>) -> Bytes {
-        throw Error(ErrorCode::kTimeout, "bootstrap: ranks never arrived: 1");
-      },
-      t);
-  EXPECT_EQ(st.code(), ErrorCode::kTimeout);
-  EXPECT_THAT(st.message(), HasSubstr("never arrived: 1"));
-  // Two ranks, but an allgather of the wrong length (mixed transports).
-  st = create_ucx_reliable(
-      config(0, 2), [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); }, t);
-  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
-  // A contribution that is not a UCX address.
-  st = create_ucx_reliable(
-      config(0, 2),
-      [](std::span<const std::byte> m) {
-        Bytes all(m.begin(), m.end());
-        all.resize(2 * m.size(), std::byte{0x55});
-        return all;
-      },
-      t);
-  EXPECT_EQ(st.code(), ErrorCode::kMismatch);
-  EXPECT_THAT(st.message(), HasSubstr("rank 1"));
-  // Ranks that disagree about one-sided reads.
+// The out-of-band failures every reliable transport reports are the
+// conformance suite's; this one is UCX's own.
+TEST_F(UcxTest, RanksThatDisagreeAboutOneSidedReadsAreAMismatch) {
   ThreadAllgather oob(2);
   common::Status s1;
   std::unique_ptr<ReliableTransport> t1;
@@ -140,7 +60,8 @@ TEST_F(UcxTest, OutOfBandFailuresComeBackAsStatus) {
     s1 = create_ucx_reliable(
         c, [&](auto m) { return oob(1, m); }, t1);
   });
-  st = create_ucx_reliable(
+  std::unique_ptr<ReliableTransport> t;
+  common::Status st = create_ucx_reliable(
       config(0, 2), [&](auto m) { return oob(0, m); }, t);
   other.join();
   EXPECT_EQ(st.code(), ErrorCode::kMismatch);
@@ -155,7 +76,6 @@ TEST_F(UcxTest, SilentPeerTimesOutNamingIt) {
   std::unique_ptr<ReliableTransport> t;
   UcxReliableConfig c = config(0, 2);
   c.connect_timeout = 300ms;
-  const auto start = Clock::now();
   common::Status st = create_ucx_reliable(
       c,
       [&](std::span<const std::byte> mine) {
@@ -176,7 +96,6 @@ TEST_F(UcxTest, SilentPeerTimesOutNamingIt) {
       t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
   EXPECT_THAT(st.message(), AllOf(HasSubstr("rank 0"), HasSubstr("ranks 1")));
-  EXPECT_LT(Clock::now() - start, 3s);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include "offload/daemon/daemon.h"
 #include "offload/wire.h"
 #include "protocol/context.h"
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::offload {
 

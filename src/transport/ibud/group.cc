@@ -4,39 +4,25 @@
 
 #include <cstring>
 
+#include "common/multicast_group.h"
+
 namespace mccl::transport::ibud {
 namespace {
-
-std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x;
-}
 
 // Distinct from the UDP transport's hash, so the two never pick the same
 // group for one tag (IPoIB and UDP may share a host).
 std::uint64_t ib_hash(std::uint32_t comm_tag, std::uint64_t job_salt) {
-  return mix(mix(job_salt ^ 0x1B0D1B0D1B0D1B0Dull) + (static_cast<std::uint64_t>(comm_tag) << 1) +
-             1);
+  using common::mix64;
+  return mix64(mix64(job_salt ^ 0x1B0D1B0D1B0D1B0Dull) +
+               (static_cast<std::uint64_t>(comm_tag) << 1) + 1);
 }
 
 }  // namespace
 
 std::uint32_t derive_group_ipv4(std::uint32_t comm_tag, std::uint64_t job_salt) {
-  // 239/8 (administratively scoped). Only the low 28 bits reach the MGID,
-  // all of which are drawn from the hash; the second octet avoids 0, 128
-  // and 255 as the UDP transport's does.
-  std::uint64_t h = ib_hash(comm_tag, job_salt) & 0xFFFFFFFFull;
-  std::uint32_t o2 = 1 + static_cast<std::uint32_t>(h % 253);  // 1..253
-  if (o2 >= 128) ++o2;                                         // 1..127, 129..254
-  h /= 253;
-  const auto o3 = static_cast<std::uint32_t>(h % 256);
-  h /= 256;
-  const auto o4 = 1 + static_cast<std::uint32_t>(h % 254);
-  return (239u << 24) | (o2 << 16) | (o3 << 8) | o4;
+  // Only the low 28 bits reach the MGID, all of which are drawn from the
+  // hash.
+  return common::scoped_group_ipv4(ib_hash(comm_tag, job_salt));
 }
 
 std::uint32_t derive_qkey(std::uint32_t comm_tag, std::uint64_t job_salt) {

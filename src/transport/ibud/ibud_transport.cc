@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "common/ipv4.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "mccl/error.h"
@@ -40,11 +41,6 @@ Resolved resolve_config(const IbConfig& c) {
                        ? c.signal_every
                        : static_cast<std::size_t>(s::kIbSignalEvery.get_int(1, 1 << 16));
   return r;
-}
-
-std::string ipv4_text(std::uint32_t a) {
-  return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 0xFF) + "." +
-         std::to_string((a >> 8) & 0xFF) + "." + std::to_string(a & 0xFF);
 }
 
 Status make_queues(Resources& r, const DeviceAttr& da, IbInfo& info) {
@@ -165,7 +161,7 @@ Status create(const IbConfig& config, std::unique_ptr<DatagramTransport>& out) {
   req.timeout = config.join_timeout;
   if (!mgid) {
     req.group_ipv4 = derive_group_ipv4(config.comm_tag, config.job_salt);
-    info.group = ipv4_text(req.group_ipv4);
+    info.group = common::ipv4_text(req.group_ipv4);
   }
   Status st = r.verbs->join_multicast(req, r.join);
   if (st)

@@ -53,9 +53,10 @@
 
 #include "common/status.h"
 #include "transport/datagram.h"
-#include "transport/ibud/verbs.h"
 
 namespace mccl::transport::ibud {
+
+class Verbs;  // verbs.h: the seam over libibverbs and librdmacm
 
 struct IbConfig {
   std::uint32_t comm_tag = 0;  // communicator tag (agreed by all ranks)

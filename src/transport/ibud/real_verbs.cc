@@ -36,12 +36,6 @@ Status with_device_list(Fn fn) {
 
 }  // namespace
 
-std::string errno_text(int err) {
-  const char* name = ::strerrorname_np(err);
-  std::string out = name != nullptr ? name : "errno " + std::to_string(err);
-  return out + " (" + std::strerror(err) + ")";
-}
-
 std::string wc_status_text(ibv_wc_status status) {
   static constexpr const char* kNames[] = {"IBV_WC_SUCCESS",           "IBV_WC_LOC_LEN_ERR",
                                            "IBV_WC_LOC_QP_OP_ERR",     "IBV_WC_LOC_EEC_OP_ERR",

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/status.h"
 
 namespace mccl::transport::ibud {
@@ -239,8 +240,7 @@ class Verbs {
 // libibverbs and librdmacm.
 std::shared_ptr<Verbs> make_real_verbs();
 
-// "ENOSYS (Function not implemented)".
-std::string errno_text(int err);
+using common::errno_text;  // "ENOSYS (Function not implemented)"
 // "IBV_WC_LOC_LEN_ERR (local length error)".
 std::string wc_status_text(ibv_wc_status status);
 

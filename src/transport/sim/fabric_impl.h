@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "transport/sim/fabric.h"
 #include "transport/sim/inbox.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::transport::sim {
 

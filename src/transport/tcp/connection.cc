@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/little_endian.h"
 #include "transport/tcp/wire.h"
 
 namespace mccl::transport::tcp {
@@ -33,7 +34,7 @@ void Connection::fail(std::string why) {
 bool Connection::send(std::span<const std::span<const std::byte>> parts, std::size_t total) {
   if (broken()) return false;
   std::array<std::byte, wire::kFrameHeaderBytes> header;
-  wire::put_u32(header.data(), static_cast<std::uint32_t>(total));
+  common::put_le<std::uint32_t>(header.data(), static_cast<std::uint32_t>(total));
   const std::size_t frame = header.size() + total;
   std::size_t written = 0;
   if (writable_ && queue_.empty()) {
@@ -142,7 +143,7 @@ bool Connection::flush() {
 bool Connection::has_ready_message() const {
   if (in_big_) return big_got_ == big_len_;
   if (rend_ - rbeg_ < wire::kFrameHeaderBytes) return false;
-  std::size_t len = wire::get_u32(rbuf_.get() + rbeg_);
+  std::size_t len = common::get_le<std::uint32_t>(rbuf_.get() + rbeg_);
   return len <= wire::kMaxMessageBytes && rend_ - rbeg_ - wire::kFrameHeaderBytes >= len;
 }
 
@@ -164,7 +165,7 @@ bool Connection::deliver_ready(ReliableHandler& handler, std::size_t max, std::s
     }
     const std::size_t avail = rend_ - rbeg_;
     if (avail < wire::kFrameHeaderBytes) return true;
-    const std::size_t len = wire::get_u32(rbuf_.get() + rbeg_);
+    const std::size_t len = common::get_le<std::uint32_t>(rbuf_.get() + rbeg_);
     if (len > wire::kMaxMessageBytes) {
       fail("sent a message length of " + std::to_string(len) +
            " bytes, over the 1 GiB limit: the stream is corrupt");

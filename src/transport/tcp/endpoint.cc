@@ -1,7 +1,8 @@
 // The TCP reliable transport (tcp_transport.h): one Connection per peer,
 // one epoll set over all of them, and the bookkeeping that reports each
 // peer failure exactly once.
-#include <arpa/inet.h>
+#include "transport/tcp/endpoint.h"
+
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -11,15 +12,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <deque>
 #include <limits>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/log.h"
 #include "transport/tcp/connection.h"
-#include "transport/tcp/mesh.h"
-#include "transport/tcp/tcp_transport.h"
 #include "transport/tcp/wire.h"
 
 namespace mccl::transport::tcp {
@@ -31,58 +29,7 @@ constexpr std::uint32_t kPendingId = std::numeric_limits<std::uint32_t>::max();
 // How long the destructor keeps sending what is still queued.
 constexpr auto kCloseFlushBudget = 1s;
 
-struct Peer {
-  std::unique_ptr<Connection> conn;  // null for self
-  std::string name;                  // "ip:port"
-  bool epollout = false;             // EPOLLOUT is in the interest set
-  bool listed = false;               // in backlog_ or in this poll's work list
-  bool reported = false;             // on_peer_failure was called
-};
-
-class TcpEndpoint final : public TcpTransport {
- public:
-  TcpEndpoint(int rank, int size)
-      : rank_(rank), size_(size), peers_(static_cast<std::size_t>(size)) {}
-  ~TcpEndpoint() override;
-
-  common::Status init(Mesh mesh);
-
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  common::Status send(int peer, std::span<const std::span<const std::byte>> parts) override;
-  common::Status poll(ReliableHandler& handler, std::size_t max, std::size_t& delivered) override;
-  int wait_fd() const override { return epoll_.get(); }
-  bool wait_fd_gates_poll() const override { return true; }  // see tcp_transport.h
-
-  TcpCounters counters() const override { return counters_; }
-  std::size_t queued_bytes(int peer) const override {
-    if (peer < 0 || peer >= size_) return 0;
-    const Peer& p = peers_[static_cast<std::size_t>(peer)];
-    return p.conn ? p.conn->queued_bytes() : 0;
-  }
-  std::uint16_t listen_port() const override { return listen_port_; }
-
- private:
-  std::string me() const { return "tcp: rank " + std::to_string(rank_) + ": "; }
-  common::Status failure_of(int peer) const;
-  void update_interest(int peer);
-  void list(int peer, std::vector<int>& where);
-  void set_pending(bool on);
-  void report(int peer, ReliableHandler& handler);
-
-  const int rank_;
-  const int size_;
-  std::uint16_t listen_port_ = 0;
-  std::vector<Peer> peers_;
-  Fd epoll_;
-  Fd pending_;  // eventfd in the epoll set: readable while poll() has work in memory
-  bool pending_on_ = false;
-  std::deque<std::vector<std::byte>> self_queue_;
-  std::vector<int> backlog_;  // peers with messages in memory, or broken and not reported
-  std::vector<int> work_;
-  std::vector<epoll_event> events_;
-  TcpCounters counters_;
-};
+}  // namespace
 
 common::Status TcpEndpoint::init(Mesh mesh) {
   listen_port_ = mesh.listen_port;
@@ -263,49 +210,6 @@ common::Status TcpEndpoint::poll(ReliableHandler& handler, std::size_t max,
   }
   work_.clear();
   set_pending(!self_queue_.empty() || !backlog_.empty());
-  return common::Status::ok();
-}
-
-common::Status validate(const TcpReliableConfig& c) {
-  if (c.size < 1) {
-    return common::invalid_argument("tcp: TcpReliableConfig::size = " + std::to_string(c.size) +
-                                    ": must be at least 1");
-  }
-  if (c.rank < 0 || c.rank >= c.size) {
-    return common::invalid_argument("tcp: TcpReliableConfig::rank = " + std::to_string(c.rank) +
-                                    ": must be in [0, " + std::to_string(c.size) + ")");
-  }
-  if (c.connect_timeout.count() <= 0) {
-    return common::invalid_argument("tcp: rank " + std::to_string(c.rank) +
-                                    ": TcpReliableConfig::connect_timeout must be positive");
-  }
-  if (c.size == 1) return common::Status::ok();  // no socket, no address
-  in_addr a{};
-  if (::inet_pton(AF_INET, c.bind_address.c_str(), &a) != 1 || a.s_addr == htonl(INADDR_ANY)) {
-    return common::invalid_argument(
-        "tcp: rank " + std::to_string(c.rank) + ": TcpReliableConfig::bind_address \"" +
-        c.bind_address +
-        "\" is not valid: expected the IPv4 address peers reach this rank at "
-        "(e.g. the interface's address, or 127.0.0.1 on one host)");
-  }
-  return common::Status::ok();
-}
-
-}  // namespace
-
-common::Status create_tcp_reliable(const TcpReliableConfig& config, const OobAllgather& oob,
-                                   std::unique_ptr<ReliableTransport>& out) {
-  if (auto st = validate(config); !st) return st;
-  Mesh mesh;
-  if (config.size > 1) {
-    if (!oob) return common::invalid_argument("tcp: no out-of-band allgather given");
-    if (auto st = build_mesh(config, oob, mesh); !st) return st;
-  }
-  auto endpoint = std::make_unique<TcpEndpoint>(config.rank, config.size);
-  if (auto st = endpoint->init(std::move(mesh)); !st) return st;
-  common::logf(common::LogLevel::kDebug, config.rank, "tcp: mesh of %d ranks connected",
-               config.size);
-  out = std::move(endpoint);
   return common::Status::ok();
 }
 

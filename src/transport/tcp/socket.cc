@@ -10,26 +10,6 @@
 
 namespace mccl::transport::tcp {
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) reset(other.release());
-  return *this;
-}
-
-void Fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
-std::string errno_text(int err) {
-  return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")";
-}
-
-std::string to_string(const sockaddr_in& addr) {
-  char buf[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof buf);
-  return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
-}
-
 common::Status open_tcp_socket(Fd& out) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return common::transport_error("tcp: socket(): " + errno_text(errno));

@@ -1,5 +1,5 @@
-// Small POSIX socket helpers of the TCP transport: an owning descriptor,
-// errno text, and the few socket calls setup needs, each turning a failure
+// Small POSIX socket helpers of the TCP transport (the owning descriptor
+// and the errno text are common/fd.h's): the few socket calls setup needs, each turning a failure
 // into a Status that names the call and the errno.
 #pragma once
 
@@ -7,38 +7,16 @@
 
 #include <string>
 
+#include "common/fd.h"
+#include "common/ipv4.h"
 #include "common/status.h"
 
 namespace mccl::transport::tcp {
 
-// Owns one file descriptor; closes it on destruction. Move-only.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
+using common::errno_text;
+using common::Fd;
 
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
-
-// "Connection reset by peer (errno 104)".
-std::string errno_text(int err);
-
-std::string to_string(const sockaddr_in& addr);  // "10.0.0.1:41234"
+using common::to_string;  // "10.0.0.1:41234"
 
 // A non-blocking, close-on-exec TCP socket.
 common::Status open_tcp_socket(Fd& out);

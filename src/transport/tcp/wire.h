@@ -56,12 +56,4 @@ bool decode(std::span<const std::byte, kAddressBytes> in, Address& a, std::strin
 void encode(const Handshake& h, std::span<std::byte, kHandshakeBytes> out);
 bool decode(std::span<const std::byte, kHandshakeBytes> in, Handshake& h, std::string& why);
 
-inline void put_u32(std::byte* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
-}
-inline std::uint32_t get_u32(const std::byte* p) {
-  return std::to_integer<std::uint32_t>(p[0]) | std::to_integer<std::uint32_t>(p[1]) << 8 |
-         std::to_integer<std::uint32_t>(p[2]) << 16 | std::to_integer<std::uint32_t>(p[3]) << 24;
-}
-
 }  // namespace mccl::transport::tcp::wire

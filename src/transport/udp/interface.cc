@@ -14,13 +14,6 @@
 
 namespace mccl::transport::udp {
 
-std::string ipv4_text(std::uint32_t addr) {
-  in_addr a{htonl(addr)};
-  char buf[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &a, buf, sizeof buf);
-  return buf;
-}
-
 namespace {
 
 // Owns the getifaddrs list.

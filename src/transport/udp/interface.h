@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/ipv4.h"
 #include "common/status.h"
 
 namespace mccl::transport::udp {
@@ -33,7 +34,6 @@ common::Status resolve_interface(const std::string& spec, Interface& out);
 // getifaddrs() does.
 common::Status list_interfaces(std::vector<Interface>& out);
 
-// "127.0.0.1" from a host-order address.
-std::string ipv4_text(std::uint32_t addr);
+using common::ipv4_text;  // "127.0.0.1" from a host-order address
 
 }  // namespace mccl::transport::udp

@@ -11,25 +11,6 @@
 
 namespace mccl::transport::udp {
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) reset(other.release());
-  return *this;
-}
-
-void Fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
-std::string errno_text(int err) {
-  const char* name = ::strerrorname_np(err);
-  std::string out = name != nullptr ? name : "errno " + std::to_string(err);
-  out += " (";
-  out += std::strerror(err);
-  out += ")";
-  return out;
-}
-
 common::Status open_udp_socket(Fd& out) {
   int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
   if (fd < 0) return common::transport_error("udp transport: socket(): " + errno_text(errno));

@@ -1,6 +1,6 @@
-// Small POSIX socket helpers for the UDP transport: an owning descriptor,
-// option setters that turn failures into Status values naming the option
-// and the errno, and the classic-BPF receive filters.
+// Small POSIX socket helpers for the UDP transport (the owning descriptor
+// and the errno text are common/fd.h's): option setters that turn failures into Status values
+// naming the option and the errno, and the classic-BPF receive filters.
 #pragma once
 
 #include <sys/socket.h>
@@ -8,36 +8,13 @@
 #include <cstdint>
 #include <string>
 
+#include "common/fd.h"
 #include "common/status.h"
 
 namespace mccl::transport::udp {
 
-// Owns one file descriptor; closes it on destruction. Move-only.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
-
-// "ENOBUFS (No buffer space available)".
-std::string errno_text(int err);
+using common::errno_text;
+using common::Fd;
 
 // A non-blocking, close-on-exec IPv4 UDP socket.
 common::Status open_udp_socket(Fd& out);

@@ -1,4 +1,4 @@
-#include "transport/sim/fabric.h"
+#include "transport/sim/sim_transport.h"
 
 #include <algorithm>
 #include <cmath>

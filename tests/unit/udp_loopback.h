@@ -1,0 +1,109 @@
+// The UDP transport's tests on the loopback interface: where they run,
+// their config, and the helpers the test files share.
+//
+// Network: all traffic stays on lo. Run as root, the test first moves
+// itself into a private network namespace (unshare(CLONE_NEWNET), then lo
+// is brought up with SIOCSIFFLAGS), so it neither sees nor disturbs other
+// jobs' groups. Multicast on lo needs nothing more on Linux: no MULTICAST
+// flag, no 224.0.0.0/4 route, because the transport names the interface
+// with IP_MULTICAST_IF. Without root it runs in the current namespace, and
+// every test skips, saying why, when multicast on lo does not work there.
+#pragma once
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "transport/udp/udp_transport.h"
+#include "udp_test_util.h"
+
+namespace mccl::transport::udp::test {
+
+using Bytes = std::vector<std::byte>;
+using transport::test::number_of_datagram;
+using transport::test::numbered_datagram;
+using transport::test::send_all_datagrams;
+using namespace std::chrono_literals;
+
+// ---- where the test runs ------------------------------------------------
+
+inline bool g_private_netns = false;
+inline std::string g_skip_reason;  // non-empty: multicast on lo does not work here
+
+inline UdpConfig config(std::uint32_t tag) {
+  UdpConfig c;
+  c.iface = "lo";
+  c.comm_tag = tag;
+  c.job_salt = job_salt();
+  c.rate_mbit = -1;  // unpaced whatever MCCL_UDP_RATE_MBIT says
+  c.rcvbuf_bytes = 8u << 20;
+  c.max_datagram = 8972;
+  c.test_drop_permille = 0;
+  return c;
+}
+
+class LoopbackEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    // gtest has started no thread yet, so the whole process moves.
+    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0) {
+      g_private_netns = set_lo_flags(true);
+      if (!g_private_netns) {
+        g_skip_reason = "could not bring lo up in the private network namespace";
+        return;
+      }
+    }
+    std::unique_ptr<DatagramTransport> probe;
+    common::Status s = create_udp_transport(config(0xC0FFEE), probe);
+    if (!s) {
+      g_skip_reason = std::string("multicast on lo is not usable in ") +
+                      (g_private_netns ? "a private" : "this") +
+                      " network namespace (run as root for a private one): " + s.message();
+    }
+  }
+};
+
+inline const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment);
+
+#define SKIP_WITHOUT_MULTICAST() \
+  if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason
+
+// ---- helpers -------------------------------------------------------------
+
+// Polls for `period` and returns how many datagrams came.
+inline std::size_t quiet_for(DatagramTransport& t, common::Duration period = 50ms) {
+  Collector c;
+  drain_until(t, c, SIZE_MAX, period);
+  return c.got.size();
+}
+
+inline void send_bytes(DatagramTransport& t, const std::vector<Bytes>& datagrams) {
+  std::vector<OutDatagram> batch;
+  for (const Bytes& d : datagrams) batch.push_back(OutDatagram{{}, d});
+  send_all_datagrams(t, batch);
+}
+
+// A plain UDP socket on lo, as any other program would open one.
+inline int plain_lo_socket() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  in_addr lo{htonl(INADDR_LOOPBACK)};
+  ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &lo, sizeof lo);  // never the default route
+  int ttl = 1;
+  ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl);
+  return fd;
+}
+
+}  // namespace mccl::transport::udp::test
