@@ -19,6 +19,9 @@ packages=(
   openmpi-bin libopenmpi-dev mpich libmpich-dev libpmix-dev
   # plots of bench/fabric/run.sh
   python3-matplotlib
+  # the torch.distributed backend (src/torch, tests/torch, bench/torch):
+  # PyTorch 1.13 for /usr/bin/python3, its C++ headers, and pybind11's
+  python3-torch libtorch-dev pybind11-dev
   # the offload daemon's aarch64 cross build and its qemu-user smoke test
   # (offload.cross_aarch64_smoke; skips without them). The daemon needs no
   # target libraries beyond the cross toolchain's own libstdc++.

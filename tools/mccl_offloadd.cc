@@ -10,7 +10,7 @@
 #include <string>
 
 #include "mccl/version.h"
-#include "offload/daemon.h"
+#include "offload/daemon/daemon.h"
 
 int main(int argc, char** argv) {
   mccl::offload::DaemonConfig cfg;

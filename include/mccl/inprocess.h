@@ -16,10 +16,6 @@
 
 namespace mccl {
 
-namespace detail {
-class WorldState;
-}
-
 // Faults and limits of the simulated network. Probabilities are per
 // delivered datagram and per receiver, drawn from a generator seeded with
 // `seed`, so a run can be reproduced.
@@ -49,10 +45,9 @@ class MCCL_API InProcessWorld {
   // report it as failed, and its datagrams stop.
   void kill_rank(int rank);
 
-  std::shared_ptr<detail::WorldState> state() const { return state_; }
-
  private:
-  std::shared_ptr<detail::WorldState> state_;
+  class Impl;  // the library's: the rendezvous and the in-memory fabric
+  std::shared_ptr<Impl> impl_;
 };
 
 // Creates one communicator per rank of `world` (each on its own thread, as

@@ -28,7 +28,7 @@
 namespace mccl {
 
 namespace detail {
-class ProgressThreadState;
+struct ProgressThreadAccess;  // the library's way in
 }
 
 struct ProgressThreadOptions {
@@ -46,11 +46,10 @@ class MCCL_API ProgressThread {
   // How many communicators this thread drives now.
   int communicators() const;
 
-  // The library's own handle on the thread (an opaque type to callers).
-  const std::shared_ptr<detail::ProgressThreadState>& state() const { return state_; }
-
  private:
-  std::shared_ptr<detail::ProgressThreadState> state_;
+  friend struct detail::ProgressThreadAccess;
+  class Impl;  // the library's: the thread itself
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace mccl

@@ -6,64 +6,20 @@
 #include <thread>
 #include <utility>
 
-#include "api/world_state.h"
-#include "common/clock.h"
-#include "common/status.h"
+#include "bootstrap/inprocess.h"
+#include "mccl/error.h"
+#include "transport/sim/fabric.h"
 
 namespace mccl {
 
-namespace detail {
-
-std::vector<std::byte> WorldState::allgather(int rank, std::span<const std::byte> mine,
-                                             std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  const std::uint64_t k = calls_[rank]++;
-  Round& round = rounds_[k];
-  if (round.contributions.empty()) {
-    round.contributions.resize(size_);
-    round.arrived.assign(size_, false);
-  }
-  round.contributions[rank].assign(mine.begin(), mine.end());
-  round.arrived[rank] = true;
-  if (++round.count == size_) cv_.notify_all();
-  // Not wait_for(timeout): libstdc++ adds it to now() and overflows on huge
-  // timeouts, which made every exchange fail at once.
-  const common::Deadline deadline = common::Deadline::after(timeout);
-  auto arrived = [&] { return round.count == size_; };
-  bool complete = true;
-  if (deadline.is_never()) {
-    cv_.wait(lock, arrived);
-  } else {
-    complete = cv_.wait_until(lock, deadline.at(), arrived);
-  }
-  if (!complete) {
-    std::string missing;
-    for (int r = 0; r < size_; ++r) {
-      if (!round.arrived[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-    }
-    // Leave the round in place: latecomers still find it (and its count).
-    throw Error(ErrorCode::kTimeout, "rank " + std::to_string(rank) + ": bootstrap exchange #" +
-                                         std::to_string(k) + " timed out after " +
-                                         std::to_string(timeout.count()) +
-                                         " ms; ranks never arrived: " + missing);
-  }
-  std::vector<std::byte> out;
-  out.reserve(mine.size() * size_);
-  for (int r = 0; r < size_; ++r) {
-    if (round.contributions[r].size() != mine.size()) {
-      throw Error(ErrorCode::kMismatch, "rank " + std::to_string(rank) +
-                                            ": bootstrap contributions differ in length (rank " +
-                                            std::to_string(r) + ")");
-    }
-    out.insert(out.end(), round.contributions[r].begin(), round.contributions[r].end());
-  }
-  if (++round.taken == size_) rounds_.erase(k);
-  return out;
-}
-
-void WorldState::mark_dead(int rank) { fabric_.kill_rank(rank); }
-
-}  // namespace detail
+// A world is the rendezvous of its bootstraps and the fabric of its
+// transports; every bootstrap holds both too, so they outlive the world
+// object while a communicator still uses them.
+class InProcessWorld::Impl {
+ public:
+  std::shared_ptr<::mccl::bootstrap::InProcessExchange> exchange;
+  std::shared_ptr<transport::sim::Fabric> fabric;
+};
 
 namespace {
 transport::sim::FabricConfig to_fabric_config(const SimFabricOptions& o) {
@@ -115,12 +71,14 @@ InProcessWorld::InProcessWorld(int size, const SimFabricOptions& fabric) {
     throw Error(ErrorCode::kInvalidArgument,
                 "InProcessWorld: mtu must be in [128, 65535], got " + std::to_string(fabric.mtu));
   }
-  state_ = std::make_shared<detail::WorldState>(size, to_fabric_config(fabric));
+  impl_ = std::make_shared<Impl>();
+  impl_->exchange = std::make_shared<::mccl::bootstrap::InProcessExchange>(size);
+  impl_->fabric = std::make_shared<transport::sim::Fabric>(to_fabric_config(fabric));
 }
 
 InProcessWorld::~InProcessWorld() = default;
 
-int InProcessWorld::size() const { return state_->size(); }
+int InProcessWorld::size() const { return impl_->exchange->size(); }
 
 std::unique_ptr<Bootstrap> InProcessWorld::bootstrap(int rank) {
   if (rank < 0 || rank >= size()) {
@@ -128,7 +86,8 @@ std::unique_ptr<Bootstrap> InProcessWorld::bootstrap(int rank) {
                                                  std::to_string(rank) + " is out of range [0, " +
                                                  std::to_string(size()) + ")");
   }
-  return std::make_unique<detail::InProcessBootstrap>(state_, rank);
+  return std::make_unique<::mccl::bootstrap::InProcessBootstrap>(impl_->exchange, impl_->fabric,
+                                                                 rank);
 }
 
 void InProcessWorld::kill_rank(int rank) {
@@ -136,7 +95,7 @@ void InProcessWorld::kill_rank(int rank) {
     throw Error(ErrorCode::kInvalidArgument,
                 "InProcessWorld::kill_rank: rank " + std::to_string(rank) + " is out of range");
   }
-  state_->mark_dead(rank);
+  impl_->fabric->kill_rank(rank);
 }
 
 std::vector<Communicator> create_communicators(InProcessWorld& world, const CommOptions& options) {

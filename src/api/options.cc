@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "api/progress_thread_impl.h"
 #include "common/settings.h"
 #include "mccl/error.h"
 
@@ -88,7 +89,7 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
                       "unset or kThread");
     }
     r.progress = ProgressKind::kThread;
-    r.shared_progress = o.progress_thread->state();
+    r.shared_progress = ProgressThreadAccess::thread_of(*o.progress_thread);
   }
   r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int(-1, 1 << 16));
   r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int(0, 1000000));

@@ -7,6 +7,10 @@
 
 #include "mccl/options.h"
 
+namespace mccl::progress {
+class SharedThread;
+}
+
 namespace mccl::detail {
 
 struct ResolvedOptions {
@@ -23,7 +27,7 @@ struct ResolvedOptions {
   double rs_share = 0.5;
   int progress_cpu = -1;
   std::chrono::microseconds progress_spin{50};
-  std::shared_ptr<ProgressThreadState> shared_progress;  // null: an engine of its own
+  std::shared_ptr<progress::SharedThread> shared_progress;  // null: an engine of its own
   std::optional<bool> authenticate;  // unset: MCCL_PROTO_AUTH decides at creation
 };
 

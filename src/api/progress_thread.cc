@@ -1,6 +1,6 @@
 #include "mccl/progress_thread.h"
 
-#include "api/progress_thread_state.h"
+#include "api/progress_thread_impl.h"
 #include "mccl/error.h"
 
 namespace mccl {
@@ -12,14 +12,14 @@ ProgressThread::ProgressThread(const ProgressThreadOptions& options) {
   progress::ThreadEngineConfig cfg;
   cfg.cpu = options.cpu;
   cfg.spin = options.spin;
-  state_ = std::make_shared<detail::ProgressThreadState>();
-  state_->thread = progress::make_shared_thread(cfg);
+  impl_ = std::make_shared<Impl>();
+  impl_->thread = progress::make_shared_thread(cfg);
 }
 
 ProgressThread::~ProgressThread() = default;
 
 int ProgressThread::communicators() const {
-  return static_cast<int>(progress::joined_contexts(*state_->thread));
+  return static_cast<int>(progress::joined_contexts(*impl_->thread));
 }
 
 }  // namespace mccl

@@ -1,7 +1,6 @@
 #include <string>
 
-#include "api/comm_state.h"
-#include "api/offload_api.h"
+#include "api/backend.h"
 #include "common/log.h"
 #include "mccl/communicator.h"
 
@@ -33,11 +32,7 @@ Request::~Request() {
 
 bool Request::test() {
   if (!op_) throw Error(ErrorCode::kInvalidArgument, "test() on an empty mccl::Request");
-  if (op_->offloaded) return detail::offload_test(*comm_, *op_->offloaded);
-  if (!op_->op->done()) comm_->engine->poll();
-  if (!op_->op->done()) return false;
-  op_->op->status().throw_if_error();
-  return true;
+  return op_->test();
 }
 
 void Request::wait() {
@@ -53,17 +48,7 @@ void Request::wait() {
 
 void Request::wait(std::chrono::milliseconds timeout) {
   if (!op_) throw Error(ErrorCode::kInvalidArgument, "wait() on an empty mccl::Request");
-  if (op_->offloaded) return detail::offload_wait(*comm_, *op_->offloaded, timeout);
-  const auto& op = *op_->op;
-  common::Status st = comm_->engine->wait(op, common::Deadline::after(timeout));
-  if (!st.is_ok()) {
-    throw Error(ErrorCode::kTimeout, "rank " + std::to_string(comm_->rank) +
-                                         ": wait for collective #" + std::to_string(op.seq()) +
-                                         " (" + op.describe() + ") timed out after " +
-                                         std::to_string(timeout.count()) + " ms waiting for " +
-                                         op.describe_wait() + "; it is still in flight");
-  }
-  op.status().throw_if_error();
+  op_->wait(timeout);
 }
 
 }  // namespace mccl

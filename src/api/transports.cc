@@ -3,18 +3,19 @@
 #include <string>
 
 #include "api/setup_checks.h"
-#include "api/world_state.h"
+#include "bootstrap/inprocess.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "common/status.h"
+#include "setup/agree.h"
 #if MCCL_HAVE_IBUD
 #include "transport/ibud/ibud_transport.h"
 #endif
 #if MCCL_HAVE_UCX
 #include "transport/ucx/ucx_transport.h"
 #endif
+#include "transport/sim/fabric.h"
 #include "transport/tcp/tcp_transport.h"
-#include "transport/udp/discovery.h"
 #include "transport/udp/udp_transport.h"
 
 namespace mccl::detail {
@@ -22,13 +23,13 @@ namespace mccl::detail {
 namespace {
 
 Transports make_sim(Bootstrap& bootstrap, std::uint32_t tag) {
-  auto* inproc = dynamic_cast<InProcessBootstrap*>(&bootstrap);
+  const auto* inproc = mccl::bootstrap::as_in_process(bootstrap);
   if (inproc == nullptr) {
     throw Error(ErrorCode::kInvalidArgument,
                 "rank " + std::to_string(bootstrap.rank()) +
                     ": transport 'sim' needs an in-process bootstrap (mccl::InProcessWorld)");
   }
-  auto& fabric = inproc->world().fabric();
+  auto& fabric = inproc->fabric();
   Transports t;
   // Each communicator gets its own group, named by its tag.
   t.dgram = fabric.join_datagram(tag, bootstrap.rank());
@@ -137,21 +138,9 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   //    exchange, also one that names its interface itself; a step that
   //    fails anywhere fails everywhere (agree), so no rank is left waiting.
   std::string reliable = "tcp", chosen_because;
-  common::Status st = common::Status::ok();
-  transport::udp::IfaceChoice choice;
-  const common::Status found = transport::udp::discover_interface(oob, rank, choice);
+  common::Status st = setup::choose_udp_interface(rank, oob, uc.iface, chosen_because);
   try {
     reliable = common::settings::kReliable.get();
-    const std::string configured = common::settings::kUdpIface.get();
-    if (configured != "auto") {
-      uc.iface = configured;
-      chosen_because = "MCCL_UDP_IFACE=" + configured;
-    } else if (found.is_ok()) {
-      uc.iface = choice.spec;
-      chosen_because = "MCCL_UDP_IFACE=auto: " + choice.reason;
-    } else {
-      st = found;
-    }
     if (st.is_ok()) st = transport::udp::create_udp_transport(uc, t.dgram);
   } catch (const std::exception& e) {
     st = as_status(e);

@@ -1,7 +1,8 @@
 // The one registry of MCCL_* environment settings.
 //
-// Every knob is declared here once (name, type, default, one line of
-// documentation) and defined in settings.cc; `mccl_info` prints them all.
+// Every knob is an entry of settings.def (name, type, default, one line of
+// documentation), the one list from which both its constant here and
+// all_settings() come; `mccl_info` prints them all.
 // Explicit options win over the environment, which wins over the default:
 // callers pass an option through `value_or` style helpers in their layer.
 #pragma once
@@ -51,75 +52,14 @@ class Setting {
   const char* allowed_;
 };
 
-// Every registered setting, in a stable order (grouped by layer).
+// Every registered setting, in the order of settings.def.
 const std::vector<const Setting*>& all_settings();
 
+// One constant per entry of settings.def (settings::kLogLevel, ...).
 namespace settings {
-// common
-extern const Setting kLogLevel;
-// transport
-extern const Setting kTransport;
-extern const Setting kReliable;
-extern const Setting kTransportSetupTimeoutMs;
-// transport/udp
-extern const Setting kUdpIface;
-extern const Setting kUdpRateMbit;
-extern const Setting kUdpRcvbuf;
-extern const Setting kUdpMaxDatagram;
-extern const Setting kUdpGso;
-extern const Setting kUdpGro;
-extern const Setting kUdpTestDropPermille;
-// transport/ibud
-extern const Setting kIbDev;
-extern const Setting kIbMgid;
-extern const Setting kIbIpoibIface;
-extern const Setting kIbRxDepth;
-extern const Setting kIbSignalEvery;
-// protocol
-extern const Setting kProtoEarlyBytes;
-extern const Setting kProtoReorderWindow;
-extern const Setting kProtoStallFactor;
-extern const Setting kProtoStallMinUs;
-extern const Setting kProtoStallMaxUs;
-extern const Setting kProtoFirstTimeoutUs;
-extern const Setting kProtoRepairMaxBytes;
-extern const Setting kProtoEagerBytes;
-extern const Setting kProtoEagerBudget;
-extern const Setting kProtoSendBatch;
-extern const Setting kProtoChecksum;
-extern const Setting kProtoAuth;
-// coll
-extern const Setting kCollTimeoutMs;
-extern const Setting kCollAllgatherAlgo;
-extern const Setting kCollAllgatherRoots;
-extern const Setting kCollBcastAlgo;
-extern const Setting kCollChainSegmentBytes;
-// coll/reduce
-extern const Setting kCollReduceSegmentBytes;
-extern const Setting kCollRsShare;
-extern const Setting kCollAllreduceAlgo;
-extern const Setting kCollAllreduceSmallBytes;
-// progress
-extern const Setting kProgress;
-extern const Setting kProgressCpu;
-extern const Setting kProgressSpinUs;
-extern const Setting kOffloadSocket;
-extern const Setting kOffloadDaemon;
-extern const Setting kOffloadJob;
-extern const Setting kOffloadLog;
-// bootstrap
-extern const Setting kBootstrapAddr;
-extern const Setting kRank;
-extern const Setting kWorldSize;
-extern const Setting kBootstrapTimeoutMs;
-extern const Setting kBootstrapSecret;
-// libmccl_mpi (src/mpi), the PMPI library
-extern const Setting kMpiEnable;
-extern const Setting kMpiMinBytes;
-extern const Setting kMpiDebug;
-extern const Setting kMpiStats;
-extern const Setting kMpiSingleHost;
-extern const Setting kMpiEager;
+#define MCCL_SETTING(constant, name, type, default_value, allowed, doc) \
+  extern const Setting constant;
+#include "common/settings.def"
 }  // namespace settings
 
 }  // namespace mccl::common

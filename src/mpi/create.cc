@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/host.h"
+#include "common/settings.h"
 #include "mccl/callback_bootstrap.h"
 #include "mccl/error.h"
 #include "mpi/comm_cache.h"
@@ -83,10 +84,11 @@ struct FramedAllgather {
 // serves). Only a thread of MCCL's own can keep that promise for the calls
 // MCCL serves, so it is the default here; MCCL_PROGRESS=inline, set by the
 // user, is honoured (and then MCCL moves only inside intercepted calls).
+// Read through the registry, so "set" means what it means everywhere (an
+// empty value is unset) and mccl_info documents this default.
 CommOptions options_for_mpi() {
   CommOptions o;
-  const char* p = std::getenv("MCCL_PROGRESS");
-  if (p == nullptr || *p == '\0') o.progress = ProgressKind::kThread;
+  if (!common::settings::kProgress.from_env()) o.progress = ProgressKind::kThread;
   return o;
 }
 

@@ -5,8 +5,9 @@
 // Backends: inline (the caller's thread drives everything; deterministic,
 // used by the tests) and host thread. The offload engine (src/offload) is
 // not an Engine: there is no protocol context in the application's process
-// to drive, so the api layer hands whole collectives to mccl_offloadd,
-// which runs this same Context and coll code itself.
+// to drive, so the api layer's offload backend (src/api/backend.h) hands
+// whole collectives to mccl_offloadd, which runs this same Context and
+// coll code itself.
 #pragma once
 
 #include <memory>
@@ -45,9 +46,11 @@ std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx);
 struct ThreadEngineConfig {
   int cpu = -1;  // pin the thread here; -1 = do not pin
   std::chrono::microseconds spin{50};
+  int log_rank = -1;  // the rank its messages name; -1: none (a thread shared by several)
 };
 
-// A dedicated host thread drives progress; wait() sleeps.
+// A dedicated host thread drives progress; wait() sleeps. The same thread
+// as shared_thread.h's, with `ctx` its only client (defined there).
 std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg);
 
 }  // namespace mccl::progress

@@ -1,6 +1,13 @@
-// The shared host progress thread (shared_thread.h). Same shape as the
-// per-context thread engine: spin while traffic flows, then sleep on every
-// joined context's descriptors and a wake-up eventfd.
+// The host progress thread (shared_thread.h), the one loop behind both
+// ProgressKind::kThread (a thread with one client) and mccl::ProgressThread
+// (one thread, several communicators). A dedicated thread, pinned near the
+// NIC, drives every joined context; the application only hands collectives
+// over and sleeps on a condition variable until they finish, so progress
+// continues while it computes.
+//
+// The thread spins while traffic flows (MCCL_PROGRESS_SPIN_US after the
+// last event), then sleeps on the joined contexts' descriptors and a
+// wake-up eventfd, so many ranks on few cores still all make progress.
 #include "progress/shared_thread.h"
 
 #include <algorithm>
@@ -109,7 +116,9 @@ class SharedThread {
 
   void run() {
     common::Status pinned = topo::bind_current_thread(cfg_.cpu);
-    if (!pinned.is_ok()) common::log_message(common::LogLevel::kWarn, -1, pinned.message());
+    if (!pinned.is_ok()) {
+      common::log_message(common::LogLevel::kWarn, cfg_.log_rank, pinned.message());
+    }
     auto last_event = steady_clock::now();
     while (!stop_.load()) {
       bool finished = false, busy = false;
@@ -170,5 +179,13 @@ std::unique_ptr<Engine> make_shared_thread_engine(protocol::Context& ctx,
 }
 
 std::size_t joined_contexts(const SharedThread& thread) { return thread.joined(); }
+
+std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg) {
+  // A thread of its own is a shared thread with one client: the engine
+  // holds the only handle, so the thread stops when the engine goes.
+  ThreadEngineConfig mine = cfg;
+  if (mine.log_rank < 0) mine.log_rank = ctx.rank();
+  return make_shared_thread_engine(ctx, make_shared_thread(mine));
+}
 
 }  // namespace mccl::progress

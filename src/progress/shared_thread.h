@@ -1,9 +1,10 @@
-// One host progress thread shared by several communicators (contexts): the
+// The host progress thread, shared by several communicators (contexts): the
 // FSDP case of a data-parallel and a sharded communicator side by side
-// without a spinning thread each on a machine with few cores.
+// without a spinning thread each on a machine with few cores. A
+// communicator's thread of its own (make_thread_engine) is this thread with
+// one client.
 //
-// Each context that joins gets an Engine of its own (start/poll/wait as for
-// the per-context thread engine); the thread advances every joined context
+// Each context that joins gets an Engine of its own; the thread advances every joined context
 // in turn, so the collectives of all of them are in flight together and
 // complete independently. A context leaves when its engine is destroyed:
 // from then on the thread never touches it. The thread stops when the last

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "offload/client.h"
+#include "offload/client/client.h"
 #include "offload/socket_path.h"
 
 namespace mccl::offload {

@@ -41,7 +41,7 @@
 
 #include "mccl/mccl.hpp"
 #include "mccl/tcp_bootstrap.h"
-#include "offload/client.h"
+#include "offload/client/client.h"
 
 namespace {
 

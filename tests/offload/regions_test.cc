@@ -1,6 +1,6 @@
 // The daemon's map of shared buffers: a range is used in place only when it
 // lies wholly inside one registered block; boundaries checked byte-exact.
-#include "offload/regions.h"
+#include "offload/daemon/regions.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

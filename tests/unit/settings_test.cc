@@ -140,32 +140,36 @@ TEST_F(SettingsTest, EveryAllowedListIsWellFormedAndHoldsTheDefault) {
   }
 }
 
-// The named constants are the registered ones (nothing declared but left
-// out of the list that mccl_info prints).
-TEST_F(SettingsTest, NamedSettingsAreRegistered) {
-  using namespace settings;
-  const Setting* named[] = {
-      &kLogLevel,
-      &kTransport,
-      &kProtoEarlyBytes,
-      &kProtoReorderWindow,
-      &kProtoStallFactor,
-      &kProtoStallMinUs,
-      &kProtoStallMaxUs,
-      &kProtoFirstTimeoutUs,
-      &kProtoRepairMaxBytes,
-      &kProtoSendBatch,
-      &kProtoChecksum,
-      &kCollTimeoutMs,
-      &kCollAllgatherAlgo,
-      &kCollAllgatherRoots,
-      &kCollBcastAlgo,
-      &kCollChainSegmentBytes,
-      &kProgress,
+// settings.def is the one list: walking it here yields exactly the
+// constants that all_settings() holds, in its order, each carrying the
+// entry's name, type, default and vocabulary. A constant declared outside
+// the table would not exist; one listed twice fails the uniqueness test.
+TEST_F(SettingsTest, TheTableDrivesBothTheConstantsAndTheList) {
+  struct Entry {
+    const Setting* constant;
+    const char* name;
+    SettingType type;
+    const char* default_value;
+    const char* allowed;
+  };
+  const std::vector<Entry> table = {
+#define MCCL_SETTING(constant, name, type, default_value, allowed, doc) \
+  {&settings::constant, name, SettingType::type, default_value, allowed},
+#include "common/settings.def"
   };
   const auto& all = all_settings();
-  for (const Setting* s : named) {
-    EXPECT_THAT(all, ::testing::Contains(s)) << s->name();
+  ASSERT_EQ(all.size(), table.size());
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    SCOPED_TRACE(table[i].name);
+    EXPECT_EQ(all[i], table[i].constant);
+    EXPECT_STREQ(all[i]->name(), table[i].name);
+    EXPECT_EQ(all[i]->type(), table[i].type);
+    EXPECT_STREQ(all[i]->default_value(), table[i].default_value);
+    if (table[i].allowed == nullptr) {
+      EXPECT_EQ(all[i]->allowed(), nullptr);
+    } else {
+      EXPECT_STREQ(all[i]->allowed(), table[i].allowed);
+    }
   }
 }
 

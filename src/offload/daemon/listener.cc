@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "common/clock.h"
-#include "offload/daemon.h"
-#include "offload/session.h"
+#include "offload/daemon/daemon.h"
+#include "offload/daemon/session.h"
 #include "offload/socket_path.h"
 
 namespace mccl::offload {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "coll/collectives.h"
-#include "offload/comm_setup.h"
-#include "offload/daemon.h"
+#include "offload/daemon/comm_setup.h"
+#include "offload/daemon/daemon.h"
 #include "offload/wire.h"
 #include "protocol/context.h"
 #include "transport/sim/fabric.h"

@@ -1,4 +1,4 @@
-#include "offload/daemon.h"
+#include "offload/daemon/daemon.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "coll/validate.h"
-#include "offload/comm_setup.h"
-#include "offload/regions.h"
-#include "offload/session.h"
+#include "offload/daemon/comm_setup.h"
+#include "offload/daemon/regions.h"
+#include "offload/daemon/session.h"
 #include "offload/wire.h"
 
 namespace mccl::offload {

@@ -1,4 +1,4 @@
-#include "offload/client.h"
+#include "offload/client/client.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

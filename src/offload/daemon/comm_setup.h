@@ -1,7 +1,8 @@
-// Builds one rank's protocol context inside the daemon, as
-// src/api/communicator.cc does inside the application: agree on the tag,
-// UDP multicast + TCP reliable transports, agree on the chunk size. Every
-// exchange goes through `oob` (relayed to the client's bootstrap).
+// Builds one rank's protocol context inside the daemon with the agreements
+// the application's engines use (src/setup): the hello (tag, salt, key,
+// checksum, authentication), the interface, UDP multicast + TCP reliable
+// transports, the chunk size. Every exchange goes through `oob` (relayed
+// to the client's bootstrap).
 #pragma once
 
 #include <chrono>

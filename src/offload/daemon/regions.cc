@@ -1,4 +1,4 @@
-#include "offload/regions.h"
+#include "offload/daemon/regions.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>

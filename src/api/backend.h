@@ -1,0 +1,93 @@
+// What a Communicator is inside: a backend that runs its collectives, and
+// the little the API itself needs (rank, size, timeout, the size bound).
+// Two backends: the in-process engines (inline or host thread, driving a
+// protocol context here; engine_backend.cc) and the offload daemon (the
+// protocol runs in mccl_offloadd; offload_backend.cc). The API reads the
+// same for both.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "coll/validate.h"
+#include "common/status.h"
+#include "mccl/bootstrap.h"
+#include "mccl/stats.h"
+#include "mccl/types.h"
+
+namespace mccl::detail {
+
+struct ResolvedOptions;
+
+// A collective in flight: the public Request's handle on it.
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  virtual bool done() const = 0;
+  // Never blocks (it may advance progress once). True once done; then
+  // throws mccl::Error with the collective's failure, if any.
+  virtual bool test() = 0;
+  // Blocks until done or `timeout` passes (mccl::Error kTimeout naming
+  // what it waited for; the collective stays in flight), then as test().
+  virtual void wait(std::chrono::milliseconds timeout) = 0;
+};
+
+// Runs the collectives of one communicator. Arguments have passed
+// coll/validate.h's checks. Starting never blocks; it returns the handle.
+// Errors are mccl::Error exceptions naming the rank.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) = 0;
+  virtual std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
+                                                std::span<const std::size_t> counts,
+                                                std::span<const std::size_t> displacements) = 0;
+  virtual std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
+                                                     std::span<const std::size_t> counts,
+                                                     DataType type, ReduceOp op) = 0;
+  // `in_place`: the vector is already in `recv`.
+  virtual std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
+                                               std::size_t count, DataType type, ReduceOp op) = 0;
+  virtual std::shared_ptr<Operation> barrier() = 0;
+
+  // A call refused for invalid arguments (`why`), which its peers have
+  // started or will start: a backend that numbers collectives here takes
+  // the call's sequence number and tells the peers why
+  // (coll/refused_call.h), so they fail with this rank's reason instead
+  // of a timeout. Never blocks.
+  virtual void refuse(const common::Status& why) = 0;
+
+  // Advances progress once where the caller drives it; never blocks.
+  virtual void progress() = 0;
+  // The protocol's counters. May block (the daemon answers) until `timeout`.
+  virtual Stats stats(std::chrono::milliseconds timeout) = 0;
+
+  // Communicator::allocate/deallocate: memory collectives may run on in
+  // place. Null / false on failure, with `why` / nothing said.
+  virtual void* allocate(std::size_t bytes, common::Status& why) = 0;
+  virtual bool deallocate(void* p) = 0;
+
+  // The largest per-rank size the wire carries (coll::max_stream_bytes of
+  // the chunk size).
+  virtual std::size_t max_bytes() const = 0;
+};
+
+// Blocking and collective over `bootstrap`; throw mccl::Error naming the
+// rank when creation fails.
+std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const ResolvedOptions& opt);
+std::unique_ptr<Backend> make_offload_backend(Bootstrap& bootstrap, const ResolvedOptions& opt);
+
+// Shared by the Communicator and its Requests, so that a request never
+// outlives the backend it needs.
+class CommState {
+ public:
+  int rank = 0;
+  int size = 1;
+  std::chrono::milliseconds timeout{60000};
+  std::unique_ptr<Backend> backend;
+};
+
+}  // namespace mccl::detail

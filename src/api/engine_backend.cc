@@ -1,0 +1,212 @@
+// The in-process backend: a protocol context in this process, driven by an
+// engine (inline: the caller's thread; thread: a host progress thread).
+#include <new>
+#include <string>
+
+#include "api/backend.h"
+#include "api/options.h"
+#include "api/transports.h"
+#include "bootstrap/inprocess.h"
+#include "coll/collectives.h"
+#include "coll/refused_call.h"
+#include "common/log.h"
+#include "mccl/error.h"
+#include "progress/engine.h"
+#include "progress/linger.h"
+#include "progress/shared_thread.h"
+#include "protocol/context.h"
+#include "setup/agree.h"
+#include "topo/placement.h"
+
+namespace mccl::detail {
+
+namespace {
+
+constexpr std::align_val_t kAlign{64};
+
+class EngineOperation final : public Operation {
+ public:
+  EngineOperation(std::shared_ptr<protocol::Operation> op, progress::Engine& engine, int rank)
+      : op_(std::move(op)), engine_(engine), rank_(rank) {}
+  bool done() const override { return op_->done(); }
+  bool test() override {
+    if (!op_->done()) engine_.poll();
+    if (!op_->done()) return false;
+    op_->status().throw_if_error();
+    return true;
+  }
+  void wait(std::chrono::milliseconds timeout) override {
+    common::Status st = engine_.wait(*op_, common::Deadline::after(timeout));
+    if (!st.is_ok()) {
+      throw Error(ErrorCode::kTimeout, "rank " + std::to_string(rank_) + ": wait for collective #" +
+                                           std::to_string(op_->seq()) + " (" + op_->describe() +
+                                           ") timed out after " + std::to_string(timeout.count()) +
+                                           " ms waiting for " + op_->describe_wait() +
+                                           "; it is still in flight");
+    }
+    op_->status().throw_if_error();
+  }
+
+ private:
+  std::shared_ptr<protocol::Operation> op_;
+  progress::Engine& engine_;
+  int rank_;
+};
+
+class EngineBackend final : public Backend {
+ public:
+  EngineBackend(std::unique_ptr<protocol::Context> ctx, coll::CollConfig coll,
+                std::size_t max_bytes, std::chrono::milliseconds timeout)
+      : ctx_(std::move(ctx)), coll_(coll), max_bytes_(max_bytes), timeout_(timeout) {}
+  void set_engine(std::unique_ptr<progress::Engine> engine) { engine_ = std::move(engine); }
+
+  ~EngineBackend() override {
+    // A rank that completed small collectives eagerly is still its right
+    // neighbour's repair source until that neighbour releases it: its
+    // engine keeps serving from the reaper, and destruction does not block.
+    if (ctx_ && engine_ && ctx_->serving() > 0) {
+      progress::linger(std::move(engine_), std::move(ctx_), common::Deadline::after(timeout_));
+    }
+    engine_.reset();  // before the context it drives
+  }
+
+  std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) override {
+    return start(coll::make_broadcast(*ctx_, coll_, buffer, bytes, root));
+  }
+  std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
+                                        std::span<const std::size_t> counts,
+                                        std::span<const std::size_t> displacements) override {
+    return start(coll::make_allgatherv(*ctx_, coll_, send, in_place, recv, counts, displacements));
+  }
+  std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
+                                             std::span<const std::size_t> counts, DataType type,
+                                             ReduceOp op) override {
+    return start(coll::make_reduce_scatterv(*ctx_, coll_, send, recv, counts, type, op));
+  }
+  std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
+                                       std::size_t count, DataType type, ReduceOp op) override {
+    return start(coll::make_allreduce(*ctx_, coll_, send, in_place, recv, count, type, op));
+  }
+  std::shared_ptr<Operation> barrier() override { return start(coll::make_barrier(*ctx_)); }
+
+  void refuse(const common::Status& why) override {
+    engine_->start(std::make_shared<coll::RefusedCall>(*ctx_, why));
+  }
+  void progress() override { engine_->poll(); }
+  Stats stats(std::chrono::milliseconds) override { return ctx_->counters().snapshot(); }
+
+  // Plain aligned memory: nothing to share with anyone.
+  void* allocate(std::size_t bytes, common::Status&) override {
+    return ::operator new(bytes == 0 ? 1 : bytes, kAlign);
+  }
+  bool deallocate(void* p) override {
+    ::operator delete(p, kAlign);
+    return true;
+  }
+  std::size_t max_bytes() const override { return max_bytes_; }
+
+  protocol::Context& context() { return *ctx_; }
+
+ private:
+  std::shared_ptr<Operation> start(std::shared_ptr<protocol::Operation> op) {
+    engine_->start(op);
+    return std::make_shared<EngineOperation>(std::move(op), *engine_, ctx_->rank());
+  }
+
+  // Destroyed in reverse order: the engine before the context it drives.
+  std::unique_ptr<protocol::Context> ctx_;
+  coll::CollConfig coll_;
+  std::size_t max_bytes_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<progress::Engine> engine_;
+};
+
+std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protocol::Context& ctx,
+                                              const std::string& iface, int local_index) {
+  if (opt.progress == ProgressKind::kInline) return progress::make_inline_engine(ctx);
+  if (opt.shared_progress) return progress::make_shared_thread_engine(ctx, opt.shared_progress);
+  progress::ThreadEngineConfig cfg;
+  topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface, local_index);
+  cfg.cpu = where.cpu;
+  cfg.spin = opt.progress_spin;
+  common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
+               where.reason.c_str());
+  return progress::make_thread_engine(ctx, cfg);
+}
+
+coll::CollConfig coll_config(const ResolvedOptions& opt) {
+  coll::CollConfig c;
+  c.allgather = opt.allgather;
+  c.broadcast = opt.broadcast;
+  c.concurrent_roots = opt.concurrent_roots;
+  c.segment_bytes = opt.segment_bytes;
+  c.multicast = true;
+  c.allreduce = opt.allreduce;
+  c.reduce_segment_bytes = opt.reduce_segment_bytes;
+  c.allreduce_small_bytes = opt.allreduce_small_bytes;
+  c.rs_share = opt.rs_share;
+  return c;
+}
+
+void throw_if_error(const common::Status& s) {
+  if (!s.is_ok()) throw Error(s.code(), s.message());
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const ResolvedOptions& opt) {
+  const int rank = bootstrap.rank(), size = bootstrap.size();
+  const std::string who = "rank " + std::to_string(rank) + ": ";
+  auto oob = [&](std::span<const std::byte> mine) {
+    return bootstrap.allgather(mine, opt.timeout);
+  };
+
+  // 1. Agree on the transport, the tag (and the salt that keeps two jobs'
+  //    groups apart) and the key that authenticates the group's datagrams.
+  //    Ranks in one process share the in-memory fabric; real processes use
+  //    the network: InfiniBand where every rank has it, else UDP.
+  setup::Proposal mine;
+  mine.transport = opt.transport;
+  mine.machine = topo::machine_id();
+  mine.authenticate = opt.authenticate;
+  if (mine.transport == TransportKind::kAuto) {
+    if (mccl::bootstrap::as_in_process(bootstrap) != nullptr) {
+      mine.transport = TransportKind::kSim;
+    } else {
+      std::string why;
+      mine.ib_usable = ib_usable(why);
+      common::logf(common::LogLevel::kInfo, rank, "InfiniBand %s (%s)",
+                   mine.ib_usable ? "usable" : "not usable", why.c_str());
+    }
+  }
+  setup::Agreement agreed;
+  throw_if_error(setup::agree_on_hello(rank, size, mine, oob, who, agreed));
+
+  // 2. The transports (the reliable side exchanges its addresses itself).
+  Transports net =
+      make_transports(agreed.transport, bootstrap, agreed.tag, agreed.salt, opt.timeout);
+
+  // 3. The chunk size.
+  std::uint32_t mtu = 0;
+  throw_if_error(setup::agree_on_mtu(size, static_cast<std::uint32_t>(net.dgram->caps().mtu),
+                                     agreed.auth, oob, who, mtu));
+  common::logf(common::LogLevel::kInfo, rank, "communicator of %d ranks on %s, mtu %u", size,
+               net.description.c_str(), mtu);
+
+  protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
+  if (agreed.auth) protocol::enable_auth(pc, agreed.key);
+  pc.op_timeout = common::saturating_duration(opt.timeout);
+  // Under the inline engine a rank moves only inside its own calls: one that
+  // completed eagerly and then blocks elsewhere (an MPI receive, a barrier
+  // of another library) would starve its neighbour's repairs. Eager
+  // completion needs an engine that serves on its own.
+  if (opt.progress == ProgressKind::kInline) pc.eager_bytes = 0;
+  auto backend = std::make_unique<EngineBackend>(
+      std::make_unique<protocol::Context>(rank, size, agreed.tag, std::move(net.dgram),
+                                          std::move(net.reliable), pc),
+      coll_config(opt), coll::max_stream_bytes(pc.chunk_bytes), opt.timeout);
+  backend->set_engine(make_engine(opt, backend->context(), net.iface, agreed.local_index));
+  return backend;
+}
+
+}  // namespace mccl::detail

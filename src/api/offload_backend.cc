@@ -1,0 +1,147 @@
+// The offload backend (MCCL_PROGRESS=offload): the collectives go to
+// mccl_offloadd through offload::OffloadComm instead of to a protocol
+// context here (docs/offload.md).
+#include <string>
+
+#include "api/backend.h"
+#include "api/options.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "mccl/error.h"
+#include "offload/client/client.h"
+
+namespace mccl::detail {
+
+namespace {
+
+offload::CollChoices choices_from(const ResolvedOptions& opt) {
+  offload::CollChoices c;
+  c.allgather_algo = static_cast<std::uint32_t>(opt.allgather);
+  c.broadcast_algo = static_cast<std::uint32_t>(opt.broadcast);
+  c.concurrent_roots = opt.concurrent_roots;
+  c.allreduce_algo = static_cast<std::uint32_t>(opt.allreduce);
+  c.segment_bytes = opt.segment_bytes;
+  c.reduce_segment_bytes = opt.reduce_segment_bytes;
+  c.allreduce_small_bytes = opt.allreduce_small_bytes;
+  c.rs_share = opt.rs_share;
+  c.authenticate = opt.authenticate ? (*opt.authenticate ? 1 : 0) : -1;
+  return c;
+}
+
+class OffloadOperation final : public Operation {
+ public:
+  OffloadOperation(std::shared_ptr<offload::OffloadOp> op, offload::OffloadComm& comm)
+      : op_(std::move(op)), comm_(comm) {}
+  bool done() const override { return op_->done(); }
+  bool test() override {
+    if (!op_->done()) comm_.poll();
+    if (!op_->done()) return false;
+    op_->status().throw_if_error();
+    return true;
+  }
+  void wait(std::chrono::milliseconds timeout) override {
+    auto s = comm_.wait(*op_, common::Deadline::after(timeout));
+    if (!s) {
+      throw Error(ErrorCode::kTimeout, "rank " + std::to_string(comm_.rank()) + ": wait for " +
+                                           op_->describe() + " timed out after " +
+                                           std::to_string(timeout.count()) +
+                                           " ms; it is still in flight in mccl_offloadd (pid " +
+                                           std::to_string(comm_.daemon_pid()) + ")");
+    }
+    op_->status().throw_if_error();
+  }
+
+ private:
+  std::shared_ptr<offload::OffloadOp> op_;
+  offload::OffloadComm& comm_;
+};
+
+class OffloadBackend final : public Backend {
+ public:
+  explicit OffloadBackend(std::unique_ptr<offload::OffloadComm> comm) : comm_(std::move(comm)) {}
+
+  std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) override {
+    return wrap(comm_->broadcast(buffer, bytes, root));
+  }
+  std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
+                                        std::span<const std::size_t> counts,
+                                        std::span<const std::size_t> displacements) override {
+    return wrap(comm_->allgatherv(send, in_place, recv, counts, displacements));
+  }
+  std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
+                                             std::span<const std::size_t> counts, DataType type,
+                                             ReduceOp op) override {
+    return wrap(comm_->reduce_scatterv(send, recv, counts, type, op));
+  }
+  std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
+                                       std::size_t count, DataType type, ReduceOp op) override {
+    return wrap(comm_->allreduce(send, in_place, recv, count, type, op));
+  }
+  std::shared_ptr<Operation> barrier() override { return wrap(comm_->barrier()); }
+
+  // The daemon owns the sequence; the error stays local.
+  void refuse(const common::Status&) override {}
+  void progress() override { comm_->poll(); }
+
+  // The protocol's counters live in the daemon.
+  Stats stats(std::chrono::milliseconds timeout) override {
+    Stats out;
+    auto s = comm_->stats(out, common::Deadline::after(timeout));
+    if (!s)
+      throw Error(s.code(), "rank " + std::to_string(comm_->rank()) + ": stats: " + s.message());
+    return out;
+  }
+
+  // Shared with the daemon (zero copy).
+  void* allocate(std::size_t bytes, common::Status& why) override {
+    return comm_->allocate(bytes, why);
+  }
+  bool deallocate(void* p) override { return comm_->deallocate(p); }
+
+  // The daemon picks the chunk size, so the bound assumes the smallest
+  // chunk any network allows (creation refuses smaller).
+  std::size_t max_bytes() const override { return coll::max_stream_bytes(65); }
+
+ private:
+  std::shared_ptr<Operation> wrap(std::shared_ptr<offload::OffloadOp> op) {
+    return std::make_shared<OffloadOperation>(std::move(op), *comm_);
+  }
+
+  std::unique_ptr<offload::OffloadComm> comm_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_offload_backend(Bootstrap& bootstrap, const ResolvedOptions& opt) {
+  // The daemon runs UDP multicast and TCP only: refuse other choices
+  // rather than quietly ignore them.
+  const int rank = bootstrap.rank();
+  const std::string who = "rank " + std::to_string(rank) + ": ";
+  if (opt.transport == TransportKind::kIb || opt.transport == TransportKind::kSim) {
+    throw Error(ErrorCode::kInvalidArgument,
+                who +
+                    "MCCL_PROGRESS=offload runs over UDP multicast only; unset MCCL_TRANSPORT "
+                    "(or set udp/auto), or choose another progress engine");
+  }
+  if (common::settings::kReliable.get() != "tcp") {
+    throw Error(ErrorCode::kInvalidArgument,
+                who +
+                    "MCCL_PROGRESS=offload uses the TCP reliable transport only; unset "
+                    "MCCL_RELIABLE (or set tcp), or choose another progress engine");
+  }
+  offload::OffloadOptions o;
+  o.timeout = opt.timeout;
+  o.coll = choices_from(opt);
+  std::unique_ptr<offload::OffloadComm> comm;
+  auto s = offload::OffloadComm::create(bootstrap, o, comm);
+  if (!s) {
+    const bool named = s.message().rfind("rank ", 0) == 0;
+    throw Error(s.code(), (named ? "" : who) + "MCCL_PROGRESS=offload: " + s.message());
+  }
+  common::logf(common::LogLevel::kInfo, rank,
+               "communicator of %d ranks offloaded to mccl_offloadd (pid %d)", bootstrap.size(),
+               static_cast<int>(comm->daemon_pid()));
+  return std::make_unique<OffloadBackend>(std::move(comm));
+}
+
+}  // namespace mccl::detail

@@ -1,0 +1,79 @@
+// The bootstrap of an in-process world (mccl::InProcessWorld): every rank
+// is a thread (or an object) of this process, the exchanges meet in memory
+// and the ranks' transports join one in-memory fabric.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "mccl/bootstrap.h"
+
+namespace mccl::transport::sim {
+class Fabric;  // carried for the api layer, never touched here
+}
+
+namespace mccl::bootstrap {
+
+// The rendezvous of a world's bootstraps.
+class InProcessExchange {
+ public:
+  explicit InProcessExchange(int size) : size_(size), calls_(size, 0) {}
+  int size() const { return size_; }
+
+  // The collective exchange behind InProcessBootstrap::allgather: the k-th
+  // call of every rank meets the k-th call of every other. Blocking; throws
+  // mccl::Error(kTimeout) naming the ranks that never arrived, kMismatch
+  // when contributions differ in length.
+  std::vector<std::byte> allgather(int rank, std::span<const std::byte> mine,
+                                   std::chrono::milliseconds timeout);
+
+ private:
+  struct Round {
+    std::vector<std::vector<std::byte>> contributions;
+    std::vector<bool> arrived;
+    int count = 0;
+    int taken = 0;
+  };
+  const int size_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::uint64_t> calls_;  // exchanges entered, per rank
+  std::map<std::uint64_t, Round> rounds_;
+};
+
+// A bootstrap whose ranks are in this process. Holds the world's exchange
+// and fabric, so both live as long as any of its bootstraps.
+class InProcessBootstrap final : public Bootstrap {
+ public:
+  InProcessBootstrap(std::shared_ptr<InProcessExchange> exchange,
+                     std::shared_ptr<transport::sim::Fabric> fabric, int rank)
+      : exchange_(std::move(exchange)), fabric_(std::move(fabric)), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return exchange_->size(); }
+  std::vector<std::byte> allgather(std::span<const std::byte> mine,
+                                   std::chrono::milliseconds timeout) override {
+    return exchange_->allgather(rank_, mine, timeout);
+  }
+  // The in-memory fabric the world's ranks share (transport/sim).
+  transport::sim::Fabric& fabric() const { return *fabric_; }
+
+ private:
+  std::shared_ptr<InProcessExchange> exchange_;
+  std::shared_ptr<transport::sim::Fabric> fabric_;
+  int rank_;
+};
+
+// `b` as an in-process world's bootstrap, or null when its ranks are
+// processes. The one place that asks: the transport choice (auto is sim
+// in-process) and the sim transport's fabric both come from here. A query
+// here rather than a virtual on mccl::Bootstrap, whose vtable users'
+// subclasses are compiled against.
+const InProcessBootstrap* as_in_process(const Bootstrap& b);
+
+}  // namespace mccl::bootstrap

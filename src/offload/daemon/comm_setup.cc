@@ -1,0 +1,76 @@
+#include "offload/daemon/comm_setup.h"
+
+#include <optional>
+#include <string>
+
+#include "common/settings.h"
+#include "setup/agree.h"
+#include "transport/tcp/tcp_transport.h"
+#include "transport/udp/udp_transport.h"
+
+namespace mccl::offload {
+
+common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
+                          const CollChoices& choices, const transport::OobAllgather& oob,
+                          Comm& out) {
+  const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
+  try {
+    // The daemon multicasts over UDP, where authentication's "auto" is on.
+    setup::Proposal mine;
+    mine.transport = TransportKind::kUdp;
+    mine.offloaded = true;
+    mine.authenticate =
+        choices.authenticate < 0 ? std::nullopt : std::optional<bool>(choices.authenticate != 0);
+    setup::Agreement agreed;
+    common::Status st = setup::agree_on_hello(rank, size, mine, oob, who, agreed);
+    if (!st) return st;
+
+    std::unique_ptr<transport::DatagramTransport> dgram;
+    std::unique_ptr<transport::ReliableTransport> reliable;
+    transport::udp::UdpConfig uc;
+    uc.comm_tag = agreed.tag;
+    uc.job_salt = agreed.salt;
+    uc.rank = rank;
+    std::string because;
+    st = setup::choose_udp_interface(rank, oob, uc.iface, because);
+    if (!st) return {st.code(), who + st.message()};
+    st = transport::udp::create_udp_transport(uc, dgram);
+    if (!st) return {st.code(), who + "UDP multicast transport: " + st.message()};
+    const auto& info = transport::udp::as_udp(dgram.get())->info();
+    transport::tcp::TcpReliableConfig tc;
+    tc.rank = rank;
+    tc.size = size;
+    tc.bind_address = info.iface_addr;
+    tc.connect_timeout =
+        std::chrono::milliseconds(common::settings::kTransportSetupTimeoutMs.get_int(1));
+    st = transport::tcp::create_tcp_reliable(tc, oob, reliable);
+    if (!st) return {st.code(), who + "TCP reliable transport: " + st.message()};
+
+    std::uint32_t mtu = 0;
+    st = setup::agree_on_mtu(size, static_cast<std::uint32_t>(dgram->caps().mtu), agreed.auth, oob,
+                             who, mtu);
+    if (!st) return st;
+    protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
+    if (agreed.auth) protocol::enable_auth(pc, agreed.key);
+    pc.op_timeout = common::saturating_duration(timeout);
+    out.ctx = std::make_unique<protocol::Context>(rank, size, agreed.tag, std::move(dgram),
+                                                  std::move(reliable), pc);
+    out.coll = coll::CollConfig{};
+    out.coll.multicast = true;
+    out.coll.allgather = static_cast<AllgatherAlgorithm>(choices.allgather_algo);
+    out.coll.broadcast = static_cast<BroadcastAlgorithm>(choices.broadcast_algo);
+    out.coll.concurrent_roots = choices.concurrent_roots;
+    out.coll.allreduce = static_cast<AllreduceAlgorithm>(choices.allreduce_algo);
+    out.coll.segment_bytes = choices.segment_bytes;
+    out.coll.reduce_segment_bytes = choices.reduce_segment_bytes;
+    out.coll.allreduce_small_bytes = choices.allreduce_small_bytes;
+    out.coll.rs_share = choices.rs_share;
+    return common::Status::ok();
+  } catch (const Error& e) {
+    return {e.code(), who + e.what()};
+  } catch (const std::exception& e) {
+    return common::internal_error(who + e.what());
+  }
+}
+
+}  // namespace mccl::offload

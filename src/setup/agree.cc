@@ -1,0 +1,167 @@
+#include "setup/agree.h"
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "common/log.h"
+#include "common/settings.h"
+#include "protocol/wire.h"
+#include "setup/hello.h"
+#include "transport/udp/discovery.h"
+
+namespace mccl::setup {
+
+namespace {
+
+const char* transport_name(TransportKind k) {
+  switch (k) {
+    case TransportKind::kAuto:
+      return "auto";
+    case TransportKind::kSim:
+      return "sim";
+    case TransportKind::kUdp:
+      return "udp";
+    case TransportKind::kIb:
+      return "ib";
+  }
+  return "?";
+}
+
+common::Status gather_hellos(int size, const Hello& mine, const transport::OobAllgather& oob,
+                             const std::string& who, std::vector<Hello>& out) {
+  std::array<std::byte, kHelloBytes> bytes;
+  encode_hello(mine, bytes);
+  const auto all = oob(bytes);
+  if (all.size() != kHelloBytes * static_cast<std::size_t>(size)) {
+    return common::internal_error(who + "the hello exchange returned " +
+                                  std::to_string(all.size()) + " bytes");
+  }
+  out.resize(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    const std::span<const std::byte, kHelloBytes> one(all.data() + r * kHelloBytes, kHelloBytes);
+    if (!decode_hello(one, out[r])) {
+      return common::mismatch_error(who + "rank " + std::to_string(r) +
+                                    " sent a hello this version cannot read");
+    }
+  }
+  return common::Status::ok();
+}
+
+}  // namespace
+
+common::Status agree_on_hello(int rank, int size, const Proposal& p,
+                              const transport::OobAllgather& oob, const std::string& who,
+                              Agreement& out) {
+  Hello mine;
+  // Its message names the rank already.
+  if (common::Status s = protocol::auth_mode(rank, p.authenticate, mine.auth_mode); !s.is_ok()) {
+    return s;
+  }
+  std::random_device rd;
+  while (mine.tag == 0) mine.tag = rd();
+  mine.salt = (std::uint64_t{rd()} << 32) | rd();
+  mine.transport = p.transport;
+  mine.checksum = common::settings::kProtoChecksum.get_bool();
+  mine.ib_usable = p.ib_usable;
+  mine.auth_built = protocol::auth_available();
+  mine.offloaded = p.offloaded;
+  mine.machine = p.machine;
+  mine.key = protocol::random_auth_key();
+  std::vector<Hello> hellos;
+  if (common::Status s = gather_hellos(size, mine, oob, who, hellos); !s.is_ok()) return s;
+
+  for (int r = 0; r < size; ++r) {
+    const std::string them = who + "rank " + std::to_string(r);
+    if (hellos[r].offloaded != mine.offloaded) {
+      return common::mismatch_error(them + (hellos[r].offloaded ? " runs" : " does not run") +
+                                    " MCCL_PROGRESS=offload and this rank " +
+                                    (mine.offloaded ? "does" : "does not") +
+                                    ": every rank must use the offload engine, or none");
+    }
+    if (hellos[r].transport != mine.transport) {
+      return common::mismatch_error(
+          them + " chose transport '" + transport_name(hellos[r].transport) + "' and this rank '" +
+          transport_name(mine.transport) + "': every rank must use the same (MCCL_TRANSPORT)");
+    }
+    if (hellos[r].checksum != mine.checksum) {
+      return common::mismatch_error(
+          them + " disagrees on MCCL_PROTO_CHECKSUM; every rank must set it the same");
+    }
+  }
+  out.tag = hellos[0].tag;
+  out.salt = hellos[0].salt;
+  out.key = hellos[0].key;
+  out.transport = mine.transport;
+  if (out.transport == TransportKind::kAuto) {
+    const bool everyone =
+        std::all_of(hellos.begin(), hellos.end(), [](const Hello& h) { return h.ib_usable; });
+    out.transport = everyone ? TransportKind::kIb : TransportKind::kUdp;
+  }
+  // Authentication, now that the transport is known ("auto" is off on InfiniBand).
+  auto auth_of = [&](const Hello& h) {
+    return protocol::auth_resolved(h.auth_mode, h.auth_built, out.transport != TransportKind::kIb);
+  };
+  out.auth = auth_of(mine);
+  for (int r = 0; r < size; ++r) {
+    if (auth_of(hellos[r]) != out.auth) {
+      return common::mismatch_error(who + protocol::auth_mismatch(r, auth_of(hellos[r]), out.auth));
+    }
+  }
+  if (mine.auth_mode == protocol::AuthMode::kAuto) {
+    common::logf(common::LogLevel::kInfo, rank, "multicast datagrams %s (MCCL_PROTO_AUTH=auto)",
+                 out.auth ? "authenticated (Poly1305)" : "not authenticated");
+  }
+  out.local_index = 0;
+  for (int r = 0; r < rank; ++r) {
+    if (hellos[r].machine != 0 && hellos[r].machine == mine.machine) ++out.local_index;
+  }
+  return common::Status::ok();
+}
+
+common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob,
+                                    std::string& iface, std::string& because) {
+  transport::udp::IfaceChoice choice;
+  const common::Status found = transport::udp::discover_interface(oob, rank, choice);
+  std::string configured;
+  try {
+    configured = common::settings::kUdpIface.get();
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  if (configured != "auto") {
+    iface = configured;
+    because = "MCCL_UDP_IFACE=" + configured;
+    return common::Status::ok();
+  }
+  if (!found.is_ok()) return found;
+  iface = choice.spec;
+  because = "MCCL_UDP_IFACE=auto: " + choice.reason;
+  return common::Status::ok();
+}
+
+common::Status agree_on_mtu(int size, std::uint32_t my_mtu, bool auth,
+                            const transport::OobAllgather& oob, const std::string& who,
+                            std::uint32_t& mtu) {
+  std::array<std::byte, 4> bytes;
+  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<std::byte>(my_mtu >> (8 * i));
+  const auto all = oob(bytes);
+  if (all.size() != bytes.size() * static_cast<std::size_t>(size)) {
+    return common::internal_error(who + "the MTU exchange returned " + std::to_string(all.size()) +
+                                  " bytes");
+  }
+  mtu = my_mtu;
+  for (std::size_t at = 0; at < all.size(); at += 4) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+      v |= std::uint32_t{std::to_integer<std::uint8_t>(all[at + i])} << (8 * i);
+    mtu = std::min(mtu, v);
+  }
+  if (mtu <= protocol::data_header_bytes(auth) + 64) {
+    return common::unavailable_error(who + "the network's datagrams are too small (" +
+                                     std::to_string(mtu) + " bytes)");
+  }
+  return common::Status::ok();
+}
+
+}  // namespace mccl::setup

@@ -1,0 +1,62 @@
+// Communicator creation's agreements, one implementation for the
+// application (src/api) and the offload daemon (src/offload/daemon): the
+// hello exchange (tag, salt, transport, checksum, authentication and its
+// key), the network interface and the chunk size. Each is collective over
+// `oob` (Bootstrap::allgather, or the daemon's relay of it) and blocking;
+// each returns a Status whose message starts with `who` ("rank 3: ") and
+// lets what `oob` throws (a bootstrap timeout) and what a malformed
+// setting throws (mccl::Error, kInvalidArgument) pass.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "mccl/options.h"
+#include "protocol/auth.h"
+#include "transport/oob.h"
+
+namespace mccl::setup {
+
+// What this rank brings.
+struct Proposal {
+  TransportKind transport = TransportKind::kAuto;  // as resolved from options; may be kAuto
+  bool ib_usable = false;
+  bool offloaded = false;
+  std::uint64_t machine = 0;
+  std::optional<bool> authenticate;  // CommOptions::authenticate; unset: MCCL_PROTO_AUTH
+};
+
+// What every rank agreed on.
+struct Agreement {
+  std::uint32_t tag = 0;                           // rank 0's
+  std::uint64_t salt = 0;                          // rank 0's
+  TransportKind transport = TransportKind::kAuto;  // resolved: never kAuto
+  bool auth = false;
+  protocol::AuthKey key{};  // rank 0's; used when `auth`
+  int local_index = 0;      // lower ranks on this rank's machine
+};
+
+// kMismatch when ranks chose different transports or engines, or disagree
+// on MCCL_PROTO_CHECKSUM or on authentication; kInvalidArgument for a bad
+// MCCL_PROTO_AUTH.
+common::Status agree_on_hello(int rank, int size, const Proposal& mine,
+                              const transport::OobAllgather& oob, const std::string& who,
+                              Agreement& out);
+
+// The UDP multicast interface: every rank takes part in the discovery
+// exchange (transport/udp/discovery.h), also one that names its interface
+// in MCCL_UDP_IFACE. `iface` is what to pass to the UDP transport and
+// `because` why, for logs.
+common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob,
+                                    std::string& iface, std::string& because);
+
+// The chunk size: every rank must cut streams the same way, so the
+// smallest datagram any rank's network carries wins. kUnavailable when it
+// leaves no room for data.
+common::Status agree_on_mtu(int size, std::uint32_t my_mtu, bool auth,
+                            const transport::OobAllgather& oob, const std::string& who,
+                            std::uint32_t& mtu);
+
+}  // namespace mccl::setup

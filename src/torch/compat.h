@@ -1,0 +1,32 @@
+// Everything that differs between the PyTorch versions this backend builds
+// against, in one place. Checked by building against PyTorch 1.13 (Debian 12)
+// and by reading the 2.x headers; 2.x is not built here (docs/pytorch.md).
+//
+// - 1.13: a backend is a c10d::ProcessGroup; Backend.register_backend(name,
+//   func, extended_api) takes a creator that returns that ProcessGroup.
+// - 2.x: a backend derives from c10d::Backend, which a ProcessGroup owns per
+//   device; the creator returns the Backend. Later releases' register_backend
+//   also takes `devices`: module.cc asks the function for that parameter
+//   rather than guessing the release that added it.
+// In both, Work is c10d::Work (Work.hpp, with ::kNoTimeout outside the
+// namespace), the collectives keep the same signatures, and ReduceOp
+// converts to ReduceOp::RedOpType.
+#pragma once
+
+#include <torch/csrc/api/include/torch/version.h>
+
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#endif
+
+namespace mccl::torch_backend {
+
+#if TORCH_VERSION_MAJOR >= 2
+using BackendBase = c10d::Backend;
+#else
+using BackendBase = c10d::ProcessGroup;
+#endif
+
+}  // namespace mccl::torch_backend

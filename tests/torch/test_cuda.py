@@ -1,0 +1,73 @@
+"""CUDA tensors through "mccl" (staged through pinned host memory), and FSDP.
+
+4 processes share the one GPU of the machine (a process per GPU is the same
+code with other device numbers). Skipped, with the reason, where
+torch.cuda.is_available() is false.
+"""
+import sys
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+import harness
+
+SIZE = 4
+
+
+def check_collectives(rank, dev):
+    t = torch.arange(1000, dtype=torch.float32, device=dev) * (rank + 1)
+    dist.all_reduce(t)
+    assert torch.equal(t.cpu(), torch.arange(1000, dtype=torch.float32) * 10), "all_reduce"
+    b = torch.full((333,), float(rank), device=dev)
+    dist.broadcast(b, src=2)
+    assert torch.equal(b.cpu(), torch.full((333,), 2.0)), "broadcast"
+    out = torch.empty(SIZE * 5, dtype=torch.bfloat16, device=dev)
+    dist.all_gather_into_tensor(out, torch.full((5,), float(rank), dtype=torch.bfloat16,
+                                                device=dev))
+    want = torch.arange(SIZE, dtype=torch.bfloat16).repeat_interleave(5)
+    assert torch.equal(out.cpu(), want), "all_gather_into_tensor"
+    rs = torch.empty(7, device=dev)
+    dist.reduce_scatter_tensor(rs, torch.ones(SIZE * 7, device=dev), op=dist.ReduceOp.AVG)
+    assert torch.equal(rs.cpu(), torch.ones(7)), "reduce_scatter_tensor AVG"
+    objs = [None] * SIZE
+    dist.all_gather_object(objs, rank)
+    assert objs == list(range(SIZE)), objs
+
+
+def check_fsdp(rank, dev):
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+    fsdp = FSDP(model.to(dev), device_id=dev)
+    opt = torch.optim.SGD(fsdp.parameters(), lr=0.05)
+    g = torch.Generator().manual_seed(100 + rank)
+    for _ in range(5):
+        x = torch.randn(32, 16, generator=g).to(dev)
+        y = torch.randn(32, 4, generator=g).to(dev)
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(fsdp(x), y).backward()
+        opt.step()
+    with FSDP.summon_full_params(fsdp):
+        flat = torch.cat([p.detach().flatten().cpu() for p in fsdp.parameters()])
+    everyone = [None] * SIZE
+    dist.all_gather_object(everyone, flat)
+    for r in range(SIZE):
+        assert torch.equal(everyone[r], flat), f"rank {r}'s parameters differ"
+
+
+def ranks(rank, size, port):
+    import mccl_torch  # noqa: F401
+    dist.init_process_group("mccl", init_method="env://", timeout=timedelta(seconds=60))
+    dev = torch.device("cuda", rank % torch.cuda.device_count())
+    torch.cuda.set_device(dev)
+    check_collectives(rank, dev)
+    check_fsdp(rank, dev)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    if not torch.cuda.is_available():
+        print("SKIPPED: torch.cuda.is_available() is false (no GPU, or a CPU-only torch)")
+        sys.exit(harness.SKIP)
+    sys.exit(harness.run(ranks, SIZE, int(sys.argv[1]) if len(sys.argv) > 1 else 300))
