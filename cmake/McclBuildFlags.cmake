@@ -2,7 +2,9 @@
 # no global flag is set. Link it PRIVATE from each target.
 add_library(mccl_build_flags INTERFACE)
 target_compile_options(mccl_build_flags INTERFACE
-  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
+  # -Wnon-virtual-dtor is C++ only: the C API's tests and examples are C.
+  -Wall -Wextra -Wpedantic -Wshadow $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>
+  -Wno-missing-field-initializers)
 if(MCCL_WERROR)
   target_compile_options(mccl_build_flags INTERFACE -Werror)
 endif()

@@ -20,9 +20,10 @@
  *
  * Ownership: every handle returned through an out-pointer belongs to the
  * caller and is released with the matching destroy/free function exactly
- * once. Release order: requests, then communicators, then worlds (a world
- * handle may also be destroyed first; the world then lives until its last
- * communicator is destroyed).
+ * once. Release order: requests, then communicators, then worlds and
+ * bootstraps (a world, bootstrap or progress-thread handle may also be
+ * destroyed first; what it names then lives until the last communicator
+ * created with it is destroyed).
  *
  * Options structs start with `struct_size`, which the caller sets to
  * sizeof(the struct) (the MCCL_*_INIT macros do), so that programs built
@@ -97,6 +98,8 @@ MCCL_API const char* mccl_version(void);
 typedef struct mccl_world_s* mccl_world_t;     /* an in-process world */
 typedef struct mccl_comm_s* mccl_comm_t;       /* a communicator (one rank) */
 typedef struct mccl_request_s* mccl_request_t; /* a nonblocking collective */
+/* a host progress thread that communicators share (mccl/mccl_progress.h) */
+typedef struct mccl_progress_thread_s* mccl_progress_thread_t;
 /* Handles are checked before use: one already destroyed (or freed), or one
  * MCCL never made, gives MCCL_INVALID_ARGUMENT, never a crash. Destroying a
  * handle while another thread still uses it remains the caller's race. */
@@ -176,6 +179,11 @@ enum {
   MCCL_ALLREDUCE_ALGO_RING = 3,     /* point-to-point ring reduce-scatter + allgather */
   MCCL_ALLREDUCE_ALGO_RECURSIVE_DOUBLING = 4
 };
+enum {
+  MCCL_AUTH_UNSET = 0,
+  MCCL_AUTH_ON = 1, /* MCCL_UNAVAILABLE at creation in a build without libsodium */
+  MCCL_AUTH_OFF = 2
+};
 
 typedef struct mccl_comm_options_t {
   size_t struct_size; /* sizeof(mccl_comm_options_t) */
@@ -202,9 +210,27 @@ typedef struct mccl_comm_options_t {
    * multicast collectives beside it; 0: unset (MCCL_COLL_RS_SHARE);
    * anything else is MCCL_INVALID_ARGUMENT at creation */
   double reduce_scatter_send_share;
+  /* New fields are only ever appended below (struct_size tells the
+   * library which of them a caller knows). */
+  /* MCCL_AUTH_*: authenticate every multicast datagram with a MAC under a
+   * key agreed at creation (docs/security.md); every rank must choose
+   * alike (MCCL_PROTO_AUTH) */
+  int32_t authenticate;
+  int32_t reserved3; /* must be 0 */
+  /* Drive this communicator from a progress thread shared with others
+   * (mccl/mccl_progress.h) instead of an engine of its own; NULL: unset.
+   * `progress` must then be unset or MCCL_PROGRESS_THREAD. The
+   * communicator keeps the thread running: the handle may be destroyed
+   * before it. */
+  mccl_progress_thread_t progress_thread;
 } mccl_comm_options_t;
 
 #define MCCL_COMM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_comm_options_t)
+
+/* Communicators over a real network (ranks found from the environment, a
+ * TCP store, PMIx or the caller's own collective runtime) are created by
+ * mccl_comm_create of mccl/mccl_bootstrap.h, included at the end of this
+ * file. */
 
 /* Creates the communicator of `rank` in `world`. Blocking and collective:
  * every rank of the world calls it, each from its own thread, and it
@@ -214,8 +240,10 @@ MCCL_API mccl_result_t mccl_comm_create_inprocess(mccl_world_t world, int rank,
                                                   const mccl_comm_options_t* options,
                                                   mccl_comm_t* out);
 
-/* Not collective, not blocking. Every request of the communicator must be
- * freed first (MCCL_INVALID_ARGUMENT otherwise, and nothing is destroyed). */
+/* Not collective, not blocking, and needs no barrier before it. Every
+ * request of the communicator must be freed first (MCCL_INVALID_ARGUMENT
+ * otherwise, and nothing is destroyed). Blocks of mccl_comm_allocate not
+ * yet deallocated are released with it. */
 MCCL_API mccl_result_t mccl_comm_destroy(mccl_comm_t comm);
 
 MCCL_API mccl_result_t mccl_comm_rank(mccl_comm_t comm, int* rank);
@@ -224,6 +252,19 @@ MCCL_API mccl_result_t mccl_comm_size(mccl_comm_t comm, int* size);
 /* Advances the protocol without blocking (needed with MCCL_PROGRESS_INLINE
  * to overlap computation with a request in flight; harmless otherwise). */
 MCCL_API mccl_result_t mccl_comm_progress(mccl_comm_t comm);
+
+/* Memory for collective buffers. Under MCCL_PROGRESS_OFFLOAD it is shared
+ * with the mccl_offloadd daemon, which then runs collectives whose buffers
+ * lie wholly inside such blocks in place (zero copy); under the other
+ * engines it is ordinary memory, 64-byte aligned. Not blocking. On success
+ * *ptr is a new block of `bytes` bytes (0 gives a valid, distinct
+ * pointer), owned by the caller until mccl_comm_deallocate on the same
+ * communicator; MCCL_UNAVAILABLE when memory runs out. */
+MCCL_API mccl_result_t mccl_comm_allocate(mccl_comm_t comm, size_t bytes, void** ptr);
+/* Releases a block of mccl_comm_allocate once no collective uses it. NULL
+ * is accepted and does nothing; a pointer that is not a live block of this
+ * communicator is MCCL_INVALID_ARGUMENT (and nothing is released). */
+MCCL_API mccl_result_t mccl_comm_deallocate(mccl_comm_t comm, void* ptr);
 
 /* ----------------------------------------------------------- collectives
  *
@@ -334,45 +375,13 @@ MCCL_API mccl_result_t mccl_wait(mccl_request_t request, int64_t timeout_ms);
  * written after this returns; a failure there is logged, not returned. */
 MCCL_API mccl_result_t mccl_request_free(mccl_request_t request);
 
-/* ----------------------------------------------------------------- stats */
-
-/* Cumulative counters of one communicator, mirroring mccl::Stats. */
-typedef struct mccl_stats_t {
-  size_t struct_size; /* set by the caller: sizeof(mccl_stats_t) */
-  /* Multicast data path. */
-  uint64_t mcast_datagrams_sent;
-  uint64_t mcast_bytes_sent; /* payload bytes, headers excluded */
-  uint64_t mcast_datagrams_received;
-  uint64_t mcast_bytes_received;
-  /* Loss recovery over the reliable transport. */
-  uint64_t repairs_requested;
-  uint64_t repair_bytes_requested;
-  uint64_t repairs_served;
-  uint64_t repair_bytes_served;
-  /* Small protocol messages (have, release, abort, repair requests). */
-  uint64_t control_messages_sent;
-  /* Point-to-point payload moved by fallback algorithms (ring, chain). */
-  uint64_t p2p_bytes_sent;
-  /* Datagrams dropped before touching memory. */
-  uint64_t dropped_invalid;
-  uint64_t dropped_stale;
-  uint64_t dropped_duplicate;
-  uint64_t early_arrivals_stored;
-  uint64_t early_arrivals_dropped;
-  uint64_t collectives_completed;
-  /* Small collectives that completed before the right neighbour's release,
-   * serving it from a copy (MCCL_PROTO_EAGER_BYTES). */
-  uint64_t eager_completions;
-} mccl_stats_t;
-
-#define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)
-
-/* Fills the fields of *stats that fit in stats->struct_size (which the
- * caller sets; it is left unchanged). Not blocking. */
-MCCL_API mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats);
-
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* The rest of the C API, split by topic; each also works included alone. */
+#include "mccl/mccl_bootstrap.h"
+#include "mccl/mccl_progress.h"
+#include "mccl/mccl_stats.h"
 
 #endif /* MCCL_MCCL_H_ */

@@ -1,20 +1,17 @@
-// The C API (mccl/mccl.h) over the C++ one. Each entry point checks its
-// handles and out-pointers, runs the C++ call inside `guard`, and turns any
-// exception into a result code plus a thread-local message: nothing thrown
-// ever crosses the C boundary.
+// The C API (mccl/mccl.h) over the C++ one: error reporting, versions,
+// in-process worlds and the communicator's own calls. Each entry point
+// checks its handles and out-pointers and runs the C++ call inside `guard`
+// (c_support.h), so nothing thrown ever crosses the C boundary. The
+// collectives are in c_api_coll.cc, the network constructors in
+// c_api_bootstrap.cc, the shared progress thread in c_api_progress.cc.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
-#include <exception>
 #include <memory>
-#include <new>
-#include <optional>
-#include <span>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "api/c_support.h"
 #include "mccl/communicator.h"
@@ -23,6 +20,7 @@
 #include "mccl/mccl.h"
 #include "mccl/options.h"
 #include "mccl/stats.h"
+#include "mccl/types.h"
 #include "mccl/version.h"
 
 // ------------------------------------------------- ABI agreement, checked
@@ -75,98 +73,31 @@ static_assert(sizeof(mccl_stats_t) == sizeof(std::size_t) + sizeof(mccl::Stats),
 // older caller's padding bytes (possibly garbage) would otherwise be read
 // as the first field added later.
 static_assert(sizeof(mccl_comm_options_t) ==
-              offsetof(mccl_comm_options_t, reduce_scatter_send_share) + sizeof(double));
+              offsetof(mccl_comm_options_t, progress_thread) + sizeof(mccl_progress_thread_t));
 static_assert(offsetof(mccl_comm_options_t, reduce_scatter_send_share) ==
                   offsetof(mccl_comm_options_t, reserved2) + sizeof(std::int32_t),
               "no padding before the double");
+static_assert(offsetof(mccl_comm_options_t, progress_thread) ==
+                  offsetof(mccl_comm_options_t, reserved3) + sizeof(std::int32_t),
+              "no padding before the pointer");
+static_assert(sizeof(mccl_tcp_options_t) == offsetof(mccl_tcp_options_t, secret) + sizeof(void*));
+static_assert(sizeof(mccl_bootstrap_callbacks_t) ==
+              offsetof(mccl_bootstrap_callbacks_t, user_data) + sizeof(void*));
+static_assert(sizeof(mccl_progress_thread_options_t) ==
+              offsetof(mccl_progress_thread_options_t, spin_us) + sizeof(std::int64_t));
 static_assert(sizeof(mccl_sim_options_t) ==
               offsetof(mccl_sim_options_t, seed) + sizeof(std::uint64_t));
 
 namespace {
 
 using namespace mccl::capi;
-using mccl::Error;
 using mccl::ErrorCode;
 
-thread_local std::string t_last_error;
-
-void set_last_error(const char* fn, const char* what) noexcept {
-  try {
-    t_last_error.assign(fn).append(": ").append(what);
-  } catch (...) {
-    // Out of memory while reporting: keep whatever fits.
-    t_last_error.clear();
+void require_rank_in_world(const mccl_world_s* world, int rank) {
+  const int size = world->world->size();
+  if (rank < 0 || rank >= size) {
+    invalid("rank " + std::to_string(rank) + " is outside the world of " + std::to_string(size));
   }
-}
-
-// Runs `body` and converts every exception into a code and a message.
-template <typename F>
-mccl_result_t guard(const char* fn, F&& body) noexcept {
-  try {
-    body();
-    return MCCL_OK;
-  } catch (const Error& e) {
-    set_last_error(fn, e.what());
-    const int code = static_cast<int>(e.code());
-    // An error without a failure code is itself a bug.
-    if (code <= MCCL_OK || code > MCCL_UNAVAILABLE) return MCCL_INTERNAL;
-    return static_cast<mccl_result_t>(code);
-  } catch (const std::bad_alloc&) {
-    set_last_error(fn, "out of memory");
-    return MCCL_INTERNAL;
-  } catch (const std::exception& e) {
-    set_last_error(fn, e.what());
-    return MCCL_INTERNAL;
-  } catch (...) {
-    set_last_error(fn, "unknown exception");
-    return MCCL_INTERNAL;
-  }
-}
-
-const void* to_send(const void* send) { return send == MCCL_IN_PLACE ? mccl::kInPlace : send; }
-
-// Any value converts (both C++ enums are int-based): the communicator
-// rejects those outside the enum with a message naming them.
-// A C caller may pass any int where the header says an enum (C enums are
-// ints), but in C++ reading an enum that holds a value outside its
-// enumerators' range is undefined (UBSan: "not a valid value"): copy the
-// bits out instead (by reference: passing one by value loads it), and let
-// the checks behind reject unknown values.
-template <typename E>
-int raw_value(const E& e) {
-  static_assert(sizeof(E) == sizeof(int));
-  int v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
-mccl::DataType to_cpp(const mccl_datatype_t& t) {
-  return static_cast<mccl::DataType>(raw_value(t));
-}
-mccl::ReduceOp to_cpp(const mccl_reduce_op_t& op) {
-  return static_cast<mccl::ReduceOp>(raw_value(op));
-}
-
-// Wraps a started C++ request in a new handle owned by the caller.
-template <typename Start>
-void start_request(mccl_comm_s* comm, mccl_request_t* out, Start&& start) {
-  auto r = std::make_unique<mccl_request_s>();
-  r->owner = comm;
-  start(*r);
-  comm->live_requests.fetch_add(1, std::memory_order_relaxed);
-  register_handle(r.get(), HandleKind::kRequest);
-  *out = r.release();
-}
-
-void check_allgatherv(mccl_comm_s* comm, const void* send, const void* recv,
-                      const std::size_t* counts, const std::size_t* displs) {
-  require(counts, "counts");
-  require(displs, "displs");
-  const int size = comm->comm.size();
-  const int rank = comm->comm.rank();
-  std::size_t total = 0;
-  for (int r = 0; r < size; ++r) total += counts[r];
-  if (send != MCCL_IN_PLACE) require_buffer(send, counts[rank], "send");
-  require_buffer(recv, total, "recv");
 }
 
 }  // namespace
@@ -181,7 +112,7 @@ const char* mccl_result_string(mccl_result_t result) {
   return mccl::to_string(static_cast<ErrorCode>(code));
 }
 
-const char* mccl_last_error(void) { return t_last_error.c_str(); }
+const char* mccl_last_error(void) { return last_error(); }
 
 const char* mccl_version(void) { return MCCL_VERSION_STRING_; }
 
@@ -208,10 +139,7 @@ mccl_result_t mccl_world_destroy(mccl_world_t world) {
 mccl_result_t mccl_world_kill_rank(mccl_world_t world, int rank) {
   return guard(__func__, [&] {
     require_world(world);
-    const int size = world->world->size();
-    if (rank < 0 || rank >= size) {
-      invalid("rank " + std::to_string(rank) + " is outside the world of " + std::to_string(size));
-    }
+    require_rank_in_world(world, rank);
     world->world->kill_rank(rank);
   });
 }
@@ -221,15 +149,9 @@ mccl_result_t mccl_comm_create_inprocess(mccl_world_t world, int rank,
   return guard(__func__, [&] {
     require_world(world);
     require(out, "out");
-    const int size = world->world->size();
-    if (rank < 0 || rank >= size) {
-      invalid("rank " + std::to_string(rank) + " is outside the world of " + std::to_string(size));
-    }
-    mccl::CommOptions cpp;
-    if (options != nullptr) cpp = to_cpp(read_versioned(options, "options"));
-    auto c = std::make_unique<mccl_comm_s>(world->world, rank, cpp);
-    register_handle(c.get(), HandleKind::kComm);
-    *out = c.release();
+    require_rank_in_world(world, rank);
+    const mccl::CommOptions cpp = comm_options(options);
+    create_comm(world->world, world->world->bootstrap(rank), cpp, out);
   });
 }
 
@@ -243,6 +165,7 @@ mccl_result_t mccl_comm_destroy(mccl_comm_t comm) {
               "call mccl_request_free on them first");
     }
     unregister_handle(comm, HandleKind::kComm, "comm");
+    for (void* p : comm->blocks) comm->comm.deallocate(p);
     delete comm;
   });
 }
@@ -270,194 +193,29 @@ mccl_result_t mccl_comm_progress(mccl_comm_t comm) {
   });
 }
 
-mccl_result_t mccl_broadcast(mccl_comm_t comm, void* buffer, size_t bytes, int root) {
+mccl_result_t mccl_comm_allocate(mccl_comm_t comm, size_t bytes, void** ptr) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require_buffer(buffer, bytes, "buffer");
-    comm->comm.broadcast(buffer, bytes, root);
+    require(ptr, "ptr");
+    comm->blocks.reserve(comm->blocks.size() + 1);  // so that insert cannot throw below
+    void* p = comm->comm.allocate(bytes);
+    comm->blocks.insert(p);
+    *ptr = p;
   });
 }
 
-mccl_result_t mccl_ibroadcast(mccl_comm_t comm, void* buffer, size_t bytes, int root,
-                              mccl_request_t* request) {
+mccl_result_t mccl_comm_deallocate(mccl_comm_t comm, void* ptr) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
-    require_buffer(buffer, bytes, "buffer");
-    start_request(comm, request, [&](mccl_request_s& r) {
-      r.request = comm->comm.ibroadcast(buffer, bytes, root);
-    });
-  });
-}
-
-mccl_result_t mccl_allgather(mccl_comm_t comm, const void* send, void* recv,
-                             size_t bytes_per_rank) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    require_buffer(send, bytes_per_rank, "send");
-    require_buffer(recv, bytes_per_rank, "recv");
-    comm->comm.allgather(to_send(send), recv, bytes_per_rank);
-  });
-}
-
-mccl_result_t mccl_iallgather(mccl_comm_t comm, const void* send, void* recv, size_t bytes_per_rank,
-                              mccl_request_t* request) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    require(request, "request");
-    require_buffer(send, bytes_per_rank, "send");
-    require_buffer(recv, bytes_per_rank, "recv");
-    start_request(comm, request, [&](mccl_request_s& r) {
-      r.request = comm->comm.iallgather(to_send(send), recv, bytes_per_rank);
-    });
-  });
-}
-
-mccl_result_t mccl_allgatherv(mccl_comm_t comm, const void* send, void* recv, const size_t* counts,
-                              const size_t* displs) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    check_allgatherv(comm, send, recv, counts, displs);
-    const auto n = static_cast<std::size_t>(comm->comm.size());
-    comm->comm.allgatherv(to_send(send), recv, std::span<const std::size_t>(counts, n),
-                          std::span<const std::size_t>(displs, n));
-  });
-}
-
-mccl_result_t mccl_iallgatherv(mccl_comm_t comm, const void* send, void* recv, const size_t* counts,
-                               const size_t* displs, mccl_request_t* request) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    require(request, "request");
-    check_allgatherv(comm, send, recv, counts, displs);
-    const auto n = static_cast<std::size_t>(comm->comm.size());
-    start_request(comm, request, [&](mccl_request_s& r) {
-      r.counts.assign(counts, counts + n);
-      r.displs.assign(displs, displs + n);
-      r.request = comm->comm.iallgatherv(to_send(send), recv, r.counts, r.displs);
-    });
-  });
-}
-
-mccl_result_t mccl_barrier(mccl_comm_t comm) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    comm->comm.barrier();
-  });
-}
-
-mccl_result_t mccl_ibarrier(mccl_comm_t comm, mccl_request_t* request) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    require(request, "request");
-    start_request(comm, request, [&](mccl_request_s& r) { r.request = comm->comm.ibarrier(); });
-  });
-}
-
-mccl_result_t mccl_reduce_scatter(mccl_comm_t comm, const void* send, void* recv,
-                                  size_t count_per_rank, mccl_datatype_t datatype,
-                                  mccl_reduce_op_t op) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    comm->comm.reduce_scatter(to_send(send), recv, count_per_rank, to_cpp(datatype), to_cpp(op));
-  });
-}
-
-mccl_result_t mccl_ireduce_scatter(mccl_comm_t comm, const void* send, void* recv,
-                                   size_t count_per_rank, mccl_datatype_t datatype,
-                                   mccl_reduce_op_t op, mccl_request_t* request) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    require(request, "request");
-    start_request(comm, request, [&](mccl_request_s& r) {
-      r.request = comm->comm.ireduce_scatter(to_send(send), recv, count_per_rank, to_cpp(datatype),
-                                             to_cpp(op));
-    });
-  });
-}
-
-mccl_result_t mccl_reduce_scatterv(mccl_comm_t comm, const void* send, void* recv,
-                                   const size_t* counts, mccl_datatype_t datatype,
-                                   mccl_reduce_op_t op) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    require(counts, "counts");
-    const auto n = static_cast<std::size_t>(comm->comm.size());
-    comm->comm.reduce_scatterv(to_send(send), recv, std::span<const std::size_t>(counts, n),
-                               to_cpp(datatype), to_cpp(op));
-  });
-}
-
-mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send, void* recv,
-                                    const size_t* counts, mccl_datatype_t datatype,
-                                    mccl_reduce_op_t op, mccl_request_t* request) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    require(request, "request");
-    require(counts, "counts");
-    const auto n = static_cast<std::size_t>(comm->comm.size());
-    start_request(comm, request, [&](mccl_request_s& r) {
-      r.counts.assign(counts, counts + n);
-      r.request =
-          comm->comm.ireduce_scatterv(to_send(send), recv, r.counts, to_cpp(datatype), to_cpp(op));
-    });
-  });
-}
-
-mccl_result_t mccl_allreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
-                             mccl_datatype_t datatype, mccl_reduce_op_t op) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    comm->comm.allreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
-  });
-}
-
-mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, size_t count,
-                              mccl_datatype_t datatype, mccl_reduce_op_t op,
-                              mccl_request_t* request) {
-  return guard(__func__, [&] {
-    require_comm(comm);
-    require(request, "request");
-    start_request(comm, request, [&](mccl_request_s& r) {
-      r.request = comm->comm.iallreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
-    });
-  });
-}
-
-mccl_result_t mccl_test(mccl_request_t request, int* done) {
-  return guard(__func__, [&] {
-    require_request(request);
-    require(done, "done");
-    *done = 0;
-    if (!request->done) request->done = request->request.test();
-    *done = request->done ? 1 : 0;
-  });
-}
-
-mccl_result_t mccl_wait(mccl_request_t request, int64_t timeout_ms) {
-  return guard(__func__, [&] {
-    require_request(request);
-    if (request->done) return;
-    if (timeout_ms == 0) {
-      request->done = request->request.test();
-      if (!request->done) throw Error(ErrorCode::kTimeout, "the collective is still in flight");
-      return;
+    if (ptr == nullptr) return;
+    auto it = comm->blocks.find(ptr);
+    if (it == comm->blocks.end()) {
+      invalid(
+          "argument 'ptr' is not a live block of this communicator's mccl_comm_allocate: "
+          "it was already deallocated, or came from elsewhere");
     }
-    if (timeout_ms < 0) {
-      request->request.wait();
-    } else {
-      request->request.wait(std::chrono::milliseconds(timeout_ms));
-    }
-    request->done = true;
-  });
-}
-
-mccl_result_t mccl_request_free(mccl_request_t request) {
-  return guard(__func__, [&] {
-    unregister_handle(request, HandleKind::kRequest, "request");
-    mccl_comm_s* owner = request->owner;
-    delete request;  // ~Request waits for a collective still in flight
-    owner->live_requests.fetch_sub(1, std::memory_order_relaxed);
+    comm->blocks.erase(it);
+    comm->comm.deallocate(ptr);
   });
 }
 

@@ -2,11 +2,14 @@
 
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 namespace mccl::capi {
 
 namespace {
+
+thread_local std::string t_last_error;
 
 struct Registry {
   std::mutex mu;
@@ -28,6 +31,10 @@ const char* type_name(HandleKind kind) {
       return "mccl_comm_t";
     case HandleKind::kRequest:
       return "mccl_request_t";
+    case HandleKind::kProgressThread:
+      return "mccl_progress_thread_t";
+    case HandleKind::kBootstrap:
+      return "mccl_bootstrap_t";
   }
   return "handle";
 }
@@ -43,6 +50,17 @@ void check(const Registry& r, const void* handle, HandleKind kind, const char* n
 }
 
 }  // namespace
+
+void set_last_error(const char* fn, const char* what) noexcept {
+  try {
+    t_last_error.assign(fn).append(": ").append(what);
+  } catch (...) {
+    // Out of memory while reporting: keep whatever fits.
+    t_last_error.clear();
+  }
+}
+
+const char* last_error() noexcept { return t_last_error.c_str(); }
 
 void register_handle(const void* handle, HandleKind kind) {
   Registry& r = registry();
@@ -114,6 +132,7 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
 
   if (c.reserved != 0) invalid("options->reserved must be 0");
   if (c.reserved2 != 0) invalid("options->reserved2 must be 0");
+  if (c.reserved3 != 0) invalid("options->reserved3 must be 0");
   mccl::CommOptions o;
   o.transport = enum_field(c.transport, kTransports, "transport");
   o.progress = enum_field(c.progress, kProgress, "progress");
@@ -137,7 +156,27 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   // The C++ option spells "all roots" as 0; C keeps 0 for "unset".
   if (c.allgather_concurrent_roots == -1) o.allgather_concurrent_roots = 0;
   if (c.allgather_concurrent_roots > 0) o.allgather_concurrent_roots = c.allgather_concurrent_roots;
+  static constexpr bool kAuth[] = {true, false};
+  static_assert(MCCL_AUTH_ON == 1 && MCCL_AUTH_OFF == 2);
+  o.authenticate = enum_field(c.authenticate, kAuth, "authenticate");
+  if (c.progress_thread != nullptr) {
+    require_progress_thread(c.progress_thread, "options->progress_thread");
+    o.progress_thread = c.progress_thread->thread;
+  }
   return o;
+}
+
+mccl::CommOptions comm_options(const mccl_comm_options_t* options) {
+  if (options == nullptr) return {};
+  return to_cpp(read_versioned(options, "options"));
+}
+
+void create_comm(std::shared_ptr<mccl::InProcessWorld> world,
+                 std::shared_ptr<mccl::Bootstrap> bootstrap, const mccl::CommOptions& options,
+                 mccl_comm_t* out) {
+  auto c = std::make_unique<mccl_comm_s>(std::move(world), std::move(bootstrap), options);
+  register_handle(c.get(), HandleKind::kComm);
+  *out = c.release();
 }
 
 }  // namespace mccl::capi

@@ -8,30 +8,49 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <new>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "mccl/bootstrap.h"
 #include "mccl/communicator.h"
 #include "mccl/error.h"
 #include "mccl/inprocess.h"
 #include "mccl/mccl.h"
 #include "mccl/options.h"
+#include "mccl/progress_thread.h"
 
 struct mccl_world_s {
   std::shared_ptr<mccl::InProcessWorld> world;
 };
 
+struct mccl_bootstrap_s {
+  // Shared with every communicator created from it.
+  std::shared_ptr<mccl::Bootstrap> bootstrap;
+};
+
+struct mccl_progress_thread_s {
+  mccl::ProgressThread thread;
+};
+
 struct mccl_comm_s {
   // Declaration order is destruction order reversed: the communicator goes
-  // first, then its bootstrap, then (if last) the world.
-  std::shared_ptr<mccl::InProcessWorld> world;
-  std::unique_ptr<mccl::Bootstrap> bootstrap;
+  // first, then (if last) its bootstrap, then (if last) the world. Holding
+  // the bootstrap keeps rank 0's TCP store up for creations still to come.
+  std::shared_ptr<mccl::InProcessWorld> world;  // in-process communicators only
+  std::shared_ptr<mccl::Bootstrap> bootstrap;
   mccl::Communicator comm;
   std::atomic<int> live_requests{0};
+  // Blocks of mccl_comm_allocate not yet deallocated: lets a foreign or
+  // twice-freed pointer be refused instead of corrupting the heap.
+  std::unordered_set<void*> blocks;
 
-  mccl_comm_s(std::shared_ptr<mccl::InProcessWorld> w, int rank, const mccl::CommOptions& options)
-      : world(std::move(w)), bootstrap(world->bootstrap(rank)), comm(*bootstrap, options) {}
+  mccl_comm_s(std::shared_ptr<mccl::InProcessWorld> w, std::shared_ptr<mccl::Bootstrap> b,
+              const mccl::CommOptions& options)
+      : world(std::move(w)), bootstrap(std::move(b)), comm(*bootstrap, options) {}
 };
 
 struct mccl_request_s {
@@ -54,7 +73,7 @@ namespace mccl::capi {
 // up (by address only, never dereferenced) before use. A handle destroyed
 // by one thread while another uses it remains the caller's race.
 
-enum class HandleKind { kWorld, kComm, kRequest };
+enum class HandleKind { kWorld, kComm, kRequest, kProgressThread, kBootstrap };
 
 void register_handle(const void* handle, HandleKind kind);
 // Throws kInvalidArgument naming `name` unless `handle` is live and of `kind`.
@@ -65,6 +84,12 @@ void unregister_handle(const void* handle, HandleKind kind, const char* name);
 inline void require_world(mccl_world_t w) { require_live(w, HandleKind::kWorld, "world"); }
 inline void require_comm(mccl_comm_t c) { require_live(c, HandleKind::kComm, "comm"); }
 inline void require_request(mccl_request_t r) { require_live(r, HandleKind::kRequest, "request"); }
+inline void require_bootstrap(mccl_bootstrap_t b) {
+  require_live(b, HandleKind::kBootstrap, "bootstrap");
+}
+inline void require_progress_thread(mccl_progress_thread_t t, const char* name) {
+  require_live(t, HandleKind::kProgressThread, name);
+}
 
 // ---------------------------------------------------------------- checks
 
@@ -113,5 +138,58 @@ T read_versioned(const T* in, const char* name) {
 // kInvalidArgument naming the field.
 mccl::SimFabricOptions to_cpp(const mccl_sim_options_t& c);
 mccl::CommOptions to_cpp(const mccl_comm_options_t& c);
+// `options` may be NULL (every field unset).
+mccl::CommOptions comm_options(const mccl_comm_options_t* options);
+
+// Creates a communicator over `bootstrap` (and `world`, for in-process
+// ones), registers it and hands it to the caller through *out.
+void create_comm(std::shared_ptr<mccl::InProcessWorld> world,
+                 std::shared_ptr<mccl::Bootstrap> bootstrap, const mccl::CommOptions& options,
+                 mccl_comm_t* out);
+
+// ------------------------------------------------------- the C boundary
+
+// Records `what` as the calling thread's mccl_last_error(), after `fn`.
+void set_last_error(const char* fn, const char* what) noexcept;
+// The calling thread's last message; "" before its first failure.
+const char* last_error() noexcept;
+
+// Runs `body` and converts every exception into a code and a message:
+// nothing thrown ever crosses the C boundary.
+template <typename F>
+mccl_result_t guard(const char* fn, F&& body) noexcept {
+  try {
+    body();
+    return MCCL_OK;
+  } catch (const mccl::Error& e) {
+    set_last_error(fn, e.what());
+    const int code = static_cast<int>(e.code());
+    // An error without a failure code is itself a bug.
+    if (code <= MCCL_OK || code > MCCL_UNAVAILABLE) return MCCL_INTERNAL;
+    return static_cast<mccl_result_t>(code);
+  } catch (const std::bad_alloc&) {
+    set_last_error(fn, "out of memory");
+    return MCCL_INTERNAL;
+  } catch (const std::exception& e) {
+    set_last_error(fn, e.what());
+    return MCCL_INTERNAL;
+  } catch (...) {
+    set_last_error(fn, "unknown exception");
+    return MCCL_INTERNAL;
+  }
+}
+
+// A C caller may pass any int where the header says an enum (C enums are
+// ints), but in C++ reading an enum that holds a value outside its
+// enumerators' range is undefined (UBSan: "not a valid value"): copy the
+// bits out instead (by reference: passing one by value loads it), and let
+// the checks behind reject unknown values.
+template <typename E>
+int raw_value(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 }  // namespace mccl::capi

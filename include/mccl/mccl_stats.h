@@ -1,0 +1,53 @@
+/*
+ * MCCL's C API, part 4: a communicator's counters. Included by
+ * mccl/mccl.h; the conventions stated there hold here.
+ */
+#ifndef MCCL_MCCL_STATS_H_
+#define MCCL_MCCL_STATS_H_
+
+#include "mccl/mccl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Cumulative counters of one communicator, mirroring mccl::Stats. */
+typedef struct mccl_stats_t {
+  size_t struct_size; /* set by the caller: sizeof(mccl_stats_t) */
+  /* Multicast data path. */
+  uint64_t mcast_datagrams_sent;
+  uint64_t mcast_bytes_sent; /* payload bytes, headers excluded */
+  uint64_t mcast_datagrams_received;
+  uint64_t mcast_bytes_received;
+  /* Loss recovery over the reliable transport. */
+  uint64_t repairs_requested;
+  uint64_t repair_bytes_requested;
+  uint64_t repairs_served;
+  uint64_t repair_bytes_served;
+  /* Small protocol messages (have, release, abort, repair requests). */
+  uint64_t control_messages_sent;
+  /* Point-to-point payload moved by fallback algorithms (ring, chain). */
+  uint64_t p2p_bytes_sent;
+  /* Datagrams dropped before touching memory. */
+  uint64_t dropped_invalid;
+  uint64_t dropped_stale;
+  uint64_t dropped_duplicate;
+  uint64_t early_arrivals_stored;
+  uint64_t early_arrivals_dropped;
+  uint64_t collectives_completed;
+  /* Small collectives that completed before the right neighbour's release,
+   * serving it from a copy (MCCL_PROTO_EAGER_BYTES). */
+  uint64_t eager_completions;
+} mccl_stats_t;
+
+#define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)
+
+/* Fills the fields of *stats that fit in stats->struct_size (which the
+ * caller sets; it is left unchanged). Not blocking. */
+MCCL_API mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MCCL_MCCL_STATS_H_ */
