@@ -34,6 +34,8 @@ install(TARGETS mccl EXPORT mcclTargets
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mccl
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+install(FILES ${PROJECT_BINARY_DIR}/include/mccl/version_number.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mccl)
 
 if(TARGET mccl_info)
   install(TARGETS mccl_info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -49,11 +51,17 @@ configure_package_config_file(
   ${PROJECT_BINARY_DIR}/mcclConfig.cmake
   INSTALL_DESTINATION ${MCCL_INSTALL_CMAKEDIR})
 # A consumer asking for X.Y accepts any X.Z with Z >= Y: the API may grow
-# within a major version but not break.
+# within a major version but not break. Before 1.0 every minor version may
+# break it, so 0.x accepts only 0.x.z.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(_mccl_compatibility SameMinorVersion)
+else()
+  set(_mccl_compatibility SameMajorVersion)
+endif()
 write_basic_package_version_file(
   ${PROJECT_BINARY_DIR}/mcclConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
-  COMPATIBILITY SameMajorVersion)
+  COMPATIBILITY ${_mccl_compatibility})
 install(FILES
   ${PROJECT_BINARY_DIR}/mcclConfig.cmake
   ${PROJECT_BINARY_DIR}/mcclConfigVersion.cmake

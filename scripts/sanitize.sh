@@ -43,7 +43,7 @@ asan_skip='|^ProtocolIncast\.RootsIgnoringTheShareOverrunThePorts$'
 configure_asan() {
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DMCCL_SANITIZE=address,undefined -DMCCL_FUZZ=ON -DMCCL_BUILD_BENCH=OFF "${extra[@]}" >/dev/null
+    -DMCCL_SANITIZE=address,undefined -DMCCL_FUZZ=ON -DMCCL_BUILD_BENCH=OFF -DMCCL_WERROR=ON "${extra[@]}" >/dev/null
   cmake --build build-asan --target "${asan_targets[@]}"
 }
 
@@ -69,7 +69,7 @@ for stage in "${stages[@]}"; do
       ctest --test-dir build-asan --output-on-failure -j2 -L '^fuzz$'
       ;;
     tsan)
-      cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCCL_SANITIZE=thread \
+      cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCCL_SANITIZE=thread -DMCCL_WERROR=ON \
         -DMCCL_BUILD_BENCH=OFF "${extra[@]}" >/dev/null
       cmake --build build-tsan --target "${tsan_targets[@]}"
       # UCX's libucm hooks madvise() with a lock that TSan's interceptors

@@ -48,9 +48,8 @@
 #endif
 #endif
 
-#define MCCL_VERSION_MAJOR 0
-#define MCCL_VERSION_MINOR 1
-#define MCCL_VERSION_PATCH 0
+/* MCCL_VERSION_MAJOR/MINOR/PATCH, generated from the build's project version. */
+#include "mccl/version_number.h"
 
 /* Initialiser of an options struct: struct_size set, everything else 0.
  * Designated where the language has it, so -Wextra stays quiet. */

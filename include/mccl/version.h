@@ -1,12 +1,10 @@
 #pragma once
 
 #include "mccl/export.h"
-
-#define MCCL_VERSION_MAJOR 0
-#define MCCL_VERSION_MINOR 1
-#define MCCL_VERSION_PATCH 0
+// MCCL_VERSION_MAJOR/MINOR/PATCH, generated from CMakeLists.txt's project VERSION.
+#include "mccl/version_number.h"
 
 namespace mccl {
-// "0.1.0"
+// "MAJOR.MINOR.PATCH" of the library actually loaded.
 MCCL_API const char* version_string() noexcept;
 }  // namespace mccl

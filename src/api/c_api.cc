@@ -37,8 +37,7 @@ MCCL_SAME_CODE(MCCL_INTERNAL, kInternal);
 MCCL_SAME_CODE(MCCL_UNAVAILABLE, kUnavailable);
 #undef MCCL_SAME_CODE
 
-// mccl.h and mccl/version.h both define MCCL_VERSION_*; were they to
-// differ, including both here would fail with "macro redefined".
+// MCCL_VERSION_* come from the generated mccl/version_number.h.
 #define MCCL_STR_(x) #x
 #define MCCL_XSTR_(x) MCCL_STR_(x)
 #define MCCL_VERSION_STRING_     \

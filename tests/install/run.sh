@@ -18,3 +18,12 @@ mkdir -p "$work"
   || { cat "$work/configure.log"; exit 1; }
 "$cmake_bin" --build "$work/build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
 "$work/build/consumer"
+
+# Before 1.0 every minor version may break the API: asking for 0.0 must not
+# find this 0.1 package.
+if "$cmake_bin" -S "$consumer" -B "$work/build-old" -G "$generator" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCONSUMER_WANT=0.0 >"$work/configure-old.log" 2>&1; then
+  echo "find_package(mccl 0.0) accepted the installed package; 0.x must match its minor version" >&2
+  exit 1
+fi
+grep -q "compatible with requested version" "$work/configure-old.log" || { cat "$work/configure-old.log"; exit 1; }
