@@ -10,6 +10,13 @@
 //                              mid-way; the others must fail, not hang
 //   mp_worker expect-error     like die, for the survivors: exit 0 only if
 //                              the collective failed with a peer failure
+//   mp_worker kill RANK        after a barrier everyone starts an allgather;
+//                              RANK drives it for 20 ms, prints "rank R
+//                              killed at T" and sends itself SIGKILL; the
+//                              survivors must fail with a peer failure and
+//                              print "rank R error at T" (T: CLOCK_MONOTONIC seconds,
+//                              one clock for every process of the host, so
+//                              the launcher can compute the detection delay)
 //
 // Modes for the namespace fabric (tests/fabric/), where each rank has a
 // link of its own whose counters /sys/class/net/<MCCL_UDP_IFACE>/statistics
@@ -44,6 +51,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -132,6 +140,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// steady_clock is CLOCK_MONOTONIC: the same clock in every process of a host.
+double monotonic_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // The survivors' side of `die` and `hang`: an allgather and a barrier that
 // must fail, with `expected` or kPeerFailure. Prints how long the error took.
 int survive(mccl::Communicator& c, std::size_t m, int victim, const char* fate,
@@ -142,8 +155,10 @@ int survive(mccl::Communicator& c, std::size_t m, int victim, const char* fate,
     c.allgather(send.data(), recv.data(), m);
     c.barrier();
   } catch (const mccl::Error& e) {
+    const double at = monotonic_now();
     std::printf("rank %d failed after %.3f s with %s: %s\n", c.rank(), seconds_since(t0),
                 mccl::to_string(e.code()), e.what());
+    std::printf("rank %d error at %.6f\n", c.rank(), at);
     const bool ok = e.code() == expected || e.code() == mccl::ErrorCode::kPeerFailure;
     return ok ? 0 : 4;
   }
@@ -162,6 +177,24 @@ int die(mccl::Communicator& c, int victim) {
     _exit(0);  // no goodbye: as a crash
   }
   return survive(c, m, victim, "died", mccl::ErrorCode::kPeerFailure);
+}
+
+// Like die, but the victim is killed while the data flows: everyone has
+// entered the allgather (after a barrier) and the victim has driven it for
+// a while. SIGKILL: nothing of the victim runs after it.
+int kill_mid(mccl::Communicator& c, int victim) {
+  const std::size_t m = 4 << 20;
+  c.barrier();
+  if (c.rank() == victim) {
+    std::vector<std::byte> send(m), recv(m * c.size());
+    mccl::Request r = c.iallgather(send.data(), recv.data(), m);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until && !r.test()) c.progress();
+    std::printf("rank %d killed at %.6f\n", c.rank(), monotonic_now());
+    std::fflush(stdout);
+    ::raise(SIGKILL);
+  }
+  return survive(c, m, victim, "was killed", mccl::ErrorCode::kPeerFailure);
 }
 
 // ---- fabric modes ---------------------------------------------------------
@@ -386,6 +419,8 @@ int main(int argc, char** argv) {
       rc = sweep(comm);
     } else if (mode == "die" && argc > 2) {
       rc = die(comm, std::atoi(argv[2]));
+    } else if (mode == "kill" && argc > 2) {
+      rc = kill_mid(comm, std::atoi(argv[2]));
     } else if (mode == "txbytes" && argc > 2) {
       rc = txbytes(comm, std::strtoull(argv[2], nullptr, 0), false, 0);
     } else if (mode == "txbytes-bcast" && argc > 2) {
@@ -399,7 +434,7 @@ int main(int argc, char** argv) {
       rc = noise(comm, argv[2], std::atoi(argv[3]));
     } else {
       std::fprintf(stderr,
-                   "usage: mp_worker sweep | die RANK | hang RANK | txbytes M | "
+                   "usage: mp_worker sweep | die RANK | kill RANK | hang RANK | txbytes M | "
                    "txbytes-bcast M [ROOT] | txbytes-allreduce S | noise FILE ROUNDS\n");
       return 1;
     }
