@@ -125,6 +125,21 @@ TEST_P(MultiProcessFailure, KilledRankIsNoticedPromptly) {
   }
 }
 
+// One rank cannot set up its multicast transport (its own MCCL_UDP_IFACE
+// names no interface): every rank's creation fails in the same call,
+// naming that rank. Under offload the setting must reach the daemon, which
+// another rank may have started. Rank 0 and the last rank both: one of
+// them is usually the rank that starts the daemon.
+TEST_P(MultiProcessFailure, SetupFailsOnOneRankFailsEveryRank) {
+  const int ranks = 3;
+  for (int victim : {0, ranks - 1}) {
+    JobResult job = run_job(MCCL_MP_WORKER, {"setup-fails", std::to_string(victim)}, ranks,
+                            failure_env(GetParam()), std::chrono::seconds(60));
+    ASSERT_FALSE(job.timed_out) << describe(job);
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, MultiProcessFailure,
                          ::testing::Values("inline", "thread", "offload"),
                          [](const ::testing::TestParamInfo<const char*>& p) {

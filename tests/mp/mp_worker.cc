@@ -10,6 +10,11 @@
 //                              mid-way; the others must fail, not hang
 //   mp_worker expect-error     like die, for the survivors: exit 0 only if
 //                              the collective failed with a peer failure
+//   mp_worker setup-fails RANK RANK alone names an interface that does not
+//                              exist (MCCL_UDP_IFACE=nosuch0): creating the
+//                              communicator must fail on every rank with an
+//                              error naming RANK and the interface; exit 0
+//                              only then
 //   mp_worker kill RANK        after a barrier everyone starts an allgather;
 //                              RANK drives it for 20 ms, prints "rank R
 //                              killed at T" and sends itself SIGKILL; the
@@ -409,8 +414,37 @@ int noise(mccl::Communicator& c, const char* file, int rounds) {
 
 }  // namespace
 
+// The `setup-fails` mode: creation must fail everywhere, naming `victim`.
+int setup_fails(int victim) {
+  auto boot = mccl::make_bootstrap_from_env();
+  const int me = boot->rank();
+  if (me == victim) ::setenv("MCCL_UDP_IFACE", "nosuch0", 1);
+  try {
+    mccl::Communicator comm(*boot);
+  } catch (const mccl::Error& e) {
+    const std::string what = e.what();
+    const bool named =
+        what.find("on rank(s) " + std::to_string(victim) + ";") != std::string::npos &&
+        what.find("nosuch0") != std::string::npos;
+    std::printf("rank %d: creation failed (%s): %s\n", me, named ? "as expected" : "WRONG",
+                e.what());
+    return named ? 0 : 4;
+  }
+  std::printf("rank %d: the communicator was created although rank %d has no interface\n", me,
+              victim);
+  return 5;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "sweep";
+  if (mode == "setup-fails" && argc > 2) {
+    try {
+      return setup_fails(std::atoi(argv[2]));
+    } catch (const mccl::Error& e) {
+      std::printf("error %s: %s\n", mccl::to_string(e.code()), e.what());
+      return 3;
+    }
+  }
   try {
     auto boot = mccl::make_bootstrap_from_env();
     mccl::Communicator comm(*boot);
@@ -434,7 +468,8 @@ int main(int argc, char** argv) {
       rc = noise(comm, argv[2], std::atoi(argv[3]));
     } else {
       std::fprintf(stderr,
-                   "usage: mp_worker sweep | die RANK | kill RANK | hang RANK | txbytes M | "
+                   "usage: mp_worker sweep | setup-fails RANK | die RANK | kill RANK | hang RANK | "
+                   "txbytes M | "
                    "txbytes-bcast M [ROOT] | txbytes-allreduce S | noise FILE ROUNDS\n");
       return 1;
     }

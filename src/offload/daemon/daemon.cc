@@ -172,8 +172,9 @@ common::Status Session::setup() {
     }
     throw Error(s.code(), s.message());
   };
+  hello_.udp_iface[sizeof hello_.udp_iface - 1] = '\0';  // whatever the client sent
   return build_comm(hello_.rank, hello_.size, std::chrono::milliseconds(hello_.timeout_ms),
-                    hello_.coll, oob, comm_);
+                    hello_.coll, oob, comm_, hello_.udp_iface);
 }
 
 common::Status Session::start(const Submission& s, Pending& p) {
