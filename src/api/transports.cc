@@ -177,6 +177,9 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   const common::Status heard =
       setup::probe_multicast(rank, bootstrap.size(), *t.dgram, tag, where, setup, oob);
   if (!heard.is_ok()) throw Error(heard.code(), heard.message());
+  // 4. From now on only the members' addresses are heard (where they differ).
+  agree(bootstrap, setup::accept_members_only(rank, *transport::udp::as_udp(t.dgram.get()), oob),
+        "the multicast source filter", timeout);
   t.description =
       "udp " + where + " (" + info.iface_addr + "; " + chosen_because + "), " + reliable;
   return t;

@@ -166,6 +166,10 @@ void Context::retire_finished() {
   }
 }
 
+void Context::on_foreign_datagrams(std::size_t count) {
+  Counters::add(counters_.dropped_invalid, count);
+}
+
 void Context::on_datagrams(transport::DatagramBatch batch) {
   // Consecutive datagrams nearly always belong to one collective: its
   // sequence number is looked up once per run, not once per datagram.

@@ -165,6 +165,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
     Operation* op = nullptr;
   };
   void on_datagrams(transport::DatagramBatch batch) override;
+  void on_foreign_datagrams(std::size_t count) override;
   void on_datagram(std::span<const std::byte> datagram, Route& route);
   void on_message(int peer, std::span<const std::byte> message) override;
   void on_peer_failure(int peer, const common::Status& why) override;

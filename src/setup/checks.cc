@@ -155,4 +155,28 @@ common::Status probe_multicast(int rank, int size, transport::DatagramTransport&
   return common::Status::ok();
 }
 
+common::Status accept_members_only(int rank, transport::udp::UdpTransport& udp,
+                                   const transport::OobAllgather& oob) {
+  // Fixed width, as the exchange wants: a dotted quad and its NUL.
+  std::array<char, 16> mine{};
+  const std::string& addr = udp.info().iface_addr;
+  if (addr.size() >= mine.size()) {
+    return common::internal_error(who(rank) + ": interface address '" + addr + "' is not IPv4");
+  }
+  std::memcpy(mine.data(), addr.data(), addr.size());
+  const auto all = oob(std::as_bytes(std::span(mine)));
+  if (all.size() % mine.size() != 0) {
+    return common::internal_error(who(rank) + ": the address exchange returned " +
+                                  std::to_string(all.size()) + " bytes");
+  }
+  std::vector<std::string> members;
+  for (std::size_t at = 0; at < all.size(); at += mine.size()) {
+    const char* p = reinterpret_cast<const char*>(all.data() + at);
+    members.emplace_back(p, strnlen(p, mine.size()));
+  }
+  common::Status st = udp.accept_only_from(members);
+  if (!st.is_ok()) return {st.code(), who(rank) + ": " + st.message()};
+  return st;
+}
+
 }  // namespace mccl::setup

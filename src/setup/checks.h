@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "transport/datagram.h"
 #include "transport/oob.h"
+#include "transport/udp/udp_transport.h"
 
 namespace mccl::setup {
 
@@ -34,5 +35,11 @@ common::Status probe_multicast(int rank, int size, transport::DatagramTransport&
                                std::uint32_t tag, const std::string& where,
                                std::chrono::milliseconds setup_timeout,
                                const transport::OobAllgather& oob);
+
+// Collective (one `oob` allgather): every rank's UDP source address
+// (info().iface_addr), so that `udp` drops datagrams from any other
+// (UdpTransport::accept_only_from; no filter where all share one address).
+common::Status accept_members_only(int rank, transport::udp::UdpTransport& udp,
+                                   const transport::OobAllgather& oob);
 
 }  // namespace mccl::setup

@@ -62,6 +62,9 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
         info.group.ip + ":" + std::to_string(info.group.port) + " on " + info.iface_name;
     st = setup::probe_multicast(rank, size, *dgram, agreed.tag, where, setup_timeout, oob);
     if (!st) return st;
+    st = setup::accept_members_only(rank, *transport::udp::as_udp(dgram.get()), oob);
+    st = setup::agree_on_outcome(rank, size, st, "the multicast source filter", oob);
+    if (!st) return st;
 
     std::uint32_t mtu = 0;
     st = setup::agree_on_mtu(size, static_cast<std::uint32_t>(dgram->caps().mtu), agreed.auth, oob,
