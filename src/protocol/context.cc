@@ -294,7 +294,7 @@ void Context::check_failed_peers() {
   }
 }
 
-void Context::poison(const Status& why) {
+void Context::poison(Status why) {
   if (!poison_.is_ok()) return;
   // A peer that is gone (a send fails: "Broken pipe") is often the
   // consequence of an error that peer already sent here before it left: a

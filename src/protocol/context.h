@@ -127,8 +127,10 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // More datagrams were waiting than one progress call takes: whatever
   // seems missing may simply not have been read yet.
   bool backlogged() const { return backlogged_; }
-  // Fails everything, now and later, and tells the neighbours.
-  void poison(const common::Status& why);
+  // Fails everything, now and later, and tells the neighbours. `why` by
+  // value: it often lies in failed_peers_, which the reliable poll inside
+  // may grow (and reallocate) before `why` is stored.
+  void poison(common::Status why);
 
   // ---- eager completion ----
   // A stream the right neighbour may still ask for, copied.
