@@ -102,7 +102,7 @@ TEST_P(MultiProcessFailure, KilledRankGivesPeerFailureEverywhere) {
 // A rank killed (SIGKILL) while an allgather's data flows: every survivor
 // fails with kPeerFailure soon after. "Soon" is the defect this guards
 // (under the offload engine the survivors learnt 0.6-1.1 s after the kill
-// on a loaded 2-core host, the thread engine 0.07-0.25 s; now 0.1-0.3 s):
+// on a loaded 2-core host, the thread engine 0.07-0.25 s; now 0.03-0.15 s):
 // the bound is loose, 3 s, so that a loaded machine passes, and still far
 // below the 20 s collective timeout that a missed death would run into.
 TEST_P(MultiProcessFailure, KilledRankIsNoticedPromptly) {

@@ -427,6 +427,13 @@ bool Session::drain_submissions() {
       unsent_.push_back(make_completion(s.id, st));
       continue;
     }
+    // A broken communicator fails a submission at once, as ctx.start()
+    // would, without first staging its input (tens of milliseconds for a
+    // few MiB on a loaded host, before the client hears of the failure).
+    if (const common::Status& broken = comm_.ctx->poisoned(); !broken.is_ok()) {
+      unsent_.push_back(make_completion(s.id, broken));
+      continue;
+    }
     Pending p;
     common::Status st;
     try {
@@ -471,8 +478,10 @@ void Session::loop() {
   protocol::Context& ctx = *comm_.ctx;
   std::vector<pollfd> pfds;
   for (;;) {
-    bool busy = drain_submissions();
-    busy = ctx.progress() > 0 || busy;
+    // Progress first: an abort that arrived while the client prepared its
+    // next submission breaks the communicator before that is started.
+    bool busy = ctx.progress() > 0;
+    busy = drain_submissions() || busy;
     busy = complete_finished() || busy;
 
     pfds.clear();
