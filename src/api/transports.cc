@@ -2,12 +2,12 @@
 
 #include <string>
 
-#include "api/setup_checks.h"
 #include "bootstrap/inprocess.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "common/status.h"
 #include "setup/agree.h"
+#include "setup/checks.h"
 #if MCCL_HAVE_IBUD
 #include "transport/ibud/ibud_transport.h"
 #endif
@@ -36,6 +36,16 @@ Transports make_sim(Bootstrap& bootstrap, std::uint32_t tag) {
   t.reliable = fabric.join_reliable(tag, bootstrap.rank(), bootstrap.size());
   t.description = "sim";
   return t;
+}
+
+// setup::agree_on_outcome over the bootstrap: throws on every rank when a
+// step failed on any.
+void agree(Bootstrap& bootstrap, const common::Status& mine, const std::string& what,
+           std::chrono::milliseconds timeout) {
+  auto oob = [&](std::span<const std::byte> b) { return bootstrap.allgather(b, timeout); };
+  const common::Status all =
+      setup::agree_on_outcome(bootstrap.rank(), bootstrap.size(), mine, what, oob);
+  if (!all.is_ok()) throw Error(all.code(), all.message());
 }
 
 std::chrono::milliseconds setup_timeout() {
@@ -164,7 +174,12 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   }
 
   // 3. The group carries datagrams between every pair of ranks.
-  probe_multicast(bootstrap, *t.dgram, tag, where, setup, timeout);
+  const common::Status heard =
+      setup::probe_multicast(rank, bootstrap.size(), *t.dgram, tag, where, setup, oob);
+  if (!heard.is_ok()) throw Error(heard.code(), heard.message());
+  // 4. From now on only the members' addresses are heard (where they differ).
+  agree(bootstrap, setup::accept_members_only(rank, *transport::udp::as_udp(t.dgram.get()), oob),
+        "the multicast source filter", timeout);
   t.description =
       "udp " + where + " (" + info.iface_addr + "; " + chosen_because + "), " + reliable;
   return t;

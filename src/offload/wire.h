@@ -30,7 +30,7 @@
 namespace mccl::offload {
 
 inline constexpr std::uint32_t kMagic = 0x4d43'4f46;  // "MCOF"
-inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kVersion = 4;
 
 enum class MsgType : std::uint32_t {
   kHello = 1,            // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
@@ -69,6 +69,10 @@ struct HelloMsg {
   std::uint32_t ring_slots = 0;
   std::int64_t timeout_ms = 0;
   CollChoices coll;
+  // The client's MCCL_UDP_IFACE, NUL-terminated; empty: not set (the
+  // daemon's own setting applies). A rank-local choice, so it travels with
+  // the rank: a daemon started by another rank would not see it.
+  char udp_iface[64] = {};
 };
 
 // A shared buffer: where the client mapped it and how long it is.
@@ -122,7 +126,7 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 // Fixed layouts: a daemon built for another architecture (aarch64 on a
 // SmartNIC) must read what an x86-64 client wrote.
 static_assert(sizeof(CollChoices) == 56);
-static_assert(sizeof(HelloMsg) == 88);
+static_assert(sizeof(HelloMsg) == 152);
 static_assert(sizeof(Submission) == 72);
 static_assert(sizeof(Completion) == 512);
 

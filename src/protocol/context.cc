@@ -166,6 +166,10 @@ void Context::retire_finished() {
   }
 }
 
+void Context::on_foreign_datagrams(std::size_t count) {
+  Counters::add(counters_.dropped_invalid, count);
+}
+
 void Context::on_datagrams(transport::DatagramBatch batch) {
   // Consecutive datagrams nearly always belong to one collective: its
   // sequence number is looked up once per run, not once per datagram.
@@ -290,7 +294,7 @@ void Context::check_failed_peers() {
   }
 }
 
-void Context::poison(const Status& why) {
+void Context::poison(Status why) {
   if (!poison_.is_ok()) return;
   // A peer that is gone (a send fails: "Broken pipe") is often the
   // consequence of an error that peer already sent here before it left: a

@@ -127,8 +127,10 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // More datagrams were waiting than one progress call takes: whatever
   // seems missing may simply not have been read yet.
   bool backlogged() const { return backlogged_; }
-  // Fails everything, now and later, and tells the neighbours.
-  void poison(const common::Status& why);
+  // Fails everything, now and later, and tells the neighbours. `why` by
+  // value: it often lies in failed_peers_, which the reliable poll inside
+  // may grow (and reallocate) before `why` is stored.
+  void poison(common::Status why);
 
   // ---- eager completion ----
   // A stream the right neighbour may still ask for, copied.
@@ -165,6 +167,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
     Operation* op = nullptr;
   };
   void on_datagrams(transport::DatagramBatch batch) override;
+  void on_foreign_datagrams(std::size_t count) override;
   void on_datagram(std::span<const std::byte> datagram, Route& route);
   void on_message(int peer, std::span<const std::byte> message) override;
   void on_peer_failure(int peer, const common::Status& why) override;

@@ -120,15 +120,17 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
 }
 
 common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob,
-                                    std::string& iface, std::string& because) {
+                                    std::string& iface, std::string& because,
+                                    const std::optional<std::string>& given) {
   transport::udp::IfaceChoice choice;
   const common::Status found = transport::udp::discover_interface(oob, rank, choice);
   std::string configured;
   try {
-    configured = common::settings::kUdpIface.get();
+    configured = given ? *given : common::settings::kUdpIface.get();
   } catch (const Error& e) {
     return {e.code(), e.what()};
   }
+  if (configured.empty()) configured = "auto";
   if (configured != "auto") {
     iface = configured;
     because = "MCCL_UDP_IFACE=" + configured;

@@ -47,10 +47,12 @@ common::Status agree_on_hello(int rank, int size, const Proposal& mine,
 
 // The UDP multicast interface: every rank takes part in the discovery
 // exchange (transport/udp/discovery.h), also one that names its interface
-// in MCCL_UDP_IFACE. `iface` is what to pass to the UDP transport and
-// `because` why, for logs.
+// in MCCL_UDP_IFACE. `configured` stands in for MCCL_UDP_IFACE when given
+// (the offload daemon passes its client's). `iface` is what to pass to the
+// UDP transport and `because` why, for logs.
 common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob,
-                                    std::string& iface, std::string& because);
+                                    std::string& iface, std::string& because,
+                                    const std::optional<std::string>& configured = std::nullopt);
 
 // The chunk size: every rank must cut streams the same way, so the
 // smallest datagram any rank's network carries wins. kUnavailable when it

@@ -40,6 +40,10 @@ class DatagramHandler {
   // bytes it views are valid only during the call. Must not call back into
   // the transport.
   virtual void on_datagrams(DatagramBatch batch) = 0;
+  // `count` datagrams the transport dropped unseen because of where they
+  // came from (a UDP source that is no member), so that they are counted
+  // with the other foreign ones. Same rules as on_datagrams.
+  virtual void on_foreign_datagrams(std::size_t count) { (void)count; }
 };
 
 class DatagramTransport {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <tuple>
@@ -77,28 +78,88 @@ TEST(MultiProcessUcx, SweepIsByteExact) {
   }
 }
 
-TEST(MultiProcessFailure, KilledRankGivesPeerFailureEverywhere) {
+// Failure tests run under every progress engine, one CTest test each.
+class MultiProcessFailure : public ::testing::TestWithParam<const char*> {};
+
+// The daemon keeps its log when a client vanished: not wanted here.
+Env failure_env(const char* progress) {
+  return {{"MCCL_PROGRESS", progress},
+          {"MCCL_COLL_TIMEOUT_MS", "20000"},
+          {"MCCL_OFFLOAD_LOG", "/dev/null"}};
+}
+
+// The number after `key` in the first line of `text` that contains it; -1
+// when there is none.
+double number_after(const std::string& text, const std::string& key) {
+  const auto at = text.find(key);
+  return at == std::string::npos ? -1 : std::strtod(text.c_str() + at + key.size(), nullptr);
+}
+
+TEST_P(MultiProcessFailure, KilledRankGivesPeerFailureEverywhere) {
   const int ranks = 4;
   // Under the offload engine the dying process's daemon session is what
   // must turn its exit into the peers' error.
-  for (const char* progress : {"thread", "offload"}) {
-    // The daemon keeps its log when a client vanished: not wanted here.
-    Env env = {{"MCCL_PROGRESS", progress},
-               {"MCCL_COLL_TIMEOUT_MS", "20000"},
-               {"MCCL_OFFLOAD_LOG", "/dev/null"}};
-    JobResult job = run_job(MCCL_MP_WORKER, {"die", "2"}, ranks, env, std::chrono::seconds(60));
-    ASSERT_FALSE(job.timed_out) << progress << describe(job);
-    for (int r = 0; r < ranks; ++r) {
-      EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << describe(job);
-      // The error arrives (well before the 20 s collective timeout, or the
-      // job would have been killed) and names the dead rank.
-      if (r != 2) {
-        EXPECT_NE(job.ranks[r].output.find("rank 2"), std::string::npos) << describe(job);
-      }
+  const char* progress = GetParam();
+  JobResult job =
+      run_job(MCCL_MP_WORKER, {"die", "2"}, ranks, failure_env(progress), std::chrono::seconds(60));
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
+    // The error arrives (well before the 20 s collective timeout, or the
+    // job would have been killed) and names the dead rank.
+    if (r != 2) {
+      EXPECT_NE(job.ranks[r].output.find("rank 2"), std::string::npos) << describe(job);
     }
-    std::printf("%s", describe(job).c_str());
+  }
+  std::printf("%s", describe(job).c_str());
+}
+
+// A rank killed (SIGKILL) while an allgather's data flows: every survivor
+// fails with kPeerFailure soon after. "Soon" is the defect this guards
+// (under the offload engine the survivors learnt 0.6-1.1 s after the kill
+// on a loaded 2-core host, the thread engine 0.07-0.25 s; now 0.03-0.15 s):
+// the bound is loose, 3 s, so that a loaded machine passes, and still far
+// below the 20 s collective timeout that a missed death would run into.
+TEST_P(MultiProcessFailure, KilledRankIsNoticedPromptly) {
+  const int ranks = 4, victim = 1;
+  const char* progress = GetParam();
+  JobResult job = run_job(MCCL_MP_WORKER, {"kill", std::to_string(victim)}, ranks,
+                          failure_env(progress), std::chrono::seconds(60));
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  const double killed_at = number_after(job.ranks[victim].output, "killed at ");
+  ASSERT_GT(killed_at, 0) << describe(job);
+  for (int r = 0; r < ranks; ++r) {
+    if (r == victim) continue;
+    EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
+    EXPECT_NE(job.ranks[r].output.find("with peer failure"), std::string::npos) << describe(job);
+    const double error_at = number_after(job.ranks[r].output, "error at ");
+    ASSERT_GT(error_at, 0) << describe(job);
+    std::printf("%s: rank %d failed %.3f s after rank %d was killed\n", progress, r,
+                error_at - killed_at, victim);
+    EXPECT_LT(error_at - killed_at, 3.0) << describe(job);
   }
 }
+
+// One rank cannot set up its multicast transport (its own MCCL_UDP_IFACE
+// names no interface): every rank's creation fails in the same call,
+// naming that rank. Under offload the setting must reach the daemon, which
+// another rank may have started. Rank 0 and the last rank both: one of
+// them is usually the rank that starts the daemon.
+TEST_P(MultiProcessFailure, SetupFailsOnOneRankFailsEveryRank) {
+  const int ranks = 3;
+  for (int victim : {0, ranks - 1}) {
+    JobResult job = run_job(MCCL_MP_WORKER, {"setup-fails", std::to_string(victim)}, ranks,
+                            failure_env(GetParam()), std::chrono::seconds(60));
+    ASSERT_FALSE(job.timed_out) << describe(job);
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, MultiProcessFailure,
+                         ::testing::Values("inline", "thread", "offload"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           return std::string(p.param);
+                         });
 
 }  // namespace
 }  // namespace mccl::testing

@@ -10,6 +10,18 @@
 //                              mid-way; the others must fail, not hang
 //   mp_worker expect-error     like die, for the survivors: exit 0 only if
 //                              the collective failed with a peer failure
+//   mp_worker setup-fails RANK RANK alone names an interface that does not
+//                              exist (MCCL_UDP_IFACE=nosuch0): creating the
+//                              communicator must fail on every rank with an
+//                              error naming RANK and the interface; exit 0
+//                              only then
+//   mp_worker kill RANK        after a barrier everyone starts an allgather;
+//                              RANK drives it for 20 ms, prints "rank R
+//                              killed at T" and sends itself SIGKILL; the
+//                              survivors must fail with a peer failure and
+//                              print "rank R error at T" (T: CLOCK_MONOTONIC seconds,
+//                              one clock for every process of the host, so
+//                              the launcher can compute the detection delay)
 //
 // Modes for the namespace fabric (tests/fabric/), where each rank has a
 // link of its own whose counters /sys/class/net/<MCCL_UDP_IFACE>/statistics
@@ -44,6 +56,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -132,6 +145,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// steady_clock is CLOCK_MONOTONIC: the same clock in every process of a host.
+double monotonic_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // The survivors' side of `die` and `hang`: an allgather and a barrier that
 // must fail, with `expected` or kPeerFailure. Prints how long the error took.
 int survive(mccl::Communicator& c, std::size_t m, int victim, const char* fate,
@@ -142,8 +160,10 @@ int survive(mccl::Communicator& c, std::size_t m, int victim, const char* fate,
     c.allgather(send.data(), recv.data(), m);
     c.barrier();
   } catch (const mccl::Error& e) {
+    const double at = monotonic_now();
     std::printf("rank %d failed after %.3f s with %s: %s\n", c.rank(), seconds_since(t0),
                 mccl::to_string(e.code()), e.what());
+    std::printf("rank %d error at %.6f\n", c.rank(), at);
     const bool ok = e.code() == expected || e.code() == mccl::ErrorCode::kPeerFailure;
     return ok ? 0 : 4;
   }
@@ -162,6 +182,24 @@ int die(mccl::Communicator& c, int victim) {
     _exit(0);  // no goodbye: as a crash
   }
   return survive(c, m, victim, "died", mccl::ErrorCode::kPeerFailure);
+}
+
+// Like die, but the victim is killed while the data flows: everyone has
+// entered the allgather (after a barrier) and the victim has driven it for
+// a while. SIGKILL: nothing of the victim runs after it.
+int kill_mid(mccl::Communicator& c, int victim) {
+  const std::size_t m = 4 << 20;
+  c.barrier();
+  if (c.rank() == victim) {
+    std::vector<std::byte> send(m), recv(m * c.size());
+    mccl::Request r = c.iallgather(send.data(), recv.data(), m);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until && !r.test()) c.progress();
+    std::printf("rank %d killed at %.6f\n", c.rank(), monotonic_now());
+    std::fflush(stdout);
+    ::raise(SIGKILL);
+  }
+  return survive(c, m, victim, "was killed", mccl::ErrorCode::kPeerFailure);
 }
 
 // ---- fabric modes ---------------------------------------------------------
@@ -376,8 +414,37 @@ int noise(mccl::Communicator& c, const char* file, int rounds) {
 
 }  // namespace
 
+// The `setup-fails` mode: creation must fail everywhere, naming `victim`.
+int setup_fails(int victim) {
+  auto boot = mccl::make_bootstrap_from_env();
+  const int me = boot->rank();
+  if (me == victim) ::setenv("MCCL_UDP_IFACE", "nosuch0", 1);
+  try {
+    mccl::Communicator comm(*boot);
+  } catch (const mccl::Error& e) {
+    const std::string what = e.what();
+    const bool named =
+        what.find("on rank(s) " + std::to_string(victim) + ";") != std::string::npos &&
+        what.find("nosuch0") != std::string::npos;
+    std::printf("rank %d: creation failed (%s): %s\n", me, named ? "as expected" : "WRONG",
+                e.what());
+    return named ? 0 : 4;
+  }
+  std::printf("rank %d: the communicator was created although rank %d has no interface\n", me,
+              victim);
+  return 5;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "sweep";
+  if (mode == "setup-fails" && argc > 2) {
+    try {
+      return setup_fails(std::atoi(argv[2]));
+    } catch (const mccl::Error& e) {
+      std::printf("error %s: %s\n", mccl::to_string(e.code()), e.what());
+      return 3;
+    }
+  }
   try {
     auto boot = mccl::make_bootstrap_from_env();
     mccl::Communicator comm(*boot);
@@ -386,6 +453,8 @@ int main(int argc, char** argv) {
       rc = sweep(comm);
     } else if (mode == "die" && argc > 2) {
       rc = die(comm, std::atoi(argv[2]));
+    } else if (mode == "kill" && argc > 2) {
+      rc = kill_mid(comm, std::atoi(argv[2]));
     } else if (mode == "txbytes" && argc > 2) {
       rc = txbytes(comm, std::strtoull(argv[2], nullptr, 0), false, 0);
     } else if (mode == "txbytes-bcast" && argc > 2) {
@@ -399,7 +468,8 @@ int main(int argc, char** argv) {
       rc = noise(comm, argv[2], std::atoi(argv[3]));
     } else {
       std::fprintf(stderr,
-                   "usage: mp_worker sweep | die RANK | hang RANK | txbytes M | "
+                   "usage: mp_worker sweep | setup-fails RANK | die RANK | kill RANK | hang RANK | "
+                   "txbytes M | "
                    "txbytes-bcast M [ROOT] | txbytes-allreduce S | noise FILE ROUNDS\n");
       return 1;
     }

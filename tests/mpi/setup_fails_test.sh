@@ -5,7 +5,11 @@
 # setup error is agreed, so it is reported once (by rank 0), naming rank 1
 # and its reason.
 #
-#   setup_fails_test.sh FLAVOUR LIBRARY MPI_TXBYTES
+#   setup_fails_test.sh FLAVOUR LIBRARY MPI_TXBYTES [PROGRESS]
+#
+# PROGRESS (inline|thread|offload) is the ranks' MCCL_PROGRESS; without it
+# libmccl_mpi's default. Under offload the bad interface must reach the
+# daemon that sets rank 1 up, whichever rank started it.
 #
 # The script is also the ranks' wrapper (first argument --rank-wrapper), so
 # that LD_PRELOAD reaches the program only and rank 1 alone gets the bad
@@ -18,17 +22,18 @@ if [[ ${1:-} == --rank-wrapper ]]; then
   [[ $rank == 1 ]] && export MCCL_UDP_IFACE=nosuch0
   exec env LD_PRELOAD="$MCCL_TEST_PRELOAD" "$@"
 fi
-if [[ $# -ne 3 ]]; then
-  echo "usage: setup_fails_test.sh openmpi|mpich LIBRARY MPI_TXBYTES" >&2
+if [[ $# -ne 3 && $# -ne 4 ]]; then
+  echo "usage: setup_fails_test.sh openmpi|mpich LIBRARY MPI_TXBYTES [inline|thread|offload]" >&2
   exit 2
 fi
-flavour=$1 lib=$2 app=$3
+flavour=$1 lib=$2 app=$3 progress_env=""
+[[ -z ${4:-} ]] || progress_env=" MCCL_PROGRESS=$4 MCCL_OFFLOAD_LOG=/dev/null"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=$(mktemp "${TMPDIR:-/tmp}/mccl-setup-fails.XXXXXX")
 trap 'rm -f "$out"' EXIT
 
 rc=0
-RUN_MPI_ENV="MCCL_TEST_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_SINGLE_HOST=1" "$here/run_mpi.sh" "$flavour" 3 60 \
+RUN_MPI_ENV="MCCL_TEST_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_SINGLE_HOST=1$progress_env" "$here/run_mpi.sh" "$flavour" 3 60 \
   "$here/setup_fails_test.sh" --rank-wrapper "$app" 1000000 /sys/class/net/lo/statistics/tx_bytes \
   >"$out" 2>&1 || rc=$?
 cat "$out"

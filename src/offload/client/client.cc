@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "common/settings.h"
 #include "offload/socket_path.h"
@@ -75,6 +76,15 @@ void spawn_daemon(const std::string& exe, const std::string& socket_path) {
   std::string arg_log = "--log=" + log;
   char* argv[] = {const_cast<char*>(exe.c_str()), const_cast<char*>(arg_socket.c_str()),
                   const_cast<char*>(arg_log.c_str()), nullptr};
+  // The daemon serves every rank on this host, so it must not inherit this
+  // rank's own choices: MCCL_UDP_IFACE travels with each client's hello
+  // (one rank may name another interface, or fail to), and a daemon that
+  // took it from whichever rank started it would impose it on the others.
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "MCCL_UDP_IFACE=", 15) != 0) envp.push_back(*e);
+  }
+  envp.push_back(nullptr);
   pid_t child = ::fork();
   if (child < 0) return;
   if (child == 0) {
@@ -96,7 +106,7 @@ void spawn_daemon(const std::string& exe, const std::string& socket_path) {
       ::dup2(out, 2);
     }
     ::close_range(3, ~0U, 0);
-    ::execvp(argv[0], argv);
+    ::execvpe(argv[0], argv, envp.data());
     ::_exit(127);
   }
   int ignored;
@@ -159,6 +169,12 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
   hello.ring_slots = slots;
   hello.timeout_ms = options.timeout.count();
   hello.coll = options.coll;
+  const std::string iface = common::settings::kUdpIface.from_env().value_or("");
+  if (iface.size() >= sizeof hello.udp_iface) {
+    return common::invalid_argument(who + "MCCL_UDP_IFACE is longer than " +
+                                    std::to_string(sizeof hello.udp_iface - 1) + " characters");
+  }
+  std::memcpy(hello.udp_iface, iface.c_str(), iface.size() + 1);
   const int fds[3] = {c->memfd_, c->sub_efd_, c->comp_efd_};
   const int tmo = static_cast<int>(std::min<std::int64_t>(options.timeout.count() + 5000, 1 << 30));
 

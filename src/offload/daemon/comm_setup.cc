@@ -5,14 +5,15 @@
 
 #include "common/settings.h"
 #include "setup/agree.h"
+#include "setup/checks.h"
 #include "transport/tcp/tcp_transport.h"
 #include "transport/udp/udp_transport.h"
 
 namespace mccl::offload {
 
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
-                          const CollChoices& choices, const transport::OobAllgather& oob,
-                          Comm& out) {
+                          const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
+                          const std::string& udp_iface) {
   const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
   try {
     // The daemon multicasts over UDP, where authentication's "auto" is on.
@@ -25,6 +26,9 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     common::Status st = setup::agree_on_hello(rank, size, mine, oob, who, agreed);
     if (!st) return st;
 
+    // Each step ends with every rank's outcome (setup/checks.h), as under
+    // the other engines: a rank that fails (its client's MCCL_UDP_IFACE
+    // names no interface) fails every rank at once, named.
     std::unique_ptr<transport::DatagramTransport> dgram;
     std::unique_ptr<transport::ReliableTransport> reliable;
     transport::udp::UdpConfig uc;
@@ -32,19 +36,35 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     uc.job_salt = agreed.salt;
     uc.rank = rank;
     std::string because;
-    st = setup::choose_udp_interface(rank, oob, uc.iface, because);
-    if (!st) return {st.code(), who + st.message()};
-    st = transport::udp::create_udp_transport(uc, dgram);
-    if (!st) return {st.code(), who + "UDP multicast transport: " + st.message()};
+    st = setup::choose_udp_interface(
+        rank, oob, uc.iface, because,
+        udp_iface.empty() ? std::nullopt : std::optional<std::string>(udp_iface));
+    try {  // a malformed MCCL_UDP_* setting throws: agreed like any failure
+      if (st) st = transport::udp::create_udp_transport(uc, dgram);
+    } catch (const Error& e) {
+      st = {e.code(), e.what()};
+    }
+    st = setup::agree_on_outcome(rank, size, st, "the UDP multicast transport", oob);
+    if (!st) return st;
     const auto& info = transport::udp::as_udp(dgram.get())->info();
     transport::tcp::TcpReliableConfig tc;
     tc.rank = rank;
     tc.size = size;
     tc.bind_address = info.iface_addr;
-    tc.connect_timeout =
-        std::chrono::milliseconds(common::settings::kTransportSetupTimeoutMs.get_int(1));
+    const std::chrono::milliseconds setup_timeout(
+        common::settings::kTransportSetupTimeoutMs.get_int(1));
+    tc.connect_timeout = setup_timeout;
     st = transport::tcp::create_tcp_reliable(tc, oob, reliable);
-    if (!st) return {st.code(), who + "TCP reliable transport: " + st.message()};
+    if (!st) st = {st.code(), "TCP reliable transport: " + st.message()};
+    st = setup::agree_on_outcome(rank, size, st, "the TCP reliable mesh (repairs)", oob);
+    if (!st) return st;
+    const std::string where =
+        info.group.ip + ":" + std::to_string(info.group.port) + " on " + info.iface_name;
+    st = setup::probe_multicast(rank, size, *dgram, agreed.tag, where, setup_timeout, oob);
+    if (!st) return st;
+    st = setup::accept_members_only(rank, *transport::udp::as_udp(dgram.get()), oob);
+    st = setup::agree_on_outcome(rank, size, st, "the multicast source filter", oob);
+    if (!st) return st;
 
     std::uint32_t mtu = 0;
     st = setup::agree_on_mtu(size, static_cast<std::uint32_t>(dgram->caps().mtu), agreed.auth, oob,

@@ -1,12 +1,13 @@
 // Builds one rank's protocol context inside the daemon with the agreements
 // the application's engines use (src/setup): the hello (tag, salt, key,
 // checksum, authentication), the interface, UDP multicast + TCP reliable
-// transports, the chunk size. Every exchange goes through `oob` (relayed
-// to the client's bootstrap).
+// transports (each step's outcome agreed, the group probed), the chunk size. Every exchange goes
+// through `oob` (relayed to the client's bootstrap).
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "coll/collectives.h"
 #include "common/status.h"
@@ -21,9 +22,10 @@ struct Comm {
   coll::CollConfig coll;
 };
 
-// Blocking and collective. Never throws.
+// Blocking and collective. Never throws. `udp_iface`: the client's
+// MCCL_UDP_IFACE; empty: the daemon's own.
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
-                          const CollChoices& choices, const transport::OobAllgather& oob,
-                          Comm& out);
+                          const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
+                          const std::string& udp_iface = {});
 
 }  // namespace mccl::offload

@@ -27,6 +27,7 @@
 #include "offload/daemon/comm_setup.h"
 #include "offload/daemon/regions.h"
 #include "offload/daemon/session.h"
+#include "offload/daemon/staging.h"
 #include "offload/wire.h"
 
 namespace mccl::offload {
@@ -74,8 +75,8 @@ class Session {
   struct Pending {
     Submission sub;
     std::shared_ptr<protocol::Operation> op;
-    std::vector<std::byte> staging;
-    std::vector<std::byte> input;  // reduce-scatter: the whole input vector
+    StagingBuffer staging;  // uninitialised: see staging.h
+    StagingBuffer input;    // reduce-scatter: the whole input vector
     std::vector<std::size_t> counts, displs;
     bool direct = false;  // ran on shared buffers: nothing to deliver
   };
@@ -171,8 +172,9 @@ common::Status Session::setup() {
     }
     throw Error(s.code(), s.message());
   };
+  hello_.udp_iface[sizeof hello_.udp_iface - 1] = '\0';  // whatever the client sent
   return build_comm(hello_.rank, hello_.size, std::chrono::milliseconds(hello_.timeout_ms),
-                    hello_.coll, oob, comm_);
+                    hello_.coll, oob, comm_, hello_.udp_iface);
 }
 
 common::Status Session::start(const Submission& s, Pending& p) {
@@ -191,7 +193,7 @@ common::Status Session::start(const Submission& s, Pending& p) {
     case OpKind::kBroadcast: {
       if (s.root < 0 || s.root >= size)
         return common::invalid_argument("broadcast root out of range");
-      p.staging.resize(s.bytes);
+      p.staging.allocate(s.bytes);
       if (rank == s.root && s.bytes > 0) {
         auto st = client_io(pid, false, s.buffer, p.staging.data(), s.bytes);
         if (!st) return st;
@@ -206,7 +208,7 @@ common::Status Session::start(const Submission& s, Pending& p) {
       for (int r = 0; r < size; ++r) {
         if (p.counts[r] > 0) total = std::max(total, p.displs[r] + p.counts[r]);
       }
-      p.staging.resize(total);
+      p.staging.allocate(total);
       const std::size_t mine = p.counts[rank], at = mine > 0 ? p.displs[rank] : 0;
       if (mine > 0) {
         st =
@@ -235,8 +237,8 @@ common::Status Session::start(const Submission& s, Pending& p) {
         }
         total += c;
       }
-      p.input.resize(total * es);
-      p.staging.resize(p.counts[rank] * es);
+      p.input.allocate(total * es);
+      p.staging.allocate(p.counts[rank] * es);
       if (!p.input.empty()) {
         st = client_io(pid, false, s.send, p.input.data(), p.input.size());
         if (!st) return st;
@@ -255,7 +257,7 @@ common::Status Session::start(const Submission& s, Pending& p) {
         return common::invalid_argument("allreduce: count " + std::to_string(s.bytes) +
                                         " overflows a size_t in bytes");
       }
-      p.staging.resize(s.bytes * es);
+      p.staging.allocate(s.bytes * es);
       if (!p.staging.empty()) {
         auto st = client_io(pid, false, s.in_place ? s.buffer : s.send, p.staging.data(),
                             p.staging.size());
@@ -425,6 +427,13 @@ bool Session::drain_submissions() {
       unsent_.push_back(make_completion(s.id, st));
       continue;
     }
+    // A broken communicator fails a submission at once, as ctx.start()
+    // would, without first staging its input (tens of milliseconds for a
+    // few MiB on a loaded host, before the client hears of the failure).
+    if (const common::Status& broken = comm_.ctx->poisoned(); !broken.is_ok()) {
+      unsent_.push_back(make_completion(s.id, broken));
+      continue;
+    }
     Pending p;
     common::Status st;
     try {
@@ -469,8 +478,10 @@ void Session::loop() {
   protocol::Context& ctx = *comm_.ctx;
   std::vector<pollfd> pfds;
   for (;;) {
-    bool busy = drain_submissions();
-    busy = ctx.progress() > 0 || busy;
+    // Progress first: an abort that arrived while the client prepared its
+    // next submission breaks the communicator before that is started.
+    bool busy = ctx.progress() > 0;
+    busy = drain_submissions() || busy;
     busy = complete_finished() || busy;
 
     pfds.clear();

@@ -1,5 +1,6 @@
 #include "transport/udp/endpoint.h"
 
+#include <arpa/inet.h>
 #include <netinet/udp.h>
 #include <unistd.h>
 
@@ -270,7 +271,24 @@ void UdpEndpoint::count_truncated() {
   }
 }
 
-bool UdpEndpoint::rejected(const sockaddr_in& from, int flags, std::size_t datagrams) {
+common::Status UdpEndpoint::accept_only_from(const std::vector<std::string>& members) {
+  std::vector<std::uint32_t> net;
+  for (const std::string& m : members) {
+    in_addr a{};
+    if (::inet_pton(AF_INET, m.c_str(), &a) != 1) {
+      return common::invalid_argument(where() + ": member address '" + m + "' is not IPv4");
+    }
+    net.push_back(a.s_addr);
+  }
+  std::sort(net.begin(), net.end());
+  net.erase(std::unique(net.begin(), net.end()), net.end());
+  if (net.size() < 2) net.clear();  // one address for all: nothing to tell apart
+  members_net_ = std::move(net);
+  return common::Status::ok();
+}
+
+bool UdpEndpoint::rejected(const sockaddr_in& from, int flags, std::size_t datagrams,
+                           DatagramHandler& handler) {
   if ((flags & MSG_TRUNC) != 0) {
     count_truncated();
     return true;
@@ -278,6 +296,12 @@ bool UdpEndpoint::rejected(const sockaddr_in& from, int flags, std::size_t datag
   // Our own datagrams, should the kernel filter be missing.
   if (from.sin_port == self_port_net_ && from.sin_addr.s_addr == self_addr_net_) {
     counters_.own_dropped.fetch_add(datagrams, std::memory_order_relaxed);
+    return true;
+  }
+  if (!members_net_.empty() &&
+      !std::binary_search(members_net_.begin(), members_net_.end(), from.sin_addr.s_addr)) {
+    counters_.foreign_dropped.fetch_add(datagrams, std::memory_order_relaxed);
+    handler.on_foreign_datagrams(datagrams);
     return true;
   }
   return false;
@@ -365,7 +389,7 @@ common::Status UdpEndpoint::poll(DatagramHandler& handler, std::size_t max,
       const std::size_t len = recv_msgs_[i].msg_len;
       const std::size_t segment = segment_of(i);
       const std::size_t datagrams = len == 0 ? 1 : (len + segment - 1) / segment;
-      if (rejected(recv_from_[i], recv_msgs_[i].msg_hdr.msg_flags, datagrams)) continue;
+      if (rejected(recv_from_[i], recv_msgs_[i].msg_hdr.msg_flags, datagrams, handler)) continue;
       bytes += split_received(i, segment);
     }
     if (!recv_views_.empty()) handler.on_datagrams(recv_views_);
@@ -390,6 +414,7 @@ UdpCounters UdpEndpoint::counters() const {
   c.send_busy = get(counters_.send_busy);
   c.pacer_busy = get(counters_.pacer_busy);
   c.own_dropped = get(counters_.own_dropped);
+  c.foreign_dropped = get(counters_.foreign_dropped);
   c.test_dropped = get(counters_.test_dropped);
   c.truncated = get(counters_.truncated);
   c.gso_sends = get(counters_.gso_sends);

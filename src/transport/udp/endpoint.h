@@ -62,6 +62,7 @@ class UdpEndpoint final : public UdpTransport {
 
   UdpCounters counters() const override;
   const UdpInfo& info() const override { return info_; }
+  common::Status accept_only_from(const std::vector<std::string>& members) override;
 
  private:
   // Datagrams per sendmmsg / recvmmsg call without GSO.
@@ -98,7 +99,8 @@ class UdpEndpoint final : public UdpTransport {
 
   // Drop a received message of `datagrams` datagrams (source `from`,
   // recvmmsg flags `flags`) instead of delivering them? Counts the reason.
-  bool rejected(const sockaddr_in& from, int flags, std::size_t datagrams);
+  bool rejected(const sockaddr_in& from, int flags, std::size_t datagrams,
+                DatagramHandler& handler);
   // The test hook: drop this datagram? Counts it.
   bool test_drop();
   // A datagram longer than the MTU reached us whole (GRO slots are larger
@@ -120,6 +122,9 @@ class UdpEndpoint final : public UdpTransport {
   std::uint32_t self_addr_net_;  // network byte order, as recvmmsg reports it
   std::uint16_t self_port_net_;
   int rank_;
+  // accept_only_from: the members' addresses, network order, sorted; empty
+  // means no filter.
+  std::vector<std::uint32_t> members_net_;
 
   // Send side (touched only by send() and share_link()).
   Pacer pacer_;
@@ -147,8 +152,8 @@ class UdpEndpoint final : public UdpTransport {
 
   struct Atomics {
     std::atomic<std::uint64_t> datagrams_sent{0}, bytes_sent{0}, datagrams_received{0},
-        bytes_received{0}, send_busy{0}, pacer_busy{0}, own_dropped{0}, test_dropped{0},
-        truncated{0}, messages_sent{0}, gso_sends{0}, reads{0}, coalesced_reads{0};
+        bytes_received{0}, send_busy{0}, pacer_busy{0}, own_dropped{0}, foreign_dropped{0},
+        test_dropped{0}, truncated{0}, messages_sent{0}, gso_sends{0}, reads{0}, coalesced_reads{0};
     std::atomic<bool> gso_off{false};
   } counters_;
 };

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "transport/datagram.h"
@@ -91,6 +92,7 @@ struct UdpCounters {
   std::uint64_t send_busy = 0;        // send() calls that accepted less than the batch
   std::uint64_t pacer_busy = 0;       // ... of which because the pacer had no tokens
   std::uint64_t own_dropped = 0;      // own datagrams that got past the kernel filter
+  std::uint64_t foreign_dropped = 0;  // from a source address no member has (accept_only_from)
   std::uint64_t test_dropped = 0;     // dropped by the test hook
   std::uint64_t truncated = 0;        // longer than caps().mtu: dropped
   std::uint64_t messages_sent = 0;    // sendmmsg messages: a GSO run counts once
@@ -104,6 +106,15 @@ class UdpTransport : public DatagramTransport {
  public:
   virtual UdpCounters counters() const = 0;
   virtual const UdpInfo& info() const = 0;
+  // Drops received datagrams whose source IPv4 address is none of
+  // `members` (the ranks' info().iface_addr), counted in foreign_dropped
+  // and reported to the handler (on_foreign_datagrams). Where the members
+  // share one address (one host) there is nothing to tell apart and no
+  // filter: the MAC is the defence there. Source addresses can be forged
+  // on a shared segment, so this only spares the MAC check for strangers
+  // elsewhere. kInvalidArgument for an address that is not IPv4. Call
+  // before the first poll().
+  virtual common::Status accept_only_from(const std::vector<std::string>& members) = 0;
 };
 
 // Creates the sockets and joins the group. Errors: kInvalidArgument (bad

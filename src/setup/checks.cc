@@ -1,4 +1,4 @@
-#include "api/setup_checks.h"
+#include "setup/checks.h"
 
 #include <algorithm>
 #include <array>
@@ -7,9 +7,8 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "mccl/error.h"
 
-namespace mccl::detail {
+namespace mccl::setup {
 
 namespace {
 
@@ -48,20 +47,20 @@ struct ProbeHandler : transport::DatagramHandler {
 
 }  // namespace
 
-void agree(Bootstrap& bootstrap, const common::Status& mine, const std::string& what,
-           std::chrono::milliseconds timeout) {
+common::Status agree_on_outcome(int rank, int size, const common::Status& mine,
+                                const std::string& what, const transport::OobAllgather& oob) {
   Outcome out;
   if (!mine.is_ok()) {
     out.code = static_cast<std::int32_t>(mine.code());
     if (out.code == 0) out.code = static_cast<std::int32_t>(ErrorCode::kInternal);
     std::strncpy(out.text.data(), mine.message().c_str(), out.text.size() - 1);
   }
-  auto bytes = bootstrap.allgather(std::as_bytes(std::span(&out, 1)), timeout);
-  std::vector<Outcome> all(static_cast<std::size_t>(bootstrap.size()));
+  auto bytes = oob(std::as_bytes(std::span(&out, 1)));
+  std::vector<Outcome> all(static_cast<std::size_t>(size));
   std::memcpy(all.data(), bytes.data(), std::min(bytes.size(), all.size() * sizeof(Outcome)));
   std::string ranks, reasons, last;
   std::int32_t code = 0;
-  for (int r = 0; r < bootstrap.size(); ++r) {
+  for (int r = 0; r < size; ++r) {
     const Outcome& o = all[static_cast<std::size_t>(r)];
     if (o.code == 0) continue;
     if (code == 0) code = o.code;
@@ -71,18 +70,17 @@ void agree(Bootstrap& bootstrap, const common::Status& mine, const std::string& 
     if (text != last) reasons += "; " + who(r) + ": " + text;
     last = text;
   }
-  if (code == 0) return;
-  throw Error(
-      static_cast<ErrorCode>(code),
-      who(bootstrap.rank()) + ": " + what + " could not be set up on rank(s) " + ranks + reasons);
+  if (code == 0) return common::Status::ok();
+  return {static_cast<ErrorCode>(code),
+          who(rank) + ": " + what + " could not be set up on rank(s) " + ranks + reasons};
 }
 
-void probe_multicast(Bootstrap& bootstrap, transport::DatagramTransport& dgram, std::uint32_t tag,
-                     const std::string& where, std::chrono::milliseconds setup_timeout,
-                     std::chrono::milliseconds timeout) {
-  const int rank = bootstrap.rank();
-  const auto n = static_cast<std::size_t>(bootstrap.size());
-  if (n == 1) return;
+common::Status probe_multicast(int rank, int size, transport::DatagramTransport& dgram,
+                               std::uint32_t tag, const std::string& where,
+                               std::chrono::milliseconds setup_timeout,
+                               const transport::OobAllgather& oob) {
+  const auto n = static_cast<std::size_t>(size);
+  if (n == 1) return common::Status::ok();
   std::vector<std::uint8_t> heard(n, 0);
   heard[static_cast<std::size_t>(rank)] = 1;
   ProbeHandler handler;
@@ -108,17 +106,21 @@ void probe_multicast(Bootstrap& bootstrap, transport::DatagramTransport& dgram, 
       }
       std::size_t delivered = 0;
       if (auto st = dgram.poll(handler, 64, delivered); !st.is_ok()) {
-        throw Error(st.code(), who(rank) + ": multicast probe on " + where + ": " + st.message());
+        return {st.code(), who(rank) + ": multicast probe on " + where + ": " + st.message()};
       }
       if (all_heard || round.expired(now) || deadline.expired(now)) break;
       if (delivered == 0) std::this_thread::sleep_for(1ms);
     }
     // Who heard whom, and whether this rank's deadline passed: every rank
     // decides from the same table, so all stop in the same round.
+    const std::size_t row = n + 1;
     std::vector<std::uint8_t> mine(heard);
     mine.push_back(deadline.expired(common::now()) ? 1 : 0);
-    const auto bytes = bootstrap.allgather(std::as_bytes(std::span(mine)), timeout);
-    const std::size_t row = n + 1;
+    const auto bytes = oob(std::as_bytes(std::span(mine)));
+    if (bytes.size() != row * n) {
+      return common::internal_error(who(rank) + ": the multicast probe's exchange returned " +
+                                    std::to_string(bytes.size()) + " bytes");
+    }
     std::string missing;
     bool everyone = true, expired = false;
     for (std::size_t r = 0; r < n; ++r) {
@@ -135,13 +137,13 @@ void probe_multicast(Bootstrap& bootstrap, transport::DatagramTransport& dgram, 
     }
     if (everyone) break;
     if (expired) {
-      throw Error(ErrorCode::kUnavailable,
-                  who(rank) + ": the multicast group " + where +
-                      " does not reach every rank after " + std::to_string(setup_timeout.count()) +
-                      " ms (MCCL_TRANSPORT_SETUP_TIMEOUT_MS)" + missing +
-                      ". Check that the interface is the one the hosts share (MCCL_UDP_IFACE), "
-                      "that the switch forwards multicast (IGMP snooping needs a querier) and "
-                      "that no firewall drops 239.0.0.0/8");
+      return common::unavailable_error(
+          who(rank) + ": the multicast group " + where + " does not reach every rank after " +
+          std::to_string(setup_timeout.count()) + " ms (MCCL_TRANSPORT_SETUP_TIMEOUT_MS)" +
+          missing +
+          ". Check that the interface is the one the hosts share (MCCL_UDP_IFACE), "
+          "that the switch forwards multicast (IGMP snooping needs a querier) and "
+          "that no firewall drops 239.0.0.0/8");
     }
   }
   // What is still queued (other ranks' last probes) is read here, not by
@@ -150,6 +152,31 @@ void probe_multicast(Bootstrap& bootstrap, transport::DatagramTransport& dgram, 
   while (delivered > 0) {
     if (!dgram.poll(handler, 64, delivered).is_ok()) break;
   }
+  return common::Status::ok();
 }
 
-}  // namespace mccl::detail
+common::Status accept_members_only(int rank, transport::udp::UdpTransport& udp,
+                                   const transport::OobAllgather& oob) {
+  // Fixed width, as the exchange wants: a dotted quad and its NUL.
+  std::array<char, 16> mine{};
+  const std::string& addr = udp.info().iface_addr;
+  if (addr.size() >= mine.size()) {
+    return common::internal_error(who(rank) + ": interface address '" + addr + "' is not IPv4");
+  }
+  std::memcpy(mine.data(), addr.data(), addr.size());
+  const auto all = oob(std::as_bytes(std::span(mine)));
+  if (all.size() % mine.size() != 0) {
+    return common::internal_error(who(rank) + ": the address exchange returned " +
+                                  std::to_string(all.size()) + " bytes");
+  }
+  std::vector<std::string> members;
+  for (std::size_t at = 0; at < all.size(); at += mine.size()) {
+    const char* p = reinterpret_cast<const char*>(all.data() + at);
+    members.emplace_back(p, strnlen(p, mine.size()));
+  }
+  common::Status st = udp.accept_only_from(members);
+  if (!st.is_ok()) return {st.code(), who(rank) + ": " + st.message()};
+  return st;
+}
+
+}  // namespace mccl::setup
