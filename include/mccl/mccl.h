@@ -88,7 +88,7 @@ MCCL_API const char* mccl_result_string(mccl_result_t result);
  * the next failing MCCL call on this thread. */
 MCCL_API const char* mccl_last_error(void);
 
-/* "0.1.0": the version of the library actually loaded, which may differ
+/* "MAJOR.MINOR.PATCH": the version of the library actually loaded, which may differ
  * from MCCL_VERSION_* of the header compiled against. Static storage. */
 MCCL_API const char* mccl_version(void);
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "mccl/export.h"
-// MCCL_VERSION_MAJOR/MINOR/PATCH, generated from CMakeLists.txt's project VERSION.
+// MCCL_VERSION_MAJOR/MINOR/PATCH, generated from cmake/McclVersion.cmake.
 #include "mccl/version_number.h"
 
 namespace mccl {

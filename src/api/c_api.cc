@@ -37,13 +37,6 @@ MCCL_SAME_CODE(MCCL_INTERNAL, kInternal);
 MCCL_SAME_CODE(MCCL_UNAVAILABLE, kUnavailable);
 #undef MCCL_SAME_CODE
 
-// MCCL_VERSION_* come from the generated mccl/version_number.h.
-#define MCCL_STR_(x) #x
-#define MCCL_XSTR_(x) MCCL_STR_(x)
-#define MCCL_VERSION_STRING_     \
-  MCCL_XSTR_(MCCL_VERSION_MAJOR) \
-  "." MCCL_XSTR_(MCCL_VERSION_MINOR) "." MCCL_XSTR_(MCCL_VERSION_PATCH)
-
 // The reductions' enums mirror the C++ ones value for value.
 #define MCCL_SAME_TYPE(c, cpp) \
   static_assert(static_cast<int>(c) == static_cast<int>(mccl::DataType::cpp))
@@ -113,7 +106,7 @@ const char* mccl_result_string(mccl_result_t result) {
 
 const char* mccl_last_error(void) { return last_error(); }
 
-const char* mccl_version(void) { return MCCL_VERSION_STRING_; }
+const char* mccl_version(void) { return mccl::version_string(); }
 
 mccl_result_t mccl_world_create(int size, const mccl_sim_options_t* options, mccl_world_t* out) {
   return guard(__func__, [&] {

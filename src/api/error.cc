@@ -26,6 +26,13 @@ const char* to_string(ErrorCode code) noexcept {
   return "unknown error";
 }
 
-const char* version_string() noexcept { return "0.1.0"; }
+#define MCCL_STR_(x) #x
+#define MCCL_XSTR_(x) MCCL_STR_(x)
+const char* version_string() noexcept {
+  return MCCL_XSTR_(MCCL_VERSION_MAJOR) "." MCCL_XSTR_(MCCL_VERSION_MINOR) "." MCCL_XSTR_(
+      MCCL_VERSION_PATCH);
+}
+#undef MCCL_XSTR_
+#undef MCCL_STR_
 
 }  // namespace mccl
