@@ -16,6 +16,17 @@
 
 namespace mccl::offload::daemon {
 
+namespace {
+
+// A reduction's element size, 0 when the client sent an unknown data type
+// or operation.
+std::size_t reduction_element_size(const Submission& s) {
+  if (s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) return 0;
+  return size_of(static_cast<DataType>(s.dtype));
+}
+
+}  // namespace
+
 // Looped: the kernel may move fewer bytes than asked.
 common::Status client_io(pid_t pid, bool write, std::uint64_t remote, std::byte* local,
                          std::size_t n) {
@@ -79,15 +90,12 @@ common::Status Session::start(const Submission& s, Pending& p) {
     }
     case OpKind::kReduceScatterv: {
       const auto type = static_cast<DataType>(s.dtype);
-      const std::size_t es = size_of(type);
-      if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
+      const std::size_t es = reduction_element_size(s);
+      if (es == 0) {
         return common::invalid_argument("reduce-scatter: unknown data type or operation");
       }
-      std::vector<std::uint64_t> raw(static_cast<std::size_t>(size));
-      auto st = client_io(pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()),
-                          sizeof(std::uint64_t) * raw.size());
+      auto st = read_counts(s, p);
       if (!st) return st;
-      p.counts.assign(raw.begin(), raw.end());
       std::size_t total = 0;
       for (std::size_t c : p.counts) {
         if (c > SIZE_MAX / es - total) {
@@ -107,8 +115,8 @@ common::Status Session::start(const Submission& s, Pending& p) {
     }
     case OpKind::kAllreduce: {
       const auto type = static_cast<DataType>(s.dtype);
-      const std::size_t es = size_of(type);
-      if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
+      const std::size_t es = reduction_element_size(s);
+      if (es == 0) {
         return common::invalid_argument("allreduce: unknown data type or operation");
       }
       if (s.bytes > SIZE_MAX / es) {
@@ -130,6 +138,14 @@ common::Status Session::start(const Submission& s, Pending& p) {
   }
   ctx.start(p.op);
   return common::Status::ok();
+}
+
+common::Status Session::read_counts(const Submission& s, Pending& p) {
+  std::vector<std::uint64_t> raw(static_cast<std::size_t>(comm_.ctx->size()));
+  auto st = client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()),
+                      sizeof(std::uint64_t) * raw.size());
+  if (st) p.counts.assign(raw.begin(), raw.end());
+  return st;
 }
 
 common::Status Session::read_layout(const Submission& s, Pending& p) {
@@ -177,26 +193,17 @@ bool Session::start_direct(const Submission& s, Pending& p) {
     p.op = coll::make_allgatherv(ctx, comm_.coll, send, s.in_place != 0 || mine == 0, recv - lo,
                                  p.counts, p.displs);
   } else if (kind == OpKind::kAllreduce) {
-    const std::size_t es = size_of(static_cast<DataType>(s.dtype));
+    const std::size_t es = reduction_element_size(s);
     if (es == 0 || s.bytes > SIZE_MAX / es) return false;  // the staging path reports it
     const std::size_t bytes = s.bytes * es;
     std::byte* recv = regions_.find(s.buffer, bytes);
     std::byte* send = s.in_place ? nullptr : regions_.find(s.send, bytes);
-    if (bytes == 0 || recv == nullptr || (!s.in_place && send == nullptr) ||
-        s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) {
-      return false;
-    }
+    if (bytes == 0 || recv == nullptr || (!s.in_place && send == nullptr)) return false;
     p.op = coll::make_allreduce(ctx, comm_.coll, send, s.in_place != 0, recv, s.bytes,
                                 static_cast<DataType>(s.dtype), static_cast<ReduceOp>(s.redop));
   } else if (kind == OpKind::kReduceScatterv) {
-    const std::size_t es = size_of(static_cast<DataType>(s.dtype));
-    std::vector<std::uint64_t> raw(static_cast<std::size_t>(size));
-    if (es == 0 || s.redop > static_cast<std::uint32_t>(ReduceOp::kMax) ||
-        !client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()),
-                   sizeof(std::uint64_t) * raw.size())) {
-      return false;
-    }
-    p.counts.assign(raw.begin(), raw.end());
+    const std::size_t es = reduction_element_size(s);
+    if (es == 0 || !read_counts(s, p)) return false;  // the staging path reports it
     std::size_t total = 0;
     for (std::size_t c : p.counts) total += c;
     std::byte* send = regions_.find(s.send, total * es);

@@ -66,6 +66,8 @@ class Session {
   // that skipped those checks must not make the daemon write outside its
   // staging buffer.
   common::Status read_layout(const Submission& s, Pending& p);
+  // Reads a reduce-scatter's per-rank counts from the client into `p`.
+  common::Status read_counts(const Submission& s, Pending& p);
   // The session's loop and the client's socket (daemon.cc).
   enum class SocketEvent { kHandled, kBye, kGone };
   SocketEvent handle_socket();
