@@ -7,20 +7,23 @@
 #include "transport/tcp/socket.h"
 
 namespace mccl::transport::tcp {
+namespace {
 
-bool read_handshake(int fd, HandshakeBuf& buf, std::size_t& got, std::string& why) {
-  while (got < buf.size()) {
-    ssize_t n = ::recv(fd, buf.data() + got, buf.size() - got, 0);
+// Moves bytes [pos, size) with `move` (recv or send from/to offset `pos`)
+// until all are through or the socket would block; false on an error or a
+// closed connection (with its text in `why`).
+template <typename Move>
+bool move_handshake(Move move, std::size_t size, std::size_t& pos, std::string& why) {
+  while (pos < size) {
+    const ssize_t n = move(pos);
     if (n > 0) {
-      got += static_cast<std::size_t>(n);
+      pos += static_cast<std::size_t>(n);
     } else if (n == 0) {
       why = "closed by the peer during the handshake";
       return false;
-    } else if (errno == EINTR) {
-      continue;
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return true;
-    } else {
+    } else if (errno != EINTR) {
       why = errno_text(errno);
       return false;
     }
@@ -28,21 +31,18 @@ bool read_handshake(int fd, HandshakeBuf& buf, std::size_t& got, std::string& wh
   return true;
 }
 
+}  // namespace
+
+bool read_handshake(int fd, HandshakeBuf& buf, std::size_t& got, std::string& why) {
+  return move_handshake(
+      [&](std::size_t at) { return ::recv(fd, buf.data() + at, buf.size() - at, 0); }, buf.size(),
+      got, why);
+}
+
 bool write_handshake(int fd, const HandshakeBuf& buf, std::size_t& off, std::string& why) {
-  while (off < buf.size()) {
-    ssize_t n = ::send(fd, buf.data() + off, buf.size() - off, MSG_NOSIGNAL);
-    if (n >= 0) {
-      off += static_cast<std::size_t>(n);
-    } else if (errno == EINTR) {
-      continue;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return true;
-    } else {
-      why = errno_text(errno);
-      return false;
-    }
-  }
-  return true;
+  return move_handshake(
+      [&](std::size_t at) { return ::send(fd, buf.data() + at, buf.size() - at, MSG_NOSIGNAL); },
+      buf.size(), off, why);
 }
 
 }  // namespace mccl::transport::tcp
