@@ -13,7 +13,7 @@
 #include "offload/daemon/daemon.h"
 
 int main(int argc, char** argv) {
-  mccl::offload::DaemonConfig cfg;
+  mccl::offload::daemon::DaemonConfig cfg;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--version") {
@@ -22,17 +22,17 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a == "--self-test") {
-      auto st = mccl::offload::self_test();
+      auto st = mccl::offload::daemon::self_test();
       std::printf("mccl_offloadd self-test: %s\n", st.is_ok() ? "ok" : st.message().c_str());
       return st.is_ok() ? 0 : 1;
     }
     if (a == "--self-test-sim") {
-      auto st = mccl::offload::self_test_sim();
+      auto st = mccl::offload::daemon::self_test_sim();
       std::printf("mccl_offloadd sim self-test: %s\n", st.is_ok() ? "ok" : st.message().c_str());
       return st.is_ok() ? 0 : 1;
     }
     if (a == "--self-test-rings") {
-      auto st = mccl::offload::self_test_rings();
+      auto st = mccl::offload::daemon::self_test_rings();
       std::printf("mccl_offloadd rings self-test: %s\n", st.is_ok() ? "ok" : st.message().c_str());
       return st.is_ok() ? 0 : 1;
     }
@@ -50,5 +50,5 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  return mccl::offload::run_daemon(cfg);
+  return mccl::offload::daemon::run_daemon(cfg);
 }

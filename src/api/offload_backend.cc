@@ -1,5 +1,5 @@
 // The offload backend (MCCL_PROGRESS=offload): the collectives go to
-// mccl_offloadd through offload::OffloadComm instead of to a protocol
+// mccl_offloadd through offload::client::OffloadComm instead of to a protocol
 // context here (docs/offload.md).
 #include <string>
 
@@ -30,7 +30,8 @@ offload::CollChoices choices_from(const ResolvedOptions& opt) {
 
 class OffloadOperation final : public Operation {
  public:
-  OffloadOperation(std::shared_ptr<offload::OffloadOp> op, offload::OffloadComm& comm)
+  OffloadOperation(std::shared_ptr<offload::client::OffloadOp> op,
+                   offload::client::OffloadComm& comm)
       : op_(std::move(op)), comm_(comm) {}
   bool done() const override { return op_->done(); }
   bool test() override {
@@ -52,13 +53,14 @@ class OffloadOperation final : public Operation {
   }
 
  private:
-  std::shared_ptr<offload::OffloadOp> op_;
-  offload::OffloadComm& comm_;
+  std::shared_ptr<offload::client::OffloadOp> op_;
+  offload::client::OffloadComm& comm_;
 };
 
 class OffloadBackend final : public Backend {
  public:
-  explicit OffloadBackend(std::unique_ptr<offload::OffloadComm> comm) : comm_(std::move(comm)) {}
+  explicit OffloadBackend(std::unique_ptr<offload::client::OffloadComm> comm)
+      : comm_(std::move(comm)) {}
 
   std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) override {
     return wrap(comm_->broadcast(buffer, bytes, root));
@@ -103,11 +105,11 @@ class OffloadBackend final : public Backend {
   std::size_t max_bytes() const override { return coll::max_stream_bytes(65); }
 
  private:
-  std::shared_ptr<Operation> wrap(std::shared_ptr<offload::OffloadOp> op) {
+  std::shared_ptr<Operation> wrap(std::shared_ptr<offload::client::OffloadOp> op) {
     return std::make_shared<OffloadOperation>(std::move(op), *comm_);
   }
 
-  std::unique_ptr<offload::OffloadComm> comm_;
+  std::unique_ptr<offload::client::OffloadComm> comm_;
 };
 
 }  // namespace
@@ -129,11 +131,11 @@ std::unique_ptr<Backend> make_offload_backend(Bootstrap& bootstrap, const Resolv
                     "MCCL_PROGRESS=offload uses the TCP reliable transport only; unset "
                     "MCCL_RELIABLE (or set tcp), or choose another progress engine");
   }
-  offload::OffloadOptions o;
+  offload::client::OffloadOptions o;
   o.timeout = opt.timeout;
   o.coll = choices_from(opt);
-  std::unique_ptr<offload::OffloadComm> comm;
-  auto s = offload::OffloadComm::create(bootstrap, o, comm);
+  std::unique_ptr<offload::client::OffloadComm> comm;
+  auto s = offload::client::OffloadComm::create(bootstrap, o, comm);
   if (!s) {
     const bool named = s.message().rfind("rank ", 0) == 0;
     throw Error(s.code(), (named ? "" : who) + "MCCL_PROGRESS=offload: " + s.message());

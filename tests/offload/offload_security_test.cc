@@ -27,7 +27,7 @@
 #include "offload/client/client.h"
 #include "offload/socket_path.h"
 
-namespace mccl::offload {
+namespace mccl::offload::client {
 namespace {
 
 using namespace std::chrono_literals;
@@ -246,4 +246,4 @@ TEST_F(OffloadSecurity, DaemonChecksAnAllgathervItIsHanded) {
 }
 
 }  // namespace
-}  // namespace mccl::offload
+}  // namespace mccl::offload::client

@@ -1,6 +1,6 @@
 // One rank of a multi-process offload test: joins the job through the
 // environment (MCCL_BOOTSTRAP_ADDR, MCCL_RANK, MCCL_WORLD_SIZE) and runs
-// collectives through offload::OffloadComm, i.e. in mccl_offloadd (found via
+// collectives through offload::client::OffloadComm, i.e. in mccl_offloadd (found via
 // MCCL_OFFLOAD_DAEMON, socket MCCL_OFFLOAD_SOCKET). Prints
 // "daemon_pid=P". Exit 0 = all correct; 2 = wrong data; 3 = an error; 4 =
 // the wrong error; 5 = success where a failure was expected.
@@ -45,8 +45,8 @@
 
 namespace {
 
-using mccl::offload::OffloadComm;
-using mccl::offload::OffloadOp;
+using mccl::offload::client::OffloadComm;
+using mccl::offload::client::OffloadOp;
 
 std::byte pattern(int rank, std::size_t i, std::uint64_t salt) {
   std::uint64_t x = (std::uint64_t(rank) << 40) ^ i ^ (salt * 0x9E3779B97F4A7C15ull);
@@ -377,7 +377,7 @@ int main(int argc, char** argv) {
   try {
     auto boot = mccl::make_bootstrap_from_env();
     if (mode == "api-shm") return api_shm(*boot);
-    mccl::offload::OffloadOptions opt;
+    mccl::offload::client::OffloadOptions opt;
     opt.timeout = std::chrono::milliseconds(30000);
     std::unique_ptr<OffloadComm> comm;
     auto st = OffloadComm::create(*boot, opt, comm);

@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 namespace {
 
 int memfd_of(std::size_t bytes, char fill) {
@@ -59,4 +59,4 @@ TEST(Regions, RefusesAMemfdSmallerThanAnnounced) {
 }
 
 }  // namespace
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

@@ -10,7 +10,7 @@
 
 #include <cstdio>
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 namespace {
 
 // Resident bytes of this process (/proc/self/statm, second field).
@@ -50,4 +50,4 @@ TEST(StagingBuffer, EmptyHasNoMemory) {
 }
 
 }  // namespace
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

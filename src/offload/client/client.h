@@ -28,7 +28,7 @@
 #include "mccl/types.h"
 #include "offload/wire.h"
 
-namespace mccl::offload {
+namespace mccl::offload::client {
 
 struct OffloadOptions {
   std::string socket_path;  // "" = default_socket_path() (MCCL_OFFLOAD_SOCKET, ...)
@@ -127,4 +127,4 @@ class OffloadComm {
   common::Status failure_;
 };
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::client

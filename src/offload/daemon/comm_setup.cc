@@ -9,7 +9,7 @@
 #include "transport/tcp/tcp_transport.h"
 #include "transport/udp/udp_transport.h"
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
@@ -92,4 +92,4 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
   }
 }
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

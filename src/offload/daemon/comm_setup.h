@@ -15,7 +15,7 @@
 #include "protocol/context.h"
 #include "transport/oob.h"
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 
 struct Comm {
   std::unique_ptr<protocol::Context> ctx;
@@ -28,4 +28,4 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
                           const std::string& udp_iface = {});
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

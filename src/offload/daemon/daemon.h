@@ -13,7 +13,7 @@
 
 #include "common/status.h"
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 
 struct DaemonConfig {
   std::string socket_path;  // "" = default_socket_path()
@@ -43,4 +43,4 @@ common::Status self_test_sim();
 // architecture; needs no network (runs under qemu-user).
 common::Status self_test_rings();
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

@@ -1,5 +1,5 @@
 // run_daemon(): the daemon's socket, its lock and log, and one session
-// thread per client (the sessions themselves are in daemon.cc).
+// thread per client (the sessions themselves: session.h).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -21,7 +21,7 @@
 #include "offload/daemon/session.h"
 #include "offload/socket_path.h"
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 
 int run_daemon(const DaemonConfig& config) {
   std::string path = config.socket_path;
@@ -136,4 +136,4 @@ int run_daemon(const DaemonConfig& config) {
   return 0;
 }
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 
 Regions::~Regions() {
   for (auto& [addr, r] : by_addr_) ::munmap(r.local, r.bytes);
@@ -48,4 +48,4 @@ std::byte* Regions::find(std::uint64_t addr, std::uint64_t bytes) const {
   return it->second.local + (addr - start);
 }
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

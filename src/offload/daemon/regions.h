@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 
 class Regions {
  public:
@@ -35,4 +35,4 @@ class Regions {
   std::map<std::uint64_t, Region> by_addr_;  // keyed by the client's address
 };
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

@@ -19,7 +19,7 @@
 #include "protocol/context.h"
 #include "transport/sim/sim_transport.h"
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 
 common::Status self_test() {
   Comm comm;
@@ -192,4 +192,4 @@ common::Status self_test_sim() {
   return common::Status::ok();
 }
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

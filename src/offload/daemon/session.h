@@ -1,10 +1,25 @@
-// The daemon's side of one client connection (daemon.cc), for the
-// listener (listener.cc).
+// The daemon's side of one client connection: run_session() for the
+// listener (listener.cc), and the Session it runs, whose work is split
+// between daemon.cc (the client's hello and communicator, the loop, the
+// socket) and collectives.cc (a submission staged, run and delivered).
 #pragma once
 
-#include <string>
+#include <sys/types.h>
 
-namespace mccl::offload {
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "offload/daemon/comm_setup.h"
+#include "offload/daemon/regions.h"
+#include "offload/daemon/staging.h"
+#include "offload/wire.h"
+
+namespace mccl::offload::daemon {
 
 // Serves the client on `sock` until it leaves: builds its communicator,
 // then runs its collectives. Blocks; does not close `sock`.
@@ -18,4 +33,58 @@ bool session_trouble();
 // `fmt` with `a` for its %s.
 void say(const char* fmt, const std::string& a);
 
-}  // namespace mccl::offload
+// The "DMA" into the client: process_vm_readv (write false) or
+// process_vm_writev of `n` bytes at the client's address `remote`.
+common::Status client_io(pid_t pid, bool write, std::uint64_t remote, std::byte* local,
+                         std::size_t n);
+
+class Session {
+ public:
+  explicit Session(int sock) : sock_(sock) {}
+  ~Session();
+  void run();
+
+ private:
+  struct Pending {
+    Submission sub;
+    std::shared_ptr<protocol::Operation> op;
+    StagingBuffer staging;  // uninitialised: see staging.h
+    StagingBuffer input;    // reduce-scatter: the whole input vector
+    std::vector<std::size_t> counts, displs;
+    bool direct = false;  // ran on shared buffers: nothing to deliver
+  };
+  // The client's hello, its rings, and its communicator (daemon.cc).
+  common::Status setup();
+  // A submission made a collective on staging buffers filled from the
+  // client, or on its shared buffers; its result moved into the client
+  // (collectives.cc).
+  common::Status start(const Submission& s, Pending& p);
+  common::Status deliver(Pending& p);
+  bool start_direct(const Submission& s, Pending& p);
+  // Reads an allgatherv's counts and displacements from the client into `p`
+  // and checks them as the client library does (coll/validate.h): a client
+  // that skipped those checks must not make the daemon write outside its
+  // staging buffer.
+  common::Status read_layout(const Submission& s, Pending& p);
+  // Reads a reduce-scatter's per-rank counts from the client into `p`.
+  common::Status read_counts(const Submission& s, Pending& p);
+  // The session's loop and the client's socket (daemon.cc).
+  enum class SocketEvent { kHandled, kBye, kGone };
+  SocketEvent handle_socket();
+  bool drain_submissions();
+  bool complete_finished();
+  void loop();
+
+  int sock_;
+  HelloMsg hello_{};
+  int memfd_ = -1, sub_efd_ = -1, comp_efd_ = -1;
+  void* map_ = nullptr;
+  std::size_t map_bytes_ = 0;
+  std::unique_ptr<SharedRings> rings_;
+  Comm comm_;
+  std::list<Pending> pending_;
+  std::vector<Completion> unsent_;  // completions the ring had no room for
+  Regions regions_;                 // the client's shared buffers
+};
+
+}  // namespace mccl::offload::daemon

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <memory>
 
-namespace mccl::offload {
+namespace mccl::offload::daemon {
 
 // A byte buffer whose bytes are left uninitialised. Every byte the daemon
 // delivers is first written by the client's input or by the collective, so
@@ -30,4 +30,4 @@ class StagingBuffer {
   std::size_t size_ = 0;
 };
 
-}  // namespace mccl::offload
+}  // namespace mccl::offload::daemon

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "mccl/error.h"
+#include "transport/tcp/handshake_io.h"
 #include "transport/tcp/wire.h"
 
 namespace mccl::transport::tcp {
@@ -24,8 +25,6 @@ using common::TimePoint;
 // Retry interval of a refused or failed connect: doubles up to the cap.
 constexpr std::chrono::milliseconds kFirstRetry = 10ms;
 constexpr std::chrono::milliseconds kMaxRetry = 200ms;
-
-using HandshakeBuf = std::array<std::byte, wire::kHandshakeBytes>;
 
 // The connection this rank opens to a higher rank.
 struct Outgoing {
@@ -51,45 +50,6 @@ struct Incoming {
   int peer = -1;  // known once its hello is valid; then the accept is written
   bool dead = false;
 };
-
-// Reads into buf[got..] as far as the socket has bytes; false on EOF or an
-// error (with its text in `why`).
-bool read_some(int fd, HandshakeBuf& buf, std::size_t& got, std::string& why) {
-  while (got < buf.size()) {
-    ssize_t n = ::recv(fd, buf.data() + got, buf.size() - got, 0);
-    if (n > 0) {
-      got += static_cast<std::size_t>(n);
-    } else if (n == 0) {
-      why = "closed by the peer during the handshake";
-      return false;
-    } else if (errno == EINTR) {
-      continue;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return true;
-    } else {
-      why = errno_text(errno);
-      return false;
-    }
-  }
-  return true;
-}
-
-bool write_some(int fd, const HandshakeBuf& buf, std::size_t& off, std::string& why) {
-  while (off < buf.size()) {
-    ssize_t n = ::send(fd, buf.data() + off, buf.size() - off, MSG_NOSIGNAL);
-    if (n >= 0) {
-      off += static_cast<std::size_t>(n);
-    } else if (errno == EINTR) {
-      continue;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return true;
-    } else {
-      why = errno_text(errno);
-      return false;
-    }
-  }
-  return true;
-}
 
 std::uint64_t random_nonce() {
   std::random_device rd;
@@ -224,12 +184,12 @@ void MeshBuilder::on_outgoing(int peer, short revents) {
     o.state = Outgoing::State::kSendingHello;
   }
   if (o.state == Outgoing::State::kSendingHello) {
-    if (!write_some(o.fd.get(), o.out, o.out_off, why)) return retry_later(peer, why);
+    if (!write_handshake(o.fd.get(), o.out, o.out_off, why)) return retry_later(peer, why);
     if (o.out_off < o.out.size()) return;
     o.state = Outgoing::State::kAwaitingAccept;
   }
   if (o.state != Outgoing::State::kAwaitingAccept) return;
-  if (!read_some(o.fd.get(), o.in, o.in_got, why)) return retry_later(peer, why);
+  if (!read_handshake(o.fd.get(), o.in, o.in_got, why)) return retry_later(peer, why);
   if (o.in_got < o.in.size()) return;
   wire::Handshake h;
   if (!wire::decode(o.in, h, why)) return retry_later(peer, "bad handshake answer: " + why);
@@ -264,7 +224,7 @@ void MeshBuilder::accept_all() {
 void MeshBuilder::on_incoming(Incoming& in) {
   std::string why;
   if (in.peer < 0) {
-    if (!read_some(in.fd.get(), in.in, in.in_got, why)) {
+    if (!read_handshake(in.fd.get(), in.in, in.in_got, why)) {
       in.dead = true;
       return;
     }
@@ -289,7 +249,7 @@ void MeshBuilder::on_incoming(Incoming& in) {
                                  h.from, static_cast<std::uint32_t>(size_), h.from_nonce, nonce_},
                  in.out);
   }
-  if (!write_some(in.fd.get(), in.out, in.out_off, why)) {
+  if (!write_handshake(in.fd.get(), in.out, in.out_off, why)) {
     in.dead = true;  // the lower rank sees the failure and reconnects
     return;
   }

@@ -1,0 +1,67 @@
+# The layer table of src/: which layers each layer may include besides
+# itself. The one source of truth for both the include check
+# (CheckLayering.cmake, CTest "layering") and the per-layer include roots
+# the library targets compile with (McclLayers.cmake).
+#
+#   coll -> protocol -> transport -> common      (bootstrap, progress and topo
+#                                                  from the side)
+#   setup (the one creation path)                over protocol and every transport
+#   api, mpi, offload, torch                     above everything
+#
+# "mccl" is the public API under include/, which every layer may use.
+# "transport-api" means the interface headers directly under src/transport/;
+# "transport/<name>" is one transport's folder. Layers above transport see
+# only its interfaces, never an implementation folder; a transport folder
+# sees its own files, the interfaces and common (MCCL_LAYER_ALLOW_transport),
+# never a sibling transport. The in-process world (threads as ranks) is a
+# bootstrap that runs on the sim fabric, hence bootstrap -> transport/sim.
+set(MCCL_LAYER_ALLOW_common "common;mccl")
+set(MCCL_LAYER_ALLOW_topo "topo;common;mccl")
+set(MCCL_LAYER_ALLOW_bootstrap "bootstrap;transport-api;transport/sim;common;mccl")
+set(MCCL_LAYER_ALLOW_transport "transport-api;common;mccl")
+set(MCCL_LAYER_ALLOW_protocol "protocol;transport-api;common;mccl")
+set(MCCL_LAYER_ALLOW_coll "coll;protocol;transport-api;common;mccl")
+set(MCCL_LAYER_ALLOW_progress "progress;protocol;transport-api;topo;common;mccl")
+# Communicator creation picks and configures the transports themselves.
+set(MCCL_LAYER_ALLOW_setup
+    "setup;protocol;transport-api;transport/sim;transport/udp;transport/tcp;transport/ucx;transport/ibud;common;mccl")
+set(MCCL_LAYERS_ABOVE_EVERYTHING "api;mpi;offload;torch")
+set(MCCL_TRANSPORTS "sim;udp;tcp;ucx;ibud")
+
+# mccl_layer_of(<path> <out>): the layer an include path or a file under
+# src/ names: transport-api for transport/x.h, transport/<name> for a
+# transport folder, else its first folder ("" when it names none).
+function(mccl_layer_of path out)
+  if(path MATCHES "^transport/[^/]+$")
+    set(${out} "transport-api" PARENT_SCOPE)
+  elseif(path MATCHES "^(transport/[^/]+)/")
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  elseif(path MATCHES "^([^/]+)/")
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  else()
+    set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# mccl_layer_allowed(<layer> <out> <error>): what <layer> (as mccl_layer_of
+# names it) may include, or an error text when the table does not know it.
+# A layer above everything gets "*".
+function(mccl_layer_allowed layer out error)
+  set(${out} "" PARENT_SCOPE)
+  set(${error} "" PARENT_SCOPE)
+  if(layer MATCHES "^transport/(.+)$")
+    if(NOT CMAKE_MATCH_1 IN_LIST MCCL_TRANSPORTS)
+      set(${error} "transport folder '${CMAKE_MATCH_1}' is not in the layer table" PARENT_SCOPE)
+      return()
+    endif()
+    set(${out} "${layer};${MCCL_LAYER_ALLOW_transport}" PARENT_SCOPE)
+  elseif(layer STREQUAL "transport-api")
+    set(${out} "${MCCL_LAYER_ALLOW_transport}" PARENT_SCOPE)
+  elseif(layer IN_LIST MCCL_LAYERS_ABOVE_EVERYTHING)
+    set(${out} "*" PARENT_SCOPE)
+  elseif(DEFINED MCCL_LAYER_ALLOW_${layer})
+    set(${out} "${MCCL_LAYER_ALLOW_${layer}}" PARENT_SCOPE)
+  else()
+    set(${error} "layer '${layer}' is not in the layer table (cmake/McclLayerTable.cmake)" PARENT_SCOPE)
+  endif()
+endfunction()

@@ -1,0 +1,248 @@
+// Session's collectives (session.h): a submission becomes a coll operation,
+// on staging buffers filled from the client's memory or, zero copy, on the
+// client's shared buffers; a finished one's result is moved into the
+// client.
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "coll/validate.h"
+#include "offload/daemon/session.h"
+
+namespace mccl::offload::daemon {
+
+namespace {
+
+// A reduction's element size, 0 when the client sent an unknown data type
+// or operation.
+std::size_t reduction_element_size(const Submission& s) {
+  if (s.redop > static_cast<std::uint32_t>(ReduceOp::kMax)) return 0;
+  return size_of(static_cast<DataType>(s.dtype));
+}
+
+}  // namespace
+
+// Looped: the kernel may move fewer bytes than asked.
+common::Status client_io(pid_t pid, bool write, std::uint64_t remote, std::byte* local,
+                         std::size_t n) {
+  std::size_t done = 0;
+  while (done < n) {
+    iovec l{local + done, n - done};
+    iovec r{reinterpret_cast<void*>(remote + done), n - done};
+    ssize_t k = write ? ::process_vm_writev(pid, &l, 1, &r, 1, 0)
+                      : ::process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (k <= 0) {
+      return common::invalid_argument(std::string("the offload daemon could not ") +
+                                      (write ? "write" : "read") + " the application's buffer (" +
+                                      std::strerror(errno) + ")");
+    }
+    done += static_cast<std::size_t>(k);
+  }
+  return common::Status::ok();
+}
+
+common::Status Session::start(const Submission& s, Pending& p) {
+  protocol::Context& ctx = *comm_.ctx;
+  const pid_t pid = hello_.pid;
+  const int rank = ctx.rank(), size = ctx.size();
+  p.sub = s;
+  if (start_direct(s, p)) {
+    ctx.start(p.op);
+    return common::Status::ok();
+  }
+  switch (static_cast<OpKind>(s.kind)) {
+    case OpKind::kBarrier:
+      p.op = coll::make_barrier(ctx);
+      break;
+    case OpKind::kBroadcast: {
+      if (s.root < 0 || s.root >= size)
+        return common::invalid_argument("broadcast root out of range");
+      p.staging.allocate(s.bytes);
+      if (rank == s.root && s.bytes > 0) {
+        auto st = client_io(pid, false, s.buffer, p.staging.data(), s.bytes);
+        if (!st) return st;
+      }
+      p.op = coll::make_broadcast(ctx, comm_.coll, p.staging.data(), s.bytes, s.root);
+      break;
+    }
+    case OpKind::kAllgatherv: {
+      auto st = read_layout(s, p);
+      if (!st) return st;
+      std::size_t total = 0;
+      for (int r = 0; r < size; ++r) {
+        if (p.counts[r] > 0) total = std::max(total, p.displs[r] + p.counts[r]);
+      }
+      p.staging.allocate(total);
+      const std::size_t mine = p.counts[rank], at = mine > 0 ? p.displs[rank] : 0;
+      if (mine > 0) {
+        st =
+            client_io(pid, false, s.in_place ? s.buffer + at : s.send, p.staging.data() + at, mine);
+        if (!st) return st;
+      }
+      p.op = coll::make_allgatherv(ctx, comm_.coll, p.staging.data() + at, true, p.staging.data(),
+                                   p.counts, p.displs);
+      break;
+    }
+    case OpKind::kReduceScatterv: {
+      const auto type = static_cast<DataType>(s.dtype);
+      const std::size_t es = reduction_element_size(s);
+      if (es == 0) {
+        return common::invalid_argument("reduce-scatter: unknown data type or operation");
+      }
+      auto st = read_counts(s, p);
+      if (!st) return st;
+      std::size_t total = 0;
+      for (std::size_t c : p.counts) {
+        if (c > SIZE_MAX / es - total) {
+          return common::invalid_argument("reduce-scatter: the counts overflow a size_t");
+        }
+        total += c;
+      }
+      p.input.allocate(total * es);
+      p.staging.allocate(p.counts[rank] * es);
+      if (!p.input.empty()) {
+        st = client_io(pid, false, s.send, p.input.data(), p.input.size());
+        if (!st) return st;
+      }
+      p.op = coll::make_reduce_scatterv(ctx, comm_.coll, p.input.data(), p.staging.data(), p.counts,
+                                        type, static_cast<ReduceOp>(s.redop));
+      break;
+    }
+    case OpKind::kAllreduce: {
+      const auto type = static_cast<DataType>(s.dtype);
+      const std::size_t es = reduction_element_size(s);
+      if (es == 0) {
+        return common::invalid_argument("allreduce: unknown data type or operation");
+      }
+      if (s.bytes > SIZE_MAX / es) {
+        return common::invalid_argument("allreduce: count " + std::to_string(s.bytes) +
+                                        " overflows a size_t in bytes");
+      }
+      p.staging.allocate(s.bytes * es);
+      if (!p.staging.empty()) {
+        auto st = client_io(pid, false, s.in_place ? s.buffer : s.send, p.staging.data(),
+                            p.staging.size());
+        if (!st) return st;
+      }
+      p.op = coll::make_allreduce(ctx, comm_.coll, nullptr, true, p.staging.data(), s.bytes, type,
+                                  static_cast<ReduceOp>(s.redop));
+      break;
+    }
+    default:
+      return common::invalid_argument("unknown offloaded operation kind");
+  }
+  ctx.start(p.op);
+  return common::Status::ok();
+}
+
+common::Status Session::read_counts(const Submission& s, Pending& p) {
+  std::vector<std::uint64_t> raw(static_cast<std::size_t>(comm_.ctx->size()));
+  auto st = client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()),
+                      sizeof(std::uint64_t) * raw.size());
+  if (st) p.counts.assign(raw.begin(), raw.end());
+  return st;
+}
+
+common::Status Session::read_layout(const Submission& s, Pending& p) {
+  const int rank = comm_.ctx->rank(), size = comm_.ctx->size();
+  std::vector<std::uint64_t> raw(2 * static_cast<std::size_t>(size));
+  const std::size_t half = sizeof(std::uint64_t) * static_cast<std::size_t>(size);
+  auto st = client_io(hello_.pid, false, s.counts, reinterpret_cast<std::byte*>(raw.data()), half);
+  if (st) {
+    st = client_io(hello_.pid, false, s.displs, reinterpret_cast<std::byte*>(raw.data() + size),
+                   half);
+  }
+  if (!st) return st;
+  p.counts.assign(raw.begin(), raw.begin() + size);
+  p.displs.assign(raw.begin() + size, raw.end());
+  // The client's own addresses: checked for null and for wrapping, never used.
+  return coll::validate_allgatherv(rank, size, reinterpret_cast<const void*>(s.send),
+                                   s.in_place != 0, reinterpret_cast<const void*>(s.buffer),
+                                   p.counts, p.displs,
+                                   coll::max_stream_bytes(comm_.ctx->config().chunk_bytes));
+}
+
+// Zero copy: when every buffer of `s` lies in the client's shared regions,
+// the operation runs on them in place. False: take the staging path.
+bool Session::start_direct(const Submission& s, Pending& p) {
+  protocol::Context& ctx = *comm_.ctx;
+  const int rank = ctx.rank(), size = ctx.size();
+  const auto kind = static_cast<OpKind>(s.kind);
+  if (kind == OpKind::kBroadcast) {
+    std::byte* buf = regions_.find(s.buffer, s.bytes);
+    if (buf == nullptr || s.root < 0 || s.root >= size) return false;
+    p.op = coll::make_broadcast(ctx, comm_.coll, buf, s.bytes, s.root);
+  } else if (kind == OpKind::kAllgatherv) {
+    if (!read_layout(s, p)) return false;  // the staging path reports it
+    std::uint64_t lo = UINT64_MAX, hi = 0;
+    for (int r = 0; r < size; ++r) {
+      if (p.counts[r] == 0) continue;
+      lo = std::min<std::uint64_t>(lo, p.displs[r]);
+      hi = std::max<std::uint64_t>(hi, p.displs[r] + p.counts[r]);
+    }
+    if (hi == 0) return false;
+    std::byte* recv = regions_.find(s.buffer + lo, hi - lo);
+    const std::size_t mine = p.counts[rank];
+    std::byte* send = s.in_place || mine == 0 ? nullptr : regions_.find(s.send, mine);
+    if (recv == nullptr || (!s.in_place && mine > 0 && send == nullptr)) return false;
+    p.op = coll::make_allgatherv(ctx, comm_.coll, send, s.in_place != 0 || mine == 0, recv - lo,
+                                 p.counts, p.displs);
+  } else if (kind == OpKind::kAllreduce) {
+    const std::size_t es = reduction_element_size(s);
+    if (es == 0 || s.bytes > SIZE_MAX / es) return false;  // the staging path reports it
+    const std::size_t bytes = s.bytes * es;
+    std::byte* recv = regions_.find(s.buffer, bytes);
+    std::byte* send = s.in_place ? nullptr : regions_.find(s.send, bytes);
+    if (bytes == 0 || recv == nullptr || (!s.in_place && send == nullptr)) return false;
+    p.op = coll::make_allreduce(ctx, comm_.coll, send, s.in_place != 0, recv, s.bytes,
+                                static_cast<DataType>(s.dtype), static_cast<ReduceOp>(s.redop));
+  } else if (kind == OpKind::kReduceScatterv) {
+    const std::size_t es = reduction_element_size(s);
+    if (es == 0 || !read_counts(s, p)) return false;  // the staging path reports it
+    std::size_t total = 0;
+    for (std::size_t c : p.counts) total += c;
+    std::byte* send = regions_.find(s.send, total * es);
+    std::byte* recv = regions_.find(s.buffer, p.counts[rank] * es);
+    if (send == nullptr || (p.counts[rank] > 0 && recv == nullptr)) return false;
+    p.op =
+        coll::make_reduce_scatterv(ctx, comm_.coll, send, recv, p.counts,
+                                   static_cast<DataType>(s.dtype), static_cast<ReduceOp>(s.redop));
+  } else {
+    return false;  // a barrier has no buffers
+  }
+  p.direct = true;
+  return true;
+}
+
+// Moves the result into the client's buffers.
+common::Status Session::deliver(Pending& p) {
+  if (p.direct) return common::Status::ok();
+  const pid_t pid = hello_.pid;
+  const int rank = comm_.ctx->rank();
+  const Submission& s = p.sub;
+  if (static_cast<OpKind>(s.kind) == OpKind::kBroadcast) {
+    if (rank == s.root || s.bytes == 0) return common::Status::ok();
+    return client_io(pid, true, s.buffer, p.staging.data(), s.bytes);
+  }
+  if (static_cast<OpKind>(s.kind) == OpKind::kReduceScatterv ||
+      static_cast<OpKind>(s.kind) == OpKind::kAllreduce) {
+    if (p.staging.empty()) return common::Status::ok();
+    return client_io(pid, true, s.buffer, p.staging.data(), p.staging.size());
+  }
+  if (static_cast<OpKind>(s.kind) == OpKind::kAllgatherv) {
+    for (std::size_t r = 0; r < p.counts.size(); ++r) {
+      if (p.counts[r] == 0 || (static_cast<int>(r) == rank && s.in_place)) continue;
+      auto st =
+          client_io(pid, true, s.buffer + p.displs[r], p.staging.data() + p.displs[r], p.counts[r]);
+      if (!st) return st;
+    }
+  }
+  return common::Status::ok();
+}
+
+}  // namespace mccl::offload::daemon
