@@ -46,6 +46,8 @@ constexpr StatField kStatFields[] = {
     {"early_arrivals_dropped", &Stats::early_arrivals_dropped},
     {"collectives_completed", &Stats::collectives_completed},
     {"eager_completions", &Stats::eager_completions},
+    {"loss_reports_sent", &Stats::loss_reports_sent},
+    {"rate_decreases", &Stats::rate_decreases},
 };
 constexpr std::size_t kNumStats = std::size(kStatFields);
 

@@ -38,6 +38,12 @@ typedef struct mccl_stats_t {
   /* Small collectives that completed before the right neighbour's release,
    * serving it from a copy (MCCL_PROTO_EAGER_BYTES). */
   uint64_t eager_completions;
+  /* Where the link rate is unknown, the roots' rate estimated from loss
+   * (MCCL_PROTO_RATE_ADAPT): loss reports sent, cuts of this rank's
+   * estimate, and the estimate now in Mbit/s (0 where the rate is known). */
+  uint64_t loss_reports_sent;
+  uint64_t rate_decreases;
+  uint64_t link_estimate_mbit;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

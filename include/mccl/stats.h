@@ -32,6 +32,15 @@ struct Stats {
   // before its right neighbour released it: a copy served that neighbour
   // (MCCL_PROTO_EAGER_BYTES).
   std::uint64_t eager_completions = 0;
+  // Where the link rate is unknown (an interface that reports no speed and
+  // no MCCL_UDP_RATE_MBIT), the roots' rate is estimated from loss
+  // (MCCL_PROTO_RATE_ADAPT): loss reports this rank sent to roots, how
+  // often its own estimate was cut, and the estimate now (Mbit/s of the
+  // whole link; each of k roots injecting at once sends 1/k of it). All 0
+  // where the rate is known.
+  std::uint64_t loss_reports_sent = 0;
+  std::uint64_t rate_decreases = 0;
+  std::uint64_t link_estimate_mbit = 0;
 };
 
 }  // namespace mccl

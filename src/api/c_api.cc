@@ -240,6 +240,9 @@ mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
     c.early_arrivals_dropped = s.early_arrivals_dropped;
     c.collectives_completed = s.collectives_completed;
     c.eager_completions = s.eager_completions;
+    c.loss_reports_sent = s.loss_reports_sent;
+    c.rate_decreases = s.rate_decreases;
+    c.link_estimate_mbit = s.link_estimate_mbit;
     // A caller built against an older header has a shorter struct.
     std::memcpy(static_cast<void*>(stats), &c, std::min(size, sizeof c));
   });

@@ -53,6 +53,13 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
   c.eager_bytes = static_cast<std::size_t>(s::kProtoEagerBytes.get_int(0));
   c.eager_budget = static_cast<std::size_t>(s::kProtoEagerBudget.get_int(0));
   c.op_timeout = std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1));
+  const std::string adapt = s::kProtoRateAdapt.get();
+  c.rate.adapt = adapt != "off";
+  c.rate.adapt_reported = adapt == "on";
+  constexpr double kBytesPerMbit = 1e6 / 8;
+  c.rate.initial_bytes_per_s = s::kProtoRateInitialMbit.get_double() * kBytesPerMbit;
+  c.rate.floor_bytes_per_s = s::kProtoRateFloorMbit.get_double() * kBytesPerMbit;
+  c.rate.ceiling_bytes_per_s = s::kProtoRateCeilingMbit.get_double() * kBytesPerMbit;
   return c;
 }
 
@@ -73,8 +80,14 @@ Context::Context(int rank, int size, std::uint32_t tag,
       gate_({dgram_->wait_fd_gates_poll() ? dgram_->wait_fd() : -1,
              reliable_->wait_fd_gates_poll() ? reliable_->wait_fd() : -1}),
       config_(config),
-      early_(config.early_bytes) {
+      early_(config.early_bytes),
+      adapt_rate_(config.rate.adapt &&
+                  (dgram_->link_rate_unknown() ||
+                   (config.rate.adapt_reported && dgram_->link_rate_reported()))),
+      rate_(config.rate),
+      loss_reported_(static_cast<std::size_t>(size)) {
   if (config_.auth_key) mac_ = std::make_unique<DatagramMac>(*config_.auth_key);
+  if (adapt_rate_) apply_rate();
 }
 
 Context::~Context() = default;
@@ -231,6 +244,12 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     return;
   }
   if (seeking_abort_ && h.kind != ControlKind::kAbort) return;  // see poison()
+  if (h.kind == ControlKind::kLossReport) {
+    // About this rank's sending, not about one collective: it may well
+    // arrive after the collective it names has finished here.
+    on_loss_report(peer, h, body);
+    return;
+  }
   if (h.kind == ControlKind::kAbort) {
     std::string text(reinterpret_cast<const char*>(body.data()), body.size());
     auto code = static_cast<ErrorCode>(h.arg0);

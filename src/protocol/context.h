@@ -28,6 +28,7 @@
 #include "protocol/early_store.h"
 #include "protocol/operation.h"
 #include "protocol/poll_gate.h"
+#include "protocol/rate_control.h"
 #include "protocol/wire.h"
 #include "transport/datagram.h"
 #include "transport/reliable.h"
@@ -59,6 +60,9 @@ struct ProtocolConfig {
   // for the MAC in every datagram.
   std::optional<AuthKey> auth_key;
   common::Duration op_timeout = std::chrono::seconds(60);
+  // The roots' rate where the transport cannot tell the link's
+  // (DatagramTransport::link_rate_unknown); see protocol/rate_control.h.
+  RateConfig rate;
 };
 
 // Datagrams a root injects per progress call when MCCL_PROTO_SEND_BATCH is
@@ -120,6 +124,15 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // (DatagramTransport::share_link).
   common::Status send_datagrams(std::span<const transport::OutDatagram> batch,
                                 std::size_t& accepted, unsigned senders = 1);
+  // Rate from loss (protocol/rate_control.h), a no-op where the link rate
+  // is known. A root injected `bytes` of collective `seq`'s stream, up to
+  // chunk `next` (exclusive).
+  void note_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes);
+  // This rank asked for `count` chunks of `root`'s stream in collective
+  // `seq`, from chunk `first` on: tells the root (kLossReport), at most once
+  // per stall deadline per root and collective.
+  void report_loss(std::uint32_t root, std::uint32_t seq, std::uint64_t signature,
+                   std::uint64_t first, std::uint64_t count);
   // How this communicator's datagrams are authenticated (protocol/wire.h).
   DataAuth data_auth() const { return {mac_.get(), next_seq_, next_seq64_}; }
   // The loss deadline: silence longer than this means the rest was lost.
@@ -180,6 +193,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void note_arrival(common::TimePoint now);
   void check_failed_peers();
   void refused_by_peer(Operation& op, const ControlHeader& h, std::span<const std::byte> body);
+  void on_loss_report(int peer, const ControlHeader& h, std::span<const std::byte> body);
+  void apply_rate();  // hands the estimate to the transport and the counters
   void retire_finished();
 
   const int rank_;
@@ -221,6 +236,18 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   std::map<std::uint32_t, EagerCopy> eager_;  // by sequence number
   std::size_t eager_bytes_ = 0;
   std::atomic<std::size_t> eager_count_{0};
+
+  // Rate from loss: on where the setting asks for it and the transport
+  // cannot tell the link rate; then this rank both adapts its own rate and
+  // reports its loss to the roots.
+  bool adapt_rate_ = false;
+  RateController rate_;
+  struct LossReported {
+    bool sent = false;
+    std::uint32_t seq = 0;
+    common::TimePoint at{};
+  };
+  std::vector<LossReported> loss_reported_;  // by root
 
   bool in_reliable_poll_ = false;  // reliable_->poll() is running: poison() must not re-enter it
   bool seeking_abort_ = false;     // poison() reads only kAbort messages

@@ -21,6 +21,7 @@ struct Counters {
   C early_arrivals_stored{0}, early_arrivals_dropped{0};
   C collectives_completed{0};
   C eager_completions{0};
+  C loss_reports_sent{0}, rate_decreases{0}, link_estimate_mbit{0};
 
   static void add(C& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
 
@@ -44,6 +45,9 @@ struct Counters {
     s.early_arrivals_dropped = g(early_arrivals_dropped);
     s.collectives_completed = g(collectives_completed);
     s.eager_completions = g(eager_completions);
+    s.loss_reports_sent = g(loss_reports_sent);
+    s.rate_decreases = g(rate_decreases);
+    s.link_estimate_mbit = g(link_estimate_mbit);
     return s;
   }
 };

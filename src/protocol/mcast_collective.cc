@@ -100,7 +100,10 @@ void McastCollective::inject(TimePoint now) {
   Counters::add(ctx_.counters().mcast_datagrams_sent, accepted);
   Counters::add(ctx_.counters().mcast_bytes_sent, bytes);
   s.next_to_send += accepted;
-  if (accepted > 0) last_activity_ = now;
+  if (accepted > 0) {
+    last_activity_ = now;
+    ctx_.note_injected(seq(), s.next_to_send, bytes);
+  }
 }
 
 // ---- receive path ----------------------------------------------------------
@@ -166,7 +169,7 @@ void McastCollective::on_control(int peer, const ControlHeader& h, std::span<con
 void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint64_t end) {
   if (!pull_from_left_ || s.local()) return;
   std::vector<std::byte> body;
-  std::uint64_t chunks = 0, bytes = 0;
+  std::uint64_t chunks = 0, bytes = 0, first = 0;
   auto put32 = [&body](std::uint32_t v) {
     for (int i = 0; i < 4; ++i) body.push_back(std::byte((v >> (8 * i)) & 0xFF));
   };
@@ -180,6 +183,7 @@ void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint6
       std::uint64_t e = b;
       while (e < gap.end && !s.requested.test(e)) s.requested.set(e++);
       if (e > b) {
+        if (chunks == 0) first = b;
         put32(static_cast<std::uint32_t>(b));
         put32(static_cast<std::uint32_t>(e - b));
         chunks += e - b;
@@ -201,6 +205,7 @@ void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint6
   h.signature = spec_.signature;
   common::Status st = ctx_.send_control(ctx_.left(), h, body);
   if (!st.is_ok()) ctx_.poison(st);
+  ctx_.report_loss(h.root, seq(), spec_.signature, first, chunks);
 }
 
 void McastCollective::detect_loss(TimePoint now) {

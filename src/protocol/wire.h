@@ -114,6 +114,7 @@ enum class ControlKind : std::uint8_t {
   kP2pData = 6,        // point-to-point algorithms: arg0/arg1 are theirs; body = bytes
   kBarrier = 7,        // arg0 = round
   kCallRefused = 8,    // arg0 = error code, arg1 = origin rank; body = why it refused seq
+  kLossReport = 9,     // to `root`: arg0 = first chunk of its stream lost, arg1 = chunks lost
 };
 const char* to_string(ControlKind k);
 

@@ -72,6 +72,20 @@ class DatagramTransport {
   // nothing changes; called before every send.
   virtual void share_link(unsigned senders) { (void)senders; }
 
+  // True where the transport could pace to a link rate but cannot tell it
+  // (an interface that reports no speed, and none was given): it sends
+  // unpaced, and the protocol estimates the rate from loss instead
+  // (protocol/rate_control.h) and hands the estimate to set_link_estimate().
+  virtual bool link_rate_unknown() const { return false; }
+  // True where the rate paced to is the one the device reports, which may
+  // be wrong (a veth says 10 Gbit/s whatever its rate limiter allows); the
+  // protocol may estimate it from loss there too (MCCL_PROTO_RATE_ADAPT=on).
+  virtual bool link_rate_reported() const { return false; }
+  // Only where link_rate_unknown() or link_rate_reported(): pace as if the
+  // link ran at `bytes_per_s` (> 0) from now on; share_link() divides it as
+  // it would a known rate. Cheap; called whenever the estimate changes.
+  virtual void set_link_estimate(double bytes_per_s) { (void)bytes_per_s; }
+
   // A descriptor that turns readable when datagrams are waiting, for
   // engines that sleep; -1 when the transport has none.
   virtual int wait_fd() const { return -1; }

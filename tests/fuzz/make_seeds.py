@@ -50,7 +50,8 @@ def main():
 
     ranges = struct.pack("<IIII", 0, 2, 5, 3)
     for i, m in enumerate([control(1), control(2), control(3, ranges), control(4, b"x" * 20, 3),
-                           control(5, b"why", 6, 1), control(7, arg0=2), control(8, b"no", 6)]):
+                           control(5, b"why", 6, 1), control(7, arg0=2), control(8, b"no", 6),
+                           control(9, arg0=5, arg1=3)]):
         write("control", f"seed-{i}", struct.pack("<I", 16) + m)
 
     addr = struct.pack("<IHHIHHQ", 0x5054434D, 1, 0, 0x7F000001, 4242, 0, 0xABCDEF)

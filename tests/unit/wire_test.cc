@@ -415,14 +415,28 @@ TEST(WireControl, HeaderOnlyMessageHasAnEmptyBody) {
 }
 
 TEST(WireControl, UnknownKindRejected) {
-  // 8 is kCallRefused, the last kind.
-  for (unsigned k : {0u, 9u, 255u}) {
+  // 9 is kLossReport, the last kind.
+  for (unsigned k : {0u, 10u, 255u}) {
     Bytes m = make_message(sample_control());
     m[3] = std::byte(k);
     ControlHeader out;
     std::span<const std::byte> body;
     EXPECT_FALSE(decode_control(m, kTag, out, body)) << "kind " << k;
   }
+}
+
+TEST(WireControl, LossReportRoundTrips) {
+  ControlHeader h = sample_control();
+  h.kind = ControlKind::kLossReport;
+  h.arg0 = 717;
+  h.arg1 = 64;
+  ControlHeader out;
+  std::span<const std::byte> body;
+  ASSERT_TRUE(decode_control(make_message(h), kTag, out, body));
+  EXPECT_EQ(out.kind, ControlKind::kLossReport);
+  EXPECT_EQ(out.arg0, 717u);
+  EXPECT_EQ(out.arg1, 64u);
+  EXPECT_STREQ(to_string(out.kind), "loss-report");
 }
 
 TEST(WireControl, ForeignTagRejected) {

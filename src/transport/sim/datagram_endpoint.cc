@@ -43,8 +43,29 @@ class DatagramEndpoint final : public DatagramTransport {
   common::Status send(std::span<const OutDatagram> batch, std::size_t& accepted) override;
   // `senders` roots inject at once: this one gets 1/senders of the link.
   void share_link(unsigned senders) override {
+    senders_ = std::max(1u, senders);
+    repace();
+  }
+  bool link_rate_unknown() const override {
+    return fabric_->config.hide_link_rate && fabric_->config.link_gbit_per_s > 0;
+  }
+  void set_link_estimate(double bytes_per_s) override {
+    if (!link_rate_unknown() || bytes_per_s <= 0) return;
+    estimate_ns_per_byte_ = 1e9 / bytes_per_s;
+    repace();
+  }
+  common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) override;
+
+ private:
+  // The time a byte takes on this sender's link: its share of the link
+  // rate, or where that is hidden the link itself (never faster) or the
+  // share of the estimate it was given, whichever is slower.
+  void repace() {
     if (fabric_->config.link_gbit_per_s <= 0) return;
-    ns_per_byte_ = 8.0 * std::max(1u, senders) / fabric_->config.link_gbit_per_s;
+    const double link_ns_per_byte = 8.0 / fabric_->config.link_gbit_per_s;
+    ns_per_byte_ = fabric_->config.hide_link_rate
+                       ? std::max(link_ns_per_byte, estimate_ns_per_byte_ * senders_)
+                       : link_ns_per_byte * senders_;
     // The backlog a full send queue represents: max_in_flight datagrams
     // of MTU size waiting for the link.
     max_backlog_ = std::chrono::nanoseconds(static_cast<std::int64_t>(
@@ -61,9 +82,7 @@ class DatagramEndpoint final : public DatagramTransport {
                                          4.0 / fabric_->config.link_gbit_per_s)));
     }
   }
-  common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) override;
 
- private:
   // Caller holds self_->link_mu. Books the link for a datagram of `bytes`
   // and sets `arrival`; false when the backlog is already full.
   bool book_link(common::TimePoint now, std::size_t bytes, common::TimePoint& arrival);
@@ -73,7 +92,9 @@ class DatagramEndpoint final : public DatagramTransport {
   std::shared_ptr<RankState> self_;
   std::shared_ptr<Inbox> inbox_;
   const int rank_;
-  double ns_per_byte_ = 0.0;  // 0: the link is infinitely fast
+  double ns_per_byte_ = 0.0;           // 0: the link is infinitely fast
+  unsigned senders_ = 1;               // share_link()
+  double estimate_ns_per_byte_ = 0.0;  // set_link_estimate(); 0: none given
   std::chrono::nanoseconds max_backlog_{0};
   std::uint64_t next_counter_ = 0;
   std::vector<Outgoing> scratch_;  // reused by send() so a batch costs no allocation

@@ -33,6 +33,11 @@ struct FabricConfig {
   // that together send faster than one receiver's link). 0 = no port model.
   // With it, a sender's queue holds at most half a buffer's drain time.
   std::size_t port_buffer_bytes = 0;
+  // The endpoints cannot tell the link rate (link_rate_unknown), as a NIC
+  // that reports no speed: a root then sends at the whole link rate
+  // whatever share_link() says, unless the protocol hands it an estimate
+  // (set_link_estimate), which paces it below the link. Needs a link rate.
+  bool hide_link_rate = false;
   std::size_t mtu = 1500;
   std::size_t receive_depth = 16384;  // datagrams queued per receiver
   std::uint64_t seed = 1;

@@ -59,14 +59,12 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
       self_addr_net_(htonl(setup.self_addr)),
       self_port_net_(htons(setup.self_port)),
       rank_(setup.rank),
+      link_bytes_per_s_(info_.rate_mbit * 1e6 / 8),
       gso_(info_.gso),
       gso_required_(setup.gso_required),
       recv_slot_bytes_(info_.gro ? std::max(kGroSlotBytes, mtu_) : mtu_),
       drop_state_(info_.test_drop_seed) {
-  if (info_.rate_mbit > 0) {
-    const double bytes_per_s = info_.rate_mbit * 1e6 / 8;
-    pacer_ = Pacer(bytes_per_s, burst_for(bytes_per_s), common::now());
-  }
+  if (link_bytes_per_s_ > 0) repace();
 
   // Sized for the GSO batch whatever the mode: auto may start without it.
   send_msgs_.resize(kGsoBatch);
@@ -104,12 +102,29 @@ std::size_t UdpEndpoint::burst_for(double bytes_per_s) const {
   return std::max(static_cast<std::size_t>(bytes_per_s * 2e-3), 4 * largest);
 }
 
+void UdpEndpoint::repace() {
+  const double bytes_per_s = link_bytes_per_s_ / link_share_;
+  if (pacer_.enabled()) {
+    pacer_.set_rate(bytes_per_s, burst_for(bytes_per_s), common::now());
+  } else {
+    pacer_ = Pacer(bytes_per_s, burst_for(bytes_per_s), common::now());
+  }
+}
+
 void UdpEndpoint::share_link(unsigned senders) {
   senders = std::max(senders, 1u);
-  if (senders == link_share_ || !pacer_.enabled()) return;
+  if (senders == link_share_) return;
   link_share_ = senders;
-  const double bytes_per_s = info_.rate_mbit * 1e6 / 8 / senders;
-  pacer_.set_rate(bytes_per_s, burst_for(bytes_per_s), common::now());
+  if (pacer_.enabled()) repace();
+}
+
+void UdpEndpoint::set_link_estimate(double bytes_per_s) {
+  if (!(info_.rate_unknown || info_.rate_reported) || bytes_per_s <= 0 ||
+      bytes_per_s == link_bytes_per_s_) {
+    return;
+  }
+  link_bytes_per_s_ = bytes_per_s;
+  repace();
 }
 
 DatagramCaps UdpEndpoint::caps() const {

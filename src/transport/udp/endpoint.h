@@ -55,8 +55,12 @@ class UdpEndpoint final : public UdpTransport {
   DatagramCaps caps() const override;
   common::Status send(std::span<const OutDatagram> batch, std::size_t& accepted) override;
   common::Status poll(DatagramHandler& handler, std::size_t max, std::size_t& delivered) override;
-  // Paces to info().rate_mbit / senders (when paced at all).
+  // Paces to the link rate / senders (when paced at all): info().rate_mbit,
+  // or the protocol's estimate where that is unknown.
   void share_link(unsigned senders) override;
+  bool link_rate_unknown() const override { return info_.rate_unknown; }
+  bool link_rate_reported() const override { return info_.rate_reported; }
+  void set_link_estimate(double bytes_per_s) override;
   int wait_fd() const override { return recv_fd_.get(); }
   bool wait_fd_gates_poll() const override { return true; }  // poll() only reads the socket
 
@@ -94,6 +98,8 @@ class UdpEndpoint final : public UdpTransport {
   std::size_t build_messages(std::span<const OutDatagram> datagrams);
   // The pacer's bucket at `bytes_per_s`.
   std::size_t burst_for(double bytes_per_s) const;
+  // Paces to link_bytes_per_s_ / link_share_ from now on.
+  void repace();
   // A GSO send failed with `err`: fall back (auto) or report (on).
   common::Status gso_refused(int err);
 
@@ -128,7 +134,8 @@ class UdpEndpoint final : public UdpTransport {
 
   // Send side (touched only by send() and share_link()).
   Pacer pacer_;
-  unsigned link_share_ = 1;  // the pacer runs at info_.rate_mbit / link_share_
+  unsigned link_share_ = 1;  // the pacer runs at link_bytes_per_s_ / link_share_
+  double link_bytes_per_s_;  // info_.rate_mbit, or the estimate where it is unknown; 0: unpaced
   std::vector<mmsghdr> send_msgs_;
   std::vector<iovec> send_iov_;               // two per datagram: header, payload
   std::vector<GsoControl> send_ctl_;          // one per message

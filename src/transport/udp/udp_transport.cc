@@ -280,12 +280,18 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
   info.iface_mtu = iface.mtu;
   info.group = derive_group(config.comm_tag, config.job_salt);
   // The link rate the senders pace to: the one given, else the one the
-  // interface reports; unpaced where neither says (loopback).
+  // interface reports. Where neither says, a real link's rate is estimated
+  // by the protocol from loss (link_rate_unknown); loopback has no link to
+  // overrun and stays unpaced.
   info.rate_mbit = r.rate_mbit > 0 ? r.rate_mbit : r.rate_mbit < 0 ? 0 : iface.speed_mbit;
+  info.rate_unknown = r.rate_mbit == 0 && iface.speed_mbit == 0 && !iface.loopback;
+  info.rate_reported = r.rate_mbit == 0 && iface.speed_mbit > 0;
   info.rate_source = r.rate_mbit > 0    ? "MCCL_UDP_RATE_MBIT"
                      : r.rate_mbit < 0  ? "unpaced by setting"
                      : iface.speed_mbit ? "interface speed"
-                                        : "interface reports no speed: unpaced";
+                     : info.rate_unknown
+                         ? "interface reports no speed: estimated from loss (MCCL_PROTO_RATE_ADAPT)"
+                         : "loopback: unpaced";
   info.test_drop_permille = r.drop_permille;
   info.test_drop_seed = config.test_drop_seed != 0
                             ? config.test_drop_seed

@@ -74,6 +74,9 @@ struct UdpInfo {
   std::size_t rcvbuf_effective = 0;  // SO_RCVBUF read back, halved: the kernel doubles it
   bool rcvbuf_forced = false;        // SO_RCVBUFFORCE worked (CAP_NET_ADMIN)
   double rate_mbit = 0;              // link rate paced to; 0 = unpaced
+  bool rate_unknown = false;         // none given, the interface reports none, not loopback:
+                                     // the protocol's estimate paces (set_link_estimate)
+  bool rate_reported = false;        // rate_mbit is the interface's speed (may be wrong)
   const char* rate_source = "";      // where rate_mbit came from, for logs
   int test_drop_permille = 0;
   std::uint64_t test_drop_seed = 0;

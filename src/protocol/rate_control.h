@@ -1,0 +1,70 @@
+// The sending rate of a communicator's roots where the link rate is unknown
+// (DatagramTransport::link_rate_unknown): an estimate of the receivers' link
+// rate, adapted from loss as congestion control adapts a window.
+//
+// - It starts at RateConfig::initial and stays within [floor, ceiling].
+// - A loss report (kLossReport, sent by a receiver that had to ask for
+//   repairs of this rank's stream) cuts it by `decrease`, once per episode:
+//   reports about chunks injected before the last cut describe the overrun
+//   that cut already answered, so they change nothing. The order is by
+//   (collective, chunk): the position the root had reached when it cut.
+// - Every `recovery_bytes` injected without a cut raise it by `recovery`
+//   (a fraction), so it climbs back once the loss stops and probes for a
+//   faster link. Bytes, not time: idle time between collectives proves
+//   nothing about the link.
+// The estimate is the whole link's: the transport gives each of k roots
+// injecting at once 1/k of it (share_link), so one estimate serves a
+// broadcast and an allgather alike and carries over between them.
+//
+// Single-threaded: the context's progress thread owns it.
+#pragma once
+
+#include <cstdint>
+
+namespace mccl::protocol {
+
+struct RateConfig {
+  bool adapt = true;  // where the link rate is unknown; off: unpaced there
+  // Also where the rate is the one the device reports, which may be wrong
+  // (DatagramTransport::link_rate_reported).
+  bool adapt_reported = false;
+  double initial_bytes_per_s = 125e6;   // 1 Gbit/s
+  double floor_bytes_per_s = 12.5e6;    // 100 Mbit/s
+  double ceiling_bytes_per_s = 12.5e9;  // 100 Gbit/s
+  double decrease = 0.7;                // factor applied on loss
+  double recovery = 0.05;               // growth per recovery_bytes without loss
+  std::uint64_t recovery_bytes = 256 << 10;
+};
+
+class RateController {
+ public:
+  explicit RateController(const RateConfig& config);
+
+  double bytes_per_s() const { return rate_; }
+  std::uint64_t decreases() const { return decreases_; }
+
+  // This root injected `bytes` of collective `seq`, up to chunk `next`
+  // (exclusive) of its stream. True when the estimate rose.
+  bool on_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes);
+  // A receiver lost chunk `chunk` (and maybe more after it) of this root's
+  // stream in collective `seq`. True when the estimate fell.
+  bool on_loss(std::uint32_t seq, std::uint64_t chunk);
+
+ private:
+  struct Position {
+    std::uint32_t seq = 0;
+    std::uint64_t chunk = 0;
+  };
+  static bool before(const Position& a, const Position& b);
+
+  RateConfig config_;
+  double rate_;
+  std::uint64_t decreases_ = 0;
+  std::uint64_t clean_bytes_ = 0;  // injected since the last change
+  bool injected_ = false;          // sent_ holds a position
+  Position sent_;                  // the furthest this root has injected
+  bool cut_ = false;               // cut_at_ holds a position
+  Position cut_at_;                // sent_ when the estimate was last cut
+};
+
+}  // namespace mccl::protocol
