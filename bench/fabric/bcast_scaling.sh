@@ -7,11 +7,14 @@
 #             no protocol at all; per round the time from the sender's start to the
 #             slowest receiver's last datagram, median over rounds;
 #   mccl      build/bench/osu/mccl_osu_bcast --timeline: OSU's time (p50_max_us) and
-#             per rank when each step happened, from the root's first datagram.
+#             per rank when each step happened, from the root's first datagram;
+#   mccl:NAME the same with the --variant NAME's environment added (before/after
+#             comparisons in one interleaved run).
 #
 #   sudo bench/fabric/bcast_scaling.sh --ranks 2,4,8 --rate 1gbit --out DIR
 #        [--size 1m] [--reps 3] [--iters 100] [--impls baseline,mccl]
-#        [--mccl-env K=V]... [--pace-mbit M] [--no-rps] [--build-dir DIR]
+#        [--mccl-env K=V]... [--variant NAME:K=V[,K=V]...]... [--pace-mbit M]
+#        [--no-rps] [--build-dir DIR]
 #
 # Output: DIR/results.jsonl (one line per case and repetition, with load1),
 # DIR/summary.txt (also printed: per rank count and implementation the median over
@@ -32,6 +35,7 @@ orig_args=("$@")
 ranks="" rate="" out="" size=1048576 reps=3 iters=100 impls="baseline mccl" pace="" rps=1
 build="$REPO/build"
 mccl_env=()
+declare -A variant_env=()
 while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
@@ -43,6 +47,12 @@ while (($#)); do
     --iters) iters=${2-}; shift 2 ;;
     --impls) impls=$(list_of "${2-}"); shift 2 ;;
     --mccl-env) mccl_env+=("${2-}"); shift 2 ;;
+    --variant)
+      [[ ${2-} =~ ^([a-z0-9_-]+):(MCCL_[A-Z0-9_]+=[^,]*)(,MCCL_[A-Z0-9_]+=[^,]*)*$ ]] ||
+        usage_die "bad --variant '${2-}' (NAME:MCCL_K=V[,MCCL_K=V]...)"
+      variant_env[${2%%:*}]=${2#*:}
+      impls="$impls mccl:${2%%:*}"
+      shift 2 ;;
     --pace-mbit) pace=${2-}; shift 2 ;;
     --no-rps) rps=0; shift ;;
     --build-dir) build=${2-}; shift 2 ;;
@@ -52,7 +62,7 @@ done
 [[ -n $ranks && -n $rate && -n $out ]] || usage_die "--ranks, --rate and --out are required"
 for n in $ranks; do [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) || usage_die "bad rank count '$n'"; done
 [[ $reps =~ ^[0-9]+$ && $iters =~ ^[0-9]+$ ]] || usage_die "bad --reps or --iters"
-for i in $impls; do [[ $i =~ ^(baseline|mccl)$ ]] || usage_die "bad impl '$i'"; done
+for i in $impls; do [[ $i =~ ^(baseline|mccl)(:.+)?$ ]] || usage_die "bad impl '$i'"; done
 for kv in "${mccl_env[@]}"; do [[ $kv =~ ^MCCL_[A-Z0-9_]+= ]] || usage_die "bad --mccl-env '$kv'"; done
 rate_mbit=$(awk -v r="${rate,,}" 'BEGIN {
   if (match(r, /^[0-9.]+/)) { v = substr(r, 1, RLENGTH); u = substr(r, RLENGTH + 1) } else exit 1
@@ -90,6 +100,11 @@ rps_args=()
 "$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rate-side both "${rps_args[@]}"
 results=$out/results.jsonl
 
+# The machine's CPU seconds so far: "user system softirq" (/proc/stat, all cores).
+machine_cpu() {
+  awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.2f %.2f %.2f\n", ($2 + $3) / hz, $4 / hz, ($7 + $8) / hz; exit }' /proc/stat
+}
+
 # run_baseline N REP: receivers on hosts 1..N-1, the sender on host 0.
 run_baseline() {
   local n=$1 rep=$2 log=$out/logs/baseline-n$1-r$2.log load pids=() i ready
@@ -108,13 +123,16 @@ run_baseline() {
     sleep 0.1
   done
   rm -rf "$ready"
+  local cpu0 cpu1
+  cpu0=$(machine_cpu)
   timeout 120 "$FABRIC/cluster.sh" exec --name "$name" --host 0 -- "$baseline_bin" send \
     --group "$group" --port "$port" --iface veth0 --bytes "$size" --rate-mbit "$pace" \
     --rounds "$iters" --gap-ms 10 >"$log.h0" 2>&1
+  cpu1=$(machine_cpu)
   for p in "${pids[@]}"; do wait "$p"; done
   cat "$log".h* >"$log" && rm -f "$log".h*
   # Per round: sender's start, the slowest receiver's last datagram, datagrams seen.
-  awk -v n="$n" -v rep="$rep" -v load="$load" -v bytes="$size" '
+  awk -v n="$n" -v rep="$rep" -v load="$load" -v bytes="$size" -v cpu0="$cpu0" -v cpu1="$cpu1" '
     $1 == "start" { start[$2] = $3 }
     $1 == "recv" { f = $3; l = $4; if (!($2 in last) || l > last[$2]) last[$2] = l
                    if (!($2 in first) || f > first[$2]) first[$2] = f; got[$2] += $5 }
@@ -123,27 +141,37 @@ run_baseline() {
                    return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
     END { k = 0; for (r in start) if (r in last) { k++; t[k] = (last[r] - start[r]) / 1e3
                                                    u[k] = (first[r] - start[r]) / 1e3 }
-          printf "{\"impl\":\"baseline\",\"ranks\":%d,\"rep\":%d,\"bytes\":%d,\"load1\":%s,\"rounds\":%d,\"last_arrival_max_us\":%.1f,\"first_arrival_max_us\":%.1f,\"datagrams\":%d}\n",
-                 n, rep, bytes, load, k, median(t, k), median(u, k), got[0] }' "$log" >>"$results"
+          split(cpu0, a, " "); split(cpu1, b, " ")
+          printf "{\"impl\":\"baseline\",\"ranks\":%d,\"rep\":%d,\"bytes\":%d,\"load1\":%s,\"rounds\":%d,\"last_arrival_max_us\":%.1f,\"first_arrival_max_us\":%.1f,\"datagrams\":%d,\"machine_user_us\":%.0f,\"machine_system_us\":%.0f,\"machine_softirq_us\":%.0f}\n",
+                 n, rep, bytes, load, k, median(t, k), median(u, k), got[0],
+                 (b[1] - a[1]) * 1e6 / k, (b[2] - a[2]) * 1e6 / k, (b[3] - a[3]) * 1e6 / k }' "$log" >>"$results"
 }
 
+# run_mccl N REP [VARIANT]
 run_mccl() {
-  local n=$1 rep=$2 log=$out/logs/mccl-n$1-r$2.log load raw=$out/logs/mccl-n$1-r$2.json
+  local n=$1 rep=$2 variant=${3-} impl=mccl${3:+:$3}
+  local log=$out/logs/mccl${3:+-$3}-n$1-r$2.log load raw=$out/logs/mccl${3:+-$3}-n$1-r$2.json
   local envs=(--env "MCCL_UDP_RATE_MBIT=$pace") kv
   for kv in "${mccl_env[@]}"; do envs+=(--env "$kv"); done
+  if [[ -n $variant ]]; then
+    local -a extra
+    IFS=, read -r -a extra <<<"${variant_env[$variant]}"
+    for kv in "${extra[@]}"; do envs+=(--env "$kv"); done
+  fi
   load=$(cut -d' ' -f1 /proc/loadavg)
   rm -f "$raw"
   "$FABRIC/launch.sh" --name "$name" --hosts "$n" --timeout 300 "${envs[@]}" -- \
     "$osu_bin" -m "$size:$size" -i "$iters" -x 10 "${timeline[@]}" --stats --json "$raw" >"$log" 2>&1 ||
     { echo "$PROG: mccl at $n ranks failed (see $log)" >&2; return 0; }
-  sed -e "s/^{/{\"impl\":\"mccl\",\"rep\":$rep,\"load1\":$load,/" "$raw" >>"$results"
+  sed -e "s/^{/{\"rep\":$rep,\"load1\":$load,/" -e "s/\"impl\":\"mccl\"/\"impl\":\"$impl\"/" \
+    "$raw" >>"$results"
 }
 
 : >"$results"
 for ((rep = 1; rep <= reps; rep++)); do
   for n in $ranks; do
     for impl in $impls; do
-      "run_$impl" "$n" "$rep"
+      if [[ $impl == mccl:* ]]; then run_mccl "$n" "$rep" "${impl#mccl:}"; else "run_$impl" "$n" "$rep"; fi
       echo "$PROG: rep $rep, $n ranks, $impl done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
     done
   done
@@ -154,7 +182,7 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 def key(r): return (r["impl"], r["ranks"])
 cases = sorted({key(r) for r in rows})
-print("impl       ranks | time (median of reps)  min..max      | held(max)  returned(max)  call skew | load1")
+print("impl            ranks | time (median of reps)  min..max      | held(max)  returned(max)  call skew | machine cpu/coll: user sys softirq (us) | load1")
 for impl, n in cases:
     rs = [r for r in rows if key(r) == (impl, n)]
     if impl == "baseline":
@@ -165,6 +193,11 @@ for impl, n in cases:
         tl = [r.get("timeline", {}) for r in rs]
         med = lambda k: statistics.median([x[k] for x in tl if k in x]) if any(k in x for x in tl) else float("nan")
         extra = "%10.0f %14.0f %10.0f" % (med("held_max_us"), med("returned_max_us"), med("call_skew_us"))
+    def machine(k):
+        v = [r.get(k, r.get("timeline", {}).get(k)) for r in rs]
+        v = [x for x in v if x is not None]
+        return statistics.median(v) if v else float("nan")
+    cpu = "%6.0f %6.0f %6.0f" % (machine("machine_user_us"), machine("machine_system_us"), machine("machine_softirq_us"))
     loads = ",".join(str(r["load1"]) for r in rs)
-    print("%-10s %5d | %10.0f us %8.0f..%-8.0f | %s | %s" % (impl, n, statistics.median(t), min(t), max(t), extra, loads))
+    print("%-15s %5d | %10.0f us %8.0f..%-8.0f | %s | %s | %s" % (impl, n, statistics.median(t), min(t), max(t), extra, cpu, loads))
 EOF

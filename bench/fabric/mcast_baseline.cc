@@ -87,17 +87,28 @@ Args parse(int argc, char** argv) {
     const std::string k = argv[i];
     if (i + 1 >= argc) usage(k + " needs a value");
     const char* v = argv[i + 1];
-    if (k == "--group") a.group = v;
-    else if (k == "--iface") a.iface = v;
-    else if (k == "--ready") a.ready = v;
-    else if (k == "--port") a.port = std::atoi(v);
-    else if (k == "--rounds") a.rounds = std::atoi(v);
-    else if (k == "--gap-ms") a.gap_ms = std::atoi(v);
-    else if (k == "--timeout-ms") a.timeout_ms = std::atoi(v);
-    else if (k == "--bytes") a.bytes = std::strtoull(v, nullptr, 10);
-    else if (k == "--datagram") a.datagram = std::strtoull(v, nullptr, 10);
-    else if (k == "--rate-mbit") a.rate_mbit = std::atof(v);
-    else usage("unknown option " + k);
+    if (k == "--group")
+      a.group = v;
+    else if (k == "--iface")
+      a.iface = v;
+    else if (k == "--ready")
+      a.ready = v;
+    else if (k == "--port")
+      a.port = std::atoi(v);
+    else if (k == "--rounds")
+      a.rounds = std::atoi(v);
+    else if (k == "--gap-ms")
+      a.gap_ms = std::atoi(v);
+    else if (k == "--timeout-ms")
+      a.timeout_ms = std::atoi(v);
+    else if (k == "--bytes")
+      a.bytes = std::strtoull(v, nullptr, 10);
+    else if (k == "--datagram")
+      a.datagram = std::strtoull(v, nullptr, 10);
+    else if (k == "--rate-mbit")
+      a.rate_mbit = std::atof(v);
+    else
+      usage("unknown option " + k);
   }
   if (a.group.empty() || a.iface.empty() || a.port <= 0) usage("--group, --port, --iface needed");
   if (a.rounds < 1 || a.datagram <= sizeof(Header) || a.datagram > 8972 || a.rate_mbit <= 0) {
@@ -178,8 +189,8 @@ int send_rounds(const Args& a, int fd) {
                        static_cast<std::uint32_t>(count)};
         std::memcpy(run.data() + k * a.datagram, &h, sizeof h);
       }
-      const ssize_t sent = ::sendto(fd, run.data(), n * a.datagram, 0,
-                                    reinterpret_cast<sockaddr*>(&to), sizeof to);
+      const ssize_t sent =
+          ::sendto(fd, run.data(), n * a.datagram, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
       if (sent < 0) fail("sendto");
       i += n;
     }
@@ -227,7 +238,8 @@ int receive_rounds(const Args& a, int fd) {
       if (r.first == 0) r.first = t;
       r.last = t;
       ++r.datagrams;
-      last_round_done = h.round + 1 == static_cast<std::uint32_t>(a.rounds) && h.index + 1 == h.count;
+      last_round_done =
+          h.round + 1 == static_cast<std::uint32_t>(a.rounds) && h.index + 1 == h.count;
     }
     if (last_round_done) break;
   }

@@ -1,6 +1,7 @@
 #include "osu_common.h"
 
 #include <getopt.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -69,6 +70,13 @@ double read_counter(const std::string& dev, const char* name) {
 NetCounters read_net(const std::string& dev) {
   return {read_counter(dev, "tx_bytes"), read_counter(dev, "rx_bytes"),
           read_counter(dev, "tx_packets"), read_counter(dev, "rx_packets")};
+}
+
+// CPU time (user and system) of this process so far.
+double process_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
 double median(std::vector<double> v) {
@@ -271,7 +279,10 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     Stats before{};
     comm.barrier();
     for (int i = 0; i < iters + skip; ++i) {
-      if (i == skip) before = comm.stats();
+      if (i == skip) {
+        before = comm.stats();
+        if (o.timeline && lead) timeline.machine_before();
+      }
       if (o.validate) {
         coll.fill(bytes, i);
         for (int j = 0; j < o.validation_warmup; ++j) {
@@ -280,15 +291,19 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
         }
         comm.barrier();
       }
+      const double cpu0 = o.timeline ? process_cpu_ns() : 0;
       const auto t0 = Clock::now();
       coll.run(bytes);
       const auto t1 = Clock::now();
-      if (o.timeline && i >= skip) timeline.record(i - skip, t0, t1, comm.stats().last_mcast);
+      if (o.timeline && i >= skip) {
+        timeline.record(i - skip, t0, t1, process_cpu_ns() - cpu0, comm.stats().last_mcast);
+      }
       comm.barrier();
       if (o.validate) errors += static_cast<double>(coll.check(bytes, i));
       if (i >= skip) times[i - skip] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     }
     const Stats after = comm.stats();
+    if (o.timeline && lead) timeline.machine_after();
 
     NetCounters net;
     if (traffic) {
@@ -369,7 +384,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
         const auto from = all.begin() + static_cast<std::ptrdiff_t>(r * mine.size() + tail);
         steps.insert(steps.end(), from, from + static_cast<std::ptrdiff_t>(mine.size() - tail));
       }
-      if (json == nullptr) Timeline::report(steps, n, iters, nullptr);
+      if (json == nullptr) timeline.report(steps, n, iters, nullptr);
     }
     std::fflush(stdout);
 
@@ -396,7 +411,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
         }
         std::fprintf(json, "}");
       }
-      if (o.timeline) Timeline::report(steps, n, iters, json);
+      if (o.timeline) timeline.report(steps, n, iters, json);
       std::fprintf(json, "}\n");
       std::fflush(json);
     }

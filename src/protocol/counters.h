@@ -47,9 +47,9 @@ struct Counters {
     s.early_arrivals_dropped = g(early_arrivals_dropped);
     s.collectives_completed = g(collectives_completed);
     s.eager_completions = g(eager_completions);
-    s.last_mcast = {g(last_started),      g(last_first_sent), g(last_last_sent),
+    s.last_mcast = {g(last_started),       g(last_first_sent),   g(last_last_sent),
                     g(last_first_arrival), g(last_last_arrival), g(last_held),
-                    g(last_released),     g(last_completed)};
+                    g(last_released),      g(last_completed)};
     return s;
   }
 

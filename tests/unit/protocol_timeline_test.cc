@@ -25,7 +25,9 @@ void expect_ordered(const McastTimeline& t, int rank) {
     EXPECT_GE(t.last_arrival_ns, t.first_arrival_ns);
     EXPECT_GE(t.held_ns, t.last_arrival_ns);
   }
-  if (t.released_ns != 0) EXPECT_GE(t.completed_ns, t.released_ns);
+  if (t.released_ns != 0) {
+    EXPECT_GE(t.completed_ns, t.released_ns);
+  }
 }
 
 TEST(ProtocolTimeline, BroadcastReportsEachRanksStepsInOrder) {
