@@ -1,6 +1,7 @@
 #include "osu_common.h"
 
 #include <getopt.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +17,7 @@
 #include "mccl/stats.h"
 #include "mccl/tcp_bootstrap.h"
 #include "mccl/version.h"
+#include "timeline.h"
 
 namespace mccl::bench::osu {
 namespace {
@@ -72,6 +74,13 @@ NetCounters read_net(const std::string& dev) {
           read_counter(dev, "tx_packets"), read_counter(dev, "rx_packets")};
 }
 
+// CPU time (user and system) of this process so far.
+double process_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -101,7 +110,11 @@ void usage(const char* program) {
       "      --netdev IFACE         with --traffic-iters: bytes and packets each rank's\n"
       "                             IFACE carried per collective (one rank per host/netns)\n"
       "      --traffic-iters K      after the timed loop, K back-to-back collectives whose\n"
-      "                             IFACE counter deltas are reported per collective\n",
+      "                             IFACE counter deltas are reported per collective\n"
+      "      --timeline             per rank, when each step of the timed multicast\n"
+      "                             collectives happened (first/last datagram, everything\n"
+      "                             held, release, return), from the first datagram sent,\n"
+      "                             as '#' lines (ranks must share a host's clock)\n",
       program);
 }
 
@@ -144,7 +157,7 @@ std::string json_escape(const std::string& s) {
 
 int parse_options(int argc, char** argv, const char* program, const char* title, bool lead,
                   Options& o) {
-  enum { kJson = 1000, kStats, kNetdev, kTrafficIters };
+  enum { kJson = 1000, kStats, kNetdev, kTrafficIters, kTimeline };
   static const option longs[] = {
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'v'},
@@ -158,6 +171,7 @@ int parse_options(int argc, char** argv, const char* program, const char* title,
       {"stats", no_argument, nullptr, kStats},
       {"netdev", required_argument, nullptr, kNetdev},
       {"traffic-iters", required_argument, nullptr, kTrafficIters},
+      {"timeline", no_argument, nullptr, kTimeline},
       {nullptr, 0, nullptr, 0},
   };
   auto bad = [&](const char* what, int opt) {
@@ -216,6 +230,9 @@ int parse_options(int argc, char** argv, const char* program, const char* title,
         if (!parse_int(optarg, 0, 1 << 20, v)) return bad("Invalid --traffic-iters", c);
         o.traffic_iters = v;
         break;
+      case kTimeline:
+        o.timeline = true;
+        break;
       default:
         if (lead) usage(program);
         return EXIT_FAILURE;
@@ -259,11 +276,15 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     const int iters = large ? o.iterations_large : o.iterations;
     const int skip = large ? o.warmup_large : o.warmup;
     std::vector<double> times(static_cast<std::size_t>(iters));
+    Timeline timeline(o.timeline ? iters : 0);
     double errors = 0;
     Stats before{};
     comm.barrier();
     for (int i = 0; i < iters + skip; ++i) {
-      if (i == skip) before = comm.stats();
+      if (i == skip) {
+        before = comm.stats();
+        if (o.timeline && lead) timeline.machine_before();
+      }
       if (o.validate) {
         coll.fill(bytes, i);
         for (int j = 0; j < o.validation_warmup; ++j) {
@@ -272,14 +293,19 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
         }
         comm.barrier();
       }
+      const double cpu0 = o.timeline ? process_cpu_ns() : 0;
       const auto t0 = Clock::now();
       coll.run(bytes);
       const auto t1 = Clock::now();
+      if (o.timeline && i >= skip) {
+        timeline.record(i - skip, t0, t1, process_cpu_ns() - cpu0, comm.stats().last_mcast);
+      }
       comm.barrier();
       if (o.validate) errors += static_cast<double>(coll.check(bytes, i));
       if (i >= skip) times[i - skip] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     }
     const Stats after = comm.stats();
+    if (o.timeline && lead) timeline.machine_after();
 
     NetCounters net;
     if (traffic) {
@@ -304,6 +330,8 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     }
     const std::size_t head = mine.size();
     mine.insert(mine.end(), times.begin(), times.end());
+    const std::size_t tail = mine.size();
+    mine.insert(mine.end(), timeline.values().begin(), timeline.values().end());
     std::vector<double> all(mine.size() * n);
     comm.allgather(mine.data(), all.data(), mine.size() * sizeof(double));
     if (!lead) {
@@ -352,6 +380,14 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
       }
       std::printf("\n");
     }
+    std::vector<double> steps;
+    if (o.timeline) {
+      for (int r = 0; r < n; ++r) {
+        const auto from = all.begin() + static_cast<std::ptrdiff_t>(r * mine.size() + tail);
+        steps.insert(steps.end(), from, from + static_cast<std::ptrdiff_t>(mine.size() - tail));
+      }
+      if (json == nullptr) timeline.report(steps, n, iters, nullptr);
+    }
     std::fflush(stdout);
 
     if (json != nullptr) {
@@ -377,6 +413,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
         }
         std::fprintf(json, "}");
       }
+      if (o.timeline) timeline.report(steps, n, iters, json);
       std::fprintf(json, "}\n");
       std::fflush(json);
     }

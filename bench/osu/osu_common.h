@@ -38,6 +38,7 @@ struct Options {
   std::string json_path;  // --json FILE: one line per size, appended
   std::string netdev;     // --netdev IFACE: read /sys/class/net/IFACE/statistics
   int traffic_iters = 0;  // --traffic-iters K: K untimed back-to-back collectives
+  bool timeline = false;  // --timeline: per rank, when each step of a collective happened
 };
 
 // One collective, as the driver sees it. Buffers are the benchmark's own,

@@ -11,6 +11,20 @@
 extern "C" {
 #endif
 
+/* When the last multicast collective completed on this rank passed each
+ * step: nanoseconds of CLOCK_MONOTONIC, 0 where the step did not happen
+ * here; mirrors mccl::McastTimeline (mccl/stats.h says what each means). */
+typedef struct mccl_mcast_timeline_t {
+  uint64_t started_ns;
+  uint64_t first_sent_ns;
+  uint64_t last_sent_ns;
+  uint64_t first_arrival_ns;
+  uint64_t last_arrival_ns;
+  uint64_t held_ns;
+  uint64_t released_ns;
+  uint64_t completed_ns;
+} mccl_mcast_timeline_t;
+
 /* Cumulative counters of one communicator, mirroring mccl::Stats. */
 typedef struct mccl_stats_t {
   size_t struct_size; /* set by the caller: sizeof(mccl_stats_t) */
@@ -44,6 +58,8 @@ typedef struct mccl_stats_t {
   uint64_t loss_reports_sent;
   uint64_t rate_decreases;
   uint64_t link_estimate_mbit;
+  /* Not a counter: the last multicast collective's steps on this rank. */
+  mccl_mcast_timeline_t last_mcast;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

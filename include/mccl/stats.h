@@ -6,6 +6,26 @@
 
 namespace mccl {
 
+// When the last multicast collective (broadcast, allgather) completed on
+// this rank passed each step, in nanoseconds of the monotonic clock
+// (CLOCK_MONOTONIC, one clock for every process and network namespace of a
+// host); 0 where the step did not happen here (a root receives nothing of
+// its own stream, a rank whose right neighbour pulls nothing is released by
+// nobody). Written once, when the collective completes: a benchmark reads
+// it after the call returned to decompose the call's time across ranks
+// (bench/osu --timeline). Arrival times are those of the progress call that
+// read the datagrams, not the kernel's.
+struct McastTimeline {
+  std::uint64_t started_ns = 0;        // the collective started on this rank
+  std::uint64_t first_sent_ns = 0;     // first datagram of this rank's own stream sent
+  std::uint64_t last_sent_ns = 0;      // and its last
+  std::uint64_t first_arrival_ns = 0;  // first multicast datagram placed
+  std::uint64_t last_arrival_ns = 0;   // last multicast datagram placed
+  std::uint64_t held_ns = 0;           // every byte held (repairs included)
+  std::uint64_t released_ns = 0;       // the right neighbour's release arrived
+  std::uint64_t completed_ns = 0;      // the collective completed
+};
+
 struct Stats {
   // Multicast data path.
   std::uint64_t mcast_datagrams_sent = 0;
@@ -41,6 +61,8 @@ struct Stats {
   std::uint64_t loss_reports_sent = 0;
   std::uint64_t rate_decreases = 0;
   std::uint64_t link_estimate_mbit = 0;
+  // Not a counter: the last multicast collective's steps on this rank.
+  McastTimeline last_mcast;
 };
 
 }  // namespace mccl

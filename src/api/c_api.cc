@@ -60,6 +60,8 @@ MCCL_SAME_OP(MCCL_MAX, kMax);
 // mccl_comm_stats.
 static_assert(sizeof(mccl_stats_t) == sizeof(std::size_t) + sizeof(mccl::Stats),
               "mccl_stats_t no longer mirrors mccl::Stats");
+static_assert(sizeof(mccl_mcast_timeline_t) == sizeof(mccl::McastTimeline),
+              "mccl_mcast_timeline_t no longer mirrors mccl::McastTimeline");
 
 // Options structs grow only by appending, and must have no tail padding: an
 // older caller's padding bytes (possibly garbage) would otherwise be read
@@ -243,6 +245,9 @@ mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
     c.loss_reports_sent = s.loss_reports_sent;
     c.rate_decreases = s.rate_decreases;
     c.link_estimate_mbit = s.link_estimate_mbit;
+    const mccl::McastTimeline& t = s.last_mcast;
+    c.last_mcast = {t.started_ns,      t.first_sent_ns, t.last_sent_ns, t.first_arrival_ns,
+                    t.last_arrival_ns, t.held_ns,       t.released_ns,  t.completed_ns};
     // A caller built against an older header has a shorter struct.
     std::memcpy(static_cast<void*>(stats), &c, std::min(size, sizeof c));
   });

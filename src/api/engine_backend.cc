@@ -122,8 +122,13 @@ class EngineBackend final : public Backend {
 };
 
 std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protocol::Context& ctx,
-                                              const std::string& iface, int local_index) {
-  if (opt.progress == ProgressKind::kInline) return progress::make_inline_engine(ctx);
+                                              const std::string& iface, int local_index,
+                                              int local_ranks) {
+  if (opt.progress == ProgressKind::kInline) {
+    const auto spin = progress::inline_spin(opt.progress_spin, opt.progress_spin_set, local_ranks,
+                                            progress::usable_cores());
+    return progress::make_inline_engine(ctx, spin);
+  }
   if (opt.shared_progress) return progress::make_shared_thread_engine(ctx, opt.shared_progress);
   progress::ThreadEngineConfig cfg;
   topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface, local_index);
@@ -205,7 +210,8 @@ std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const Resolve
       std::make_unique<protocol::Context>(rank, size, agreed.tag, std::move(net.dgram),
                                           std::move(net.reliable), pc),
       coll_config(opt), coll::max_stream_bytes(pc.chunk_bytes), opt.timeout);
-  backend->set_engine(make_engine(opt, backend->context(), net.iface, agreed.local_index));
+  backend->set_engine(
+      make_engine(opt, backend->context(), net.iface, agreed.local_index, agreed.local_ranks));
   return backend;
 }
 

@@ -93,6 +93,7 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   }
   r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int(-1, 1 << 16));
   r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int(0, 1000000));
+  r.progress_spin_set = s::kProgressSpinUs.from_env().has_value();
   return r;
 }
 

@@ -27,6 +27,7 @@ struct ResolvedOptions {
   double rs_share = 0.5;
   int progress_cpu = -1;
   std::chrono::microseconds progress_spin{50};
+  bool progress_spin_set = false;                           // MCCL_PROGRESS_SPIN_US was given
   std::shared_ptr<progress::SharedThread> shared_progress;  // null: an engine of its own
   std::optional<bool> authenticate;  // unset: MCCL_PROTO_AUTH decides at creation
 };

@@ -20,6 +20,13 @@ using Duration = Clock::duration;
 
 inline TimePoint now() { return Clock::now(); }
 
+// `t` in nanoseconds since the clock's epoch: CLOCK_MONOTONIC on Linux, one
+// clock for every process and network namespace of a host. 0 for TimePoint{}.
+inline std::uint64_t monotonic_ns(TimePoint t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
 // `d` in the clock's Duration, clamped to [Duration::min(), Duration::max()]
 // instead of overflowing (a plain conversion of 2^63 ms to ns wraps).
 template <class Rep, class Period>

@@ -40,8 +40,23 @@ class Engine {
   virtual common::Status wait(const protocol::Operation& op, common::Deadline deadline) = 0;
 };
 
-// The caller's thread drives progress inside poll() and wait().
-std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx);
+// The caller's thread drives progress inside poll() and wait(); wait()
+// spins up to `spin` after the last event before it sleeps.
+//
+// How long that should be: `configured` (MCCL_PROGRESS_SPIN_US), except that
+// where ranks outnumber the cores of their machine a waiting call sleeps at
+// once (0), unless the user set the spin (`user_set`). A rank that spins
+// between the bursts of a paced broadcast (one GSO run every half
+// millisecond at 1 Gbit/s) catches nothing, yet holds a core that a rank
+// with data to process, the root or the kernel's forwarding needs: with
+// 8 ranks on 2 cores that work grows with N and so did the broadcast.
+std::chrono::microseconds inline_spin(std::chrono::microseconds configured, bool user_set,
+                                      int local_ranks, int cores);
+// The cores this process may run on (its affinity mask), at least 1.
+int usable_cores();
+
+std::unique_ptr<Engine> make_inline_engine(
+    protocol::Context& ctx, std::chrono::microseconds spin = std::chrono::microseconds(50));
 
 struct ThreadEngineConfig {
   int cpu = -1;  // pin the thread here; -1 = do not pin

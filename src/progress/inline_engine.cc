@@ -2,7 +2,9 @@
 // application advances the protocol, so nothing moves while the
 // application computes; Communicator::progress() exists for that case.
 #include <poll.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -15,12 +17,9 @@ namespace mccl::progress {
 
 namespace {
 
-// How long wait() spins after the last datagram or message before it sleeps.
-constexpr std::chrono::microseconds kSpin{50};
-
 class InlineEngine final : public Engine {
  public:
-  explicit InlineEngine(protocol::Context& ctx) : ctx_(ctx) {}
+  InlineEngine(protocol::Context& ctx, std::chrono::microseconds spin) : ctx_(ctx), spin_(spin) {}
 
   void start(const std::shared_ptr<protocol::Operation>& op) override {
     ctx_.start(op);
@@ -48,7 +47,7 @@ class InlineEngine final : public Engine {
       if (op.done()) break;
       const auto now = std::chrono::steady_clock::now();
       if (events > 0) last_event = now;
-      if (!fds.empty() && now - last_event > kSpin) {
+      if (!fds.empty() && now - last_event > spin_) {
         (void)::poll(fds.data(), fds.size(), 1);
       } else {
         std::this_thread::yield();
@@ -59,12 +58,26 @@ class InlineEngine final : public Engine {
 
  private:
   protocol::Context& ctx_;
+  const std::chrono::microseconds spin_;  // after the last event, before sleeping
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx) {
-  return std::make_unique<InlineEngine>(ctx);
+std::chrono::microseconds inline_spin(std::chrono::microseconds configured, bool user_set,
+                                      int local_ranks, int cores) {
+  if (user_set || local_ranks <= cores) return configured;
+  return std::chrono::microseconds(0);
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, std::chrono::microseconds spin) {
+  return std::make_unique<InlineEngine>(ctx, spin);
 }
 
 }  // namespace mccl::progress

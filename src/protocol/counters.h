@@ -22,6 +22,9 @@ struct Counters {
   C collectives_completed{0};
   C eager_completions{0};
   C loss_reports_sent{0}, rate_decreases{0}, link_estimate_mbit{0};
+  // McastTimeline of the last multicast collective, field by field.
+  C last_started{0}, last_first_sent{0}, last_last_sent{0}, last_first_arrival{0};
+  C last_last_arrival{0}, last_held{0}, last_released{0}, last_completed{0};
 
   static void add(C& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
 
@@ -48,7 +51,23 @@ struct Counters {
     s.loss_reports_sent = g(loss_reports_sent);
     s.rate_decreases = g(rate_decreases);
     s.link_estimate_mbit = g(link_estimate_mbit);
+    s.last_mcast = {g(last_started),       g(last_first_sent),   g(last_last_sent),
+                    g(last_first_arrival), g(last_last_arrival), g(last_held),
+                    g(last_released),      g(last_completed)};
     return s;
+  }
+
+  // Once per collective, when it completes (not per datagram).
+  void publish(const McastTimeline& t) {
+    auto p = [](C& c, std::uint64_t v) { c.store(v, std::memory_order_relaxed); };
+    p(last_started, t.started_ns);
+    p(last_first_sent, t.first_sent_ns);
+    p(last_last_sent, t.last_sent_ns);
+    p(last_first_arrival, t.first_arrival_ns);
+    p(last_last_arrival, t.last_arrival_ns);
+    p(last_held, t.held_ns);
+    p(last_released, t.released_ns);
+    p(last_completed, t.completed_ns);
   }
 };
 

@@ -100,10 +100,11 @@ void McastCollective::inject(TimePoint now) {
   Counters::add(ctx_.counters().mcast_datagrams_sent, accepted);
   Counters::add(ctx_.counters().mcast_bytes_sent, bytes);
   s.next_to_send += accepted;
-  if (accepted > 0) {
-    last_activity_ = now;
-    ctx_.note_injected(seq(), s.next_to_send, bytes);
-  }
+  if (accepted == 0) return;
+  last_activity_ = now;
+  ctx_.note_injected(seq(), s.next_to_send, bytes);
+  if (steps_.first_sent == TimePoint{}) steps_.first_sent = now;
+  if (s.next_to_send == s.chunks()) steps_.last_sent = now;
 }
 
 // ---- receive path ----------------------------------------------------------
@@ -129,6 +130,8 @@ void McastCollective::on_datagram(const DataHeader& h, std::span<const std::byte
   s->seen_end = std::max<std::uint64_t>(s->seen_end, h.chunk_index + 1ull);
   if (s->wanted_count > 0) deferred_ready_ = true;
   last_activity_ = now;
+  if (steps_.first_arrival == TimePoint{}) steps_.first_arrival = now;
+  steps_.last_arrival = now;
 }
 
 void McastCollective::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
@@ -149,6 +152,7 @@ void McastCollective::on_control(int peer, const ControlHeader& h, std::span<con
     case ControlKind::kRelease:
       if (peer != ctx_.right()) break;
       right_released_ = true;
+      steps_.released = now;
       return;
     case ControlKind::kRepairRequest:
       if (peer != ctx_.right()) break;
@@ -345,6 +349,7 @@ void McastCollective::progress(TimePoint now) {
   detect_loss(now);
   if (deferred_ready_) serve_deferred();
   if (done() || !holds_everything()) return;
+  if (steps_.held == TimePoint{}) steps_.held = now;
   if (pull_from_left_ && !sent_release_) {
     sent_release_ = true;
     send(ControlKind::kRelease, ctx_.left());
@@ -353,7 +358,16 @@ void McastCollective::progress(TimePoint now) {
     sent_have_ = true;
     send(ControlKind::kHave, ctx_.right());
   }
-  if (!right_pulls_ || right_released_ || complete_eagerly()) finish(common::Status::ok());
+  if (!right_pulls_ || right_released_ || complete_eagerly()) complete(now);
+}
+
+void McastCollective::complete(TimePoint now) {
+  using common::monotonic_ns;
+  ctx_.counters().publish({monotonic_ns(start_), monotonic_ns(steps_.first_sent),
+                           monotonic_ns(steps_.last_sent), monotonic_ns(steps_.first_arrival),
+                           monotonic_ns(steps_.last_arrival), monotonic_ns(steps_.held),
+                           monotonic_ns(steps_.released), monotonic_ns(now)});
+  finish(common::Status::ok());
 }
 
 bool McastCollective::complete_eagerly() {

@@ -70,6 +70,8 @@ class McastCollective final : public Operation {
   // copy of what it may ask for with the context and complete now, where
   // the copy is small enough (ProtocolConfig::eager_bytes, eager_budget).
   bool complete_eagerly();
+  // Completes with success and publishes the steps' times (Stats::last_mcast).
+  void complete(common::TimePoint now);
   void mismatch(const std::string& detail);
   void send(ControlKind kind, int peer);
 
@@ -89,6 +91,10 @@ class McastCollective final : public Operation {
   unsigned senders_ = 1;         // roots sharing each receiver's link (set once)
   common::TimePoint start_{};
   common::TimePoint last_activity_{};
+  // When each step happened here (McastTimeline); TimePoint{}: not yet.
+  struct Steps {
+    common::TimePoint first_sent, last_sent, first_arrival, last_arrival, held, released;
+  } steps_;
   std::vector<std::byte> headers_;  // encode space for one injection batch
   std::vector<transport::OutDatagram> batch_;
 };

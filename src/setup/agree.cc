@@ -119,8 +119,11 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
                  out.auth ? "a rank set MCCL_PROTO_AUTH=on" : "MCCL_PROTO_AUTH=auto");
   }
   out.local_index = 0;
-  for (int r = 0; r < rank; ++r) {
-    if (hellos[r].machine != 0 && hellos[r].machine == mine.machine) ++out.local_index;
+  out.local_ranks = 1;
+  for (int r = 0; r < size; ++r) {
+    if (r == rank || hellos[r].machine == 0 || hellos[r].machine != mine.machine) continue;
+    ++out.local_ranks;
+    if (r < rank) ++out.local_index;
   }
   return common::Status::ok();
 }

@@ -40,6 +40,7 @@ struct Agreement {
   bool auth_auto = false;
   protocol::AuthKey key{};  // rank 0's; used when `auth`
   int local_index = 0;      // lower ranks on this rank's machine
+  int local_ranks = 1;  // ranks on this rank's machine (one kernel, shared CPUs), itself included
 };
 
 // kMismatch when ranks chose different transports or engines, or disagree
