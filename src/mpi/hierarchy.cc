@@ -60,8 +60,10 @@ std::string on_leaders(const Hierarchy& h, const char* what, Start&& start) {
 }  // namespace
 
 bool use_leaders(const std::vector<std::uint64_t>& hosts) {
-  // kAuto is the flat scheme: it was the faster one where both were
-  // measured (docs/mpi.md, "Several ranks per host").
+  // kAuto is the flat scheme: leaders was not faster on 2 hosts, its gains
+  // on 4 came from a CPU-starved host losing datagrams, and flat also
+  // serves the nonblocking calls and reductions (docs/mpi.md, "Several
+  // ranks per host").
   if (global().settings.host_scheme != HostScheme::kLeaders) return false;
   const std::set<std::uint64_t> distinct(hosts.begin(), hosts.end());
   return distinct.size() > 1 && distinct.size() < hosts.size();

@@ -3,8 +3,8 @@
 // lowest rank of each host (its leader) is in the MCCL communicator and
 // joins the multicast group; inside a host the data moves by MPI (its
 // shared memory where MPI uses it there, loopback TCP in the namespace
-// cluster). The flat scheme, every rank in the group, is the alternative;
-// docs/mpi.md has both measured and says which `auto` picks.
+// cluster). The flat scheme, every rank in the group, is the alternative
+// and what `auto` picks; docs/mpi.md has both measured and says why.
 //
 // Served this way: blocking MPI_Bcast, MPI_Allgather and MPI_Allgatherv.
 // The nonblocking calls and the reductions of such a communicator go to
