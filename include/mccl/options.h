@@ -57,7 +57,8 @@ struct CommOptions {
   // creation (docs/security.md); every rank must choose alike. True fails
   // creation with kUnavailable in a build without libsodium. Unset: the
   // environment, whose "auto" is on where the build can, except over
-  // InfiniBand UD. (MCCL_PROTO_AUTH)
+  // InfiniBand UD and where a rank's link is known to be faster than
+  // MCCL_PROTO_AUTH_AUTO_MAX_MBIT. (MCCL_PROTO_AUTH)
   std::optional<bool> authenticate;
   // How long creating the communicator waits for the reliable mesh to
   // connect and for every rank to hear the multicast group; then every rank

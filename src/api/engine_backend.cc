@@ -188,8 +188,8 @@ std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const Resolve
 
   // 3. The chunk size.
   std::uint32_t mtu = 0;
-  throw_if_error(setup::agree_on_mtu(size, static_cast<std::uint32_t>(net.dgram->caps().mtu),
-                                     agreed.auth, oob, who, mtu));
+  throw_if_error(
+      setup::agree_on_link(rank, size, setup::link_facts(*net.dgram), oob, who, agreed, mtu));
   common::logf(common::LogLevel::kInfo, rank, "communicator of %d ranks on %s, mtu %u", size,
                net.description.c_str(), mtu);
 

@@ -1,14 +1,17 @@
 #include "setup/agree.h"
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <vector>
 
+#include "common/little_endian.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "protocol/wire.h"
 #include "setup/hello.h"
 #include "transport/udp/discovery.h"
+#include "transport/udp/udp_transport.h"
 
 namespace mccl::setup {
 
@@ -103,14 +106,17 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
     return protocol::auth_resolved(h.auth_mode, h.auth_built, out.transport != TransportKind::kIb);
   };
   out.auth = auth_of(mine);
+  out.auth_auto = out.auth && std::all_of(hellos.begin(), hellos.end(), [](const Hello& h) {
+                    return h.auth_mode == protocol::AuthMode::kAuto;
+                  });
   for (int r = 0; r < size; ++r) {
     if (auth_of(hellos[r]) != out.auth) {
       return common::mismatch_error(who + protocol::auth_mismatch(r, auth_of(hellos[r]), out.auth));
     }
   }
-  if (mine.auth_mode == protocol::AuthMode::kAuto) {
-    common::logf(common::LogLevel::kInfo, rank, "multicast datagrams %s (MCCL_PROTO_AUTH=auto)",
-                 out.auth ? "authenticated (Poly1305)" : "not authenticated");
+  if (mine.auth_mode == protocol::AuthMode::kAuto && !out.auth_auto) {
+    common::logf(common::LogLevel::kInfo, rank, "multicast datagrams not authenticated (%s)",
+                 out.auth ? "a rank set MCCL_PROTO_AUTH=on" : "MCCL_PROTO_AUTH=auto");
   }
   out.local_index = 0;
   for (int r = 0; r < rank; ++r) {
@@ -142,24 +148,60 @@ common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob
   return common::Status::ok();
 }
 
-common::Status agree_on_mtu(int size, std::uint32_t my_mtu, bool auth,
-                            const transport::OobAllgather& oob, const std::string& who,
-                            std::uint32_t& mtu) {
-  std::array<std::byte, 4> bytes;
-  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<std::byte>(my_mtu >> (8 * i));
+LinkFacts link_facts(const transport::DatagramTransport& dgram) {
+  LinkFacts f;
+  f.mtu = static_cast<std::uint32_t>(dgram.caps().mtu);
+  if (const auto* udp = transport::udp::as_udp(&dgram); udp != nullptr) {
+    const double rate = udp->info().rate_mbit;  // 0 unpaced: no speed known
+    f.rate_mbit = rate > 0 ? static_cast<std::uint32_t>(std::min(rate, 4e9)) : 0;
+  }
+  return f;
+}
+
+bool auto_auth_at_rate(std::uint32_t fastest_mbit, std::uint32_t max_mbit) {
+  return fastest_mbit <= max_mbit;
+}
+
+common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport::OobAllgather& oob,
+                             const std::string& who, Agreement& agreed, std::uint32_t& mtu) {
+  std::array<std::byte, 8> bytes;
+  common::put_le(bytes.data(), mine.mtu);
+  common::put_le(bytes.data() + 4, mine.rate_mbit);
   const auto all = oob(bytes);
   if (all.size() != bytes.size() * static_cast<std::size_t>(size)) {
-    return common::internal_error(who + "the MTU exchange returned " + std::to_string(all.size()) +
+    return common::internal_error(who + "the link exchange returned " + std::to_string(all.size()) +
                                   " bytes");
   }
-  mtu = my_mtu;
-  for (std::size_t at = 0; at < all.size(); at += 4) {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i)
-      v |= std::uint32_t{std::to_integer<std::uint8_t>(all[at + i])} << (8 * i);
-    mtu = std::min(mtu, v);
+  mtu = mine.mtu;
+  std::uint32_t fastest = 0;
+  int fastest_rank = 0;
+  for (int r = 0; r < size; ++r) {
+    const std::byte* at = all.data() + r * bytes.size();
+    mtu = std::min(mtu, common::get_le<std::uint32_t>(at));
+    const auto rate = common::get_le<std::uint32_t>(at + 4);
+    if (rate > fastest) {
+      fastest = rate;
+      fastest_rank = r;
+    }
   }
-  if (mtu <= protocol::data_header_bytes(auth) + 64) {
+  if (agreed.auth_auto) {
+    const auto max_mbit =
+        static_cast<std::uint32_t>(common::settings::kProtoAuthAutoMaxMbit.get_int(0));
+    agreed.auth = auto_auth_at_rate(fastest, max_mbit);
+    if (agreed.auth) {
+      common::logf(common::LogLevel::kInfo, rank,
+                   "multicast datagrams authenticated (Poly1305; MCCL_PROTO_AUTH=auto, fastest "
+                   "known link %u Mbit/s <= MCCL_PROTO_AUTH_AUTO_MAX_MBIT %u)",
+                   fastest, max_mbit);
+    } else {
+      common::logf(common::LogLevel::kInfo, rank,
+                   "multicast datagrams not authenticated (MCCL_PROTO_AUTH=auto: rank %d's link "
+                   "runs at %u Mbit/s > MCCL_PROTO_AUTH_AUTO_MAX_MBIT %u; set "
+                   "MCCL_PROTO_AUTH=on to authenticate anyway)",
+                   fastest_rank, fastest, max_mbit);
+    }
+  }
+  if (mtu <= protocol::data_header_bytes(agreed.auth) + 64) {
     return common::unavailable_error(who + "the network's datagrams are too small (" +
                                      std::to_string(mtu) + " bytes)");
   }

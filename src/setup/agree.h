@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "mccl/options.h"
 #include "protocol/auth.h"
+#include "transport/datagram.h"
 #include "transport/oob.h"
 
 namespace mccl::setup {
@@ -34,6 +35,9 @@ struct Agreement {
   std::uint64_t salt = 0;                          // rank 0's
   TransportKind transport = TransportKind::kAuto;  // resolved: never kAuto
   bool auth = false;
+  // Every rank left MCCL_PROTO_AUTH to auto and it resolved on: agree_on_link
+  // may still turn it off for a fast link.
+  bool auth_auto = false;
   protocol::AuthKey key{};  // rank 0's; used when `auth`
   int local_index = 0;      // lower ranks on this rank's machine
 };
@@ -54,11 +58,27 @@ common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob
                                     std::string& iface, std::string& because,
                                     const std::optional<std::string>& configured = std::nullopt);
 
-// The chunk size: every rank must cut streams the same way, so the
-// smallest datagram any rank's network carries wins. kUnavailable when it
-// leaves no room for data.
-common::Status agree_on_mtu(int size, std::uint32_t my_mtu, bool auth,
-                            const transport::OobAllgather& oob, const std::string& who,
-                            std::uint32_t& mtu);
+// What this rank's network is, once its transports exist.
+struct LinkFacts {
+  std::uint32_t mtu = 0;        // largest datagram, header included
+  std::uint32_t rate_mbit = 0;  // link rate the sender paces to; 0 unknown (lo, veth, not UDP)
+};
+
+// This rank's facts from its datagram transport (the rate only for UDP).
+LinkFacts link_facts(const transport::DatagramTransport& dgram);
+
+// The chunk size and, where every rank left it to auto, authentication.
+// Every rank must cut streams the same way, so the smallest datagram any
+// rank's network carries wins (kUnavailable when it leaves no room for
+// data). `agreed.auth` turns off when `agreed.auth_auto` and some rank's
+// known link rate exceeds MCCL_PROTO_AUTH_AUTO_MAX_MBIT: the tags' CPU cost
+// grows with the rate (docs/security.md), and every rank sees the same
+// rates, so every rank decides the same.
+common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport::OobAllgather& oob,
+                             const std::string& who, Agreement& agreed, std::uint32_t& mtu);
+
+// The rule agree_on_link applies, apart for tests: whether `auto`
+// authenticates when the fastest known link runs at `fastest_mbit`.
+bool auto_auth_at_rate(std::uint32_t fastest_mbit, std::uint32_t max_mbit);
 
 }  // namespace mccl::setup

@@ -68,8 +68,7 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     if (!st) return st;
 
     std::uint32_t mtu = 0;
-    st = setup::agree_on_mtu(size, static_cast<std::uint32_t>(dgram->caps().mtu), agreed.auth, oob,
-                             who, mtu);
+    st = setup::agree_on_link(rank, size, setup::link_facts(*dgram), oob, who, agreed, mtu);
     if (!st) return st;
     protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
     if (agreed.auth) protocol::enable_auth(pc, agreed.key);

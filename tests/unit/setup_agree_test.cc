@@ -1,0 +1,128 @@
+// src/setup/agree: the hello and link agreements among ranks on threads.
+// What is checked here is that every rank comes to the same decision from
+// what the others said: the chunk size and whether MCCL_PROTO_AUTH=auto
+// authenticates at the link rates the ranks reported.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protocol/auth.h"
+#include "reliable_test_support.h"
+#include "setup/agree.h"
+
+namespace mccl::setup {
+namespace {
+
+struct Outcome {
+  Agreement agreed;
+  std::uint32_t mtu = 0;
+  common::Status status = common::Status::ok();
+};
+
+// Runs agree_on_hello then agree_on_link on one thread per rank, rank r
+// bringing links[r] and `authenticate` (unset: MCCL_PROTO_AUTH).
+std::vector<Outcome> agree(const std::vector<LinkFacts>& links,
+                           std::optional<bool> authenticate = std::nullopt) {
+  const int n = static_cast<int>(links.size());
+  transport::test::ThreadAllgather oob(n);
+  std::vector<Outcome> out(links.size());
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < n; ++r) {
+    ranks.emplace_back([&, r] {
+      const auto my_oob = [&](std::span<const std::byte> mine) { return oob(r, mine); };
+      Proposal p;
+      p.transport = TransportKind::kUdp;
+      p.authenticate = authenticate;
+      const std::string who = "rank " + std::to_string(r) + ": ";
+      Outcome& o = out[static_cast<std::size_t>(r)];
+      o.status = agree_on_hello(r, n, p, my_oob, who, o.agreed);
+      if (o.status.is_ok()) o.status = agree_on_link(r, n, links[r], my_oob, who, o.agreed, o.mtu);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  return out;
+}
+
+class SetupAgree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::unsetenv("MCCL_PROTO_AUTH");
+    ::unsetenv("MCCL_PROTO_AUTH_AUTO_MAX_MBIT");
+  }
+  void TearDown() override { SetUp(); }
+};
+
+TEST_F(SetupAgree, TheSmallestDatagramWins) {
+  const auto out = agree({{1500, 0}, {9000, 0}, {1400, 0}});
+  for (const auto& o : out) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_EQ(o.mtu, 1400u);
+  }
+}
+
+TEST_F(SetupAgree, AutoAuthenticatesWhereNoKnownLinkIsFast) {
+  if (!protocol::auth_available()) GTEST_SKIP() << "built without libsodium";
+  // Unknown (lo, veth), 1 Gbit/s and exactly the default limit.
+  const auto out = agree({{1500, 0}, {1500, 1000}, {1500, 2500}});
+  for (const auto& o : out) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_TRUE(o.agreed.auth);
+  }
+}
+
+TEST_F(SetupAgree, AutoIsOffOnEveryRankWhenOneRanksLinkIsFast) {
+  const auto out = agree({{1500, 1000}, {1500, 10000}, {1500, 0}});
+  for (const auto& o : out) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_FALSE(o.agreed.auth);
+  }
+}
+
+TEST_F(SetupAgree, TheLimitIsASetting) {
+  if (!protocol::auth_available()) GTEST_SKIP() << "built without libsodium";
+  ::setenv("MCCL_PROTO_AUTH_AUTO_MAX_MBIT", "25000", 1);
+  for (const auto& o : agree({{1500, 10000}, {1500, 10000}})) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_TRUE(o.agreed.auth);
+  }
+  ::setenv("MCCL_PROTO_AUTH_AUTO_MAX_MBIT", "500", 1);
+  for (const auto& o : agree({{1500, 1000}, {1500, 0}})) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_FALSE(o.agreed.auth);
+  }
+}
+
+TEST_F(SetupAgree, AnExplicitChoiceIsKeptAtAnyRate) {
+  if (protocol::auth_available()) {
+    for (const auto& o : agree({{1500, 100000}, {1500, 100000}}, true)) {
+      ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+      EXPECT_TRUE(o.agreed.auth);
+    }
+  }
+  for (const auto& o : agree({{1500, 0}, {1500, 0}}, false)) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_FALSE(o.agreed.auth);
+  }
+}
+
+TEST_F(SetupAgree, DatagramsTooSmallForDataFailEveryRank) {
+  // 60 bytes carry a header but no 64 bytes of data, with or without a tag.
+  for (const auto& o : agree({{60, 0}, {1500, 0}})) {
+    EXPECT_EQ(o.status.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(o.status.message().find("too small"), std::string::npos) << o.status.message();
+  }
+}
+
+TEST(AutoAuthAtRate, UnknownCountsAsSlowAndTheLimitIsInclusive) {
+  EXPECT_TRUE(auto_auth_at_rate(0, 2500));
+  EXPECT_TRUE(auto_auth_at_rate(2500, 2500));
+  EXPECT_FALSE(auto_auth_at_rate(2501, 2500));
+}
+
+}  // namespace
+}  // namespace mccl::setup
