@@ -222,6 +222,11 @@ typedef struct mccl_comm_options_t {
    * communicator keeps the thread running: the handle may be destroyed
    * before it. */
   mccl_progress_thread_t progress_thread;
+  /* > 0: how long creation waits for the reliable mesh to connect and for
+   * every rank to hear the multicast group, in milliseconds; then every
+   * rank fails with MCCL_UNAVAILABLE naming the unreachable ranks. Also
+   * under MCCL_PROGRESS_OFFLOAD. (MCCL_TRANSPORT_SETUP_TIMEOUT_MS) */
+  int64_t setup_timeout_ms;
 } mccl_comm_options_t;
 
 #define MCCL_COMM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_comm_options_t)

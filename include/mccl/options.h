@@ -60,6 +60,12 @@ struct CommOptions {
   // InfiniBand UD and where a rank's link is known to be faster than
   // MCCL_PROTO_AUTH_AUTO_MAX_MBIT. (MCCL_PROTO_AUTH)
   std::optional<bool> authenticate;
+  // How long creating the communicator waits for the reliable mesh to
+  // connect and for every rank to hear the multicast group; then every rank
+  // fails with kUnavailable naming the unreachable ranks. Must be positive.
+  // Applies under every engine (the offload daemon gets it in the hello).
+  // (MCCL_TRANSPORT_SETUP_TIMEOUT_MS)
+  std::optional<std::chrono::milliseconds> setup_timeout;
 };
 
 }  // namespace mccl

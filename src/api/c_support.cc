@@ -159,6 +159,8 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   static constexpr bool kAuth[] = {true, false};
   static_assert(MCCL_AUTH_ON == 1 && MCCL_AUTH_OFF == 2);
   o.authenticate = enum_field(c.authenticate, kAuth, "authenticate");
+  if (c.setup_timeout_ms < 0) invalid("options->setup_timeout_ms is negative; 0 means unset");
+  if (c.setup_timeout_ms > 0) o.setup_timeout = std::chrono::milliseconds(c.setup_timeout_ms);
   if (c.progress_thread != nullptr) {
     require_progress_thread(c.progress_thread, "options->progress_thread");
     o.progress_thread = c.progress_thread->thread;

@@ -188,8 +188,8 @@ std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const Resolve
   throw_if_error(setup::agree_on_hello(rank, size, mine, oob, who, agreed));
 
   // 2. The transports (the reliable side exchanges its addresses itself).
-  Transports net =
-      make_transports(agreed.transport, bootstrap, agreed.tag, agreed.salt, opt.timeout);
+  Transports net = make_transports(agreed.transport, bootstrap, agreed.tag, agreed.salt,
+                                   opt.timeout, opt.setup_timeout);
 
   // 3. The chunk size.
   std::uint32_t mtu = 0;

@@ -1,6 +1,9 @@
 // The offload backend (MCCL_PROGRESS=offload): the collectives go to
 // mccl_offloadd through offload::client::OffloadComm instead of to a protocol
 // context here (docs/offload.md).
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "api/backend.h"
@@ -25,6 +28,8 @@ offload::CollChoices choices_from(const ResolvedOptions& opt) {
   c.allreduce_small_bytes = opt.allreduce_small_bytes;
   c.rs_share = opt.rs_share;
   c.authenticate = opt.authenticate ? (*opt.authenticate ? 1 : 0) : -1;
+  c.setup_timeout_ms = static_cast<std::int32_t>(
+      std::min<std::int64_t>(opt.setup_timeout.count(), std::numeric_limits<std::int32_t>::max()));
   return c;
 }
 

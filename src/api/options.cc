@@ -81,6 +81,14 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
     }
   }
   r.authenticate = o.authenticate;
+  r.setup_timeout =
+      o.setup_timeout.value_or(std::chrono::milliseconds(s::kTransportSetupTimeoutMs.get_int(1)));
+  if (r.setup_timeout.count() <= 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "rank " + std::to_string(rank) +
+                    ": CommOptions::setup_timeout must be positive, not " +
+                    std::to_string(r.setup_timeout.count()) + " ms");
+  }
   if (o.progress_thread) {
     if (o.progress && *o.progress != ProgressKind::kThread) {
       throw Error(ErrorCode::kInvalidArgument,

@@ -30,6 +30,7 @@ struct ResolvedOptions {
   bool progress_spin_set = false;                           // MCCL_PROGRESS_SPIN_US was given
   std::shared_ptr<progress::SharedThread> shared_progress;  // null: an engine of its own
   std::optional<bool> authenticate;  // unset: MCCL_PROTO_AUTH decides at creation
+  std::chrono::milliseconds setup_timeout{5000};
 };
 
 // Throws mccl::Error(kInvalidArgument) naming the option or variable.

@@ -48,10 +48,6 @@ void agree(Bootstrap& bootstrap, const common::Status& mine, const std::string& 
   if (!all.is_ok()) throw Error(all.code(), all.message());
 }
 
-std::chrono::milliseconds setup_timeout() {
-  return std::chrono::milliseconds(common::settings::kTransportSetupTimeoutMs.get_int(1));
-}
-
 common::Status make_ucx(Bootstrap& bootstrap, const transport::OobAllgather& oob,
                         std::chrono::milliseconds timeout, const std::string& device,
                         Transports& t) {
@@ -99,7 +95,7 @@ common::Status as_status(const std::exception& e) {
 }
 
 Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
-                   std::chrono::milliseconds timeout) {
+                   std::chrono::milliseconds timeout, std::chrono::milliseconds setup) {
   const int rank = bootstrap.rank();
 #if MCCL_HAVE_IBUD
   Transports t;
@@ -118,7 +114,7 @@ Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   t.iface = info.ipoib_iface;
   // Repairs and control travel over TCP on the IPoIB interface.
   auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
-  agree(bootstrap, make_tcp(bootstrap, oob, setup_timeout(), info.ipoib_addr, t),
+  agree(bootstrap, make_tcp(bootstrap, oob, setup, info.ipoib_addr, t),
         "the TCP reliable mesh (repairs)", timeout);
   t.description = "ib " + info.device + ":" + std::to_string(info.port) + " MGID " + info.mgid +
                   " (mtu " + std::to_string(info.mtu) + "), tcp over " + info.ipoib_iface;
@@ -127,6 +123,7 @@ Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   (void)tag;
   (void)salt;
   (void)timeout;
+  (void)setup;
   throw Error(ErrorCode::kUnavailable, "rank " + std::to_string(rank) +
                                            ": MCCL_TRANSPORT=ib, but this MCCL was built without "
                                            "rdma-core (install libibverbs-dev and librdmacm-dev "
@@ -135,7 +132,7 @@ Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
 }
 
 Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
-                    std::chrono::milliseconds timeout) {
+                    std::chrono::milliseconds timeout, std::chrono::milliseconds setup) {
   const int rank = bootstrap.rank();
   Transports t;
   transport::udp::UdpConfig uc;
@@ -164,7 +161,6 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
                info.iface_addr.c_str(), chosen_because.c_str());
 
   // 2. The reliable side, on the same interface, within the setup timeout.
-  const std::chrono::milliseconds setup = setup_timeout();
   if (reliable == "ucx") {
     agree(bootstrap, make_ucx(bootstrap, oob, setup, info.iface_name, t),
           "the UCX reliable transport (repairs)", timeout);
@@ -188,14 +184,15 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
 }  // namespace
 
 Transports make_transports(TransportKind kind, Bootstrap& bootstrap, std::uint32_t tag,
-                           std::uint64_t salt, std::chrono::milliseconds timeout) {
+                           std::uint64_t salt, std::chrono::milliseconds timeout,
+                           std::chrono::milliseconds setup_timeout) {
   switch (kind) {
     case TransportKind::kSim:
       return make_sim(bootstrap, tag);
     case TransportKind::kUdp:
-      return make_udp(bootstrap, tag, salt, timeout);
+      return make_udp(bootstrap, tag, salt, timeout, setup_timeout);
     case TransportKind::kIb:
-      return make_ib(bootstrap, tag, salt, timeout);
+      return make_ib(bootstrap, tag, salt, timeout, setup_timeout);
     case TransportKind::kAuto:
       break;
   }

@@ -30,7 +30,10 @@ struct Transports {
 // `why` says why not (or which port).
 bool ib_usable(std::string& why);
 
+// `timeout`: each bootstrap exchange; `setup_timeout`: the reliable mesh's
+// connections and the multicast probe (ResolvedOptions::setup_timeout).
 Transports make_transports(TransportKind kind, Bootstrap& bootstrap, std::uint32_t tag,
-                           std::uint64_t salt, std::chrono::milliseconds timeout);
+                           std::uint64_t salt, std::chrono::milliseconds timeout,
+                           std::chrono::milliseconds setup_timeout);
 
 }  // namespace mccl::detail

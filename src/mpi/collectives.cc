@@ -7,6 +7,7 @@
 #include "mpi/datatype.h"
 #include "mpi/decide.h"
 #include "mpi/export.h"
+#include "mpi/hierarchy.h"
 #include "mpi/requests.h"
 
 namespace mccl::mpi {
@@ -101,16 +102,18 @@ int run(Kind kind, const std::shared_ptr<McclComm>& mc, MPI_Request* request, St
 int bcast(Kind kind, void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
           MPI_Request* request) {
   std::size_t n = 0;
-  auto mc = decide(kind, comm, [&](const CommEntry& e, std::size_t& bytes) {
+  Route route = decide(kind, comm, [&](const CommEntry& e, std::size_t& bytes) {
     const char* why = bcast_check(e, buf, count, type, root, bytes);
     n = bytes;
     return why;
   });
-  if (!mc) {
+  if (!route) {
     return request ? PMPI_Ibcast(buf, count, type, root, comm, request)
                    : PMPI_Bcast(buf, count, type, root, comm);
   }
-  return run(kind, mc, request, [&](Communicator& c) { return c.ibroadcast(buf, n, root); });
+  if (route.hier) return hier_bcast(*route.hier, buf, n, root);
+  return run(kind, route.flat, request,
+             [&](Communicator& c) { return c.ibroadcast(buf, n, root); });
 }
 
 // counts/displs null: an allgather of `rcount` elements per rank.
@@ -119,11 +122,11 @@ int gatherv(Kind kind, const void* sendbuf, int scount, MPI_Datatype stype, void
             MPI_Request* request) {
   Gather g;
   int rank = 0;
-  auto mc = decide(kind, comm, [&](const CommEntry& e, std::size_t& bytes) {
+  Route route = decide(kind, comm, [&](const CommEntry& e, std::size_t& bytes) {
     rank = e.rank;
     return gather_check(e, recvbuf, counts, displs, rcount, rtype, g, bytes);
   });
-  if (!mc) {
+  if (!route) {
     if (counts == nullptr) {
       return request
                  ? PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, request)
@@ -138,7 +141,8 @@ int gatherv(Kind kind, const void* sendbuf, int scount, MPI_Datatype stype, void
     if (request != nullptr) *request = MPI_REQUEST_NULL;
     return rc;
   }
-  return run(kind, mc, request,
+  if (route.hier) return hier_allgatherv(*route.hier, send, g.base, g.counts, g.displs);
+  return run(kind, route.flat, request,
              [&](Communicator& c) { return c.iallgatherv(send, g.base, g.counts, g.displs); });
 }
 

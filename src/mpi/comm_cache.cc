@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpi/hierarchy.h"
 #include "mpi/log.h"
 #include "mpi/requests.h"
 #include "mpi/state.h"
@@ -46,6 +47,11 @@ std::vector<Retired>& graveyard() {
 
 int delete_entry(MPI_Comm, int, void* value, void*) {
   auto* e = static_cast<CommEntry*>(value);
+  if (e->hier) {
+    // Its host and leader communicators are left to MPI_Finalize: freeing
+    // one here, inside MPI's callback, is not safe.
+    e->mccl = std::move(e->hier->mccl);
+  }
   if (e->mccl) {
     e->mccl->mpi_comm_alive = false;  // no error handler to call any more
     graveyard().push_back({std::move(e->mccl), std::chrono::steady_clock::now()});
@@ -124,6 +130,15 @@ void release_before_free(MPI_Comm comm) {
   int found = 0;
   if (PMPI_Comm_get_attr(comm, g.keyval, &value, &found) != MPI_SUCCESS || !found) return;
   auto* e = static_cast<CommEntry*>(value);
+  if (e->state == McclState::kLeaders && e->hier) {
+    // Blocking calls only: nothing in flight, but a leader's peers may
+    // still be finishing the last collective over its connections.
+    if (PMPI_Barrier(comm) != MPI_SUCCESS) return;
+    release_hierarchy(*e->hier);
+    e->hier.reset();
+    e->state = McclState::kFailed;
+    return;
+  }
   if (e->state != McclState::kReady || !e->mccl) return;  // the same on every rank
   drain_comm(*e->mccl);
   // Every rank has now finished every MCCL collective on `comm`: none
@@ -168,7 +183,14 @@ void destroy_all() {
   graveyard().clear();
   for (CommEntry* e : live()) {
     e->mccl.reset();
-    if (e->state == McclState::kReady) e->state = McclState::kFailed;
+    // The leaders scheme's MCCL communicator; its MPI communicators go
+    // with MPI_Finalize (freeing them here, in an order that differs
+    // between ranks, could wait on one another).
+    if (e->hier) e->hier->mccl.reset();
+    e->hier.reset();
+    if (e->state == McclState::kReady || e->state == McclState::kLeaders) {
+      e->state = McclState::kFailed;
+    }
   }
   Global& g = global();
   if (g.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g.keyval);

@@ -36,9 +36,12 @@ struct McclComm {
   bool mpi_comm_alive = true;  // cleared when the MPI communicator is freed
 };
 
+struct Hierarchy;  // hierarchy.h
+
 // kOneHost: every rank on one host (common::network_host_id), left to MPI
-// unless MCCL_MPI_SINGLE_HOST=1.
-enum class McclState { kNone, kReady, kFailed, kOneHost };
+// unless MCCL_MPI_SINGLE_HOST=1. kLeaders: served by the leaders scheme
+// (MCCL_MPI_HIERARCHY=leaders; `hier` holds it, `mccl` stays null).
+enum class McclState { kNone, kReady, kFailed, kOneHost, kLeaders };
 
 struct CommEntry {
   int id = 0;
@@ -48,6 +51,7 @@ struct CommEntry {
   bool inter = false;
   McclState state = McclState::kNone;
   std::shared_ptr<McclComm> mccl;
+  std::shared_ptr<Hierarchy> hier;
   // (kind, reason) pairs already logged under MCCL_MPI_DEBUG.
   std::set<std::pair<int, const char*>> logged;
 };
@@ -61,6 +65,11 @@ CommEntry* entry_for(MPI_Comm comm);
 // communicator. All ranks return the same value; on false the entry is
 // kFailed on every rank and every later call on `comm` goes to PMPI_.
 bool create_mccl(MPI_Comm comm, CommEntry& e);
+// The MCCL communicator of `comm` (all of its ranks) labelled `label`,
+// created so that every rank gets the same outcome: collective over `comm`;
+// null on every rank when it failed on any (rank 0 says why, once).
+std::shared_ptr<McclComm> create_agreed(MPI_Comm comm, int rank, int size,
+                                        const std::string& label);
 // MPI_Comm_free, before PMPI_Comm_free (collective, like it): completes the
 // MCCL requests on `comm`, holds a barrier, and destroys its MCCL state.
 void release_before_free(MPI_Comm comm);

@@ -24,6 +24,7 @@
 #include "mccl/callback_bootstrap.h"
 #include "mccl/error.h"
 #include "mpi/comm_cache.h"
+#include "mpi/hierarchy.h"
 #include "mpi/log.h"
 #include "mpi/state.h"
 
@@ -92,38 +93,36 @@ CommOptions options_for_mpi() {
   return o;
 }
 
-// Whether every rank of `comm` shares one host (kernel and network
-// namespace): collective, and the same answer on every rank. There MPI's
-// shared memory beats loopback multicast.
-bool one_host(MPI_Comm comm, int size) {
+// Every rank's host (kernel and network namespace, common::network_host_id)
+// in rank order: collective, the same on every rank. Empty when MPI fails
+// (creation then meets the same failure and says so).
+std::vector<std::uint64_t> host_ids(MPI_Comm comm, int size) {
   const std::uint64_t mine = common::network_host_id();
   std::vector<std::uint64_t> all(static_cast<std::size_t>(size));
   if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm) !=
       MPI_SUCCESS) {
-    return false;  // creation then meets the same failure and says so
+    return {};
   }
-  for (std::uint64_t h : all) {
-    if (h != all[0]) return false;
+  return all;
+}
+
+bool one_host(const std::vector<std::uint64_t>& hosts) {
+  for (std::uint64_t h : hosts) {
+    if (h != hosts[0]) return false;
   }
-  return true;
+  return !hosts.empty();
 }
 
 }  // namespace
 
-bool create_mccl(MPI_Comm comm, CommEntry& e) {
-  Counters& c = global().counters;
-  if (!global().settings.single_host && one_host(comm, e.size)) {
-    e.state = McclState::kOneHost;
-    debugf("%s (%d ranks): every rank on one host: left to MPI (MCCL_MPI_SINGLE_HOST=1 serves it)",
-           e.label.c_str(), e.size);
-    return false;
-  }
+std::shared_ptr<McclComm> create_agreed(MPI_Comm comm, int rank, int size,
+                                        const std::string& label) {
   auto closed = std::make_shared<bool>(false);
   std::shared_ptr<McclComm> made;
   std::string why;
   try {
-    auto boot = make_callback_bootstrap(e.rank, e.size, FramedAllgather{comm, e.size, closed});
-    made = std::make_shared<McclComm>(std::move(boot), e.label, options_for_mpi());
+    auto boot = make_callback_bootstrap(rank, size, FramedAllgather{comm, size, closed});
+    made = std::make_shared<McclComm>(std::move(boot), label, options_for_mpi());
   } catch (const std::exception& ex) {
     why = ex.what();
   }
@@ -134,11 +133,11 @@ bool create_mccl(MPI_Comm comm, CommEntry& e) {
   std::vector<int> failed;
   try {
     for (;;) {
-      const auto frames = exchange(comm, e.size, Frame{kFinish, made ? 1u : 0u, 0});
+      const auto frames = exchange(comm, size, Frame{kFinish, made ? 1u : 0u, 0});
       bool finished = true;
       for (const Frame& f : frames) finished = finished && f.kind == kFinish;
       if (!finished) continue;
-      for (int r = 0; r < e.size; ++r) {
+      for (int r = 0; r < size; ++r) {
         if (frames[r].ok == 0) failed.push_back(r);
       }
       all_ok = failed.empty();
@@ -149,25 +148,39 @@ bool create_mccl(MPI_Comm comm, CommEntry& e) {
     why += std::string(why.empty() ? "" : "; ") + ex.what();
     all_ok = false;
   }
+  if (all_ok) return made;
 
-  if (!all_ok) {
-    made.reset();  // not collective
+  // Said once: setup errors are agreed (every rank's names all failed
+  // ranks), so rank 0 speaks for all; a rank whose own failure rank 0 did
+  // not share speaks for itself.
+  if (!why.empty() && (rank == 0 || failed.empty() || failed.front() != 0)) {
+    warnf("MCCL could not be set up on %s (%d ranks): %s; every call on it goes to MPI",
+          label.c_str(), size, why.c_str());
+  } else if (rank == 0 && why.empty()) {
+    std::string ranks;
+    for (int r : failed) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    warnf(
+        "MCCL could not be set up on %s (%d ranks) on rank(s) %s of it; every call on it goes "
+        "to MPI",
+        label.c_str(), size, ranks.c_str());
+  }
+  return nullptr;  // `made` goes here: not collective
+}
+
+bool create_mccl(MPI_Comm comm, CommEntry& e) {
+  Counters& c = global().counters;
+  const std::vector<std::uint64_t> hosts = host_ids(comm, e.size);
+  if (!global().settings.single_host && one_host(hosts)) {
+    e.state = McclState::kOneHost;
+    debugf("%s (%d ranks): every rank on one host: left to MPI (MCCL_MPI_SINGLE_HOST=1 serves it)",
+           e.label.c_str(), e.size);
+    return false;
+  }
+  if (use_leaders(hosts)) return create_hierarchy(comm, e, hosts);
+  std::shared_ptr<McclComm> made = create_agreed(comm, e.rank, e.size, e.label);
+  if (!made) {
     e.state = McclState::kFailed;
     ++c.comms_failed;
-    // Said once: setup errors are agreed (every rank's names all failed
-    // ranks), so rank 0 speaks for all; a rank whose own failure rank 0
-    // did not share speaks for itself.
-    if (!why.empty() && (e.rank == 0 || failed.empty() || failed.front() != 0)) {
-      warnf("MCCL could not be set up on %s (%d ranks): %s; every call on it goes to MPI",
-            e.label.c_str(), e.size, why.c_str());
-    } else if (e.rank == 0 && why.empty()) {
-      std::string ranks;
-      for (int r : failed) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
-      warnf(
-          "MCCL could not be set up on %s (%d ranks) on rank(s) %s of it; every call on it goes "
-          "to MPI",
-          e.label.c_str(), e.size, ranks.c_str());
-    }
     return false;
   }
   made->mpi_comm = comm;

@@ -3,6 +3,7 @@
 #include <set>
 #include <utility>
 
+#include "mpi/hierarchy.h"
 #include "mpi/log.h"
 
 namespace mccl::mpi {
@@ -63,8 +64,7 @@ CommEntry* decide_comm(Kind, MPI_Comm comm, const char*& reason) {
   return e;
 }
 
-std::shared_ptr<McclComm> decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, std::size_t bytes,
-                                        const char* reason) {
+Route decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, std::size_t bytes, const char* reason) {
   Global& g = global();
   if (reason == nullptr && bytes < static_cast<std::size_t>(g.settings.min_bytes)) {
     reason = "MPI: below MCCL_MPI_MIN_BYTES";
@@ -82,16 +82,26 @@ std::shared_ptr<McclComm> decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, 
   if (reason == nullptr && e->state == McclState::kOneHost) {
     reason = "MPI: every rank on one host (MPI's shared memory; MCCL_MPI_SINGLE_HOST=1 serves it)";
   }
+  if (reason == nullptr && e->state == McclState::kLeaders && kind != Kind::kBcast &&
+      kind != Kind::kAllgather && kind != Kind::kAllgatherv) {
+    reason =
+        "MPI: the leaders scheme (MCCL_MPI_HIERARCHY=leaders) serves only blocking MPI_Bcast and "
+        "MPI_Allgather(v)";
+  }
+  if (reason == nullptr && e->state == McclState::kLeaders && !hierarchy_fits(bytes)) {
+    reason = "MPI: over 2 GiB, more than the leaders scheme's MPI steps (int counts) carry";
+  }
   if (reason != nullptr) {
     if (g.initialized) {
       count_and_log(kind, e, bytes, reason, false);
     } else {
       tell_not_initialized();
     }
-    return nullptr;
+    return {};
   }
-  count_and_log(kind, e, bytes, "served by MCCL", true);
-  return e->mccl;
+  count_and_log(kind, e, bytes,
+                e->hier ? "served by MCCL among the hosts' leaders" : "served by MCCL", true);
+  return {e->mccl, e->hier};
 }
 
 }  // namespace mccl::mpi

@@ -19,6 +19,15 @@
 
 namespace mccl::mpi {
 
+// What serves a call: MCCL on every rank (`flat`), the leaders scheme
+// (`hier`, hierarchy.h; only for blocking MPI_Bcast and MPI_Allgather(v)),
+// or MPI (neither).
+struct Route {
+  std::shared_ptr<McclComm> flat;
+  std::shared_ptr<Hierarchy> hier;
+  explicit operator bool() const { return flat || hier; }
+};
+
 // Step 1: the communicator. Returns its entry, or nullptr with `reason` set
 // (libmccl_mpi inactive, MPI_COMM_NULL, intercommunicator, one rank).
 CommEntry* decide_comm(Kind kind, MPI_Comm comm, const char*& reason);
@@ -27,15 +36,14 @@ CommEntry* decide_comm(Kind kind, MPI_Comm comm, const char*& reason);
 // blocking call is the first eligible one (collective). `reason` non-null
 // means the caller's argument checks already chose MPI. Counts the call
 // and logs the decision once per (communicator, kind, reason) under
-// MCCL_MPI_DEBUG. Returns the communicator to serve the call with, or null.
-std::shared_ptr<McclComm> decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, std::size_t bytes,
-                                        const char* reason);
+// MCCL_MPI_DEBUG. Returns what serves the call.
+Route decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, std::size_t bytes, const char* reason);
 
 // The whole decision. `check(entry, bytes)` inspects the call's own
 // arguments, sets `bytes` (the message size compared to the threshold) and
 // returns a reason to fall back, or nullptr when MCCL can carry them.
 template <typename Check>
-std::shared_ptr<McclComm> decide(Kind kind, MPI_Comm comm, Check&& check) {
+Route decide(Kind kind, MPI_Comm comm, Check&& check) {
   const char* reason = nullptr;
   CommEntry* e = decide_comm(kind, comm, reason);
   std::size_t bytes = 0;

@@ -83,8 +83,8 @@ MCCL_MPI_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
   mccl::DataType t{};
   mccl::ReduceOp o{};
   auto mc = decide(Kind::kAllreduce, comm, [&](const CommEntry&, std::size_t& bytes) {
-    return reduce_check(type, op, count, 1, recvbuf, t, o, bytes);
-  });
+              return reduce_check(type, op, count, 1, recvbuf, t, o, bytes);
+            }).flat;  // never the leaders scheme (decide.cc)
   if (!mc) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
   try {
     const void* send = sendbuf == MPI_IN_PLACE ? mccl::kInPlace : sendbuf;
@@ -102,9 +102,9 @@ MCCL_MPI_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
   mccl::ReduceOp o{};
   int size = 1;
   auto mc = decide(Kind::kReduceScatterBlock, comm, [&](const CommEntry& e, std::size_t& bytes) {
-    size = e.size;
-    return reduce_check(type, op, recvcount, e.size, recvbuf, t, o, bytes);
-  });
+              size = e.size;
+              return reduce_check(type, op, recvcount, e.size, recvbuf, t, o, bytes);
+            }).flat;
   if (!mc) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   try {
     // MCCL's reduce_scatter is not in place: in place, the N input blocks

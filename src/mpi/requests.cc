@@ -233,11 +233,16 @@ void drain_all() {
   }
 }
 
-int raise_error(const McclComm& owner, const char* what, const std::string& message) {
+int raise_error(const std::string& label, MPI_Comm comm, bool alive, const char* what,
+                const std::string& message) {
   ++global().counters.failed_calls;
-  warnf("%s on %s failed: %s", what, owner.label.c_str(), message.c_str());
-  if (owner.mpi_comm_alive) PMPI_Comm_call_errhandler(owner.mpi_comm, MPI_ERR_OTHER);
+  warnf("%s on %s failed: %s", what, label.c_str(), message.c_str());
+  if (alive) PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
   return MPI_ERR_OTHER;
+}
+
+int raise_error(const McclComm& owner, const char* what, const std::string& message) {
+  return raise_error(owner.label, owner.mpi_comm, owner.mpi_comm_alive, what, message);
 }
 
 }  // namespace mccl::mpi

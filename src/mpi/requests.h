@@ -74,5 +74,9 @@ void drain_all();
 // A served call failed: logs, runs the communicator's error handler
 // (MPI_ERR_OTHER) and returns MPI_ERR_OTHER for the wrapper to return.
 int raise_error(const McclComm& owner, const char* what, const std::string& message);
+// The same for a call on `comm` (labelled `label`); `alive`: whether its
+// error handler may still be called.
+int raise_error(const std::string& label, MPI_Comm comm, bool alive, const char* what,
+                const std::string& message);
 
 }  // namespace mccl::mpi

@@ -1,6 +1,7 @@
 #include "mpi/settings.h"
 
 #include <exception>
+#include <string>
 
 #include "common/settings.h"
 
@@ -31,6 +32,12 @@ Settings read_settings() {
   read(s.stats, s.error, [] { return cs::kMpiStats.get_bool(); });
   read(s.eager, s.error, [] { return cs::kMpiEager.get_bool(); });
   read(s.single_host, s.error, [] { return cs::kMpiSingleHost.get_bool(); });
+  read(s.host_scheme, s.error, [] {
+    const std::string v = cs::kMpiHierarchy.get();
+    return v == "flat"      ? HostScheme::kFlat
+           : v == "leaders" ? HostScheme::kLeaders
+                            : HostScheme::kAuto;
+  });
   // MCCL validates its own setting when a communicator is created; here it
   // only sizes the backstop of our wait loops, so a bad value is ignored.
   std::string ignored;

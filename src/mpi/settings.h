@@ -3,8 +3,8 @@
 // mccl_info and docs/configuration.md).
 //
 // Every rank reads its own environment, but the values that decide whether
-// a call is served (enable, min_bytes, single_host) are agreed at MPI_Init:
-// rank 0's min_bytes and single_host win, and MCCL is enabled only when
+// a call is served (enable, min_bytes, single_host, host_scheme) are agreed at MPI_Init:
+// rank 0's min_bytes, single_host and host_scheme win, and MCCL is enabled only when
 // every rank enables it.
 #pragma once
 
@@ -13,13 +13,18 @@
 
 namespace mccl::mpi {
 
+// MCCL_MPI_HIERARCHY: how a communicator spanning hosts with several ranks
+// on some host is served (hierarchy.h).
+enum class HostScheme : std::int32_t { kFlat = 0, kLeaders = 1, kAuto = 2 };
+
 struct Settings {
-  bool enable = true;               // MCCL_MPI_ENABLE: 0 turns every call into its PMPI_ twin
-  std::int64_t min_bytes = 8192;    // MCCL_MPI_MIN_BYTES: smaller messages go to PMPI_
-  bool debug = false;               // MCCL_MPI_DEBUG: log each decision once per comm and kind
-  bool stats = false;               // MCCL_MPI_STATS: one summary line per rank at MPI_Finalize
-  bool eager = true;                // MCCL_MPI_EAGER: create MPI_COMM_WORLD's state in MPI_Init
-  bool single_host = false;         // MCCL_MPI_SINGLE_HOST: serve one-host communicators too
+  bool enable = true;             // MCCL_MPI_ENABLE: 0 turns every call into its PMPI_ twin
+  std::int64_t min_bytes = 8192;  // MCCL_MPI_MIN_BYTES: smaller messages go to PMPI_
+  bool debug = false;             // MCCL_MPI_DEBUG: log each decision once per comm and kind
+  bool stats = false;             // MCCL_MPI_STATS: one summary line per rank at MPI_Finalize
+  bool eager = true;              // MCCL_MPI_EAGER: create MPI_COMM_WORLD's state in MPI_Init
+  bool single_host = false;       // MCCL_MPI_SINGLE_HOST: serve one-host communicators too
+  HostScheme host_scheme = HostScheme::kAuto;  // MCCL_MPI_HIERARCHY
   std::int64_t timeout_ms = 60000;  // MCCL_COLL_TIMEOUT_MS (MCCL's own), for the backstop
   // Empty when every variable parsed; else what was wrong (MCCL is then
   // disabled on this rank, and so on every rank).

@@ -57,7 +57,9 @@ struct CollChoices {
   std::uint64_t allreduce_small_bytes = 16 << 10;
   double rs_share = 0.5;
   std::int32_t authenticate = -1;  // CommOptions::authenticate: -1 unset, 0 off, 1 on
-  std::int32_t reserved = 0;
+  // ResolvedOptions::setup_timeout (> 0); 0 (an older client): the daemon's
+  // MCCL_TRANSPORT_SETUP_TIMEOUT_MS.
+  std::int32_t setup_timeout_ms = 0;
 };
 
 struct HelloMsg {

@@ -139,7 +139,9 @@ common::Status probe_multicast(int rank, int size, transport::DatagramTransport&
     if (expired) {
       return common::unavailable_error(
           who(rank) + ": the multicast group " + where + " does not reach every rank after " +
-          std::to_string(setup_timeout.count()) + " ms (MCCL_TRANSPORT_SETUP_TIMEOUT_MS)" +
+          std::to_string(setup_timeout.count()) +
+          " ms (the setup timeout: CommOptions::setup_timeout, else "
+          "MCCL_TRANSPORT_SETUP_TIMEOUT_MS)" +
           missing +
           ". Check that the interface is the one the hosts share (MCCL_UDP_IFACE), "
           "that the switch forwards multicast (IGMP snooping needs a querier) and "

@@ -3,8 +3,9 @@
 #
 #   launch.sh --name NAME [--hosts N] [--timeout S] [--grace S] [--port P]
 #             [--env K=V]... [--logdir DIR] -- program args...
-#   launch.sh --mpirun --name NAME [--hosts N] [--timeout S] [--env K=V]...
-#             [--mpirun-arg ARG]... [--logdir DIR] -- program args...
+#   launch.sh --mpirun --name NAME [--hosts N] [--ranks R] [--placement block|cyclic]
+#             [--timeout S] [--env K=V]... [--mpirun-arg ARG]... [--logdir DIR]
+#             -- program args...
 #
 # Direct mode: rank i runs in NAME-h<i> with MCCL_RANK=i, MCCL_WORLD_SIZE=N,
 # MCCL_BOOTSTRAP_ADDR=10.201.0.1:PORT (rank 0's address; PORT random in 20000-32767
@@ -25,13 +26,18 @@
 # Ranks get MCCL_BOOTSTRAP_ADDR=10.201.0.1:PORT (rank 0 runs in NAME-h0)
 # and the --env values, but no MCCL_RANK / MCCL_WORLD_SIZE: MCCL
 # reads those from OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE. --mpirun-arg adds an
-# argument to mpirun's command line (repeatable).
+# argument to mpirun's command line (repeatable). --ranks R (default: one per host)
+# starts R ranks, several per host namespace when R > N: --placement block (default)
+# puts rank r in host r / ceil(R/N) (consecutive ranks share a host), cyclic in host
+# r mod N (round robin: a host's ranks are not consecutive). Ranks sharing a host
+# talk over TCP inside its namespace (kernel loopback): nothing of theirs crosses
+# the host's veth0.
 #
 # Every process started carries MCCL_FABRIC_LAUNCH_ID=<unique id>; at the end any
 # process still carrying it (e.g. one that left its process group) is killed by PID.
 #
 # Output: each rank's stdout+stderr, after the run, one line at a time prefixed
-# "[h<i>] " (mpirun's own output as "[mpirun] "). --logdir DIR keeps the raw logs as
+# "[h<i>] " (i: the rank; mpirun's own output as "[mpirun] "). --logdir DIR keeps the raw logs as
 # DIR/rank<i>.log. Exit: 0 all ranks succeeded; 124 timeout; else the first failing
 # rank's exit code (or mpirun's); 77 not root / tool missing; 2 usage.
 set -euo pipefail
@@ -46,13 +52,15 @@ usage_die() { echo "$PROG: $*" >&2; echo "run '$PROG --help' for usage" >&2; exi
 skip() { echo "$PROG: SKIP: $*" >&2; exit 77; }
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
-name="" hosts="" timeout=120 grace=2 port="" logdir="" mpirun=0
+name="" hosts="" ranks="" placement=block timeout=120 grace=2 port="" logdir="" mpirun=0
 envs=() mpirun_args=() prog=()
 while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
     --name) name=${2-}; shift 2 ;;
     --hosts) hosts=${2-}; shift 2 ;;
+    --ranks) ranks=${2-}; shift 2 ;;
+    --placement) placement=${2-}; shift 2 ;;
     --timeout) timeout=${2-}; shift 2 ;;
     --grace) grace=${2-}; shift 2 ;;
     --port) port=${2-}; shift 2 ;;
@@ -94,6 +102,11 @@ if [[ -z $hosts ]]; then
 fi
 if ! [[ $hosts =~ ^[0-9]+$ ]] || ((10#$hosts < 1)); then usage_die "bad --hosts '$hosts'"; fi
 hosts=$((10#$hosts))
+[[ -n $ranks ]] || ranks=$hosts
+if ! [[ $ranks =~ ^[0-9]+$ ]] || ((10#$ranks < 1)); then usage_die "bad --ranks '$ranks'"; fi
+ranks=$((10#$ranks))
+[[ $placement == block || $placement == cyclic ]] || usage_die "bad --placement '$placement' (block or cyclic)"
+((ranks == hosts || mpirun)) || usage_die "--ranks differs from --hosts: only with --mpirun"
 for ((i = 0; i < hosts; i++)); do
   has_ns "$name-h$i" || die "namespace $name-h$i does not exist (cluster $name has fewer hosts, or is not up)"
 done
@@ -215,12 +228,13 @@ start() {
 }
 
 if ((mpirun)); then
-  mpi_env=(-x "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" -x "MCCL_FABRIC_LAUNCH_ID=$launch_id" -x "MCCL_FABRIC_LOG_DIR=$logdir")
+  mpi_env=(-x "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" -x "MCCL_FABRIC_LAUNCH_ID=$launch_id" -x "MCCL_FABRIC_LOG_DIR=$logdir"
+    -x "MCCL_FABRIC_HOSTS=$hosts" -x "MCCL_FABRIC_PLACEMENT=$placement")
   for kv in "${rate_env[@]}"; do mpi_env+=(-x "$kv"); done
   for kv in "${envs[@]}"; do mpi_env+=(-x "$kv"); done
   start mpirun "$logdir/mpirun.log" \
     ip netns exec "$name-sw" env "MCCL_FABRIC_LAUNCH_ID=$launch_id" "PMIX_MCA_ptl_base_if_include=$SUBNET" \
-    "$MPIRUN" --allow-run-as-root --oversubscribe -np "$hosts" \
+    "$MPIRUN" --allow-run-as-root --oversubscribe -np "$ranks" \
     --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET" --mca oob_tcp_if_include "$SUBNET" \
     "${mpi_env[@]}" "${mpirun_args[@]}" \
     "$HERE/netns-wrap.sh" "$name" "${prog[@]}"
@@ -264,7 +278,7 @@ cleanup
 
 # Print every log, prefixed, in rank order (mpirun's own output last).
 if ((mpirun)); then
-  for ((i = 0; i < hosts; i++)); do
+  for ((i = 0; i < ranks; i++)); do
     [[ ! -f $logdir/rank$i.log ]] || sed "s/^/[h$i] /" "$logdir/rank$i.log"
   done
 fi

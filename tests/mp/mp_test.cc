@@ -155,6 +155,23 @@ TEST_P(MultiProcessFailure, SetupFailsOnOneRankFailsEveryRank) {
   }
 }
 
+// CommOptions::setup_timeout wins over MCCL_TRANSPORT_SETUP_TIMEOUT_MS under
+// every engine (under offload the daemon gets it in the hello): no rank
+// hears the group (every datagram received is dropped), so the multicast
+// probe cannot succeed, and every rank must fail with kUnavailable quoting
+// the option's 400 ms. The environment's 10 minutes would outlast the
+// job's deadline, which is only a guard against a hang, not a timing check.
+TEST_P(MultiProcessFailure, SetupTimeoutOptionBoundsCreation) {
+  const int ranks = 3;
+  Env env = failure_env(GetParam());
+  env.emplace_back("MCCL_TRANSPORT_SETUP_TIMEOUT_MS", "600000");
+  env.emplace_back("MCCL_UDP_TEST_DROP_PERMILLE", "1000");
+  JobResult job =
+      run_job(MCCL_MP_WORKER, {"setup-timeout", "400"}, ranks, env, std::chrono::seconds(90));
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(job.ranks[r].exit_code, 0) << describe(job);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, MultiProcessFailure,
                          ::testing::Values("inline", "thread", "offload"),
                          [](const ::testing::TestParamInfo<const char*>& p) {

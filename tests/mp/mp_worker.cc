@@ -15,6 +15,12 @@
 //                              communicator must fail on every rank with an
 //                              error naming RANK and the interface; exit 0
 //                              only then
+//   mp_worker setup-timeout MS creation with CommOptions::setup_timeout = MS
+//                              where no rank can hear the group (the test
+//                              drops every datagram received): it must fail
+//                              with kUnavailable saying "after MS ms"
+//                              (not after MCCL_TRANSPORT_SETUP_TIMEOUT_MS);
+//                              exit 0 only then
 //   mp_worker kill RANK        after a barrier everyone starts an allgather;
 //                              RANK drives it for 20 ms, prints "rank R
 //                              killed at T" and sends itself SIGKILL; the
@@ -435,10 +441,31 @@ int setup_fails(int victim) {
   return 5;
 }
 
+// The `setup-timeout` mode: the option, not the environment, bounds the
+// multicast probe that cannot succeed.
+int setup_timeout(long ms) {
+  auto boot = mccl::make_bootstrap_from_env();
+  const int me = boot->rank();
+  try {
+    mccl::Communicator comm(*boot, {.setup_timeout = std::chrono::milliseconds(ms)});
+  } catch (const mccl::Error& e) {
+    const std::string what = e.what();
+    const bool as_expected = e.code() == mccl::ErrorCode::kUnavailable &&
+                             what.find("does not reach every rank after " + std::to_string(ms) +
+                                       " ms") != std::string::npos;
+    std::printf("rank %d: creation failed (%s, %s): %s\n", me,
+                as_expected ? "as expected" : "WRONG", mccl::to_string(e.code()), e.what());
+    return as_expected ? 0 : 4;
+  }
+  std::printf("rank %d: the communicator was created although no datagram arrives\n", me);
+  return 5;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "sweep";
-  if (mode == "setup-fails" && argc > 2) {
+  if ((mode == "setup-fails" || mode == "setup-timeout") && argc > 2) {
     try {
+      if (mode == "setup-timeout") return setup_timeout(std::atol(argv[2]));
       return setup_fails(std::atoi(argv[2]));
     } catch (const mccl::Error& e) {
       std::printf("error %s: %s\n", mccl::to_string(e.code()), e.what());
@@ -468,7 +495,8 @@ int main(int argc, char** argv) {
       rc = noise(comm, argv[2], std::atoi(argv[3]));
     } else {
       std::fprintf(stderr,
-                   "usage: mp_worker sweep | setup-fails RANK | die RANK | kill RANK | hang RANK | "
+                   "usage: mp_worker sweep | setup-fails RANK | setup-timeout MS | die RANK | kill "
+                   "RANK | hang RANK | "
                    "txbytes M | "
                    "txbytes-bcast M [ROOT] | txbytes-allreduce S | noise FILE ROUNDS\n");
       return 1;

@@ -37,8 +37,8 @@ struct OneRank {
 };
 
 TEST(CApiNetwork, OptionsOfAnOlderCallerLeaveTheNewFieldsUnset) {
-  // Bytes past struct_size (here: garbage where authenticate and
-  // progress_thread now are) are never read.
+  // Bytes past struct_size (here: garbage where authenticate,
+  // progress_thread and setup_timeout_ms now are) are never read.
   mccl_comm_options_t o;
   std::memset(&o, 0xA5, sizeof o);
   std::memset(&o, 0, offsetof(mccl_comm_options_t, authenticate));
@@ -46,6 +46,18 @@ TEST(CApiNetwork, OptionsOfAnOlderCallerLeaveTheNewFieldsUnset) {
   OneRank one;
   ASSERT_EQ(one.create(&o), MCCL_OK) << mccl_last_error();
   EXPECT_EQ(mccl_barrier(one.comm), MCCL_OK) << mccl_last_error();
+}
+
+TEST(CApiNetwork, SetupTimeoutIsChecked) {
+  mccl_comm_options_t o = MCCL_COMM_OPTIONS_INIT;
+  o.setup_timeout_ms = -1;
+  OneRank bad;
+  EXPECT_EQ(bad.create(&o), MCCL_INVALID_ARGUMENT);
+  EXPECT_TRUE(last_error_says("options->setup_timeout_ms")) << mccl_last_error();
+  o.setup_timeout_ms = 2000;
+  OneRank good;
+  ASSERT_EQ(good.create(&o), MCCL_OK) << mccl_last_error();
+  EXPECT_EQ(mccl_barrier(good.comm), MCCL_OK) << mccl_last_error();
 }
 
 TEST(CApiNetwork, AuthenticateIsCheckedAndApplied) {

@@ -52,7 +52,8 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     tc.size = size;
     tc.bind_address = info.iface_addr;
     const std::chrono::milliseconds setup_timeout(
-        common::settings::kTransportSetupTimeoutMs.get_int(1));
+        choices.setup_timeout_ms > 0 ? choices.setup_timeout_ms
+                                     : common::settings::kTransportSetupTimeoutMs.get_int(1));
     tc.connect_timeout = setup_timeout;
     st = transport::tcp::create_tcp_reliable(tc, oob, reliable);
     if (!st) st = {st.code(), "TCP reliable transport: " + st.message()};
