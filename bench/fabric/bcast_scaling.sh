@@ -29,7 +29,6 @@ FABRIC=$REPO/tests/fabric
 PROG=bcast_scaling.sh
 # shellcheck source=scripts/lib/cli.sh
 source "$REPO/scripts/lib/cli.sh"
-list_of() { tr ',' ' ' <<<"$1"; }
 
 orig_args=("$@")
 ranks="" rate="" out="" size=1048576 reps=3 iters=100 impls="baseline mccl" pace="" rps=1

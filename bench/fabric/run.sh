@@ -50,7 +50,6 @@ PROG=run.sh
 
 # shellcheck source=scripts/lib/cli.sh
 source "$REPO/scripts/lib/cli.sh"
-list_of() { tr ',' ' ' <<<"$1"; }
 
 orig_args=("$@")
 ranks="" rate="" out="" sizes="" quick=0 mtu=1500 scaling="" scaling_size=1048576

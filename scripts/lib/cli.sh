@@ -7,6 +7,8 @@
 die() { echo "$PROG: $*" >&2; exit 1; }
 usage_die() { echo "$PROG: $*" >&2; echo "run '$PROG --help' for usage" >&2; exit 2; }
 skip() { echo "$PROG: SKIP: $*" >&2; exit 77; }
+# "a,b,c" -> "a b c", for options that take a comma-separated list.
+list_of() { tr ',' ' ' <<<"$1"; }
 # The comment block from line 2 down to `set -euo`, without the `# `.
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
