@@ -29,6 +29,17 @@ using Bytes = std::vector<std::byte>;
 using OpList = std::vector<std::shared_ptr<Operation>>;
 
 inline constexpr std::uint32_t kTag = 0x5EED0001;
+
+// An incast needs roots that send faster than the receivers' links drain:
+// the one thread that drives every rank of a rig is too slow for that in
+// an unoptimised build (and under ASan, whose stage leaves these tests out
+// by name). Tests that demonstrate a flood skip there.
+#if defined(__OPTIMIZE__)
+#define MCCL_SKIP_UNLESS_AN_INCAST_CAN_FORM() static_cast<void>(0)
+#else
+#define MCCL_SKIP_UNLESS_AN_INCAST_CAN_FORM() \
+  GTEST_SKIP() << "an unoptimised build drives the ranks too slowly to form an incast"
+#endif
 inline constexpr std::uint32_t kChunk = 1460;  // the sim's MTU of 1500 minus the header
 inline constexpr auto kDeadline = 5s;          // wall time any one collective may take here
 
