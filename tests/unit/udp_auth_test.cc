@@ -109,7 +109,10 @@ class UdpAuth : public ::testing::TestWithParam<Param> {};
 // duplicate: the defect. With auth it is dropped and every byte is the root's.
 TEST_P(UdpAuth, ForgedDatagramsOnTheGroup) {
   if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason;
-  const auto [auth, gso, gro] = GetParam();
+  // Plain variables, not a structured binding: Clang 14 cannot capture one.
+  const auto auth = std::get<0>(GetParam());
+  const auto gso = std::get<1>(GetParam());
+  const auto gro = std::get<2>(GetParam());
   if (auth && !auth_available()) GTEST_SKIP() << "built without libsodium";
   ProtocolConfig pc = patient();
   pc.chunk_bytes = static_cast<std::uint32_t>(kDatagram - kDataHeaderBytes);
