@@ -35,12 +35,6 @@ not_built='^(install\.|tools\.|mp_reduce\.|mp_c_api\.|offload\.cross|mpi\.)'
 # offload_test's multi-process cases (sweeps, zero copy, failures) run past
 # their launchers' time limits at TSan's speed: only its daemon cases run.
 tsan_skip='|^(Loopback/OffloadSweep|OffloadZeroCopy|OffloadErrors|OffloadFailure)\.'
-# The incast demonstrations need senders faster than the links: under ASan
-# the one thread that drives all eight ranks is slower, so no incast forms
-# (the unshared flood, and the flood the rate-from-loss tests adapt to).
-# Their counterparts (roots sharing the link repair nothing, a known rate
-# is never adapted, the controller's rules) still run.
-asan_skip='|^(ProtocolIncast\.RootsIgnoringTheShareOverrunThePorts|ProtocolRate\.(AdaptedRootsStopTheFloodAUnknownLinkRateCauses|RateRisesAgainOnceLossStops))$'
 
 configure_asan() {
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -63,7 +57,7 @@ for stage in "${stages[@]}"; do
       # module it has unloaded by exit so no suppression can name it; the
       # sanitizer runs place progress threads without PCI locality.
       HWLOC_COMPONENTS=-pci ctest --test-dir build-asan --output-on-failure -j2 \
-        -L '^(unit|inproc|soak)$' -E "$not_built$asan_skip"
+        -L '^(unit|inproc|soak)$' -E "$not_built"
       ;;
     fuzz)
       [[ -f build-asan/build.ninja ]] || configure_asan

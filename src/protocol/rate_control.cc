@@ -18,20 +18,44 @@ bool RateController::before(const Position& a, const Position& b) {
 
 bool RateController::on_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes) {
   const Position p{seq, next};
+  const double old = rate_;
+  if (!injected_ || common::seq_before(current_seq_, seq)) probe_after(seq);
   if (!injected_ || before(sent_, p)) sent_ = p;
   injected_ = true;
   // A cut that many collectives ago orders nothing any more (and the
   // wrap-safe order would turn around past 2^31).
   if (cut_ && common::seq_distance(cut_at_.seq, seq) >= (1u << 16)) cut_ = false;
+  grow_by_bytes(bytes);
+  return rate_ != old;
+}
+
+double RateController::ceiling() const {
+  return std::max(config_.floor_bytes_per_s, config_.ceiling_bytes_per_s);
+}
+
+void RateController::probe_after(std::uint32_t seq) {
+  // The first injection of a collective: the one before it ended clean
+  // (or this is the first) and the estimate sits on the plateau.
+  const bool clean = injected_ && !cut_in_current_;
+  current_seq_ = seq;
+  cut_in_current_ = false;
+  if (!clean || overran_at_ == 0 || rate_ < plateau()) return;
+  rate_ = std::min(ceiling(), rate_ * (1 + config_.probe));
+  if (rate_ > overran_at_ * config_.plateau_expiry) overran_at_ = 0;
+}
+
+void RateController::grow_by_bytes(std::uint64_t bytes) {
+  if (config_.recovery_bytes == 0) return;
   clean_bytes_ += bytes;
-  if (clean_bytes_ < config_.recovery_bytes || config_.recovery_bytes == 0) return false;
-  const double ceiling = std::max(config_.floor_bytes_per_s, config_.ceiling_bytes_per_s);
-  const double old = rate_;
   while (clean_bytes_ >= config_.recovery_bytes) {
     clean_bytes_ -= config_.recovery_bytes;
-    rate_ = std::min(ceiling, rate_ * (1 + config_.recovery));
+    double limit = ceiling();
+    if (overran_at_ > 0) {
+      if (rate_ >= plateau()) return;  // probes take it from here
+      limit = std::min(limit, plateau());
+    }
+    rate_ = std::min(limit, rate_ * (1 + config_.recovery));
   }
-  return rate_ != old;
 }
 
 bool RateController::on_loss(std::uint32_t seq, std::uint64_t chunk) {
@@ -46,6 +70,8 @@ bool RateController::on_loss(std::uint32_t seq, std::uint64_t chunk) {
   cut_ = true;
   cut_at_ = sent_;
   clean_bytes_ = 0;
+  cut_in_current_ = true;
+  overran_at_ = rate_;
   const double old = rate_;
   rate_ = std::max(config_.floor_bytes_per_s, rate_ * config_.decrease);
   if (rate_ == old) return false;

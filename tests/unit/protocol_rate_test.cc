@@ -22,6 +22,9 @@ RateConfig controller_config() {
   c.decrease = 0.5;
   c.recovery = 0.25;
   c.recovery_bytes = 1000;
+  c.plateau = 0.95;
+  c.probe = 0.1;
+  c.plateau_expiry = 1.1;
   return c;
 }
 
@@ -54,15 +57,48 @@ TEST(RateController, StaysWithinFloorAndCeiling) {
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 2000 * kMbit);
 }
 
-TEST(RateController, RecoversWhileNoLossIsReported) {
+TEST(RateController, RecoversFastUpToThePlateauBelowTheRateThatOverran) {
   RateController r(controller_config());
   r.on_injected(1, 1, 1);
-  ASSERT_TRUE(r.on_loss(1, 0));
+  ASSERT_TRUE(r.on_loss(1, 0));  // overran at 1000: the plateau is 950
   EXPECT_FALSE(r.on_injected(1, 2, 999)) << "not a whole recovery step yet";
   EXPECT_TRUE(r.on_injected(1, 3, 1));
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 625 * kMbit);
-  EXPECT_TRUE(r.on_injected(1, 4, 2000));  // two steps at once
-  EXPECT_NEAR(r.bytes_per_s(), 625 * 1.25 * 1.25 * kMbit, 1e-3);
+  EXPECT_TRUE(r.on_injected(1, 4, 3000));  // 781, 977: held at the plateau
+  EXPECT_DOUBLE_EQ(r.bytes_per_s(), 950 * kMbit);
+  EXPECT_FALSE(r.on_injected(1, 100, 100000)) << "on the plateau bytes raise nothing";
+}
+
+TEST(RateController, ProbesOncePerCleanCollectiveFromThePlateau) {
+  RateController r(controller_config());
+  r.on_injected(1, 1, 1);
+  ASSERT_TRUE(r.on_loss(1, 0));
+  r.on_injected(1, 2, 4000);
+  ASSERT_DOUBLE_EQ(r.bytes_per_s(), 950 * kMbit);
+  EXPECT_FALSE(r.on_injected(2, 1, 1)) << "collective 1 had a cut: no probe";
+  EXPECT_TRUE(r.on_injected(3, 1, 1));
+  EXPECT_DOUBLE_EQ(r.bytes_per_s(), 1045 * kMbit);
+  EXPECT_FALSE(r.on_injected(3, 2, 100000)) << "one probe per collective, whatever its size";
+  // A probe that overruns is answered in its own collective: cut, and the
+  // next collective starts from the new plateau without a probe.
+  ASSERT_TRUE(r.on_loss(3, 1));
+  EXPECT_DOUBLE_EQ(r.bytes_per_s(), 522.5 * kMbit);
+  r.on_injected(3, 3, 100000);
+  EXPECT_NEAR(r.bytes_per_s(), 0.95 * 1045 * kMbit, 1e-3);
+  EXPECT_FALSE(r.on_injected(4, 1, 1));
+}
+
+TEST(RateController, ForgetsThePlateauOnceProbesPassItByTheExpiry) {
+  RateController r(controller_config());
+  r.on_injected(1, 1, 1);
+  ASSERT_TRUE(r.on_loss(1, 0));
+  r.on_injected(1, 2, 4000);
+  r.on_injected(2, 1, 1);
+  r.on_injected(3, 1, 1);  // 1045
+  r.on_injected(4, 1, 1);  // 1149.5: over 1.1 × 1000, the link has grown
+  EXPECT_DOUBLE_EQ(r.bytes_per_s(), 1149.5 * kMbit);
+  EXPECT_TRUE(r.on_injected(4, 2, 1000)) << "bytes raise it again";
+  EXPECT_NEAR(r.bytes_per_s(), 1149.5 * 1.25 * kMbit, 1e-3);
 }
 
 TEST(RateController, OrdersCollectivesAcrossTheSequenceWrap) {
@@ -85,6 +121,7 @@ FabricConfig hidden_rate() {
   FabricConfig f;
   f.link_gbit_per_s = 1.0;
   f.port_buffer_bytes = 64 << 10;
+  f.virtual_time = true;
   f.hide_link_rate = true;
   f.seed = 89;
   return f;
@@ -103,6 +140,7 @@ struct Series {
   std::vector<std::uint64_t> port_drops;           // per collective
   std::vector<std::uint64_t> repair_bytes;         // per collective, all ranks
   std::vector<std::uint64_t> estimate_mbit_rank0;  // after each collective
+  std::vector<std::uint64_t> fabric_us;            // per collective, on the fabric's clock
 };
 
 void run_allgathers(Rig& rig, int count, Series& out) {
@@ -110,9 +148,12 @@ void run_allgathers(Rig& rig, int count, Series& out) {
     const std::uint64_t drops_before = rig.fabric().counters().port_drops;
     std::uint64_t repairs_before = 0;
     for (int r = 0; r < rig.size(); ++r) repairs_before += rig.stats(r).repair_bytes_requested;
+    const auto start = rig.fabric().now();
     Allgather a(rig, kBlock, 17 + static_cast<std::uint64_t>(i));
     a.start_all(rig);
     ASSERT_TRUE(rig.run(a.ops, 60s)) << "allgather " << i;
+    out.fabric_us.push_back(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(rig.fabric().now() - start).count()));
     a.expect_exact();
     std::uint64_t repairs = 0;
     for (int r = 0; r < rig.size(); ++r) repairs += rig.stats(r).repair_bytes_requested;
@@ -144,7 +185,6 @@ constexpr std::size_t kSettled = 4;  // collectives the adaptation may take
 constexpr int kFlood = 3;            // the flood is the same in every collective
 
 TEST(ProtocolRate, AdaptedRootsStopTheFloodAUnknownLinkRateCauses) {
-  MCCL_SKIP_UNLESS_AN_INCAST_CAN_FORM();
   Series adapted, flood;
   {
     Rig rig(kRanks, hidden_rate(), adapting(true));
@@ -170,7 +210,9 @@ TEST(ProtocolRate, AdaptedRootsStopTheFloodAUnknownLinkRateCauses) {
   const std::string detail = "port drops per collective: adapted " + show(adapted.port_drops) +
                              "/ flood " + show(flood.port_drops) + "; rank 0's estimate " +
                              show(adapted.estimate_mbit_rank0) + "; repair bytes: adapted " +
-                             show(adapted.repair_bytes) + "/ flood " + show(flood.repair_bytes);
+                             show(adapted.repair_bytes) + "/ flood " + show(flood.repair_bytes) +
+                             "; fabric us: adapted " + show(adapted.fabric_us) + "/ flood " +
+                             show(flood.fabric_us);
   // Unadapted, the receivers' ports drop most of what 7 roots send at the
   // whole rate, collective after collective, and repairs carry it.
   EXPECT_GT(flood_drops, 10000u) << detail;
@@ -181,7 +223,6 @@ TEST(ProtocolRate, AdaptedRootsStopTheFloodAUnknownLinkRateCauses) {
 }
 
 TEST(ProtocolRate, RateRisesAgainOnceLossStops) {
-  MCCL_SKIP_UNLESS_AN_INCAST_CAN_FORM();
   Rig rig(kRanks, hidden_rate(), adapting(true));
   Series s;
   run_allgathers(rig, 3, s);  // the flood cuts every root's estimate
@@ -191,14 +232,22 @@ TEST(ProtocolRate, RateRisesAgainOnceLossStops) {
   // Broadcasts from rank 0 alone: one root cannot overrun a port at the
   // link's own rate (its link is no faster), so nothing is lost any more,
   // and its estimate climbs.
+  // Fast back to just under where it overran (1 MiB is four recovery
+  // steps: two broadcasts get there from a 70% cut), then a probe per
+  // collective.
+  std::vector<std::uint64_t> estimates;
   for (int i = 0; i < 4; ++i) {
     Broadcast b(rig, kBlock, 0, 300 + static_cast<std::uint64_t>(i));
     b.start_all(rig);
     ASSERT_TRUE(rig.run(b.ops, 60s));
     b.expect_exact();
+    estimates.push_back(rig.stats(0).link_estimate_mbit);
   }
   EXPECT_EQ(rig.stats(0).rate_decreases, decreases);
-  EXPECT_GT(rig.stats(0).link_estimate_mbit, cut * 3 / 2) << "after a cut to " << cut << " Mbit/s";
+  const std::string detail =
+      "after a cut to " + std::to_string(cut) + " Mbit/s: " + show(estimates);
+  EXPECT_GE(estimates[1], cut * 13 / 10) << detail;
+  EXPECT_GT(estimates.back(), estimates[1]) << detail;
 }
 
 TEST(ProtocolRate, AKnownLinkRateIsNeitherAdaptedNorReported) {

@@ -116,7 +116,7 @@ common::Status DatagramEndpoint::send(std::span<const OutDatagram> batch, std::s
   accepted = 0;
   if (self_->is_dead()) return common::peer_failure(killed_message(rank_));
   const FabricConfig& config = fabric_->config;
-  const common::TimePoint now = common::now();
+  const common::TimePoint now = fabric_->now();
   common::Status status;
 
   std::unique_lock<std::mutex> link_lock;
@@ -154,7 +154,7 @@ common::Status DatagramEndpoint::poll(DatagramHandler& handler, std::size_t max,
   delivered = 0;
   if (self_->is_dead()) return common::peer_failure(killed_message(rank_));
   if (max == 0 || inbox_->maybe_empty()) return common::Status::ok();
-  const common::TimePoint now = common::now();
+  const common::TimePoint now = fabric_->now();
   std::array<InboxEntry, kPollChunk> ready;
   std::array<std::span<const std::byte>, kPollChunk> views;
   while (delivered < max) {

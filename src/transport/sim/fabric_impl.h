@@ -94,7 +94,8 @@ struct AtomicCounters {
 
 class FabricImpl {
  public:
-  explicit FabricImpl(const FabricConfig& c) : config(c) {}
+  explicit FabricImpl(const FabricConfig& c)
+      : config(c), virtual_now_(common::now().time_since_epoch().count()) {}
 
   const FabricConfig config;
   AtomicCounters counters;
@@ -109,6 +110,15 @@ class FabricImpl {
   std::shared_ptr<RankState> rank_state(int rank);
   void kill(int rank);
 
+  // The fabric's time: the steady clock, or the virtual one.
+  common::TimePoint now() const {
+    if (!config.virtual_time) return common::now();
+    return common::TimePoint(common::TimePoint::duration(virtual_now_.load()));
+  }
+  void advance(std::chrono::nanoseconds by) {
+    virtual_now_.fetch_add(std::chrono::duration_cast<common::TimePoint::duration>(by).count());
+  }
+
   // Hands every datagram of `batch` from `sender` to every other live
   // member of `g`, through the fault model.
   void fan_out(Group& g, int sender, std::span<const Outgoing> batch);
@@ -120,6 +130,7 @@ class FabricImpl {
   std::unordered_map<std::uint64_t, std::shared_ptr<Group>> groups_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Mesh>> meshes_;
   std::unordered_map<int, std::shared_ptr<RankState>> ranks_;
+  std::atomic<common::TimePoint::rep> virtual_now_;  // FabricConfig::virtual_time
 };
 
 inline std::string killed_message(int rank) {

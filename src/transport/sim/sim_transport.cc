@@ -156,6 +156,9 @@ std::unique_ptr<ReliableTransport> Fabric::join_reliable(std::uint64_t group, in
 
 void Fabric::kill_rank(int rank) { impl_->kill(rank); }
 
+std::chrono::steady_clock::time_point Fabric::now() const { return impl_->now(); }
+void Fabric::advance(std::chrono::nanoseconds by) { impl_->advance(by); }
+
 void Fabric::inject(std::uint64_t group, std::span<const std::byte> datagram) {
   // Delivered whatever its length: the hook exists to feed receivers
   // datagrams no well-behaved sender would produce.
@@ -163,7 +166,7 @@ void Fabric::inject(std::uint64_t group, std::span<const std::byte> datagram) {
   auto buf = std::make_shared_for_overwrite<std::byte[]>(datagram.size());
   if (!datagram.empty()) std::memcpy(buf.get(), datagram.data(), datagram.size());
   Outgoing o{std::move(buf), static_cast<std::uint32_t>(datagram.size()),
-             g->stranger_counter.fetch_add(1), common::now() + impl_->config.latency};
+             g->stranger_counter.fetch_add(1), impl_->now() + impl_->config.latency};
   impl_->fan_out(*g, kStrangerRank, std::span<const Outgoing>(&o, 1));
 }
 

@@ -38,6 +38,12 @@ struct FabricConfig {
   // whatever share_link() says, unless the protocol hands it an estimate
   // (set_link_estimate), which paces it below the link. Needs a link rate.
   bool hide_link_rate = false;
+  // The link, port and latency model run on a clock that stands still
+  // until Fabric::advance() moves it, so what they do follows from the
+  // order of sends, not from how fast the machine happens to drive the
+  // ranks (a loaded test machine would otherwise form a different incast).
+  // Off: the steady clock.
+  bool virtual_time = false;
   std::size_t mtu = 1500;
   std::size_t receive_depth = 16384;  // datagrams queued per receiver
   std::uint64_t seed = 1;
@@ -87,6 +93,12 @@ class Fabric {
   void inject(std::uint64_t group, std::span<const std::byte> datagram);
 
   FabricCounters counters() const;
+
+  // The fabric's clock: the steady clock, or the virtual one
+  // (FabricConfig::virtual_time), which advance() moves forward and which
+  // is ignored on the steady clock.
+  std::chrono::steady_clock::time_point now() const;
+  void advance(std::chrono::nanoseconds by);
 
  private:
   std::shared_ptr<FabricImpl> impl_;
