@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # hosts.sh — several ranks per host: MPI_Bcast and MPI_Allgather of an unmodified
 # program (mpi_coll_bench.c) under plain Open MPI, libmccl_mpi's flat scheme (every
-# rank joins the multicast group) and its leaders scheme (one rank per host in MCCL,
-# MPI inside the host), on the namespace cluster (tests/fabric/cluster.sh).
+# rank joins the multicast group), its leaders scheme (one rank per host in MCCL,
+# MPI inside the host) and auto (both, each call to the faster; --schemes ...,auto),
+# on the namespace cluster (tests/fabric/cluster.sh).
 #
 #   sudo bench/fabric/hosts.sh --hosts H --per-host K --out DIR [--rate 1gbit]
-#        [--sizes MIN:MAX] [--iters N] [--schemes ompi,flat,leaders]
+#        [--sizes MIN:MAX] [--iters N] [--schemes ompi,flat,leaders,auto]
 #        [--benches bcast,allgather] [--build-dir DIR]
 #
 # Ranks: H*K, K consecutive ranks per host namespace (launch.sh --mpirun --ranks

@@ -47,14 +47,12 @@ std::vector<Retired>& graveyard() {
 
 int delete_entry(MPI_Comm, int, void* value, void*) {
   auto* e = static_cast<CommEntry*>(value);
-  if (e->hier) {
-    // Its host and leader communicators are left to MPI_Finalize: freeing
-    // one here, inside MPI's callback, is not safe.
-    e->mccl = std::move(e->hier->mccl);
-  }
-  if (e->mccl) {
-    e->mccl->mpi_comm_alive = false;  // no error handler to call any more
-    graveyard().push_back({std::move(e->mccl), std::chrono::steady_clock::now()});
+  // The leaders' host and leader communicators are left to MPI_Finalize:
+  // freeing one here, inside MPI's callback, is not safe.
+  for (std::shared_ptr<McclComm>* m : {&e->mccl, e->hier ? &e->hier->mccl : nullptr}) {
+    if (m == nullptr || !*m) continue;
+    (*m)->mpi_comm_alive = false;  // no error handler to call any more
+    graveyard().push_back({std::move(*m), std::chrono::steady_clock::now()});
   }
   live().erase(e);
   delete e;
@@ -130,17 +128,9 @@ void release_before_free(MPI_Comm comm) {
   int found = 0;
   if (PMPI_Comm_get_attr(comm, g.keyval, &value, &found) != MPI_SUCCESS || !found) return;
   auto* e = static_cast<CommEntry*>(value);
-  if (e->state == McclState::kLeaders && e->hier) {
-    // Blocking calls only: nothing in flight, but a leader's peers may
-    // still be finishing the last collective over its connections.
-    if (PMPI_Barrier(comm) != MPI_SUCCESS) return;
-    release_hierarchy(*e->hier);
-    e->hier.reset();
-    e->state = McclState::kFailed;
-    return;
-  }
-  if (e->state != McclState::kReady || !e->mccl) return;  // the same on every rank
-  drain_comm(*e->mccl);
+  if (e->state != McclState::kReady && e->state != McclState::kLeaders) return;  // alike everywhere
+  // The leaders serve blocking calls only: nothing of theirs is in flight.
+  if (e->mccl) drain_comm(*e->mccl);
   // Every rank has now finished every MCCL collective on `comm`: none
   // needs this rank's connections any more.
   if (PMPI_Barrier(comm) != MPI_SUCCESS) {
@@ -148,8 +138,14 @@ void release_before_free(MPI_Comm comm) {
     // in the graveyard, as for any other free.
     return;
   }
-  e->mccl->mpi_comm_alive = false;
-  e->mccl.reset();  // destroyed now, or when the program retires its last request
+  if (e->hier) {
+    release_hierarchy(*e->hier);
+    e->hier.reset();
+  }
+  if (e->mccl) {
+    e->mccl->mpi_comm_alive = false;
+    e->mccl.reset();  // destroyed now, or when the program retires its last request
+  }
   e->state = McclState::kFailed;
 }
 

@@ -41,6 +41,8 @@ struct Hierarchy;  // hierarchy.h
 // kOneHost: every rank on one host (common::network_host_id), left to MPI
 // unless MCCL_MPI_SINGLE_HOST=1. kLeaders: served by the leaders scheme
 // (MCCL_MPI_HIERARCHY=leaders; `hier` holds it, `mccl` stays null).
+// kReady: `mccl` serves; under MCCL_MPI_HIERARCHY=auto `hier` may be there
+// too, for the calls the leaders serve faster (hierarchy.h).
 enum class McclState { kNone, kReady, kFailed, kOneHost, kLeaders };
 
 struct CommEntry {

@@ -176,7 +176,13 @@ bool create_mccl(MPI_Comm comm, CommEntry& e) {
            e.label.c_str(), e.size);
     return false;
   }
-  if (use_leaders(hosts)) return create_hierarchy(comm, e, hosts);
+  const Scheme scheme = scheme_for(hosts);
+  if (scheme == Scheme::kLeaders) {
+    e.hier = make_hierarchy(comm, e, hosts);
+    e.state = e.hier ? McclState::kLeaders : McclState::kFailed;
+    ++(e.hier ? c.comms_created : c.comms_failed);
+    return e.hier != nullptr;
+  }
   std::shared_ptr<McclComm> made = create_agreed(comm, e.rank, e.size, e.label);
   if (!made) {
     e.state = McclState::kFailed;
@@ -188,6 +194,18 @@ bool create_mccl(MPI_Comm comm, CommEntry& e) {
   e.state = McclState::kReady;
   ++c.comms_created;
   debugf("MCCL communicator created on %s (%d ranks)", e.label.c_str(), e.size);
+  if (scheme == Scheme::kBoth) {
+    // Agreed like the flat one: without it every call is served flat.
+    e.hier = make_hierarchy(comm, e, hosts);
+    if (e.hier) {
+      ++c.comms_created;
+    } else if (e.rank == 0) {
+      warnf(
+          "the hosts' leaders of %s could not get an MCCL communicator; the flat one serves "
+          "every call",
+          e.label.c_str());
+    }
+  }
   return true;
 }
 

@@ -99,9 +99,13 @@ Route decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, std::size_t bytes, c
     }
     return {};
   }
+  // Both schemes (MCCL_MPI_HIERARCHY=auto): the leaders where they were
+  // measured faster, flat otherwise.
+  const bool by_leaders = e->hier && (!e->mccl || leaders_serve(kind, bytes));
   count_and_log(kind, e, bytes,
-                e->hier ? "served by MCCL among the hosts' leaders" : "served by MCCL", true);
-  return {e->mccl, e->hier};
+                by_leaders ? "served by MCCL among the hosts' leaders" : "served by MCCL", true);
+  if (by_leaders) return {nullptr, e->hier};
+  return {e->mccl, nullptr};
 }
 
 }  // namespace mccl::mpi

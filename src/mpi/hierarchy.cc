@@ -59,20 +59,29 @@ std::string on_leaders(const Hierarchy& h, const char* what, Start&& start) {
 
 }  // namespace
 
-bool use_leaders(const std::vector<std::uint64_t>& hosts) {
-  // kAuto is the flat scheme: leaders was not faster on 2 hosts, its gains
-  // on 4 came from a CPU-starved host losing datagrams, and flat also
-  // serves the nonblocking calls and reductions (docs/mpi.md, "Several
-  // ranks per host").
-  if (global().settings.host_scheme != HostScheme::kLeaders) return false;
+Scheme scheme_for(const std::vector<std::uint64_t>& hosts) {
+  const HostScheme setting = global().settings.host_scheme;
+  if (setting == HostScheme::kFlat) return Scheme::kFlat;
   const std::set<std::uint64_t> distinct(hosts.begin(), hosts.end());
-  return distinct.size() > 1 && distinct.size() < hosts.size();
+  if (distinct.size() < 2 || distinct.size() == hosts.size()) return Scheme::kFlat;
+  return setting == HostScheme::kLeaders ? Scheme::kLeaders : Scheme::kBoth;
+}
+
+bool leaders_serve(Kind kind, std::size_t bytes) {
+  if (!hierarchy_fits(bytes)) return false;
+  // Measured on 2 and 4 hosts of 2 ranks (docs/mpi.md): the leaders were
+  // faster for every blocking allgather and for broadcasts up to about
+  // 1 MiB; above, flat, whose broadcast has no step inside the host on its
+  // critical path.
+  if (kind == Kind::kAllgather || kind == Kind::kAllgatherv) return true;
+  return kind == Kind::kBcast &&
+         bytes <= static_cast<std::size_t>(global().settings.leaders_bcast_max_bytes);
 }
 
 bool hierarchy_fits(std::size_t bytes) { return bytes <= static_cast<std::size_t>(INT_MAX); }
 
-bool create_hierarchy(MPI_Comm comm, CommEntry& e, const std::vector<std::uint64_t>& hosts) {
-  Counters& c = global().counters;
+std::shared_ptr<Hierarchy> make_hierarchy(MPI_Comm comm, const CommEntry& e,
+                                          const std::vector<std::uint64_t>& hosts) {
   auto h = std::make_shared<Hierarchy>();
   h->user = comm;
   h->label = e.label;
@@ -111,17 +120,12 @@ bool create_hierarchy(MPI_Comm comm, CommEntry& e, const std::vector<std::uint64
   if (PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) ok = 0;
   if (ok == 0) {
     release_hierarchy(*h);
-    e.state = McclState::kFailed;
-    ++c.comms_failed;
-    return false;
+    return nullptr;
   }
   if (h->mccl) h->mccl->mpi_comm = comm;
-  e.hier = std::move(h);
-  e.state = McclState::kLeaders;
-  ++c.comms_created;
   debugf("MCCL communicator created on the %d host leaders of %s (%d ranks; MCCL_MPI_HIERARCHY)",
          nhosts, e.label.c_str(), e.size);
-  return true;
+  return h;
 }
 
 int hier_bcast(const Hierarchy& h, void* buf, std::size_t bytes, int root) {

@@ -1,14 +1,17 @@
-// The leaders scheme (MCCL_MPI_HIERARCHY=leaders) for a communicator that
-// spans hosts with several ranks on some host, as MVAPICH does it: only the
-// lowest rank of each host (its leader) is in the MCCL communicator and
-// joins the multicast group; inside a host the data moves by MPI (its
-// shared memory where MPI uses it there, loopback TCP in the namespace
-// cluster). The flat scheme, every rank in the group, is the alternative
-// and what `auto` picks; docs/mpi.md has both measured and says why.
+// The leaders scheme for a communicator that spans hosts with several
+// ranks on some host, as MVAPICH does it: only the lowest rank of each host
+// (its leader) is in an MCCL communicator and joins the multicast group;
+// inside a host the data moves by MPI (its shared memory where MPI uses it
+// there, loopback TCP in the namespace cluster). The flat scheme is every
+// rank in the group. MCCL_MPI_HIERARCHY picks one, or (`auto`) both: then
+// the leaders serve the calls where they were measured faster (blocking
+// allgathers, broadcasts up to MCCL_MPI_LEADERS_BCAST_MAX_BYTES) and the
+// flat communicator everything else; docs/mpi.md has the measurements.
 //
-// Served this way: blocking MPI_Bcast, MPI_Allgather and MPI_Allgatherv.
-// The nonblocking calls and the reductions of such a communicator go to
-// MPI (decide.cc says so in its log line).
+// Served through the leaders: blocking MPI_Bcast, MPI_Allgather and
+// MPI_Allgatherv. Under `leaders` alone the nonblocking calls and the
+// reductions of such a communicator go to MPI (decide.cc says so in its
+// log line).
 #pragma once
 
 #include <mpi.h>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "mpi/comm_cache.h"
+#include "mpi/state.h"
 
 namespace mccl::mpi {
 
@@ -40,15 +44,22 @@ struct Hierarchy {
   std::shared_ptr<McclComm> mccl;  // over `leaders`; leaders only
 };
 
-// Whether create_mccl() builds the leaders scheme for ranks on `hosts`
-// (every rank's host id in rank order): MCCL_MPI_HIERARCHY says so, and
-// the ranks span several hosts with more than one rank on some host.
-bool use_leaders(const std::vector<std::uint64_t>& hosts);
+// What create_mccl() builds for ranks on `hosts` (every rank's host id in
+// rank order): kLeaders or kBoth (MCCL_MPI_HIERARCHY leaders or auto) only
+// where the ranks span several hosts with more than one rank on some host.
+enum class Scheme { kFlat, kLeaders, kBoth };
+Scheme scheme_for(const std::vector<std::uint64_t>& hosts);
 
 // Collective over `comm`, as create_mccl(): splits the host and leader
 // communicators and creates MCCL on the leaders. Every rank returns the
-// same: true with `e` kLeaders, or false with `e` kFailed.
-bool create_hierarchy(MPI_Comm comm, CommEntry& e, const std::vector<std::uint64_t>& hosts);
+// same: the scheme, or null when it could not be set up (the host and
+// leader communicators are then freed again).
+std::shared_ptr<Hierarchy> make_hierarchy(MPI_Comm comm, const CommEntry& e,
+                                          const std::vector<std::uint64_t>& hosts);
+
+// Whether the leaders serve a call of `kind` and `bytes` where a
+// communicator has both schemes (kBoth). The same on every rank.
+bool leaders_serve(Kind kind, std::size_t bytes);
 
 // Whether the scheme's MPI steps (int counts of bytes) can carry a call
 // of `bytes` in all.

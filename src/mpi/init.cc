@@ -55,6 +55,7 @@ struct Proposal {
   std::int64_t min_bytes;
   std::int64_t single_host;  // MCCL_MPI_SINGLE_HOST
   std::int64_t host_scheme;  // MCCL_MPI_HIERARCHY
+  std::int64_t leaders_bcast_max_bytes;
 };
 
 void start(int provided) {
@@ -68,8 +69,11 @@ void start(int provided) {
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   Proposal mine{g.settings.enable && g.settings.error.empty() ? 1 : 0,
-                provided != MPI_THREAD_MULTIPLE ? 1 : 0, g.settings.min_bytes,
-                g.settings.single_host ? 1 : 0, static_cast<std::int64_t>(g.settings.host_scheme)};
+                provided != MPI_THREAD_MULTIPLE ? 1 : 0,
+                g.settings.min_bytes,
+                g.settings.single_host ? 1 : 0,
+                static_cast<std::int64_t>(g.settings.host_scheme),
+                g.settings.leaders_bcast_max_bytes};
   std::vector<Proposal> all(static_cast<std::size_t>(size));
   if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE,
                      MPI_COMM_WORLD) != MPI_SUCCESS) {
@@ -85,6 +89,7 @@ void start(int provided) {
   g.settings.min_bytes = all[0].min_bytes;  // rank 0's wins
   g.settings.single_host = all[0].single_host != 0;
   g.settings.host_scheme = static_cast<HostScheme>(all[0].host_scheme);
+  g.settings.leaders_bcast_max_bytes = all[0].leaders_bcast_max_bytes;
   if (!same_min && g.world_rank == 0) {
     warnf("MCCL_MPI_MIN_BYTES differs between ranks; every rank uses rank 0's %" PRId64,
           g.settings.min_bytes);

@@ -38,6 +38,7 @@ Settings read_settings() {
            : v == "leaders" ? HostScheme::kLeaders
                             : HostScheme::kAuto;
   });
+  read(s.leaders_bcast_max_bytes, s.error, [] { return cs::kMpiLeadersBcastMaxBytes.get_int(0); });
   // MCCL validates its own setting when a communicator is created; here it
   // only sizes the backstop of our wait loops, so a bad value is ignored.
   std::string ignored;

@@ -3,9 +3,9 @@
 // mccl_info and docs/configuration.md).
 //
 // Every rank reads its own environment, but the values that decide whether
-// a call is served (enable, min_bytes, single_host, host_scheme) are agreed at MPI_Init:
-// rank 0's min_bytes, single_host and host_scheme win, and MCCL is enabled only when
-// every rank enables it.
+// a call is served (enable, min_bytes, single_host, host_scheme,
+// leaders_bcast_max_bytes) are agreed at MPI_Init: rank 0's values win, and MCCL is
+// enabled only when every rank enables it.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,8 @@ struct Settings {
   bool stats = false;             // MCCL_MPI_STATS: one summary line per rank at MPI_Finalize
   bool eager = true;              // MCCL_MPI_EAGER: create MPI_COMM_WORLD's state in MPI_Init
   bool single_host = false;       // MCCL_MPI_SINGLE_HOST: serve one-host communicators too
-  HostScheme host_scheme = HostScheme::kAuto;  // MCCL_MPI_HIERARCHY
+  HostScheme host_scheme = HostScheme::kAuto;      // MCCL_MPI_HIERARCHY
+  std::int64_t leaders_bcast_max_bytes = 1 << 20;  // MCCL_MPI_LEADERS_BCAST_MAX_BYTES
   std::int64_t timeout_ms = 60000;  // MCCL_COLL_TIMEOUT_MS (MCCL's own), for the backstop
   // Empty when every variable parsed; else what was wrong (MCCL is then
   // disabled on this rank, and so on every rank).

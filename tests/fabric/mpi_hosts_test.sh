@@ -3,15 +3,18 @@
 # namespace cluster (cluster.sh, 1gbit TBF both ways, MTU 1500), Open MPI
 # (launch.sh --mpirun --ranks), MPI itself over TCP (inside a host over the
 # namespace's loopback). mpi_app (tests/mpi) runs with and without
-# LD_PRELOAD=LIBRARY under both MCCL_MPI_HIERARCHY schemes:
+# LD_PRELOAD=LIBRARY under each MCCL_MPI_HIERARCHY scheme (flat, leaders,
+# and auto, which builds both):
 #   4 ranks, cyclic placement (hosts {0,2} and {1,3}: a host's ranks are not
 #     consecutive, and broadcasts from ranks 2 and 3 have roots that are not
 #     their host's leader);
 #   3 ranks, block placement (hosts {0,1} and {2}: uneven).
 # Checks, per case: every run prints RESULT: PASS; every rank's digest
 # equals the plain run's (byte-exact results in rank order); every rank
-# served calls; multicast went out from every rank under flat and only from
-# the leaders (ranks 0 and 1 cyclic, 0 and 2 block) under leaders.
+# served calls; multicast went out from every rank under flat and auto (its
+# nonblocking calls are served flat) and only from the leaders (ranks 0 and
+# 1 cyclic, 0 and 2 block) under leaders; under auto, MPI_Allgather was
+# served through the leaders and MPI_Iallgather flat (MCCL_MPI_DEBUG).
 #
 #   mpi_hosts_test.sh LIBRARY MPI_APP
 #
@@ -48,11 +51,11 @@ rc=0
 ((rc == 77)) && skip "cluster.sh cannot build a cluster here"
 ((rc == 0)) || { echo "mpi_hosts_test: FAIL: cluster.sh up ($rc)"; exit 1; }
 
-# run OUT RANKS PLACEMENT SCHEME(plain|flat|leaders): the launcher's status.
+# run OUT RANKS PLACEMENT SCHEME(plain|flat|leaders|auto): the launcher's status.
 run() {
   local out=$1 ranks=$2 placement=$3 scheme=$4
   local -a pre=()
-  [[ $scheme == plain ]] || pre=(env "LD_PRELOAD=$LIB" "MCCL_MPI_HIERARCHY=$scheme")
+  [[ $scheme == plain ]] || pre=(env "LD_PRELOAD=$LIB" "MCCL_MPI_HIERARCHY=$scheme" MCCL_MPI_DEBUG=1)
   "$LAUNCH" --mpirun --name "$NAME" --hosts "$HOSTS" --ranks "$ranks" --placement "$placement" \
     --timeout 180 --env MCCL_MPI_STATS=1 -- "${pre[@]}" "$APP" --iters 2 >"$out" 2>&1
 }
@@ -67,7 +70,7 @@ check_case() {
   shift 2
   local leaders=" $* " tag="n${ranks}_$placement" scheme r served mcast
   run "$TMP/$tag.plain" "$ranks" "$placement" plain || fail "$tag: mpi_app without the preload ($?)"
-  for scheme in flat leaders; do
+  for scheme in flat leaders auto; do
     local out=$TMP/$tag.$scheme
     run "$out" "$ranks" "$placement" "$scheme" || fail "$tag: mpi_app under $scheme ($?)"
     grep -q 'RESULT: PASS' "$out" || fail "$tag.$scheme: no RESULT: PASS"
@@ -80,12 +83,18 @@ check_case() {
       mcast=$(field "$out" "$r" mcast_bytes_sent)
       if [[ -z $served ]] || ((served == 0)); then
         fail "$tag.$scheme rank $r: MCCL served ${served:-no} calls"
-      elif [[ $scheme == flat || $leaders == *" $r "* ]]; then
+      elif [[ $scheme != leaders || $leaders == *" $r "* ]]; then
         ((mcast > 0)) || fail "$tag.$scheme rank $r: sent no multicast"
       elif ((mcast != 0)); then
         fail "$tag.$scheme rank $r is no host's leader but sent $mcast multicast bytes"
       fi
     done
+    if [[ $scheme == auto ]]; then
+      grep -q "MPI_Allgather on MPI_COMM_WORLD.*served by MCCL among the hosts' leaders" "$out" ||
+        fail "$tag.auto: MPI_Allgather was not served through the leaders"
+      grep -q "MPI_Iallgather on MPI_COMM_WORLD.*served by MCCL (" "$out" ||
+        fail "$tag.auto: MPI_Iallgather was not served flat"
+    fi
     ((failed)) && cat "$out"
   done
   grep -q 'RESULT: PASS' "$TMP/$tag.plain" || fail "$tag.plain: no RESULT: PASS"
@@ -99,4 +108,4 @@ if ((failed)); then
   echo "mpi_hosts_test: FAIL"
   exit 1
 fi
-echo "mpi_hosts_test: PASS: mpi_app byte-exact under flat and leaders, 4 ranks cyclic and 3 ranks block on $HOSTS hosts"
+echo "mpi_hosts_test: PASS: mpi_app byte-exact under flat, leaders and auto, 4 ranks cyclic and 3 ranks block on $HOSTS hosts"
