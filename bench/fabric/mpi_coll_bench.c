@@ -225,8 +225,13 @@ int main(int argc, char** argv) {
     }
     if (netdev != NULL && traffic_iters > 0) {
       double a[4], z[4];
+      // Every host reads before any rank starts: a rank leaves a barrier
+      // before others do, and a root that started at once could land data
+      // on a host that has not read its counters yet (the multicast of a
+      // small broadcast then counted as 0 received bytes).
       MPI_Barrier(MPI_COMM_WORLD);
       read_net(netdev, a);
+      MPI_Barrier(MPI_COMM_WORLD);
       for (int k = 0; k < traffic_iters; ++k) run_one(&b, m);
       MPI_Barrier(MPI_COMM_WORLD);
       read_net(netdev, z);

@@ -309,8 +309,12 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
 
     NetCounters net;
     if (traffic) {
+      // Read, then a barrier: every host has its counters before any
+      // rank starts (one leaving the barrier first could otherwise land
+      // data on a host that has not read them yet).
       comm.barrier();
       const NetCounters a = read_net(o.netdev);
+      comm.barrier();
       for (int k = 0; k < o.traffic_iters; ++k) coll.run(bytes);
       comm.barrier();
       const NetCounters b = read_net(o.netdev);
