@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,6 +64,10 @@ struct ProtocolConfig {
   // The roots' rate where the transport cannot tell the link's
   // (DatagramTransport::link_rate_unknown); see protocol/rate_control.h.
   RateConfig rate;
+  // The context's time, read once per progress call and at each start.
+  // Unset: the steady clock. Tests over an in-memory fabric with a virtual
+  // clock hand it that one, so loss deadlines run on the links' time.
+  std::function<common::TimePoint()> clock;
 };
 
 // Datagrams a root injects per progress call when MCCL_PROTO_SEND_BATCH is

@@ -42,7 +42,8 @@ struct FabricConfig {
   // until Fabric::advance() moves it, so what they do follows from the
   // order of sends, not from how fast the machine happens to drive the
   // ranks (a loaded test machine would otherwise form a different incast).
-  // Off: the steady clock.
+  // The protocol's loss deadlines belong on the same clock
+  // (ProtocolConfig::clock). Off: the steady clock.
   bool virtual_time = false;
   std::size_t mtu = 1500;
   std::size_t receive_depth = 16384;  // datagrams queued per receiver
