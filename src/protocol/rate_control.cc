@@ -51,7 +51,12 @@ void RateController::grow_by_bytes(std::uint64_t bytes) {
     clean_bytes_ -= config_.recovery_bytes;
     double limit = ceiling();
     if (overran_at_ > 0) {
-      if (rate_ >= plateau()) return;  // probes take it from here
+      if (rate_ >= plateau()) {
+        // Probes take it from here; what is sent on the plateau must not
+        // be saved up for when it is forgotten.
+        clean_bytes_ = 0;
+        return;
+      }
       limit = std::min(limit, plateau());
     }
     rate_ = std::min(limit, rate_ * (1 + config_.recovery));

@@ -94,10 +94,10 @@ TEST(RateController, ForgetsThePlateauOnceProbesPassItByTheExpiry) {
   ASSERT_TRUE(r.on_loss(1, 0));
   r.on_injected(1, 2, 4000);
   r.on_injected(2, 1, 1);
-  r.on_injected(3, 1, 1);  // 1045
-  r.on_injected(4, 1, 1);  // 1149.5: over 1.1 × 1000, the link has grown
+  r.on_injected(3, 1, 100000);  // 1045; the bytes on the plateau count for nothing
+  r.on_injected(4, 1, 1);       // 1149.5: over 1.1 × 1000, the link has grown
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 1149.5 * kMbit);
-  EXPECT_TRUE(r.on_injected(4, 2, 1000)) << "bytes raise it again";
+  EXPECT_TRUE(r.on_injected(4, 2, 1000)) << "bytes raise it again, one step per 1000";
   EXPECT_NEAR(r.bytes_per_s(), 1149.5 * 1.25 * kMbit, 1e-3);
 }
 
