@@ -131,8 +131,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
                                 std::size_t& accepted, unsigned senders = 1);
   // Rate from loss (protocol/rate_control.h), a no-op where the link rate
   // is known. A root injected `bytes` of collective `seq`'s stream, up to
-  // chunk `next` (exclusive).
-  void note_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes);
+  // chunk `next` (exclusive); `paced`: the transport refused part of the
+  // batch.
+  void note_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes, bool paced);
   // This rank asked for `count` chunks of `root`'s stream in collective
   // `seq`, from chunk `first` on: tells the root (kLossReport), at most once
   // per stall deadline per root and collective.

@@ -22,8 +22,9 @@ void Context::apply_rate() {
                                      std::memory_order_relaxed);
 }
 
-void Context::note_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes) {
-  if (adapt_rate_ && rate_.on_injected(seq, next, bytes)) apply_rate();
+void Context::note_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes,
+                            bool paced) {
+  if (adapt_rate_ && rate_.on_injected(seq, next, bytes, paced)) apply_rate();
 }
 
 void Context::report_loss(std::uint32_t root, std::uint32_t seq, std::uint64_t signature,

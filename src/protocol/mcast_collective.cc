@@ -100,9 +100,11 @@ void McastCollective::inject(TimePoint now) {
   Counters::add(ctx_.counters().mcast_datagrams_sent, accepted);
   Counters::add(ctx_.counters().mcast_bytes_sent, bytes);
   s.next_to_send += accepted;
+  // Refused in part: the rate (or the socket), not this rank, set the pace.
+  const bool paced = accepted < n;
+  if (accepted > 0 || paced) ctx_.note_injected(seq(), s.next_to_send, bytes, paced);
   if (accepted == 0) return;
   last_activity_ = now;
-  ctx_.note_injected(seq(), s.next_to_send, bytes);
   if (steps_.first_sent == TimePoint{}) steps_.first_sent = now;
   if (s.next_to_send == s.chunks()) steps_.last_sent = now;
 }

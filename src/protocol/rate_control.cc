@@ -16,16 +16,18 @@ bool RateController::before(const Position& a, const Position& b) {
   return a.chunk < b.chunk;
 }
 
-bool RateController::on_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes) {
+bool RateController::on_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes,
+                                 bool paced) {
   const Position p{seq, next};
   const double old = rate_;
   if (!injected_ || common::seq_before(current_seq_, seq)) probe_after(seq);
+  paced_in_current_ = paced_in_current_ || paced;
   if (!injected_ || before(sent_, p)) sent_ = p;
   injected_ = true;
   // A cut that many collectives ago orders nothing any more (and the
   // wrap-safe order would turn around past 2^31).
   if (cut_ && common::seq_distance(cut_at_.seq, seq) >= (1u << 16)) cut_ = false;
-  grow_by_bytes(bytes);
+  if (paced) grow_by_bytes(bytes);
   return rate_ != old;
 }
 
@@ -34,11 +36,12 @@ double RateController::ceiling() const {
 }
 
 void RateController::probe_after(std::uint32_t seq) {
-  // The first injection of a collective: the one before it ended clean
-  // (or this is the first) and the estimate sits on the plateau.
-  const bool clean = injected_ && !cut_in_current_;
+  // The first injection of a collective: the one before it ended clean,
+  // paced by the estimate, and the estimate sits on the plateau.
+  const bool clean = injected_ && !cut_in_current_ && paced_in_current_;
   current_seq_ = seq;
   cut_in_current_ = false;
+  paced_in_current_ = false;
   if (!clean || overran_at_ == 0 || rate_ < plateau()) return;
   rate_ = std::min(ceiling(), rate_ * (1 + config_.probe));
   if (rate_ > overran_at_ * config_.plateau_expiry) overran_at_ = 0;

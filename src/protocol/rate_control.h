@@ -18,7 +18,13 @@
 //   took a 4 MiB root ×2.2 past the link before the first report came
 //   back), and each probe is answered by the reports of the collective it
 //   was made in. Bytes and collectives, not time: idle time between
-//   collectives proves nothing about the link. An estimate that probes
+//   collectives proves nothing about the link. And only what was sent
+//   while the rate set the pace counts (the transport refused part of a
+//   batch): a root held back by its CPU or its caller, not by the
+//   estimate, learns nothing about the link from sending slower than it
+//   (as TCP validates its window before growing it, RFC 7661); on a busy
+//   host the estimate would otherwise drift far above the link, and the
+//   first burst that did reach it would overrun the receivers. An estimate that probes
 //   more than `plateau_expiry` above the rate that last overran has seen
 //   the link grow (or the other traffic go): the plateau is forgotten.
 // The estimate is the whole link's: the transport gives each of k roots
@@ -56,9 +62,10 @@ class RateController {
   std::uint64_t decreases() const { return decreases_; }
 
   // This root injected `bytes` of collective `seq`, up to chunk `next`
-  // (exclusive) of its stream. True when the estimate rose. The first
-  // call of a collective is where a probe is made.
-  bool on_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes);
+  // (exclusive) of its stream; `paced`: the transport refused part of
+  // the batch (the rate set the pace). True when the estimate rose. The
+  // first call of a collective is where a probe is made.
+  bool on_injected(std::uint32_t seq, std::uint64_t next, std::uint64_t bytes, bool paced);
   // A receiver lost chunk `chunk` (and maybe more after it) of this root's
   // stream in collective `seq`. True when the estimate fell.
   bool on_loss(std::uint32_t seq, std::uint64_t chunk);
@@ -81,6 +88,7 @@ class RateController {
   std::uint64_t clean_bytes_ = 0;  // injected since the last change
   double overran_at_ = 0;          // the estimate the last cut started from; 0: none
   bool cut_in_current_ = false;    // a cut since current_seq_ began
+  bool paced_in_current_ = false;  // the rate set the pace in current_seq_
   std::uint32_t current_seq_ = 0;  // the collective of the last on_injected
   bool injected_ = false;          // sent_ holds a position
   Position sent_;                  // the furthest this root has injected

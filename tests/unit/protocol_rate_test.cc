@@ -13,6 +13,7 @@ namespace mccl::protocol::test {
 namespace {
 
 constexpr double kMbit = 1e6 / 8;  // bytes per second in one Mbit/s
+constexpr bool kPaced = true;      // the transport refused part of the batch
 
 RateConfig controller_config() {
   RateConfig c;
@@ -31,16 +32,16 @@ RateConfig controller_config() {
 TEST(RateController, LossCutsOncePerEpisode) {
   RateController r(controller_config());
   EXPECT_FALSE(r.on_loss(1, 0)) << "nothing injected yet: no overrun of ours";
-  r.on_injected(1, 100, 10);
+  r.on_injected(1, 100, 10, kPaced);
   EXPECT_TRUE(r.on_loss(1, 40));
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 500 * kMbit);
   // Chunks sent before the cut: the same episode, already answered.
   EXPECT_FALSE(r.on_loss(1, 99));
   EXPECT_FALSE(r.on_loss(1, 150)) << "a chunk never sent";
-  r.on_injected(1, 200, 10);
+  r.on_injected(1, 200, 10, kPaced);
   EXPECT_TRUE(r.on_loss(1, 100)) << "sent after the cut: a new episode";
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 250 * kMbit);
-  r.on_injected(2, 10, 10);  // the next collective
+  r.on_injected(2, 10, 10, kPaced);  // the next collective
   EXPECT_FALSE(r.on_loss(1, 199));
   EXPECT_TRUE(r.on_loss(2, 5));
   EXPECT_EQ(r.decreases(), 3u);
@@ -49,63 +50,79 @@ TEST(RateController, LossCutsOncePerEpisode) {
 TEST(RateController, StaysWithinFloorAndCeiling) {
   RateController r(controller_config());
   for (std::uint32_t seq = 1; seq < 20; ++seq) {
-    r.on_injected(seq, 1, 1);
+    r.on_injected(seq, 1, 1, kPaced);
     r.on_loss(seq, 0);
   }
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 100 * kMbit);
-  for (std::uint32_t seq = 20; seq < 60; ++seq) r.on_injected(seq, 1, 1000);
+  for (std::uint32_t seq = 20; seq < 60; ++seq) r.on_injected(seq, 1, 1000, kPaced);
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 2000 * kMbit);
 }
 
 TEST(RateController, RecoversFastUpToThePlateauBelowTheRateThatOverran) {
   RateController r(controller_config());
-  r.on_injected(1, 1, 1);
+  r.on_injected(1, 1, 1, kPaced);
   ASSERT_TRUE(r.on_loss(1, 0));  // overran at 1000: the plateau is 950
-  EXPECT_FALSE(r.on_injected(1, 2, 999)) << "not a whole recovery step yet";
-  EXPECT_TRUE(r.on_injected(1, 3, 1));
+  EXPECT_FALSE(r.on_injected(1, 2, 999, kPaced)) << "not a whole recovery step yet";
+  EXPECT_TRUE(r.on_injected(1, 3, 1, kPaced));
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 625 * kMbit);
-  EXPECT_TRUE(r.on_injected(1, 4, 3000));  // 781, 977: held at the plateau
+  EXPECT_TRUE(r.on_injected(1, 4, 3000, kPaced));  // 781, 977: held at the plateau
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 950 * kMbit);
-  EXPECT_FALSE(r.on_injected(1, 100, 100000)) << "on the plateau bytes raise nothing";
+  EXPECT_FALSE(r.on_injected(1, 100, 100000, kPaced)) << "on the plateau bytes raise nothing";
 }
 
 TEST(RateController, ProbesOncePerCleanCollectiveFromThePlateau) {
   RateController r(controller_config());
-  r.on_injected(1, 1, 1);
+  r.on_injected(1, 1, 1, kPaced);
   ASSERT_TRUE(r.on_loss(1, 0));
-  r.on_injected(1, 2, 4000);
+  r.on_injected(1, 2, 4000, kPaced);
   ASSERT_DOUBLE_EQ(r.bytes_per_s(), 950 * kMbit);
-  EXPECT_FALSE(r.on_injected(2, 1, 1)) << "collective 1 had a cut: no probe";
-  EXPECT_TRUE(r.on_injected(3, 1, 1));
+  EXPECT_FALSE(r.on_injected(2, 1, 1, kPaced)) << "collective 1 had a cut: no probe";
+  EXPECT_TRUE(r.on_injected(3, 1, 1, kPaced));
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 1045 * kMbit);
-  EXPECT_FALSE(r.on_injected(3, 2, 100000)) << "one probe per collective, whatever its size";
+  EXPECT_FALSE(r.on_injected(3, 2, 100000, kPaced))
+      << "one probe per collective, whatever its size";
   // A probe that overruns is answered in its own collective: cut, and the
   // next collective starts from the new plateau without a probe.
   ASSERT_TRUE(r.on_loss(3, 1));
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 522.5 * kMbit);
-  r.on_injected(3, 3, 100000);
+  r.on_injected(3, 3, 100000, kPaced);
   EXPECT_NEAR(r.bytes_per_s(), 0.95 * 1045 * kMbit, 1e-3);
-  EXPECT_FALSE(r.on_injected(4, 1, 1));
+  EXPECT_FALSE(r.on_injected(4, 1, 1, kPaced));
 }
 
 TEST(RateController, ForgetsThePlateauOnceProbesPassItByTheExpiry) {
   RateController r(controller_config());
-  r.on_injected(1, 1, 1);
+  r.on_injected(1, 1, 1, kPaced);
   ASSERT_TRUE(r.on_loss(1, 0));
-  r.on_injected(1, 2, 4000);
-  r.on_injected(2, 1, 1);
-  r.on_injected(3, 1, 100000);  // 1045; the bytes on the plateau count for nothing
-  r.on_injected(4, 1, 1);       // 1149.5: over 1.1 × 1000, the link has grown
+  r.on_injected(1, 2, 4000, kPaced);
+  r.on_injected(2, 1, 1, kPaced);
+  r.on_injected(3, 1, 100000, kPaced);  // 1045; the bytes on the plateau count for nothing
+  r.on_injected(4, 1, 1, kPaced);       // 1149.5: over 1.1 × 1000, the link has grown
   EXPECT_DOUBLE_EQ(r.bytes_per_s(), 1149.5 * kMbit);
-  EXPECT_TRUE(r.on_injected(4, 2, 1000)) << "bytes raise it again, one step per 1000";
+  EXPECT_TRUE(r.on_injected(4, 2, 1000, kPaced)) << "bytes raise it again, one step per 1000";
   EXPECT_NEAR(r.bytes_per_s(), 1149.5 * 1.25 * kMbit, 1e-3);
+}
+
+TEST(RateController, GrowsOnlyWhereTheRateSetThePace) {
+  RateController r(controller_config());
+  // Everything accepted: the root sent no faster than it could, which
+  // says nothing about the link.
+  EXPECT_FALSE(r.on_injected(1, 100, 100000, false));
+  EXPECT_DOUBLE_EQ(r.bytes_per_s(), 1000 * kMbit);
+  r.on_injected(1, 101, 1, kPaced);
+  ASSERT_TRUE(r.on_loss(1, 0));
+  r.on_injected(1, 102, 4000, kPaced);
+  ASSERT_DOUBLE_EQ(r.bytes_per_s(), 950 * kMbit);  // the plateau
+  r.on_injected(2, 1, 100000, false);              // a clean collective, never paced
+  EXPECT_FALSE(r.on_injected(3, 1, 1, kPaced)) << "no probe after an unpaced collective";
+  EXPECT_TRUE(r.on_injected(4, 1, 1, kPaced)) << "collective 3 was paced and clean";
 }
 
 TEST(RateController, OrdersCollectivesAcrossTheSequenceWrap) {
   RateController r(controller_config());
-  r.on_injected(0xFFFFFFFFu, 10, 1);
+  r.on_injected(0xFFFFFFFFu, 10, 1, kPaced);
   ASSERT_TRUE(r.on_loss(0xFFFFFFFFu, 5));
-  r.on_injected(0, 10, 1);  // the collective after 0xFFFFFFFF
+  r.on_injected(0, 10, 1, kPaced);  // the collective after 0xFFFFFFFF
   EXPECT_FALSE(r.on_loss(0xFFFFFFFFu, 9)) << "before the cut";
   EXPECT_TRUE(r.on_loss(0, 0));
 }
