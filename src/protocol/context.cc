@@ -95,7 +95,7 @@ Context::~Context() = default;
 void Context::start(const std::shared_ptr<Operation>& op) {
   op->seq_ = next_seq_++;
   ++next_seq64_;
-  TimePoint t = config_.clock ? config_.clock() : common::now();
+  TimePoint t = read_clock();
   op->deadline_ = common::saturating_add(t, config_.op_timeout);  // huge: never
   // Every collective involves every rank: with a peer gone, none can work.
   if (!failed_peers_.empty()) poison(failed_peers_.front().second);
@@ -125,7 +125,7 @@ std::vector<int> Context::wait_fds() const {
 std::size_t Context::progress() {
   if (in_progress_) return 0;  // a handler called back into progress: ignore
   in_progress_ = true;
-  now_ = config_.clock ? config_.clock() : common::now();
+  now_ = read_clock();
   // One timestamp for the whole call: arrivals and the loss checks after
   // them see the same "now", so a rank that was descheduled for a while and
   // then finds data waiting does not mistake its own absence for silence.

@@ -179,6 +179,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   const common::Status& poisoned() const { return poison_; }
 
  private:
+  // ProtocolConfig::clock, else the steady clock.
+  common::TimePoint read_clock() const { return config_.clock ? config_.clock() : common::now(); }
+
   // The collective the previous datagram of a batch went to (no op: not
   // an active one), so a run of one collective's datagrams costs one lookup.
   struct Route {

@@ -47,22 +47,13 @@ esac
 [[ $(id -u) -eq 0 ]] || skip "must run as root (network namespaces)"
 for f in "$LIB" "$APP" "$TXB"; do [[ -e $f ]] || { echo "mpi_fabric_test: FAIL: $f does not exist"; exit 1; }; done
 
-NAME="mp${FLAVOUR:0:1}$(($$ % 100000))$((RANDOM % 100))"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/mccl-mpi-fabric.XXXXXX")
-cleanup() {
-  "$CLUSTER" down --name "$NAME" >/dev/null 2>&1 || true
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
 
 failed=0
 fail() { echo "mpi_fabric_test: FAIL: $*"; failed=1; }
 
-rc=0
-"$CLUSTER" up --name "$NAME" --hosts "$HOSTS" --rate 1gbit --rate-side both --mtu 1500 || rc=$?
-((rc == 77)) && skip "cluster.sh cannot build a cluster here"
-((rc == 0)) || { echo "mpi_fabric_test: FAIL: cluster.sh up ($rc)"; exit 1; }
+# shellcheck source=tests/fabric/own_cluster.sh
+source "$HERE/own_cluster.sh"
+own_cluster mpi_fabric_test "mp${FLAVOUR:0:1}" "$HOSTS" --rate 1gbit --rate-side both --mtu 1500
 
 # run OUT PRELOAD(0|1) program args...: one rank per host; launcher status.
 run() {

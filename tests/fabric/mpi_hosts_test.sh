@@ -23,7 +23,6 @@
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-CLUSTER=$HERE/cluster.sh
 LAUNCH=$HERE/launch.sh
 readonly HOSTS=2
 
@@ -34,22 +33,13 @@ command -v mpirun.openmpi >/dev/null || skip "mpirun.openmpi is not installed"
 [[ $(id -u) -eq 0 ]] || skip "must run as root (network namespaces)"
 for f in "$LIB" "$APP"; do [[ -e $f ]] || { echo "mpi_hosts_test: FAIL: $f does not exist"; exit 1; }; done
 
-NAME="mh$(($$ % 100000))$((RANDOM % 100))"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/mccl-mpi-hosts.XXXXXX")
-cleanup() {
-  "$CLUSTER" down --name "$NAME" >/dev/null 2>&1 || true
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
 
 failed=0
 fail() { echo "mpi_hosts_test: FAIL: $*"; failed=1; }
 
-rc=0
-"$CLUSTER" up --name "$NAME" --hosts "$HOSTS" --rate 1gbit --rate-side both --mtu 1500 || rc=$?
-((rc == 77)) && skip "cluster.sh cannot build a cluster here"
-((rc == 0)) || { echo "mpi_hosts_test: FAIL: cluster.sh up ($rc)"; exit 1; }
+# shellcheck source=tests/fabric/own_cluster.sh
+source "$HERE/own_cluster.sh"
+own_cluster mpi_hosts_test mh "$HOSTS" --rate 1gbit --rate-side both --mtu 1500
 
 # run OUT RANKS PLACEMENT SCHEME(plain|flat|leaders|auto): the launcher's status.
 run() {

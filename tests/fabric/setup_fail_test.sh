@@ -29,19 +29,9 @@ skip() { echo "setup_fail_test: SKIP: $*"; exit 77; }
 command -v nft >/dev/null || skip "nft is not installed"
 [[ -x $WORKER ]] || { echo "setup_fail_test: FAIL: $WORKER is not executable"; exit 1; }
 
-NAME="sf$(($$ % 100000))$((RANDOM % 100))"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/mccl-setup-fail.XXXXXX")
-cleanup() {
-  "$CLUSTER" down --name "$NAME" >/dev/null 2>&1 || true
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-rc=0
-"$CLUSTER" up --name "$NAME" --hosts "$HOSTS" || rc=$?
-((rc == 77)) && skip "cluster.sh cannot build a cluster here"
-((rc == 0)) || { echo "setup_fail_test: FAIL: cluster.sh up ($rc)"; exit 1; }
+# shellcheck source=tests/fabric/own_cluster.sh
+source "$HERE/own_cluster.sh"
+own_cluster setup_fail_test sf "$HOSTS"
 
 failed=0
 fail() { echo "setup_fail_test: FAIL: $*"; failed=1; }
