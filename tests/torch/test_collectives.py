@@ -38,68 +38,77 @@ def same(got, want, what):
     assert ok, f"{what}: mccl {got[:8].tolist()} != gloo {want[:8].tolist()}"
 
 
-def check_reductions(rank, gloo):
+CPU = torch.device("cpu")
+
+
+def check_reductions(rank, gloo, dev=CPU):
+    """mccl on tensors on `dev` (test_cuda.py passes a GPU), gloo on CPU copies."""
     for dtype in DTYPES:
         for count in COUNTS:
             for op in OPS:
-                what = f"all_reduce {dtype} x{count} {op}"
-                t = sample(rank, count, dtype)
-                want = t.clone()
+                what = f"all_reduce {dtype} x{count} {op} on {dev}"
+                want = sample(rank, count, dtype)
+                t = want.to(dev, copy=True)
                 dist.all_reduce(t, op=op)
                 if dtype == torch.bfloat16:  # gloo cannot: reduce the float32 copy
                     want = want.float()
                 dist.all_reduce(want, op=op, group=gloo)
-                same(t, want.to(dtype), what)
+                same(t.cpu(), want.to(dtype), what)
             # reduce_scatter(_tensor): gloo has neither, so all_reduce + slice.
             inp = sample(rank, SIZE * count, dtype, salt=1)
             full = inp.double() if dtype == torch.bfloat16 else inp.clone()
             dist.all_reduce(full, group=gloo)
             mine = full[rank * count:(rank + 1) * count].to(dtype)
-            out = torch.empty(count, dtype=dtype)
-            dist.reduce_scatter_tensor(out, inp)
-            same(out, mine, f"reduce_scatter_tensor {dtype} x{count}")
-            out2 = torch.empty(count, dtype=dtype)
-            dist.reduce_scatter(out2, list(inp.chunk(SIZE)) if count else
-                                [torch.empty(0, dtype=dtype)] * SIZE)
-            same(out2, mine, f"reduce_scatter {dtype} x{count}")
+            out = torch.empty(count, dtype=dtype, device=dev)
+            dist.reduce_scatter_tensor(out, inp.to(dev))
+            same(out.cpu(), mine, f"reduce_scatter_tensor {dtype} x{count} on {dev}")
+            out2 = torch.empty(count, dtype=dtype, device=dev)
+            dist.reduce_scatter(out2, list(inp.to(dev).chunk(SIZE)) if count else
+                                [torch.empty(0, dtype=dtype, device=dev)] * SIZE)
+            same(out2.cpu(), mine, f"reduce_scatter {dtype} x{count} on {dev}")
     # AVG: gloo has none; the sum through gloo, divided.
-    t = sample(rank, 1001, torch.float32)
-    want = t.clone()
+    want = sample(rank, 1001, torch.float32)
+    t = want.to(dev, copy=True)
     dist.all_reduce(t, op=dist.ReduceOp.AVG)
     dist.all_reduce(want, group=gloo)
-    same(t, want / SIZE, "all_reduce AVG")
+    same(t.cpu(), want / SIZE, f"all_reduce AVG on {dev}")
 
 
-def check_data_movement(rank, gloo):
+def check_data_movement(rank, gloo, dev=CPU):
+    """mccl on tensors on `dev`, gloo on CPU copies."""
     for dtype in (torch.float32, torch.uint8, torch.int64, torch.int8):
         for count in COUNTS:
             for root in (0, SIZE - 1):
-                t = sample(rank, count, torch.uint8).to(dtype)
-                want = t.clone()
+                want = sample(rank, count, torch.uint8).to(dtype)
+                t = want.to(dev, copy=True)
                 dist.broadcast(t, src=root)
                 dist.broadcast(want, src=root, group=gloo)
-                assert torch.equal(t, want), f"broadcast {dtype} x{count} root {root}"
-            t = sample(rank, count, torch.uint8).to(dtype)
+                assert torch.equal(t.cpu(), want), f"broadcast {dtype} x{count} root {root} on {dev}"
+            mine = sample(rank, count, torch.uint8).to(dtype)
+            t = mine.to(dev, copy=True)
             outs = [torch.empty_like(t) for _ in range(SIZE)]
-            wants = [torch.empty_like(t) for _ in range(SIZE)]
+            wants = [torch.empty_like(mine) for _ in range(SIZE)]
             dist.all_gather(outs, t)
             if count:  # gloo divides by zero on empty tensors (SIGFPE)
-                dist.all_gather(wants, t, group=gloo)
+                dist.all_gather(wants, mine, group=gloo)
             for r in range(SIZE):
-                assert torch.equal(outs[r], wants[r]), f"all_gather {dtype} x{count} block {r}"
-            flat = torch.empty(SIZE * count, dtype=dtype)
+                assert torch.equal(outs[r].cpu(), wants[r]), \
+                    f"all_gather {dtype} x{count} block {r} on {dev}"
+            flat = torch.empty(SIZE * count, dtype=dtype, device=dev)
             dist.all_gather_into_tensor(flat, t)
-            assert torch.equal(flat, torch.cat(wants)), f"all_gather_into_tensor {dtype} x{count}"
+            assert torch.equal(flat.cpu(), torch.cat(wants)), \
+                f"all_gather_into_tensor {dtype} x{count} on {dev}"
             # In place: this rank's block of the output is the input.
-            flat2 = torch.zeros(SIZE * count, dtype=dtype)
+            flat2 = torch.zeros(SIZE * count, dtype=dtype, device=dev)
             block = flat2[rank * count:(rank + 1) * count]
             block.copy_(t)
             dist._all_gather_base(flat2, block)
-            assert torch.equal(flat2, torch.cat(wants)), f"_all_gather_base in place x{count}"
+            assert torch.equal(flat2.cpu(), torch.cat(wants)), \
+                f"_all_gather_base in place x{count} on {dev}"
     # Bytes of any dtype move, bool included (which gloo cannot).
-    t = sample(rank, 999, torch.uint8) > 1
+    t = (sample(rank, 999, torch.uint8) > 1).to(dev)
     dist.broadcast(t, src=1)
-    assert torch.equal(t, sample(1, 999, torch.uint8) > 1), "broadcast bool"
+    assert torch.equal(t.cpu(), sample(1, 999, torch.uint8) > 1), f"broadcast bool on {dev}"
 
 
 def check_objects_and_groups(rank):
@@ -158,7 +167,9 @@ def check_errors(rank):
     # own (a mismatch breaks the communicator it happens on).
     bad = dist.new_group(list(range(SIZE)))
     msg = expect_error(lambda: dist.all_reduce(torch.ones(10 + rank), group=bad), "all_reduce")
-    assert "mismatch" in msg or "timeout" in msg, msg
+    # Every rank learns of the disagreement (each names the two ranks that
+    # differ), none merely times out.
+    assert "mismatch between ranks" in msg and "disagrees with rank" in msg, msg
     expect_error(lambda: dist.all_reduce(torch.ones(4), group=bad), "all_reduce")
     dist.all_reduce(t)  # other groups are unaffected
     assert torch.equal(t, torch.full((8,), float(SIZE * SIZE)))

@@ -1,7 +1,9 @@
 """CUDA tensors through "mccl" (staged through pinned host memory), and FSDP.
 
 4 processes share the one GPU of the machine (a process per GPU is the same
-code with other device numbers). Skipped, with the reason, where
+code with other device numbers): every collective of test_collectives.py
+with CUDA tensors against gloo on CPU copies, DDP on the GPU against DDP
+over gloo on the CPU, and FSDP. Skipped, with the reason, where
 torch.cuda.is_available() is false.
 """
 import sys
@@ -11,6 +13,8 @@ import torch
 import torch.distributed as dist
 
 import harness
+import test_collectives
+import test_ddp
 
 SIZE = 4
 
@@ -33,6 +37,18 @@ def check_collectives(rank, dev):
     objs = [None] * SIZE
     dist.all_gather_object(objs, rank)
     assert objs == list(range(SIZE)), objs
+
+
+def check_ddp(rank, gloo, dev):
+    on_gpu = test_ddp.train(rank, None, dev)
+    on_cpu = test_ddp.train(rank, gloo)
+    everyone = [torch.empty_like(on_gpu) for _ in range(SIZE)]
+    dist.all_gather(everyone, on_gpu, group=gloo)
+    for r in range(SIZE):
+        assert torch.equal(everyone[r], on_gpu), f"rank {r}'s parameters differ from rank {rank}'s"
+    # The GPU's kernels sum in another order than the CPU's: a looser bound.
+    diff = (on_gpu - on_cpu).abs().max().item()
+    assert torch.allclose(on_gpu, on_cpu, rtol=1e-4, atol=1e-5), f"GPU vs CPU: {diff}"
 
 
 def check_fsdp(rank, dev):
@@ -61,7 +77,11 @@ def ranks(rank, size, port):
     dist.init_process_group("mccl", init_method="env://", timeout=timedelta(seconds=60))
     dev = torch.device("cuda", rank % torch.cuda.device_count())
     torch.cuda.set_device(dev)
+    gloo = dist.new_group(backend="gloo")
     check_collectives(rank, dev)
+    test_collectives.check_reductions(rank, gloo, dev)
+    test_collectives.check_data_movement(rank, gloo, dev)
+    check_ddp(rank, gloo, dev)
     check_fsdp(rank, dev)
     dist.destroy_process_group()
 

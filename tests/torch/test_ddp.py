@@ -19,21 +19,25 @@ SIZE = 4
 STEPS = 8
 
 
-def train(rank, group):
+def train(rank, group, dev=torch.device("cpu")):
+    """The parameters after STEPS steps of DDP over `group`, on `dev`
+    (test_cuda.py trains on a GPU), returned on the CPU."""
     torch.manual_seed(0)  # same initial weights everywhere
     model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(),
-                                torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+                                torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                                torch.nn.Linear(64, 4)).to(dev)
     # A small bucket cap: several buckets, so several allreduces in flight.
-    ddp = DDP(model, process_group=group, bucket_cap_mb=0.01)
+    ddp = DDP(model, process_group=group, bucket_cap_mb=0.01,
+              device_ids=[dev] if dev.type == "cuda" else None)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
     g = torch.Generator().manual_seed(100 + rank)  # each rank its own data
     for _ in range(STEPS):
-        x = torch.randn(32, 16, generator=g)
-        y = torch.randn(32, 4, generator=g)
+        x = torch.randn(32, 16, generator=g).to(dev)
+        y = torch.randn(32, 4, generator=g).to(dev)
         opt.zero_grad()
         torch.nn.functional.mse_loss(ddp(x), y).backward()
         opt.step()
-    return torch.cat([p.detach().flatten() for p in model.parameters()])
+    return torch.cat([p.detach().flatten().cpu() for p in model.parameters()])
 
 
 def ranks(rank, size, port):

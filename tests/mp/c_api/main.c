@@ -7,6 +7,7 @@
  * before use). Prints "c_api rank=R ok"; exit 0 = all correct. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -25,6 +26,7 @@ static void local_errors(mccl_comm_t comm) {
   CHECK_ERR(mccl_comm_rank((mccl_comm_t)buf, (int*)buf), MCCL_INVALID_ARGUMENT,
             "not a live mccl_comm_t");
   CHECK_ERR(mccl_test(NULL, NULL), MCCL_INVALID_ARGUMENT, "'request' is NULL");
+  CHECK_ERR(mccl_comm_progress((mccl_comm_t)buf), MCCL_INVALID_ARGUMENT, "not a live mccl_comm_t");
 
   /* A request: freed once, then refused; the communicator refuses to go
    * while one is live. */
@@ -82,10 +84,19 @@ static void statistics(mccl_comm_t comm) {
   CHECK_ERR(mccl_comm_stats(comm, &s), MCCL_INVALID_ARGUMENT, "struct_size");
 }
 
+/* The library loaded is the one the header describes. */
+static void version(void) {
+  char expected[32];
+  snprintf(expected, sizeof expected, "%d.%d.%d", MCCL_VERSION_MAJOR, MCCL_VERSION_MINOR,
+           MCCL_VERSION_PATCH);
+  EXPECT(mccl_version() != NULL && strcmp(mccl_version(), expected) == 0);
+}
+
 int main(void) {
   mccl_bootstrap_t boot;
   mccl_comm_t comm;
   int size;
+  version();
   CHECK_ERR(mccl_bootstrap_create_from_env(NULL), MCCL_INVALID_ARGUMENT, "'out' is NULL");
   CHECK_OK(mccl_bootstrap_create_from_env(&boot));
   CHECK_OK(mccl_bootstrap_rank(boot, &g_rank));
