@@ -1,8 +1,16 @@
 """all_gather_into_tensor and reduce_scatter_tensor through torch.distributed:
-the "mccl" backend against "gloo", N processes on this host (loopback).
+the "mccl" backend against "gloo", N processes on this host (loopback), or
+one process per host started by a launcher (--launched).
 
     PYTHONPATH=build/src/torch /usr/bin/python3 bench/torch/bench_torch.py \\
         [--ranks 4] [--sizes 1m,2m,4m,8m,16m,32m,64m] [--iters 10] [--warmup 2] [--out FILE]
+
+--launched: this process is one rank of a job that tests/fabric/launch.sh
+started (MCCL_RANK, MCCL_WORLD_SIZE, MCCL_BOOTSTRAP_ADDR=rank 0's address:port,
+which becomes torch's MASTER_ADDR/MASTER_PORT; MCCL then bootstraps through
+torch's store), and --iface names the interface whose tx_bytes count (each
+rank its own; the figure is the busiest rank's). MCCL picks its interface
+itself. Rank 0 prints the table.
 
 SIZE is the full tensor: the output of the allgather, the input of the
 reduce-scatter (float32; each rank's shard is SIZE / N). Every iteration is
@@ -29,7 +37,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-LO_TX = "/sys/class/net/lo/statistics/tx_bytes"
+IFACE_TX = "/sys/class/net/{}/statistics/tx_bytes"
 
 
 def parse_size(s):
@@ -38,9 +46,9 @@ def parse_size(s):
     return int(s[:-1]) * units[s[-1]] if s[-1] in units else int(s)
 
 
-def lo_tx():
+def iface_tx(iface):
     try:
-        with open(LO_TX) as f:
+        with open(IFACE_TX.format(iface)) as f:
             return int(f.read())
     except OSError:
         return -1
@@ -82,7 +90,7 @@ def measure(rank, n, op, backend, size, args, groups, ctl):
         one_call(op, backend, out, inp, group, n)
     dist.barrier(group=ctl)
     load_start = os.getloadavg()
-    tx0, mb0 = lo_tx(), mccl_bytes() if backend == "mccl" else 0
+    tx0, mb0 = iface_tx(args.iface), mccl_bytes() if backend == "mccl" else 0
     times = []
     for _ in range(args.iters):
         dist.barrier(group=ctl)
@@ -90,27 +98,34 @@ def measure(rank, n, op, backend, size, args, groups, ctl):
         called = one_call(op, backend, out, inp, group, n)
         times.append(time.perf_counter() - t0)
     dist.barrier(group=ctl)
-    tx1 = lo_tx()
+    tx1 = iface_tx(args.iface)
     mb1 = mccl_bytes() if backend == "mccl" else 0
     # The slowest rank per iteration, then the median over iterations.
     t = torch.tensor(times, dtype=torch.float64)
     dist.all_reduce(t, op=dist.ReduceOp.MAX, group=ctl)
     sent = torch.tensor([float(mb1 - mb0)], dtype=torch.float64)
     dist.all_reduce(sent, op=dist.ReduceOp.MAX, group=ctl)
+    # lo is every rank's: its count shared out; a host's own link: the busiest.
+    link = torch.tensor([float(tx1 - tx0) / (n if args.iface == "lo" else 1)],
+                        dtype=torch.float64)
+    dist.all_reduce(link, op=dist.ReduceOp.MAX, group=ctl)
     return {
         "op": op, "backend": backend, "call": called, "bytes": size, "ranks": n,
         "iters": args.iters, "median_max_us": statistics.median(t.tolist()) * 1e6,
         "min_max_us": min(t.tolist()) * 1e6,
-        "lo_tx_bytes_per_rank_per_iter": (tx1 - tx0) / n / args.iters if tx0 >= 0 else None,
+        "iface": args.iface,
+        "tx_bytes_per_rank_per_iter": link.item() / args.iters if tx0 >= 0 else None,
         "mccl_bytes_sent_max_rank_per_iter": sent.item() / args.iters if backend == "mccl"
         else None,
         "load_start": load_start, "load_end": os.getloadavg(),
     }
 
 
-def rank_main(rank, n, port, args):
-    os.environ.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
-                       "WORLD_SIZE": str(n), "MCCL_UDP_IFACE": "lo"})
+def rank_main(rank, n, port, args, master="127.0.0.1"):
+    os.environ.update({"MASTER_ADDR": master, "MASTER_PORT": str(port), "RANK": str(rank),
+                       "WORLD_SIZE": str(n)})
+    if not args.launched:
+        os.environ["MCCL_UDP_IFACE"] = "lo"
     import mccl_torch  # noqa: F401
     dist.init_process_group("mccl", timeout=timedelta(seconds=120))
     ctl = dist.new_group(backend="gloo")  # barriers and the results
@@ -126,14 +141,15 @@ def rank_main(rank, n, port, args):
 
 
 def report(rows, args):
-    print(f"# torch {torch.__version__}, {rows[0]['ranks']} ranks on lo, float32, "
-          f"median over {args.iters} iterations of the slowest rank")
+    where = "one per host" if args.launched else "on lo"
+    print(f"# torch {torch.__version__}, {rows[0]['ranks']} ranks {where}, float32, "
+          f"median over {args.iters} iterations of the slowest rank; tx bytes of {args.iface}")
     print(f"{'op':<24}{'backend':<8}{'size':>10}{'time_us':>12}{'GB/s':>8}"
-          f"{'lo_tx/rank':>14}{'mccl_sent':>12}  load1")
+          f"{'tx/rank':>14}{'mccl_sent':>12}  load1")
     lines = []
     for r in rows:
         gbs = r["bytes"] / r["median_max_us"] / 1e3
-        lo = r["lo_tx_bytes_per_rank_per_iter"]
+        lo = r["tx_bytes_per_rank_per_iter"]
         ms = r["mccl_bytes_sent_max_rank_per_iter"]
         print(f"{r['op']:<24}{r['backend']:<8}{r['bytes']:>10}{r['median_max_us']:>12.1f}"
               f"{gbs:>8.2f}{(f'{lo:.0f}' if lo is not None else '-'):>14}"
@@ -154,11 +170,23 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--out", help="append the JSON lines to this file")
     p.add_argument("--deadline", type=float, default=1800, help="seconds before giving up")
+    p.add_argument("--launched", action="store_true",
+                   help="one rank of a launch.sh job (MCCL_RANK, MCCL_WORLD_SIZE, ...)")
+    p.add_argument("--iface", help="interface whose tx_bytes count (default: lo; veth0 "
+                   "with --launched)")
     args = p.parse_args()
+    args.iface = args.iface or ("veth0" if args.launched else "lo")
+    if args.launched:
+        args.ranks = int(os.environ["MCCL_WORLD_SIZE"])
     args.sizes = [parse_size(s) for s in args.sizes.split(",")]
     for s in args.sizes:
         if s % (4 * args.ranks):
             p.error(f"size {s} is not a multiple of 4 * ranks")
+    if args.launched:
+        # torch's store listens where MCCL's would have: rank 0's address.
+        master, port = os.environ.pop("MCCL_BOOTSTRAP_ADDR").rsplit(":", 1)
+        rank_main(int(os.environ["MCCL_RANK"]), args.ranks, int(port), args, master)
+        return
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
