@@ -146,7 +146,7 @@ Session::SocketEvent Session::handle_socket() {
 bool Session::drain_submissions() {
   bool any = false;
   Submission s;
-  while (rings_->pop_submission(s)) {
+  while (rings_->pop_submission(s) == RingPop::kTaken) {
     any = true;
     if (static_cast<OpKind>(s.kind) == OpKind::kStats) {
       Stats snap = comm_.ctx->counters().snapshot();
