@@ -18,6 +18,7 @@
 #include "offload/daemon/regions.h"
 #include "offload/daemon/staging.h"
 #include "offload/wire.h"
+#include "transport/oob.h"
 
 namespace mccl::offload::daemon {
 
@@ -55,6 +56,11 @@ class Session {
   };
   // The client's hello, its rings, and its communicator (daemon.cc).
   common::Status setup();
+  // The hello, from the client whose pid the kernel reported.
+  common::Status receive_hello(pid_t peer_pid);
+  common::Status map_rings();
+  // The out-of-band exchange of communicator creation, run by the client.
+  transport::OobAllgather relay_to_client() const;
   // A submission made a collective on staging buffers filled from the
   // client, or on its shared buffers; its result moved into the client
   // (collectives.cc).

@@ -1,0 +1,218 @@
+// What a client can do to mccl_offloadd (src/offload/daemon): each test
+// plays a client that skipped the library's checks or broke the protocol,
+// speaking the wire (offload/wire.h) itself, and checks that only its own
+// session fails, at once, without unbounded work or memory. Each test fails
+// without the fix it guards (checked by reverting that fix).
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "offload/wire.h"
+
+namespace mccl::offload {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+// A field of /proc/PID/status in KiB ("VmHWM:", "VmPeak:"); -1 if absent.
+long status_kib(pid_t pid, const char* field) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::strlen(field));
+  }
+  return -1;
+}
+
+// An mccl_offloadd of this test's own (a child, so its pid is known and it
+// is reaped), logging to a file. It exits when its last client has gone.
+class Daemon {
+ public:
+  Daemon(const std::string& socket, const std::string& log) : socket_(socket), log_(log) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd >= 0) ::dup2(fd, 2);
+      const std::string arg = "--socket=" + socket;
+      ::execl(MCCL_OFFLOADD, MCCL_OFFLOADD, arg.c_str(), "--idle-timeout-ms=30000", nullptr);
+      ::_exit(127);
+    }
+    // The daemon reads and writes this process's memory (Yama's ptrace
+    // scope otherwise allows that to ancestors only).
+    (void)::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  }
+  ~Daemon() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  pid_t pid() const { return pid_; }
+  const std::string& socket() const { return socket_; }
+  bool exits_within(std::chrono::milliseconds limit) {
+    const auto until = common::now() + limit;
+    while (common::now() < until) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return true;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+  std::string log() const {
+    std::ifstream f(log_);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+
+ private:
+  std::string socket_, log_;
+  pid_t pid_ = -1;
+};
+
+// Connects to the daemon at `path`, retrying while it starts.
+int connect_to(const std::string& path) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+  const auto until = common::now() + 10s;
+  while (common::now() < until) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+    ::close(fd);
+    std::this_thread::sleep_for(10ms);
+  }
+  return -1;
+}
+
+// Whether `sock` reports EOF or an error within `limit` (the daemon closed it).
+bool closed_within(int sock, std::chrono::milliseconds limit) {
+  const auto until = common::now() + limit;
+  while (common::now() < until) {
+    pollfd p{sock, POLLIN, 0};
+    if (::poll(&p, 1, 10) > 0) {
+      char c;
+      const ssize_t n = ::recv(sock, &c, 1, MSG_DONTWAIT);
+      if (n <= 0) return true;
+    }
+  }
+  return false;
+}
+
+class OffloadRogueClient : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char t[] = "/tmp/mccl-daemon-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(t), nullptr);
+    dir_ = t;
+  }
+  void TearDown() override {
+    daemons_.clear();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  Daemon& start_daemon(const std::string& name) {
+    return *daemons_.emplace_back(
+        std::make_unique<Daemon>(dir_ + "/" + name + ".sock", dir_ + "/" + name + ".log"));
+  }
+  std::string dir_;
+  std::vector<std::unique_ptr<Daemon>> daemons_;
+};
+
+// Found by reading: the daemon read a client's hello into a buffer as long
+// as the frame claimed (up to 64 MiB, zero-filled) before it looked at who
+// the client was, then waited 10 s for the body. A hello is 152 bytes: a
+// longer claim is refused at once, without allocating it.
+TEST_F(OffloadRogueClient, HelloClaimingMegabytesIsRefusedWithoutAllocating) {
+  Daemon& d = start_daemon("d");
+  const int holder = connect_to(d.socket());  // keeps the daemon up meanwhile
+  ASSERT_GE(holder, 0);
+  std::this_thread::sleep_for(100ms);
+  const long hwm_before = status_kib(d.pid(), "VmHWM:");
+  ASSERT_GT(hwm_before, 0);
+  const int sock = connect_to(d.socket());
+  ASSERT_GE(sock, 0);
+  const std::uint32_t claim[2] = {static_cast<std::uint32_t>(MsgType::kHello), 63u << 20};
+  ASSERT_EQ(::write(sock, claim, sizeof claim), static_cast<ssize_t>(sizeof claim));
+  EXPECT_TRUE(closed_within(sock, 3s)) << "refused at once, not after the hello's 10 s";
+  const long hwm_after = status_kib(d.pid(), "VmHWM:");
+  EXPECT_LT(hwm_after - hwm_before, 16 * 1024) << "KiB resident at the peak";
+  ::close(sock);
+  ::close(holder);
+}
+
+// Found by reading: the daemon read a client's hello before it asked the
+// kernel who the client was. Another user's client is now refused before a
+// byte is read: its hello stays unread (the kernel tells it ECONNRESET,
+// not EOF) and it gets no answer. Needs root (setuid); skips otherwise.
+TEST_F(OffloadRogueClient, AnotherUsersClientIsRefusedBeforeAnythingIsRead) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (setuid)";
+  constexpr uid_t kOther = 65534;  // nobody
+  Daemon& d = start_daemon("d");
+  // Let the other user reach the socket (the daemon makes it 0600).
+  while (::chmod(d.socket().c_str(), 0666) != 0) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::setgid(kOther) != 0 || ::setuid(kOther) != 0) ::_exit(10);
+    const int sock = connect_to(d.socket());
+    if (sock < 0) ::_exit(11);
+    HelloMsg h;
+    h.pid = static_cast<std::int32_t>(::getpid());
+    h.size = 1;
+    h.ring_slots = 8;
+    const std::uint32_t frame[2] = {static_cast<std::uint32_t>(MsgType::kHello), sizeof h};
+    iovec iov[2] = {{const_cast<std::uint32_t*>(frame), sizeof frame}, {&h, sizeof h}};
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = 2;
+    // Closed before the hello could even be sent: nothing was read either.
+    if (::sendmsg(sock, &mh, MSG_NOSIGNAL) < 0) ::_exit(errno == EPIPE ? 0 : 12);
+    char buf[64];
+    timeval tv{5, 0};
+    ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const ssize_t n = ::recv(sock, buf, sizeof buf, 0);
+    if (n > 0) ::_exit(1);                 // answered
+    if (n == 0) ::_exit(2);                // read, then closed
+    ::_exit(errno == ECONNRESET ? 0 : 3);  // closed unread
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: answered, 2: its hello was read, 3+: see the child";
+  EXPECT_TRUE(d.exits_within(5s));
+  EXPECT_THAT(d.log(), HasSubstr("refused a client of uid " + std::to_string(kOther)));
+}
+
+}  // namespace
+}  // namespace mccl::offload
