@@ -129,6 +129,120 @@ bool closed_within(int sock, std::chrono::milliseconds limit) {
   return false;
 }
 
+// A client that speaks the wire itself: the library's OffloadComm would
+// not send what these tests send.
+class RawClient {
+ public:
+  ~RawClient() {
+    drop();
+    if (map_ != nullptr) ::munmap(map_, map_bytes_);
+    for (int fd : {memfd_, sub_efd_, comp_efd_}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  // Connects and hands over the rings; relay_until_ready() does the rest.
+  void hello(const std::string& path, int rank, int size, std::uint32_t slots) {
+    map_bytes_ = SharedRings::bytes_for(slots);
+    memfd_ = ::memfd_create("daemon-test-rings", MFD_CLOEXEC);
+    ASSERT_EQ(::ftruncate(memfd_, static_cast<off_t>(map_bytes_)), 0);
+    map_ = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
+    ASSERT_NE(map_, MAP_FAILED);
+    rings_ = std::make_unique<SharedRings>(map_, slots, true);
+    sub_efd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    comp_efd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    sock_ = connect_to(path);
+    ASSERT_GE(sock_, 0) << "no daemon at " << path;
+    HelloMsg h;
+    h.pid = static_cast<std::int32_t>(::getpid());
+    h.rank = rank;
+    h.size = size;
+    h.ring_slots = slots;
+    h.timeout_ms = 20000;
+    const int fds[3] = {memfd_, sub_efd_, comp_efd_};
+    ASSERT_TRUE(send_msg(sock_, MsgType::kHello, std::as_bytes(std::span(&h, 1)), fds).is_ok());
+  }
+  int sock() const { return sock_; }
+  // The submission ring's header (first in the shared memory).
+  RingHeader& submissions() { return *static_cast<RingHeader*>(map_); }
+  void submit(const Submission& s) {
+    ASSERT_TRUE(rings_->push_submission(s));
+    ring_bell();
+  }
+  void ring_bell() {
+    const std::uint64_t one = 1;
+    ASSERT_EQ(::write(sub_efd_, &one, sizeof one), 8);
+  }
+  // The next completion, waiting up to `limit`.
+  bool completion(Completion& c, std::chrono::milliseconds limit) {
+    const auto until = common::now() + limit;
+    while (!rings_->pop_completion(c)) {
+      if (common::now() >= until) return false;
+      pollfd p{comp_efd_, POLLIN, 0};
+      (void)::poll(&p, 1, 10);
+      std::uint64_t v;
+      (void)!::read(comp_efd_, &v, sizeof v);
+    }
+    return true;
+  }
+  // Leaves without a goodbye, as a crashed process does.
+  void drop() {
+    if (sock_ >= 0) ::close(sock_);
+    sock_ = -1;
+  }
+
+ private:
+  int sock_ = -1, memfd_ = -1, sub_efd_ = -1, comp_efd_ = -1;
+  void* map_ = nullptr;
+  std::size_t map_bytes_ = 0;
+  std::unique_ptr<SharedRings> rings_;
+};
+
+// The bootstrap of `clients` (rank order): relays their daemons' allgathers
+// until every daemon says Ready; the first failure otherwise.
+common::Status relay_until_ready(const std::vector<RawClient*>& clients) {
+  for (;;) {
+    std::vector<std::byte> all;
+    int ready = 0;
+    for (RawClient* c : clients) {
+      MsgType type{};
+      std::vector<std::byte> body;
+      auto st = recv_msg(c->sock(), type, body, nullptr, 30000);
+      if (!st) return st;
+      if (type == MsgType::kReady) {
+        ReadyMsg r;
+        std::memcpy(&r, body.data(), sizeof r);
+        if (r.code != 0) {
+          return {static_cast<ErrorCode>(r.code),
+                  std::string(reinterpret_cast<const char*>(body.data()) + sizeof r,
+                              body.size() - sizeof r)};
+        }
+        ++ready;
+      } else if (type == MsgType::kAllgather) {
+        all.insert(all.end(), body.begin(), body.end());
+      } else {
+        return common::internal_error("unexpected message " +
+                                      std::to_string(static_cast<int>(type)));
+      }
+    }
+    if (ready == static_cast<int>(clients.size())) return common::Status::ok();
+    if (ready > 0) return common::internal_error("the daemons disagree on the exchanges");
+    for (RawClient* c : clients) {
+      auto st = send_msg(c->sock(), MsgType::kAllgatherResult, all);
+      if (!st) return st;
+    }
+  }
+}
+
+Submission broadcast(std::uint64_t id, const void* buffer, std::uint64_t bytes) {
+  Submission s;
+  s.id = id;
+  s.kind = static_cast<std::uint32_t>(OpKind::kBroadcast);
+  s.root = 0;
+  s.buffer = reinterpret_cast<std::uint64_t>(buffer);
+  s.bytes = bytes;
+  return s;
+}
+
 class OffloadRogueClient : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -144,9 +258,42 @@ class OffloadRogueClient : public ::testing::Test {
     return *daemons_.emplace_back(
         std::make_unique<Daemon>(dir_ + "/" + name + ".sock", dir_ + "/" + name + ".log"));
   }
+  // A one-rank communicator in a daemon of its own.
+  void solo(RawClient& c, Daemon*& d, std::uint32_t slots = 8) {
+    d = &start_daemon("d");
+    c.hello(d->socket(), 0, 1, slots);
+    const auto st = relay_until_ready({&c});
+    ASSERT_TRUE(st.is_ok()) << st.message();
+  }
   std::string dir_;
   std::vector<std::unique_ptr<Daemon>> daemons_;
 };
+
+// Found by reading: the session popped submissions until the tail met the
+// head the client wrote, so a head set far ahead kept it popping stale
+// slots (and queueing their completions) almost forever. A full ring is
+// served; a head one past the ring's capacity ends that session, logged.
+// (Before the fix this test saw the session pop 9 stale slots and go on.)
+TEST_F(OffloadRogueClient, SubmissionHeadPastTheRingEndsTheSession) {
+  RawClient c;
+  Daemon* d = nullptr;
+  ASSERT_NO_FATAL_FAILURE(solo(c, d, 8));
+  std::uint64_t word = 0;
+  for (std::uint64_t i = 1; i <= 8; ++i) {
+    ASSERT_NO_FATAL_FAILURE(c.submit(broadcast(i, &word, sizeof word)));
+  }
+  for (int i = 0; i < 8; ++i) {
+    Completion done;
+    ASSERT_TRUE(c.completion(done, 10s)) << i;
+    EXPECT_TRUE(completion_status(done).is_ok()) << completion_status(done).message();
+  }
+  RingHeader& h = c.submissions();
+  h.head.store(h.tail.load() + 9);
+  ASSERT_NO_FATAL_FAILURE(c.ring_bell());
+  EXPECT_TRUE(closed_within(c.sock(), 5s)) << "the session went on";
+  EXPECT_TRUE(d->exits_within(5s));
+  EXPECT_THAT(d->log(), HasSubstr("broke the offload protocol"));
+}
 
 // Found by reading: the daemon read a client's hello into a buffer as long
 // as the frame claimed (up to 64 MiB, zero-filled) before it looked at who

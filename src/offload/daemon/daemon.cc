@@ -28,6 +28,10 @@ namespace {
 // Set when something went wrong that the log should keep (see run_daemon).
 std::atomic<bool> g_trouble{false};
 
+// At most this many submissions are taken per pass of a session's loop, so
+// that the protocol runs between them however many the client queued.
+constexpr int kDrainBatch = 32;
+
 // The kernel's word on who is at the other end of `sock` (nobody can forge
 // it), asked before a byte is read: a client of another user gets nothing
 // read, nothing allocated, no answer.
@@ -188,41 +192,55 @@ Session::SocketEvent Session::handle_socket() {
 bool Session::drain_submissions() {
   bool any = false;
   Submission s;
-  while (rings_->pop_submission(s) == RingPop::kTaken) {
+  // A correct client has at most ring_slots operations in flight (it waits
+  // for its oldest), so this bound never holds it back; it caps what a
+  // client that ignores its completions makes the daemon keep.
+  for (int i = 0; i < kDrainBatch && pending_.size() + unsent_.size() < hello_.ring_slots; ++i) {
+    const RingPop got = rings_->pop_submission(s);
+    if (got == RingPop::kOverrun) {
+      violation_ = "its submission ring's head is more than the ring's " +
+                   std::to_string(hello_.ring_slots) + " slots ahead of the tail";
+      break;
+    }
+    if (got == RingPop::kEmpty) break;
     any = true;
-    if (static_cast<OpKind>(s.kind) == OpKind::kStats) {
-      Stats snap = comm_.ctx->counters().snapshot();
-      auto st = s.bytes == sizeof snap
-                    ? client_io(hello_.pid, true, s.buffer, reinterpret_cast<std::byte*>(&snap),
-                                sizeof snap)
-                    : common::mismatch_error("the client's mccl::Stats has another size");
-      unsent_.push_back(make_completion(s.id, st));
-      continue;
-    }
-    // A broken communicator fails a submission at once, as ctx.start()
-    // would, without first staging its input (tens of milliseconds for a
-    // few MiB on a loaded host, before the client hears of the failure).
-    if (const common::Status& broken = comm_.ctx->poisoned(); !broken.is_ok()) {
-      unsent_.push_back(make_completion(s.id, broken));
-      continue;
-    }
-    Pending p;
-    common::Status st;
-    try {
-      st = start(s, p);
-    } catch (const std::bad_alloc&) {
-      // A client's oversized request fails that request, not a daemon that
-      // other clients share.
-      st = common::unavailable_error("offload daemon: out of memory staging a collective of " +
-                                     std::to_string(s.bytes) + " bytes");
-    }
-    if (!st) {
-      unsent_.push_back(make_completion(s.id, st));
-      continue;
-    }
-    pending_.push_back(std::move(p));
+    take(s);
   }
   return any;
+}
+
+void Session::take(const Submission& s) {
+  if (static_cast<OpKind>(s.kind) == OpKind::kStats) {
+    Stats snap = comm_.ctx->counters().snapshot();
+    auto st = s.bytes == sizeof snap
+                  ? client_io(hello_.pid, true, s.buffer, reinterpret_cast<std::byte*>(&snap),
+                              sizeof snap)
+                  : common::mismatch_error("the client's mccl::Stats has another size");
+    unsent_.push_back(make_completion(s.id, st));
+    return;
+  }
+  // A broken communicator fails a submission at once, as ctx.start()
+  // would, without first staging its input (tens of milliseconds for a
+  // few MiB on a loaded host, before the client hears of the failure).
+  if (const common::Status& broken = comm_.ctx->poisoned(); !broken.is_ok()) {
+    unsent_.push_back(make_completion(s.id, broken));
+    return;
+  }
+  Pending p;
+  common::Status st;
+  try {
+    st = start(s, p);
+  } catch (const std::bad_alloc&) {
+    // A client's oversized request fails that request, not a daemon that
+    // other clients share.
+    st = common::unavailable_error("offload daemon: out of memory staging a collective of " +
+                                   std::to_string(s.bytes) + " bytes");
+  }
+  if (!st) {
+    unsent_.push_back(make_completion(s.id, st));
+    return;
+  }
+  pending_.push_back(std::move(p));
 }
 
 bool Session::complete_finished() {
@@ -254,6 +272,12 @@ void Session::loop() {
     // next submission breaks the communicator before that is started.
     bool busy = ctx.progress() > 0;
     busy = drain_submissions() || busy;
+    if (!violation_.empty()) {
+      abandon("rank " + std::to_string(ctx.rank()) + "'s application broke the offload protocol (" +
+                  violation_ + "): ending its session",
+              "the application process broke the offload protocol");
+      return;
+    }
     busy = complete_finished() || busy;
 
     pfds.clear();
@@ -277,21 +301,27 @@ void Session::loop() {
         ctx.serve_until_released(common::Deadline::after(ctx.config().op_timeout));
         return;
       }
-      // The client has gone (crashed, or left collectives in flight): poison
-      // its communicator so that its peers get an error instead of waiting,
-      // give the abort a moment to leave.
-      g_trouble = true;
-      say("%s", "rank " + std::to_string(ctx.rank()) +
-                    "'s application process has gone: releasing its communicator");
-      ctx.poison(common::peer_failure("rank " + std::to_string(ctx.rank()) +
-                                      ": the application process exited (offload daemon)"));
-      auto until = common::now() + std::chrono::milliseconds(200);
-      while (common::now() < until) {
-        ctx.progress();
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
+      // The client has gone (crashed, or left collectives in flight).
+      abandon("rank " + std::to_string(ctx.rank()) +
+                  "'s application process has gone: releasing its communicator",
+              "the application process exited");
       return;
     }
+  }
+}
+
+void Session::abandon(const std::string& log_line, const std::string& why) {
+  protocol::Context& ctx = *comm_.ctx;
+  g_trouble = true;
+  say("%s", log_line);
+  // Its peers get an error instead of waiting for their deadlines: poison
+  // the communicator and give the abort a moment to leave.
+  ctx.poison(common::peer_failure("rank " + std::to_string(ctx.rank()) + ": " + why +
+                                  " (offload daemon)"));
+  auto until = common::now() + std::chrono::milliseconds(200);
+  while (common::now() < until) {
+    ctx.progress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 

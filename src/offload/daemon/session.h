@@ -77,9 +77,17 @@ class Session {
   // The session's loop and the client's socket (daemon.cc).
   enum class SocketEvent { kHandled, kBye, kGone };
   SocketEvent handle_socket();
+  // Takes what the client submitted, a bounded number per call; sets
+  // violation_ when the ring is not one a correct client wrote.
   bool drain_submissions();
+  // One submission: answered at once (statistics, a broken communicator,
+  // refused arguments) or started.
+  void take(const Submission& s);
   bool complete_finished();
   void loop();
+  // Ends the session of a client that can no longer be served: logs
+  // `log_line` and fails its communicator for its peers with `why`.
+  void abandon(const std::string& log_line, const std::string& why);
 
   int sock_;
   HelloMsg hello_{};
@@ -90,6 +98,7 @@ class Session {
   Comm comm_;
   std::list<Pending> pending_;
   std::vector<Completion> unsent_;  // completions the ring had no room for
+  std::string violation_;           // how the client broke the protocol; empty: it did not
   Regions regions_;                 // the client's shared buffers
 };
 
