@@ -269,6 +269,29 @@ class OffloadRogueClient : public ::testing::Test {
   std::vector<std::unique_ptr<Daemon>> daemons_;
 };
 
+// Found by reading: the daemon staged a broadcast of whatever size it was
+// handed (the API's checks run in the client library), so 2^60 bytes
+// failed as "out of memory" at best, and a size past the wire's 2^32
+// chunks would have had its chunk count wrap. It now checks a broadcast as
+// the API does, with the same helper and bound, before staging.
+TEST_F(OffloadRogueClient, BroadcastPastTheWireIsRefusedBeforeStaging) {
+  RawClient c;
+  Daemon* d = nullptr;
+  ASSERT_NO_FATAL_FAILURE(solo(c, d));
+  std::uint64_t word = 0;
+  ASSERT_NO_FATAL_FAILURE(c.submit(broadcast(1, &word, std::uint64_t{1} << 60)));
+  Completion done;
+  ASSERT_TRUE(c.completion(done, 10s));
+  const auto st = completion_status(done);
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.message();
+  EXPECT_THAT(st.message(), HasSubstr("2^32 chunks"));
+  // The session serves on.
+  ASSERT_NO_FATAL_FAILURE(c.submit(broadcast(2, &word, sizeof word)));
+  ASSERT_TRUE(c.completion(done, 10s));
+  EXPECT_EQ(done.id, 2u);
+  EXPECT_TRUE(completion_status(done).is_ok()) << completion_status(done).message();
+}
+
 // Found by reading: the session popped submissions until the tail met the
 // head the client wrote, so a head set far ahead kept it popping stale
 // slots (and queueing their completions) almost forever. A full ring is

@@ -72,6 +72,9 @@ class Session {
   // that skipped those checks must not make the daemon write outside its
   // staging buffer.
   common::Status read_layout(const Submission& s, Pending& p);
+  // The most bytes one rank's stream may carry on this communicator
+  // (coll::max_stream_bytes of its chunk size), as the API bounds them.
+  std::size_t max_stream_bytes() const;
   // Reads a reduce-scatter's per-rank counts from the client into `p`.
   common::Status read_counts(const Submission& s, Pending& p);
   // The session's loop and the client's socket (daemon.cc).
