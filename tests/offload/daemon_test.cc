@@ -384,5 +384,42 @@ TEST_F(OffloadRogueClient, AnotherUsersClientIsRefusedBeforeAnythingIsRead) {
   EXPECT_THAT(d.log(), HasSubstr("refused a client of uid " + std::to_string(kOther)));
 }
 
+// Defect 13's second fix (ac30cef), which had no test that failed without
+// it: a session runs the protocol before it takes new submissions, and a
+// submission to a broken communicator completes at once with the reason,
+// staging nothing. Rank 0's daemon is stopped while rank 1's client dies
+// (its daemon sends rank 0 an abort) and rank 0 submits a 4 GiB broadcast
+// from memory the daemon cannot read; resumed, the daemon finds both the
+// abort and the submission. Before the fix the submission was started
+// first: 4 GiB of staging allocated, then "could not read" (the loop's
+// order alone reversed, or the check alone removed, fails the same way).
+TEST_F(OffloadRogueClient, SubmissionToABrokenCommunicatorCompletesAtOnceUnstaged) {
+  Daemon& a = start_daemon("a");
+  Daemon& b = start_daemon("b");
+  RawClient c0, c1;
+  ASSERT_NO_FATAL_FAILURE(c0.hello(a.socket(), 0, 2, 8));
+  ASSERT_NO_FATAL_FAILURE(c1.hello(b.socket(), 1, 2, 8));
+  const auto st = relay_until_ready({&c0, &c1});
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  constexpr std::size_t kBytes = std::size_t{4} << 30;
+  void* unreadable =
+      ::mmap(nullptr, kBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(unreadable, MAP_FAILED);
+  const long peak_before = status_kib(a.pid(), "VmPeak:");
+  ASSERT_EQ(::kill(a.pid(), SIGSTOP), 0);
+  ASSERT_NO_FATAL_FAILURE(c0.submit(broadcast(1, unreadable, kBytes)));
+  c1.drop();
+  EXPECT_TRUE(b.exits_within(10s)) << "rank 1's daemon lingers";  // the abort has left
+  ASSERT_EQ(::kill(a.pid(), SIGCONT), 0);
+  Completion done;
+  ASSERT_TRUE(c0.completion(done, 10s));
+  const auto got = completion_status(done);
+  EXPECT_EQ(got.code(), ErrorCode::kPeerFailure) << got.message();
+  EXPECT_THAT(got.message(), HasSubstr("application process exited"));
+  const long grew_kib = status_kib(a.pid(), "VmPeak:") - peak_before;
+  EXPECT_LT(grew_kib, 1024 * 1024) << "KiB of address space: staging for 4 GiB?";
+  ::munmap(unreadable, kBytes);
+}
+
 }  // namespace
 }  // namespace mccl::offload
