@@ -2,7 +2,7 @@
 // the framed messages of the unix socket (recv_msg) and the shared-memory
 // rings, whose heads, tails and slots the client process can write at will.
 // The daemon's handling of a decoded submission (daemon.cc) is not reached
-// from here.
+// from here; offload_session_fuzz.cc runs a whole session.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
