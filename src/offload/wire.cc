@@ -6,9 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
+
+#include "common/clock.h"
 
 namespace mccl::offload {
 
@@ -26,14 +30,18 @@ bool push(RingHeader* r, T* slots, std::uint32_t n, const T& v) {
   return true;
 }
 
+// The head is the other process's word: a correct producer is never more
+// than `n` ahead. Believing a head far ahead (or behind: the difference
+// wraps) would have the consumer pop stale slots almost forever.
 template <typename T>
-bool pop(RingHeader* r, T* slots, std::uint32_t n, T& v) {
+RingPop pop(RingHeader* r, T* slots, std::uint32_t n, T& v) {
   const std::uint64_t t = r->tail.load(std::memory_order_relaxed);
   const std::uint64_t h = r->head.load(std::memory_order_acquire);
-  if (t == h) return false;
+  if (t == h) return RingPop::kEmpty;
+  if (h - t > n) return RingPop::kOverrun;
   v = slots[t % n];
   r->tail.store(t + 1, std::memory_order_release);
-  return true;
+  return RingPop::kTaken;
 }
 
 struct FrameHeader {
@@ -41,13 +49,40 @@ struct FrameHeader {
   std::uint32_t length;
 };
 
-// Reads exactly `n` bytes (descriptors from the first recvmsg only).
+// A message carries at most this many descriptors (the hello's three).
+constexpr std::size_t kMaxFds = 3;
+// The body is read in pieces of at most this many bytes, each allocated
+// only when the bytes before it have arrived.
+constexpr std::size_t kReadPiece = std::size_t{64} << 10;
+// Exchanges (daemon <-> client's bootstrap) carry per-rank rows; the
+// longest, the multicast probe's, is size x (size + 1) bytes: 8192 ranks.
+constexpr std::size_t kMaxExchangeBytes = std::size_t{64} << 20;
+
+// poll()'s timeout for what is left of `deadline`, rounded up; -1: never.
+int poll_timeout(const common::Deadline& deadline) {
+  if (deadline.is_never()) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining()).count();
+  return static_cast<int>(std::min<std::int64_t>(left, 1 << 30));
+}
+
+// Keeps at most kMaxFds descriptors of a message in `fds` (none when it is
+// null) and closes the rest: a peer cannot fill this process's table.
+void keep_fd(int fd, std::vector<int>* fds) {
+  if (fds != nullptr && fds->size() < kMaxFds) {
+    fds->push_back(fd);
+  } else {
+    ::close(fd);
+  }
+}
+
+// Reads exactly `n` bytes by `deadline`, keeping the descriptors that come
+// with them.
 common::Status read_full(int sock, std::byte* p, std::size_t n, std::vector<int>* fds,
-                         int timeout_ms) {
+                         const common::Deadline& deadline) {
   std::size_t got = 0;
   while (got < n) {
     pollfd pfd{sock, POLLIN, 0};
-    int pr = ::poll(&pfd, 1, timeout_ms);
+    int pr = ::poll(&pfd, 1, poll_timeout(deadline));
     if (pr < 0 && errno == EINTR) continue;
     if (pr == 0) return common::timeout_error("offload socket: nothing arrived in time");
     iovec iov{p + got, n - got};
@@ -69,11 +104,7 @@ common::Status read_full(int sock, std::byte* p, std::size_t n, std::vector<int>
       for (std::size_t i = 0; i < k; ++i) {
         int fd;
         std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        if (fds != nullptr) {
-          fds->push_back(fd);
-        } else {
-          ::close(fd);
-        }
+        keep_fd(fd, fds);
       }
     }
     got += static_cast<std::size_t>(r);
@@ -107,9 +138,11 @@ SharedRings::SharedRings(void* base, std::uint32_t slots, bool init) : slots_(sl
 }
 
 bool SharedRings::push_submission(const Submission& s) { return push(sub_, subs_, slots_, s); }
-bool SharedRings::pop_submission(Submission& s) { return pop(sub_, subs_, slots_, s); }
+RingPop SharedRings::pop_submission(Submission& s) { return pop(sub_, subs_, slots_, s); }
 bool SharedRings::push_completion(const Completion& c) { return push(comp_, comps_, slots_, c); }
-bool SharedRings::pop_completion(Completion& c) { return pop(comp_, comps_, slots_, c); }
+bool SharedRings::pop_completion(Completion& c) {
+  return pop(comp_, comps_, slots_, c) == RingPop::kTaken;
+}
 
 common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
                         std::span<const int> fds) {
@@ -153,15 +186,49 @@ common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
   return common::Status::ok();
 }
 
+std::size_t max_body_bytes(MsgType type) {
+  switch (type) {
+    case MsgType::kHello:
+      return sizeof(HelloMsg);
+    case MsgType::kAllgather:
+    case MsgType::kAllgatherResult:
+      return kMaxExchangeBytes;
+    case MsgType::kAllgatherFailed:
+      return kMaxTextBytes;
+    case MsgType::kReady:
+      return sizeof(ReadyMsg) + kMaxTextBytes;
+    case MsgType::kBye:
+      return 0;
+    case MsgType::kRegister:
+    case MsgType::kUnregister:
+      return sizeof(RegionMsg);
+    case MsgType::kRegistered:
+      return sizeof(std::int32_t) + kMaxTextBytes;
+  }
+  return 0;
+}
+
 common::Status recv_msg(int sock, MsgType& type, std::vector<std::byte>& body,
                         std::vector<int>* fds, int timeout_ms) {
+  const common::Deadline deadline =
+      timeout_ms < 0 ? common::Deadline::never()
+                     : common::Deadline::after(std::chrono::milliseconds(timeout_ms));
   FrameHeader fh{};
-  auto st = read_full(sock, reinterpret_cast<std::byte*>(&fh), sizeof fh, fds, timeout_ms);
+  auto st = read_full(sock, reinterpret_cast<std::byte*>(&fh), sizeof fh, fds, deadline);
   if (!st) return st;
-  if (fh.length > (64u << 20)) return common::internal_error("offload socket: oversized frame");
-  body.resize(fh.length);
-  if (fh.length > 0) {
-    st = read_full(sock, body.data(), body.size(), fds, timeout_ms);
+  const std::size_t most = max_body_bytes(static_cast<MsgType>(fh.type));
+  if (fh.length > most) {
+    return common::internal_error("offload socket: a message of type " + std::to_string(fh.type) +
+                                  " claims " + std::to_string(fh.length) + " bytes; it can need " +
+                                  std::to_string(most) + " at most");
+  }
+  // Grown as the bytes arrive: a peer that claims much and sends little
+  // costs this process nothing.
+  body.clear();
+  while (body.size() < fh.length) {
+    const std::size_t at = body.size();
+    body.resize(at + std::min<std::size_t>(fh.length - at, kReadPiece));
+    st = read_full(sock, body.data() + at, body.size() - at, fds, deadline);
     if (!st) return st;
   }
   type = static_cast<MsgType>(fh.type);

@@ -132,6 +132,12 @@ static_assert(sizeof(HelloMsg) == 152);
 static_assert(sizeof(Submission) == 72);
 static_assert(sizeof(Completion) == 512);
 
+// What a pop found. kOverrun: the producer's head is more than the ring's
+// slots ahead of the tail (or behind it), which no correct producer does;
+// nothing was taken. The other process writes both heads and tails at
+// will, so a consumer must not trust the head to say how much to pop.
+enum class RingPop { kEmpty, kTaken, kOverrun };
+
 // The memfd: [RingHeader sub][RingHeader comp][Submission x n][Completion x n].
 class SharedRings {
  public:
@@ -140,8 +146,10 @@ class SharedRings {
   SharedRings(void* base, std::uint32_t slots, bool init);
 
   bool push_submission(const Submission& s);
-  bool pop_submission(Submission& s);
+  RingPop pop_submission(Submission& s);
   bool push_completion(const Completion& c);
+  // An overrun completion ring (a daemon that broke the protocol) reads as
+  // empty: the client's waits then end at their deadlines.
   bool pop_completion(Completion& c);
   std::uint32_t slots() const { return slots_; }
 
@@ -157,8 +165,19 @@ class SharedRings {
 // up to three descriptors attached to the first byte of a frame.
 common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
                         std::span<const int> fds = {});
-// Blocks at most `timeout_ms` (-1: forever). kPeerFailure on EOF, kTimeout
-// when nothing complete arrived in time. Received descriptors go to `fds`.
+// The longest status message a kReady, kRegistered or kAllgatherFailed
+// carries (a creation failure names every failing rank and its reason);
+// senders cut longer ones.
+inline constexpr std::size_t kMaxTextBytes = std::size_t{1} << 20;
+// The longest body a message of `type` can need (0 for an unknown type):
+// its fixed layout, a status message, or a relayed bootstrap exchange.
+std::size_t max_body_bytes(MsgType type);
+// Blocks at most `timeout_ms` for the whole message (-1: forever).
+// kPeerFailure on EOF, kTimeout when nothing complete arrived in time. A
+// frame claiming more than max_body_bytes(type) is refused (kInternal)
+// before its body is read; the body grows as its bytes arrive, never to
+// the length claimed. At most three descriptors per message go to `fds`;
+// any beyond are closed.
 common::Status recv_msg(int sock, MsgType& type, std::vector<std::byte>& body,
                         std::vector<int>* fds, int timeout_ms);
 

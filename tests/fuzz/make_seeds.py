@@ -81,6 +81,38 @@ def main():
     sub = struct.pack("<QIiQQQQQIIII", 1, 1, 0, 0x1000, 64, 0, 0, 0, 0, 0, 0, 0)
     write("offload_wire", "seed-rings", bytes([1 | (3 << 1)]) + hdr + comp + sub * 2)
 
+    # offload_session: a patch XORed over a valid hello (152 zeros keep it
+    # valid), then actions: 0 frame (type, claimed length, n, n bytes),
+    # 1 submission (72 bytes; addresses taken modulo the harness's arena),
+    # 2 submission head moved ahead of the tail by a u16, 3 wait.
+    def submission(sid, kind, buffer=0, nbytes=0, send=0, counts=0, displs=0, in_place=0,
+                   dtype=0, redop=0):
+        return bytes([1]) + struct.pack("<QIiQQQQQIIII", sid, kind, 0, buffer, nbytes, send,
+                                        counts, displs, in_place, dtype, redop, 0)
+
+    def session_frame(t, body, claim=None):
+        return bytes([0]) + struct.pack("<IIB", t, len(body) if claim is None else claim,
+                                        len(body)) + body
+    valid = bytes(152)
+    wait = bytes([3])
+    write("offload_session", "seed-hello", valid)
+    write("offload_session", "seed-broadcast", valid + submission(1, 1, 0x100, 64) + wait)
+    write("offload_session", "seed-allgatherv",
+          valid + submission(2, 2, 0, 0, 0x8000, 100, 0) + submission(3, 2, 0x200, 0, 0, 64, 0, 1)
+          + wait)
+    write("offload_session", "seed-barrier", valid + submission(4, 3) + wait)
+    write("offload_session", "seed-reductions",
+          valid + submission(5, 4, 0x400, 0, 0x1000, 16, 0, 0, 0, 0)
+          + submission(6, 5, 0x2000, 32, 0x3000, 0, 0, 0, 5, 3) + wait)
+    region = struct.pack("<QQ", 0x10000, 8192)
+    write("offload_session", "seed-shared",
+          valid + session_frame(7, region) + submission(7, 1, 0x10040, 128) + wait
+          + session_frame(9, region))
+    write("offload_session", "seed-overrun", valid + submission(8, 3) + wait + bytes([2])
+          + struct.pack("<H", 9) + wait)
+    write("offload_session", "seed-frames",
+          valid + session_frame(6, b"") + session_frame(2, b"x" * 10, 1 << 20))
+
 
 if __name__ == "__main__":
     main()

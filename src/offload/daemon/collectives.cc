@@ -51,6 +51,14 @@ common::Status Session::start(const Submission& s, Pending& p) {
   const pid_t pid = hello_.pid;
   const int rank = ctx.rank(), size = ctx.size();
   p.sub = s;
+  // As Communicator::broadcast checks it: a client that skipped the check
+  // must not size a staging buffer, nor a stream past the wire's 2^32
+  // chunks (its chunk count would wrap).
+  if (static_cast<OpKind>(s.kind) == OpKind::kBroadcast) {
+    auto st = coll::validate_broadcast(rank, size, reinterpret_cast<const void*>(s.buffer), s.bytes,
+                                       s.root, max_stream_bytes());
+    if (!st) return st;
+  }
   if (start_direct(s, p)) {
     ctx.start(p.op);
     return common::Status::ok();
@@ -60,8 +68,6 @@ common::Status Session::start(const Submission& s, Pending& p) {
       p.op = coll::make_barrier(ctx);
       break;
     case OpKind::kBroadcast: {
-      if (s.root < 0 || s.root >= size)
-        return common::invalid_argument("broadcast root out of range");
       p.staging.allocate(s.bytes);
       if (rank == s.root && s.bytes > 0) {
         auto st = client_io(pid, false, s.buffer, p.staging.data(), s.bytes);
@@ -163,8 +169,11 @@ common::Status Session::read_layout(const Submission& s, Pending& p) {
   // The client's own addresses: checked for null and for wrapping, never used.
   return coll::validate_allgatherv(rank, size, reinterpret_cast<const void*>(s.send),
                                    s.in_place != 0, reinterpret_cast<const void*>(s.buffer),
-                                   p.counts, p.displs,
-                                   coll::max_stream_bytes(comm_.ctx->config().chunk_bytes));
+                                   p.counts, p.displs, max_stream_bytes());
+}
+
+std::size_t Session::max_stream_bytes() const {
+  return coll::max_stream_bytes(comm_.ctx->config().chunk_bytes);
 }
 
 // Zero copy: when every buffer of `s` lies in the client's shared regions,
@@ -174,8 +183,8 @@ bool Session::start_direct(const Submission& s, Pending& p) {
   const int rank = ctx.rank(), size = ctx.size();
   const auto kind = static_cast<OpKind>(s.kind);
   if (kind == OpKind::kBroadcast) {
-    std::byte* buf = regions_.find(s.buffer, s.bytes);
-    if (buf == nullptr || s.root < 0 || s.root >= size) return false;
+    std::byte* buf = regions_.find(s.buffer, s.bytes);  // arguments checked by start()
+    if (buf == nullptr) return false;
     p.op = coll::make_broadcast(ctx, comm_.coll, buf, s.bytes, s.root);
   } else if (kind == OpKind::kAllgatherv) {
     if (!read_layout(s, p)) return false;  // the staging path reports it

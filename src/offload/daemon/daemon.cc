@@ -28,6 +28,38 @@ namespace {
 // Set when something went wrong that the log should keep (see run_daemon).
 std::atomic<bool> g_trouble{false};
 
+// At most this many submissions are taken per pass of a session's loop, so
+// that the protocol runs between them however many the client queued.
+constexpr int kDrainBatch = 32;
+
+// The kernel's word on who is at the other end of `sock` (nobody can forge
+// it), asked before a byte is read: a client of another user gets nothing
+// read, nothing allocated, no answer.
+common::Status check_peer(int sock, ucred& peer) {
+  socklen_t len = sizeof peer;
+  if (::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
+    return common::transport_error(std::string("SO_PEERCRED of a client: ") + std::strerror(errno));
+  }
+  if (peer.uid != ::geteuid()) {
+    return common::invalid_argument("refused a client of uid " + std::to_string(peer.uid) +
+                                    " (pid " + std::to_string(peer.pid) +
+                                    "): this daemon serves uid " + std::to_string(::geteuid()) +
+                                    " only");
+  }
+  return common::Status::ok();
+}
+
+// A message body: the fixed part `head` and a status message, cut to what
+// the receiver accepts (kMaxTextBytes).
+std::vector<std::byte> with_text(const void* head, std::size_t head_bytes,
+                                 const std::string& text) {
+  const std::size_t n = std::min(text.size(), kMaxTextBytes);
+  std::vector<std::byte> body(head_bytes + n);
+  std::memcpy(body.data(), head, head_bytes);
+  std::memcpy(body.data() + head_bytes, text.data(), n);
+  return body;
+}
+
 }  // namespace
 
 Session::~Session() {
@@ -41,6 +73,17 @@ Session::~Session() {
 }
 
 common::Status Session::setup() {
+  ucred peer{};
+  auto st = check_peer(sock_, peer);
+  if (st) st = receive_hello(peer.pid);
+  if (st) st = map_rings();
+  if (!st) return st;
+  hello_.udp_iface[sizeof hello_.udp_iface - 1] = '\0';  // whatever the client sent
+  return build_comm(hello_.rank, hello_.size, std::chrono::milliseconds(hello_.timeout_ms),
+                    hello_.coll, relay_to_client(), comm_, hello_.udp_iface);
+}
+
+common::Status Session::receive_hello(pid_t peer_pid) {
   MsgType type{};
   std::vector<std::byte> body;
   std::vector<int> fds;
@@ -60,22 +103,20 @@ common::Status Session::setup() {
   if (hello_.magic != kMagic || hello_.version != kVersion) {
     return common::mismatch_error("the offload client speaks another protocol version");
   }
-  // The daemon writes into the memory of the pid it is told: believe only
-  // the kernel about who is on the other end of the socket.
-  ucred cred{};
-  socklen_t cred_len = sizeof cred;
-  if (::getsockopt(sock_, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 ||
-      cred.pid != hello_.pid || cred.uid != ::geteuid()) {
+  // The daemon writes into the memory of the pid it is told.
+  if (hello_.pid != peer_pid) {
     return common::invalid_argument("the offload client's hello names pid " +
                                     std::to_string(hello_.pid) + " but the socket's peer is pid " +
-                                    std::to_string(cred.pid) + " of uid " +
-                                    std::to_string(cred.uid) + " (this daemon serves uid " +
-                                    std::to_string(::geteuid()) + " only)");
+                                    std::to_string(peer_pid));
   }
   if (hello_.size < 1 || hello_.rank < 0 || hello_.rank >= hello_.size || hello_.ring_slots == 0 ||
       hello_.ring_slots > 65536) {
     return common::invalid_argument("the offload client's hello has bad rank/size/slots");
   }
+  return common::Status::ok();
+}
+
+common::Status Session::map_rings() {
   map_bytes_ = SharedRings::bytes_for(hello_.ring_slots);
   struct stat sb {};
   if (::fstat(memfd_, &sb) != 0 || static_cast<std::size_t>(sb.st_size) < map_bytes_) {
@@ -87,27 +128,34 @@ common::Status Session::setup() {
     return common::transport_error(std::string("mmap of the rings: ") + std::strerror(errno));
   }
   rings_ = std::make_unique<SharedRings>(map_, hello_.ring_slots, false);
+  return common::Status::ok();
+}
 
-  // Communicator creation: every allgather goes through the client's
-  // bootstrap, which the application owns.
+// Communicator creation: every allgather goes through the client's
+// bootstrap, which the application owns.
+transport::OobAllgather Session::relay_to_client() const {
   const int sock = sock_;
+  const auto ranks = static_cast<std::size_t>(hello_.size);
   const int tmo = static_cast<int>(std::min<std::int64_t>(hello_.timeout_ms + 5000, 1 << 30));
-  transport::OobAllgather oob = [sock, tmo](std::span<const std::byte> mine) {
+  return [sock, ranks, tmo](std::span<const std::byte> mine) {
     auto s = send_msg(sock, MsgType::kAllgather, mine);
     MsgType t{};
     std::vector<std::byte> result;
     if (s) s = recv_msg(sock, t, result, nullptr, tmo);
-    if (s && t == MsgType::kAllgatherResult) return result;
-    if (s) {
+    // Bootstrap::allgather's contract: every rank's contribution, each as
+    // long as this one.
+    if (s && t == MsgType::kAllgatherResult && result.size() == ranks * mine.size()) return result;
+    if (s && t == MsgType::kAllgatherResult) {
+      s = common::internal_error(
+          "the application's bootstrap allgather returned " + std::to_string(result.size()) +
+          " bytes for " + std::to_string(ranks) + " ranks of " + std::to_string(mine.size()));
+    } else if (s) {
       s = common::peer_failure(
           "the application's bootstrap allgather failed: " +
           std::string(reinterpret_cast<const char*>(result.data()), result.size()));
     }
     throw Error(s.code(), s.message());
   };
-  hello_.udp_iface[sizeof hello_.udp_iface - 1] = '\0';  // whatever the client sent
-  return build_comm(hello_.rank, hello_.size, std::chrono::milliseconds(hello_.timeout_ms),
-                    hello_.coll, oob, comm_, hello_.udp_iface);
 }
 
 // A message on the socket after setup: a shared buffer (un)registered, the
@@ -128,10 +176,8 @@ Session::SocketEvent Session::handle_socket() {
     if (fds.size() != 1) {
       for (int fd : fds) ::close(fd);
     }
-    std::vector<std::byte> reply(sizeof(std::int32_t) + st.message().size());
     const auto code = static_cast<std::int32_t>(st.code());
-    std::memcpy(reply.data(), &code, sizeof code);
-    std::memcpy(reply.data() + sizeof code, st.message().data(), st.message().size());
+    const auto reply = with_text(&code, sizeof code, st.message());
     return send_msg(sock_, MsgType::kRegistered, reply) ? SocketEvent::kHandled
                                                         : SocketEvent::kGone;
   }
@@ -146,41 +192,55 @@ Session::SocketEvent Session::handle_socket() {
 bool Session::drain_submissions() {
   bool any = false;
   Submission s;
-  while (rings_->pop_submission(s)) {
+  // A correct client has at most ring_slots operations in flight (it waits
+  // for its oldest), so this bound never holds it back; it caps what a
+  // client that ignores its completions makes the daemon keep.
+  for (int i = 0; i < kDrainBatch && pending_.size() + unsent_.size() < hello_.ring_slots; ++i) {
+    const RingPop got = rings_->pop_submission(s);
+    if (got == RingPop::kOverrun) {
+      violation_ = "its submission ring's head is more than the ring's " +
+                   std::to_string(hello_.ring_slots) + " slots ahead of the tail";
+      break;
+    }
+    if (got == RingPop::kEmpty) break;
     any = true;
-    if (static_cast<OpKind>(s.kind) == OpKind::kStats) {
-      Stats snap = comm_.ctx->counters().snapshot();
-      auto st = s.bytes == sizeof snap
-                    ? client_io(hello_.pid, true, s.buffer, reinterpret_cast<std::byte*>(&snap),
-                                sizeof snap)
-                    : common::mismatch_error("the client's mccl::Stats has another size");
-      unsent_.push_back(make_completion(s.id, st));
-      continue;
-    }
-    // A broken communicator fails a submission at once, as ctx.start()
-    // would, without first staging its input (tens of milliseconds for a
-    // few MiB on a loaded host, before the client hears of the failure).
-    if (const common::Status& broken = comm_.ctx->poisoned(); !broken.is_ok()) {
-      unsent_.push_back(make_completion(s.id, broken));
-      continue;
-    }
-    Pending p;
-    common::Status st;
-    try {
-      st = start(s, p);
-    } catch (const std::bad_alloc&) {
-      // A client's oversized request fails that request, not a daemon that
-      // other clients share.
-      st = common::unavailable_error("offload daemon: out of memory staging a collective of " +
-                                     std::to_string(s.bytes) + " bytes");
-    }
-    if (!st) {
-      unsent_.push_back(make_completion(s.id, st));
-      continue;
-    }
-    pending_.push_back(std::move(p));
+    take(s);
   }
   return any;
+}
+
+void Session::take(const Submission& s) {
+  if (static_cast<OpKind>(s.kind) == OpKind::kStats) {
+    Stats snap = comm_.ctx->counters().snapshot();
+    auto st = s.bytes == sizeof snap
+                  ? client_io(hello_.pid, true, s.buffer, reinterpret_cast<std::byte*>(&snap),
+                              sizeof snap)
+                  : common::mismatch_error("the client's mccl::Stats has another size");
+    unsent_.push_back(make_completion(s.id, st));
+    return;
+  }
+  // A broken communicator fails a submission at once, as ctx.start()
+  // would, without first staging its input (tens of milliseconds for a
+  // few MiB on a loaded host, before the client hears of the failure).
+  if (const common::Status& broken = comm_.ctx->poisoned(); !broken.is_ok()) {
+    unsent_.push_back(make_completion(s.id, broken));
+    return;
+  }
+  Pending p;
+  common::Status st;
+  try {
+    st = start(s, p);
+  } catch (const std::bad_alloc&) {
+    // A client's oversized request fails that request, not a daemon that
+    // other clients share.
+    st = common::unavailable_error("offload daemon: out of memory staging a collective of " +
+                                   std::to_string(s.bytes) + " bytes");
+  }
+  if (!st) {
+    unsent_.push_back(make_completion(s.id, st));
+    return;
+  }
+  pending_.push_back(std::move(p));
 }
 
 bool Session::complete_finished() {
@@ -212,6 +272,12 @@ void Session::loop() {
     // next submission breaks the communicator before that is started.
     bool busy = ctx.progress() > 0;
     busy = drain_submissions() || busy;
+    if (!violation_.empty()) {
+      abandon("rank " + std::to_string(ctx.rank()) + "'s application broke the offload protocol (" +
+                  violation_ + "): ending its session",
+              "the application process broke the offload protocol");
+      return;
+    }
     busy = complete_finished() || busy;
 
     pfds.clear();
@@ -235,31 +301,37 @@ void Session::loop() {
         ctx.serve_until_released(common::Deadline::after(ctx.config().op_timeout));
         return;
       }
-      // The client has gone (crashed, or left collectives in flight): poison
-      // its communicator so that its peers get an error instead of waiting,
-      // give the abort a moment to leave.
-      g_trouble = true;
-      say("%s", "rank " + std::to_string(ctx.rank()) +
-                    "'s application process has gone: releasing its communicator");
-      ctx.poison(common::peer_failure("rank " + std::to_string(ctx.rank()) +
-                                      ": the application process exited (offload daemon)"));
-      auto until = common::now() + std::chrono::milliseconds(200);
-      while (common::now() < until) {
-        ctx.progress();
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
+      // The client has gone (crashed, or left collectives in flight).
+      abandon("rank " + std::to_string(ctx.rank()) +
+                  "'s application process has gone: releasing its communicator",
+              "the application process exited");
       return;
     }
+  }
+}
+
+void Session::abandon(const std::string& log_line, const std::string& why) {
+  protocol::Context& ctx = *comm_.ctx;
+  g_trouble = true;
+  say("%s", log_line);
+  // Its peers get an error instead of waiting for their deadlines: poison
+  // the communicator and give the abort a moment to leave.
+  ctx.poison(common::peer_failure("rank " + std::to_string(ctx.rank()) + ": " + why +
+                                  " (offload daemon)"));
+  auto until = common::now() + std::chrono::milliseconds(200);
+  while (common::now() < until) {
+    ctx.progress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
 void Session::run() {
   auto st = setup();
   ReadyMsg ready{static_cast<std::int32_t>(st.code()), static_cast<std::int32_t>(::getpid())};
-  std::vector<std::byte> body(sizeof ready + st.message().size());
-  std::memcpy(body.data(), &ready, sizeof ready);
-  std::memcpy(body.data() + sizeof ready, st.message().data(), st.message().size());
-  if (rings_ != nullptr || memfd_ >= 0) (void)send_msg(sock_, MsgType::kReady, body);
+  // Only a client that got as far as handing over its rings is answered.
+  if (rings_ != nullptr || memfd_ >= 0) {
+    (void)send_msg(sock_, MsgType::kReady, with_text(&ready, sizeof ready, st.message()));
+  }
   if (!st) {
     g_trouble = true;
     say("a client's communicator failed: %s", st.message());

@@ -18,6 +18,7 @@
 #include "offload/daemon/regions.h"
 #include "offload/daemon/staging.h"
 #include "offload/wire.h"
+#include "transport/oob.h"
 
 namespace mccl::offload::daemon {
 
@@ -55,6 +56,11 @@ class Session {
   };
   // The client's hello, its rings, and its communicator (daemon.cc).
   common::Status setup();
+  // The hello, from the client whose pid the kernel reported.
+  common::Status receive_hello(pid_t peer_pid);
+  common::Status map_rings();
+  // The out-of-band exchange of communicator creation, run by the client.
+  transport::OobAllgather relay_to_client() const;
   // A submission made a collective on staging buffers filled from the
   // client, or on its shared buffers; its result moved into the client
   // (collectives.cc).
@@ -66,14 +72,25 @@ class Session {
   // that skipped those checks must not make the daemon write outside its
   // staging buffer.
   common::Status read_layout(const Submission& s, Pending& p);
+  // The most bytes one rank's stream may carry on this communicator
+  // (coll::max_stream_bytes of its chunk size), as the API bounds them.
+  std::size_t max_stream_bytes() const;
   // Reads a reduce-scatter's per-rank counts from the client into `p`.
   common::Status read_counts(const Submission& s, Pending& p);
   // The session's loop and the client's socket (daemon.cc).
   enum class SocketEvent { kHandled, kBye, kGone };
   SocketEvent handle_socket();
+  // Takes what the client submitted, a bounded number per call; sets
+  // violation_ when the ring is not one a correct client wrote.
   bool drain_submissions();
+  // One submission: answered at once (statistics, a broken communicator,
+  // refused arguments) or started.
+  void take(const Submission& s);
   bool complete_finished();
   void loop();
+  // Ends the session of a client that can no longer be served: logs
+  // `log_line` and fails its communicator for its peers with `why`.
+  void abandon(const std::string& log_line, const std::string& why);
 
   int sock_;
   HelloMsg hello_{};
@@ -84,6 +101,7 @@ class Session {
   Comm comm_;
   std::list<Pending> pending_;
   std::vector<Completion> unsent_;  // completions the ring had no room for
+  std::string violation_;           // how the client broke the protocol; empty: it did not
   Regions regions_;                 // the client's shared buffers
 };
 
