@@ -70,13 +70,15 @@ std::string first_word(const std::string& task, const char* file) {
 }
 
 // Whether thread `task` (stopped) was stopped while blocked in a call that
-// waits for something (poll, epoll, futex, a sleep, accept, a blocking
-// read), not in the middle of its loop: /proc/.../syscall gives the number
-// of the call a stopped thread sits in, -1 for one stopped in user code.
+// only waits (poll, epoll, select, futex, a sleep, accept), not in the
+// middle of its loop (reads and sends are left out: the loop makes them
+// without blocking): /proc/.../syscall gives the number of the call a
+// stopped thread sits in, -1 for one stopped in user code. A wait with a
+// timeout that an earlier stop interrupted goes on as restart_syscall (219).
 bool stopped_while_waiting(const std::string& task) {
 #if defined(__x86_64__)
-  static const std::set<long> kWaits = {0,   7,   23,  35,  43,  45,  47,  61,
-                                        202, 230, 232, 270, 271, 281, 288, 441};
+  static const std::set<long> kWaits = {7,   23,  35,  43,  61,  202, 219,
+                                        230, 232, 270, 271, 281, 288, 441};
   const std::string nr = first_word(task, "syscall");
   return !nr.empty() && nr != "running" && nr != "-1" && kWaits.count(std::stol(nr)) == 1;
 #else
