@@ -6,7 +6,9 @@
 #   coll -> protocol -> transport -> common      (bootstrap, progress and topo
 #                                                  from the side)
 #   setup (the one creation path)                over protocol and every transport
-#   api, mpi, offload, torch                     above everything
+#   offload/client -> offload-wire -> common     (linked into libmccl)
+#   offload/daemon                               over setup, coll and the wire
+#   api, mpi, torch                              above everything
 #
 # "mccl" is the public API under include/, which every layer may use.
 # "transport-api" means the interface headers directly under src/transport/;
@@ -15,6 +17,8 @@
 # sees its own files, the interfaces and common (MCCL_LAYER_ALLOW_transport),
 # never a sibling transport. The in-process world (threads as ranks) is a
 # bootstrap that runs on the sim fabric, hence bootstrap -> transport/sim.
+# Likewise "offload-wire" is the files directly under src/offload/ (what
+# client and daemon exchange), "offload/<part>" one part's folder.
 set(MCCL_LAYER_ALLOW_common "common;mccl")
 set(MCCL_LAYER_ALLOW_topo "topo;common;mccl")
 set(MCCL_LAYER_ALLOW_bootstrap "bootstrap;transport-api;transport/sim;common;mccl")
@@ -25,16 +29,45 @@ set(MCCL_LAYER_ALLOW_progress "progress;protocol;transport-api;topo;common;mccl"
 # Communicator creation picks and configures the transports themselves.
 set(MCCL_LAYER_ALLOW_setup
     "setup;protocol;transport-api;transport/sim;transport/udp;transport/tcp;transport/ucx;transport/ibud;common;mccl")
-set(MCCL_LAYERS_ABOVE_EVERYTHING "api;mpi;offload;torch")
+# The offload engine (src/offload). The client runs in the application
+# (libmccl) and needs only the wire and common. The daemon creates
+# communicators (setup, hence every layer setup may use) and runs the
+# collectives; never bootstrap, progress or topo, which its standalone
+# build for a SmartNIC's Arm cores (src/offload/CMakeLists.txt) lacks,
+# and never the client.
+set(MCCL_LAYER_ALLOW_offload-wire "offload-wire;common;mccl")
+set(MCCL_LAYER_ALLOW_offload/client "offload/client;offload-wire;common;mccl")
+set(MCCL_LAYER_ALLOW_offload/daemon
+    "offload/daemon;offload-wire;setup;coll;protocol;transport-api;transport/sim;transport/udp;transport/tcp;transport/ucx;transport/ibud;common;mccl")
+set(MCCL_LAYERS_ABOVE_EVERYTHING "api;mpi;torch")
 set(MCCL_TRANSPORTS "sim;udp;tcp;ucx;ibud")
+set(MCCL_OFFLOAD_PARTS "client;daemon")
+
+# mccl_header_layer_folder(<layer> <out>): for a layer made of the headers
+# directly in a folder (transport-api, offload-wire), that folder; else "".
+function(mccl_header_layer_folder layer out)
+  if(layer STREQUAL "transport-api")
+    set(${out} "transport" PARENT_SCOPE)
+  elseif(layer STREQUAL "offload-wire")
+    set(${out} "offload" PARENT_SCOPE)
+  else()
+    set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
 
 # mccl_layer_of(<path> <out>): the layer an include path or a file under
 # src/ names: transport-api for transport/x.h, transport/<name> for a
-# transport folder, else its first folder ("" when it names none).
+# transport folder, offload-wire for offload/x.h (and the folder offload/
+# itself, where the wire's target lives), offload/<part> for a part's
+# folder, else its first folder ("" when it names none).
 function(mccl_layer_of path out)
   if(path MATCHES "^transport/[^/]+$")
     set(${out} "transport-api" PARENT_SCOPE)
   elseif(path MATCHES "^(transport/[^/]+)/")
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  elseif(path MATCHES "^offload/[^/]*$")
+    set(${out} "offload-wire" PARENT_SCOPE)
+  elseif(path MATCHES "^(offload/[^/]+)/")
     set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
   elseif(path MATCHES "^([^/]+)/")
     set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)

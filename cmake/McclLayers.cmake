@@ -8,10 +8,11 @@
 # each layer gets a root of its own in the build tree,
 #   <build>/layer-includes/<layer>/
 # holding symbolic links to the allowed folders of src/ only (for the
-# transport interfaces, to the headers directly under src/transport/, not
-# to its implementation folders). The links point into the source tree:
-# headers are edited in place, and a new file in a layer is seen at once.
-# A layer above everything (api, mpi, offload, torch) gets src/ itself.
+# transport interfaces and the offload wire, to the headers directly under
+# src/transport/ and src/offload/, not to the folders below them). The
+# links point into the source tree: headers are edited in place, and a new
+# file in a layer is seen at once.
+# A layer above everything (api, mpi, torch) gets src/ itself.
 #
 # A static library's root is PUBLIC (whoever links it compiles its
 # headers, which include the layers it may use); a shared library's,
@@ -31,12 +32,6 @@ get_filename_component(MCCL_LAYER_SOURCE_ROOT "${CMAKE_CURRENT_LIST_DIR}/../src"
 get_filename_component(MCCL_PUBLIC_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../include" ABSOLUTE)
 set(MCCL_LAYER_INCLUDE_ROOTS "${CMAKE_BINARY_DIR}/layer-includes")
 
-# The interface headers directly under src/transport/ are linked one by one.
-# CONFIGURE_DEPENDS re-runs CMake when one is added or removed, so the
-# staged roots follow (no source list is globbed).
-file(GLOB MCCL_TRANSPORT_API_HEADERS CONFIGURE_DEPENDS RELATIVE "${MCCL_LAYER_SOURCE_ROOT}"
-     "${MCCL_LAYER_SOURCE_ROOT}/transport/*.h")
-
 # _mccl_stage_layer_root(<layer> <out>): (re)builds the root of <layer> and
 # returns its path.
 function(_mccl_stage_layer_root layer out)
@@ -55,9 +50,17 @@ function(_mccl_stage_layer_root layer out)
   foreach(_entry IN LISTS _allowed)
     if(_entry STREQUAL "mccl")
       continue()  # include/, added as a directory of its own
-    elseif(_entry STREQUAL "transport-api")
-      file(MAKE_DIRECTORY "${_root}/transport")
-      foreach(_header IN LISTS MCCL_TRANSPORT_API_HEADERS)
+    endif()
+    mccl_header_layer_folder("${_entry}" _folder)
+    if(_folder)
+      # The headers directly in the folder (transport-api, offload-wire),
+      # linked one by one. CONFIGURE_DEPENDS re-runs CMake when one is
+      # added or removed, so the staged roots follow (no source list is
+      # globbed).
+      file(GLOB _headers CONFIGURE_DEPENDS RELATIVE "${MCCL_LAYER_SOURCE_ROOT}"
+           "${MCCL_LAYER_SOURCE_ROOT}/${_folder}/*.h")
+      file(MAKE_DIRECTORY "${_root}/${_folder}")
+      foreach(_header IN LISTS _headers)
         file(CREATE_LINK "${MCCL_LAYER_SOURCE_ROOT}/${_header}" "${_root}/${_header}" SYMBOLIC)
       endforeach()
     else()

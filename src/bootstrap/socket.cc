@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -63,13 +62,6 @@ bool is_loopback(const sockaddr_in& addr) { return (ntohl(addr.sin_addr.s_addr) 
 
 namespace {
 
-common::Status new_socket(Fd& out) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return common::transport_error("socket(): " + errno_text(errno));
-  out.reset(fd);
-  return common::Status::ok();
-}
-
 // Waits for `events` on `fd` until `deadline`; false on timeout.
 bool wait_for(int fd, short events, common::Deadline deadline, int& err) {
   err = 0;
@@ -89,34 +81,10 @@ bool wait_for(int fd, short events, common::Deadline deadline, int& err) {
 
 }  // namespace
 
-int poll_timeout_ms(common::Deadline deadline) {
-  if (deadline.at() == common::TimePoint::max()) return -1;
-  auto left = deadline.remaining();
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-  return static_cast<int>(std::min<long long>(ms, INT_MAX));
-}
-
-common::Status listen_on(const sockaddr_in& addr, int backlog, Fd& out) {
-  Fd fd;
-  if (auto st = new_socket(fd); !st) return st;
-  int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    return common::transport_error("cannot bind " + to_string(addr) + ": " + errno_text(errno));
-  }
-  if (::listen(fd.get(), backlog) != 0) {
-    return common::transport_error("cannot listen on " + to_string(addr) + ": " +
-                                   errno_text(errno));
-  }
-  out = std::move(fd);
-  return common::Status::ok();
-}
-
 common::Status connect_by(const sockaddr_in& addr, common::Deadline deadline, Fd& out) {
   Fd fd;
-  if (auto st = new_socket(fd); !st) return st;
-  int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (auto st = common::open_tcp_socket(fd); !st) return st;
+  common::set_nodelay(fd.get());
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     if (errno != EINPROGRESS && errno != EINTR) {
       return common::transport_error("connect to " + to_string(addr) + ": " + errno_text(errno));

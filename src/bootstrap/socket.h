@@ -38,8 +38,8 @@ common::Status resolve_ipv4(const std::string& host, std::uint16_t port, sockadd
 using common::to_string;  // "10.0.0.1:29500"
 bool is_loopback(const sockaddr_in& addr);
 
-// A listening TCP socket bound to `addr` (SO_REUSEADDR, non-blocking).
-common::Status listen_on(const sockaddr_in& addr, int backlog, Fd& out);
+// A listening TCP socket bound to `addr` (common/ipv4.h).
+using common::listen_on;
 
 // Connects a non-blocking socket to `addr`, waiting until `deadline`.
 // kTimeout when the deadline passes, kTransportError (with errno) when the
@@ -54,8 +54,7 @@ common::Status write_all(int fd, std::span<const std::span<const std::byte>> par
 // kPeerFailure "connection closed by the peer".
 common::Status read_exact(int fd, std::span<std::byte> buf, common::Deadline deadline);
 
-// Milliseconds for poll() until `deadline`: -1 for never, rounded up so a
-// wait does not end just before its deadline.
-int poll_timeout_ms(common::Deadline deadline);
+// Milliseconds for poll() until `deadline` (common/clock.h).
+using common::poll_timeout_ms;
 
 }  // namespace mccl::bootstrap

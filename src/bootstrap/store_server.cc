@@ -3,7 +3,6 @@
 // mean is store_rounds.cc's.
 #include "bootstrap/store_server.h"
 
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -92,8 +91,7 @@ void StoreServer::Impl::accept_all() {
       }
       return;
     }
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    common::set_nodelay(fd);
     drop_oldest_anonymous();
     auto c = std::make_unique<Conn>();
     c->fd.reset(fd);

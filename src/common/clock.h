@@ -9,7 +9,9 @@
 // gives TimePoint::max(), which means "never" (Deadline::never()).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 
 namespace mccl::common {
@@ -70,6 +72,14 @@ class Deadline {
  private:
   TimePoint at_;
 };
+
+// Milliseconds for poll() until `deadline`: -1 for never, rounded up so a
+// wait does not end just before its deadline.
+inline int poll_timeout_ms(Deadline deadline) {
+  if (deadline.is_never()) return -1;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining()).count();
+  return static_cast<int>(std::min<long long>(ms, INT_MAX));
+}
 
 inline std::int64_t to_us(Duration d) {
   return std::chrono::duration_cast<std::chrono::microseconds>(d).count();

@@ -151,7 +151,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // may grow (and reallocate) before `why` is stored.
   void poison(common::Status why);
 
-  // ---- eager completion ----
+  // ---- eager completion (context_eager.cc) ----
   // A stream the right neighbour may still ask for, copied.
   struct EagerStream {
     std::uint32_t root = 0;

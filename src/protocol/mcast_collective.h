@@ -58,6 +58,7 @@ class McastCollective final : public Operation {
   Stream* stream_of(std::uint32_t root);
   bool injection_allowed(common::TimePoint now);
   void inject(common::TimePoint now);
+  // Loss and repair (mcast_collective_repair.cc).
   void detect_loss(common::TimePoint now);
   void request_missing(Stream& s, std::uint64_t begin, std::uint64_t end);
   void on_repair_request(const ControlHeader& h, std::span<const std::byte> body);
@@ -65,6 +66,7 @@ class McastCollective final : public Operation {
                       common::TimePoint now);
   void serve(Stream& s, std::uint64_t begin, std::uint64_t end);
   void serve_deferred();
+
   bool holds_everything() const;
   // Holds everything, the right neighbour has not released it yet: leave a
   // copy of what it may ask for with the context and complete now, where

@@ -76,8 +76,8 @@ TcpEndpoint::~TcpEndpoint() {
       }
     }
     if (fds.empty() || deadline.expired()) break;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining()).count();
-    if (::poll(fds.data(), fds.size(), static_cast<int>(left)) < 0 && errno != EINTR) break;
+    if (::poll(fds.data(), fds.size(), common::poll_timeout_ms(deadline)) < 0 && errno != EINTR)
+      break;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       conns[i]->set_writable();

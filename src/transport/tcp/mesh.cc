@@ -302,7 +302,7 @@ common::Status MeshBuilder::run(const OobAllgather& oob) {
   bind_to.sin_family = AF_INET;
   ::inet_pton(AF_INET, cfg_.bind_address.c_str(), &bind_to.sin_addr);
   sockaddr_in bound{};
-  if (auto st = listen_on(bind_to, std::max(size_, 128), listen_, bound); !st) {
+  if (auto st = listen_on(bind_to, std::max(size_, 128), listen_, &bound); !st) {
     // The others still get an (unusable) address from this rank, so that
     // every rank leaves the exchange and fails, instead of waiting for it.
     (void)exchange(oob, sockaddr_in{});

@@ -1,32 +1,18 @@
-// Small POSIX socket helpers of the TCP transport (the owning descriptor
-// and the errno text are common/fd.h's): the few socket calls setup needs, each turning a failure
-// into a Status that names the call and the errno.
+// The socket helpers of the TCP transport, all common's: the owning
+// descriptor and the errno text (common/fd.h), addresses as text and the
+// TCP sockets themselves (common/ipv4.h), which the bootstrap shares.
 #pragma once
-
-#include <netinet/in.h>
-
-#include <string>
 
 #include "common/fd.h"
 #include "common/ipv4.h"
-#include "common/status.h"
 
 namespace mccl::transport::tcp {
 
 using common::errno_text;
 using common::Fd;
-
+using common::listen_on;
+using common::open_tcp_socket;
+using common::set_nodelay;
 using common::to_string;  // "10.0.0.1:41234"
-
-// A non-blocking, close-on-exec TCP socket.
-common::Status open_tcp_socket(Fd& out);
-
-// TCP_NODELAY: messages are small control messages as often as bulk data,
-// and the transport already writes whole messages at once.
-void set_nodelay(int fd);
-
-// Binds `addr` (port 0 = ephemeral) and listens; `bound` gets the address
-// actually bound.
-common::Status listen_on(const sockaddr_in& addr, int backlog, Fd& out, sockaddr_in& bound);
 
 }  // namespace mccl::transport::tcp

@@ -1,7 +1,8 @@
 // The UdpTransport implementation: its sockets, the send path (sendmmsg,
-// two iovecs per datagram, paced) and the receive path (recvmmsg into a
-// preallocated ring of buffers). create_udp_transport (udp_transport.cc)
-// sets the sockets up; this class only moves datagrams.
+// two iovecs per datagram, paced; endpoint.cc) and the receive path
+// (recvmmsg into a preallocated ring of buffers; endpoint_receive.cc).
+// create_udp_transport (udp_transport.cc) sets the sockets up; this class
+// only moves datagrams.
 //
 // The per-datagram cost of the kernel's paths, not bytes, is what limits a
 // host, so datagrams travel through the kernel in runs:
