@@ -41,7 +41,7 @@ void StoreServer::Impl::on_hello(Conn& c) {
                       ": its hello does not carry this job's secret (MCCL_BOOTSTRAP_SECRET must "
                       "be the same on every rank, or unset on every rank)"));
     c.close_when_flushed = true;
-    c.hello_by = common::now() + std::min<common::Duration>(timeout_, kAnonymousHelloWithin);
+    c.hello_by = hello_due();
     return;
   }
   // A member's bad hello is answered and fails the job (the configuration is

@@ -97,7 +97,7 @@ void StoreServer::Impl::accept_all() {
     drop_oldest_anonymous();
     auto c = std::make_unique<Conn>();
     c->fd.reset(fd);
-    c->hello_by = common::now() + std::min<common::Duration>(timeout_, kAnonymousHelloWithin);
+    c->hello_by = hello_due();
     conns_.push_back(std::move(c));
   }
 }

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -83,7 +84,7 @@ struct StoreServer::Impl {
         size_(size),
         timeout_(timeout),
         start_(common::now()),
-        accept_by_(start_ + timeout),
+        accept_by_(common::saturating_add(start_, timeout)),
         by_rank_(static_cast<std::size_t>(size), nullptr),
         arrived_(static_cast<std::size_t>(size), false),
         gone_(static_cast<std::size_t>(size)),
@@ -117,6 +118,12 @@ struct StoreServer::Impl {
             std::shared_ptr<const Bytes> payload);
   void send_error(Conn& c, const common::Status& st);
   std::string prefix() const { return "bootstrap store (rank 0, " + where_ + "): "; }
+  // By when a connection accepted now must have said hello. Saturating: the
+  // timeout may be as large as INT64_MAX ms, which overflows nanoseconds.
+  TimePoint hello_due() const {
+    return common::saturating_add(
+        common::now(), std::min<std::chrono::milliseconds>(timeout_, kAnonymousHelloWithin));
+  }
 
   Fd listen_;
   Fd wake_;
