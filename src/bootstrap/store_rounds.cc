@@ -41,7 +41,7 @@ void StoreServer::Impl::on_hello(Conn& c) {
                       ": its hello does not carry this job's secret (MCCL_BOOTSTRAP_SECRET must "
                       "be the same on every rank, or unset on every rank)"));
     c.close_when_flushed = true;
-    c.hello_by = common::now() + std::min<common::Duration>(timeout_, kAnonymousHelloWithin);
+    c.hello_by = hello_due();
     return;
   }
   // A member's bad hello is answered and fails the job (the configuration is
@@ -49,7 +49,7 @@ void StoreServer::Impl::on_hello(Conn& c) {
   auto reject = [&](common::Status st) {
     send_error(c, st);
     c.close_when_flushed = true;
-    c.hello_by = common::saturating_add(common::now(), timeout_);  // room to flush the answer
+    c.hello_by = common::saturating_add(now(), timeout_);  // room to flush the answer
     fail(std::move(st));
   };
   if (failed_) {
@@ -75,7 +75,7 @@ void StoreServer::Impl::on_hello(Conn& c) {
   by_rank_[r] = &c;
   arrived_[r] = true;
   ++arrived_count_;
-  accept_by_ = std::min(accept_by_, common::now() + std::chrono::milliseconds(hello.wait_ms));
+  accept_by_ = std::min(accept_by_, now() + std::chrono::milliseconds(hello.wait_ms));
   if (arrived_count_ == size_) {
     welcomed_ = true;
     for (Conn* rc : by_rank_) {
@@ -93,9 +93,9 @@ void StoreServer::Impl::on_contribute(Conn& c) {
   }
   auto r = static_cast<std::size_t>(c.rank);
   if (contributions_[r]) return protocol_error(c, "two contributions to one round");
-  TimePoint now = common::now();
-  TimePoint by = now + std::chrono::milliseconds(c.hdr.aux);
-  if (count_ == 0) round_opened_ = now;
+  const TimePoint t = now();
+  const TimePoint by = t + std::chrono::milliseconds(c.hdr.aux);
+  if (count_ == 0) round_opened_ = t;
   round_by_ = std::min(round_by_, by);
   contributions_[r] = std::move(c.payload);
   ++count_;

@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <deque>
 #include <optional>
 #include <string>
@@ -95,7 +96,7 @@ void StoreServer::Impl::accept_all() {
     drop_oldest_anonymous();
     auto c = std::make_unique<Conn>();
     c->fd.reset(fd);
-    c->hello_by = common::now() + std::min<common::Duration>(timeout_, kAnonymousHelloWithin);
+    c->hello_by = hello_due();
     conns_.push_back(std::move(c));
   }
 }
@@ -230,56 +231,70 @@ void StoreServer::Impl::flush(Conn& c) {
 }
 
 void StoreServer::Impl::run() {
-  std::optional<common::Deadline> flush_by;
-  std::vector<pollfd> fds;
-  for (;;) {
-    if (stop_.load() && !flush_by) {
-      flush_by = common::Deadline::after(timeout_);
-      listen_.reset();
-      // Ranks that still want the store learn why it is gone; for the others
-      // this is the normal end.
-      fail(common::peer_failure(prefix() +
-                                "closed: rank 0 destroyed its bootstrap, which serves the store"),
-           /*quiet=*/true);
-    }
-    TimePoint now = common::now();
-    check_deadlines(now);
-    std::erase_if(conns_, [](const auto& c) { return c->closed; });
-    bool pending =
-        std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return !c->out.empty(); });
-    if (flush_by && (!pending || flush_by->expired())) break;
-
-    TimePoint wake_at = flush_by ? flush_by->at() : TimePoint::max();
-    if (!failed_ && !welcomed_) wake_at = std::min(wake_at, accept_by_);
-    if (!failed_ && count_ > 0) wake_at = std::min(wake_at, round_by_);
-    fds.clear();
-    fds.push_back({wake_.get(), POLLIN, 0});
-    if (listen_) fds.push_back({listen_.get(), POLLIN, 0});
-    const std::size_t first_conn = fds.size();
-    for (auto& c : conns_) {
-      if (c->rank < 0) wake_at = std::min(wake_at, c->hello_by);
-      fds.push_back({c->fd.get(), static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
-    }
-    int rc = ::poll(fds.data(), fds.size(), poll_timeout_ms(common::Deadline(wake_at)));
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      fail(common::transport_error(prefix() + "poll(): " + errno_text(errno)));
-      break;
-    }
-    if (fds[0].revents != 0) {
-      std::uint64_t v;
-      [[maybe_unused]] auto n = ::read(wake_.get(), &v, sizeof v);
-    }
-    const std::size_t n_conns = conns_.size();  // accept_all() appends
-    for (std::size_t i = 0; i < n_conns; ++i) {
-      Conn& c = *conns_[i];
-      short ev = fds[first_conn + i].revents;
-      if (ev & (POLLIN | POLLHUP | POLLERR)) on_readable(c);
-      if (!c.closed && !c.out.empty()) flush(c);  // also answers what on_readable queued
-      if (c.close_when_flushed && c.out.empty()) c.closed = true;
-    }
-    if (listen_ && first_conn == 2 && (fds[1].revents & POLLIN)) accept_all();
+  while (step()) {
   }
+  close_all();
+}
+
+bool StoreServer::Impl::step(int max_wait_ms) {
+  if (stop_.load() && !flush_by_) {
+    flush_by_ = common::saturating_add(now(), timeout_);
+    listen_.reset();
+    // Ranks that still want the store learn why it is gone; for the others
+    // this is the normal end.
+    fail(common::peer_failure(prefix() +
+                              "closed: rank 0 destroyed its bootstrap, which serves the store"),
+         /*quiet=*/true);
+  }
+  const TimePoint t = now();
+  check_deadlines(t);
+  std::erase_if(conns_, [](const auto& c) { return c->closed; });
+  bool pending =
+      std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return !c->out.empty(); });
+  if (flush_by_ && (!pending || t >= *flush_by_)) return false;
+
+  TimePoint wake_at = flush_by_ ? *flush_by_ : TimePoint::max();
+  if (!failed_ && !welcomed_) wake_at = std::min(wake_at, accept_by_);
+  if (!failed_ && count_ > 0) wake_at = std::min(wake_at, round_by_);
+  fds_.clear();
+  fds_.push_back({wake_.get(), POLLIN, 0});
+  if (listen_) fds_.push_back({listen_.get(), POLLIN, 0});
+  const std::size_t first_conn = fds_.size();
+  for (auto& c : conns_) {
+    if (c->rank < 0) wake_at = std::min(wake_at, c->hello_by);
+    fds_.push_back({c->fd.get(), static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
+  }
+  // The wait is measured on the store's clock (poll() sleeps it).
+  int wait_ms = -1;
+  if (wake_at != TimePoint::max()) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        std::max<common::Duration>(wake_at - t, common::Duration::zero()));
+    wait_ms = static_cast<int>(std::min<std::int64_t>(left.count(), INT_MAX));
+  }
+  if (max_wait_ms >= 0 && (wait_ms < 0 || wait_ms > max_wait_ms)) wait_ms = max_wait_ms;
+  int rc = ::poll(fds_.data(), fds_.size(), wait_ms);
+  if (rc < 0) {
+    if (errno == EINTR) return true;
+    fail(common::transport_error(prefix() + "poll(): " + errno_text(errno)));
+    return false;
+  }
+  if (fds_[0].revents != 0) {
+    std::uint64_t v;
+    [[maybe_unused]] auto n = ::read(wake_.get(), &v, sizeof v);
+  }
+  const std::size_t n_conns = conns_.size();  // accept_all() appends
+  for (std::size_t i = 0; i < n_conns; ++i) {
+    Conn& c = *conns_[i];
+    short ev = fds_[first_conn + i].revents;
+    if (ev & (POLLIN | POLLHUP | POLLERR)) on_readable(c);
+    if (!c.closed && !c.out.empty()) flush(c);  // also answers what on_readable queued
+    if (c.close_when_flushed && c.out.empty()) c.closed = true;
+  }
+  if (listen_ && first_conn == 2 && (fds_[1].revents & POLLIN)) accept_all();
+  return true;
+}
+
+void StoreServer::Impl::close_all() {
   // An orderly close: drain what the ranks sent (closing over unread data
   // would reset the connection and could destroy replies still in flight),
   // then FIN after the last reply.

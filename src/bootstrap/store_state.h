@@ -4,8 +4,10 @@
 // frames mean: hellos, contributions, rounds, deadlines).
 #pragma once
 
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -76,20 +78,34 @@ struct Conn {
 };
 
 struct StoreServer::Impl {
-  Impl(Fd listen, sockaddr_in addr, int size, std::chrono::milliseconds timeout, std::string secret)
-      : listen_(std::move(listen)),
+  // Where the store reads the time: the steady clock; a test may pass a
+  // clock of its own (tests/fuzz/store_server_fuzz.cc runs the deadlines
+  // without waiting for them).
+  using ClockFn = TimePoint (*)();
+
+  Impl(Fd listen, sockaddr_in addr, int size, std::chrono::milliseconds timeout, std::string secret,
+       ClockFn clock = &common::now)
+      : clock_(clock),
+        listen_(std::move(listen)),
         where_(to_string(addr)),
         secret_(std::move(secret)),
         size_(size),
         timeout_(timeout),
-        start_(common::now()),
-        accept_by_(start_ + timeout),
+        start_(clock_()),
+        accept_by_(common::saturating_add(start_, timeout)),
         by_rank_(static_cast<std::size_t>(size), nullptr),
         arrived_(static_cast<std::size_t>(size), false),
         gone_(static_cast<std::size_t>(size)),
         contributions_(static_cast<std::size_t>(size)) {}
 
+  // Serves until stopped: step() until it says the store is done, then an
+  // orderly close of every connection (close_all()).
   void run();
+  // One pass of the loop: deadlines, then poll() (for at most `max_wait_ms`
+  // when it is not negative) and whatever became ready. False once the store
+  // has stopped and has flushed what it could.
+  bool step(int max_wait_ms = -1);
+  void close_all();
   void stop() {
     stop_.store(true);
     std::uint64_t one = 1;
@@ -117,7 +133,15 @@ struct StoreServer::Impl {
             std::shared_ptr<const Bytes> payload);
   void send_error(Conn& c, const common::Status& st);
   std::string prefix() const { return "bootstrap store (rank 0, " + where_ + "): "; }
+  TimePoint now() const { return clock_(); }
+  // By when a connection accepted now must have said hello. Saturating: the
+  // timeout may be as large as INT64_MAX ms, which overflows nanoseconds.
+  TimePoint hello_due() const {
+    return common::saturating_add(
+        now(), std::min<std::chrono::milliseconds>(timeout_, kAnonymousHelloWithin));
+  }
 
+  const ClockFn clock_;
   Fd listen_;
   Fd wake_;
   std::thread thread_;
@@ -128,6 +152,10 @@ struct StoreServer::Impl {
   const std::chrono::milliseconds timeout_;
   const TimePoint start_;
   TimePoint accept_by_;  // every rank must have said hello by then
+
+  // After stop(): the loop ends once every answer is out, or by then.
+  std::optional<TimePoint> flush_by_;
+  std::vector<pollfd> fds_;  // of the current pass, kept to spare allocations
 
   std::vector<std::unique_ptr<Conn>> conns_;
   std::vector<Conn*> by_rank_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/seq.h"
 #include "common/settings.h"
@@ -48,7 +49,9 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
   c.checksum = s::kProtoChecksum.get_bool();
   c.eager_bytes = static_cast<std::size_t>(s::kProtoEagerBytes.get_int(0));
   c.eager_budget = static_cast<std::size_t>(s::kProtoEagerBudget.get_int(0));
-  c.op_timeout = std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1));
+  // Up to INT64_MAX ms ("no deadline"), which overflows nanoseconds: saturate.
+  c.op_timeout =
+      common::saturating_duration(std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1)));
   const std::string adapt = s::kProtoRateAdapt.get();
   c.rate.adapt = adapt != "off";
   c.rate.adapt_reported = adapt == "on";

@@ -1,7 +1,7 @@
 // Fuzzes the TCP store's frame header and hello (src/bootstrap/wire.cc),
 // what the store reads from any process that connects to its port. The
-// store's own handling of a decoded frame (store_rounds.cc) is not fuzzed
-// here: it reads sockets and threads, and is being reworked separately.
+// store's own handling of a decoded frame (store_rounds.cc) is
+// store_server_fuzz.cc's.
 #include <algorithm>
 #include <array>
 #include <cstring>

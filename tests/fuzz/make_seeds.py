@@ -64,11 +64,15 @@ def main():
     write("tcp_framing", "seed-partial", bytes([3]) + tcp_frame(b"d" * 8)[:7])
 
     def store(kind, rank, aux, rnd, payload):
-        return struct.pack("<IHHIIQQ", 0x5342434D, 1, kind, rank, aux, rnd, len(payload)) + payload
-    write("bootstrap_wire", "seed-hello", store(1, 0, 0, 0, struct.pack("<II", 4, 30000)))
+        return struct.pack("<IHHIIQQ", 0x5342434D, 2, kind, rank, aux, rnd, len(payload)) + payload
+    write("bootstrap_wire", "seed-hello",
+          store(1, 0, 0, 0, struct.pack("<II", 4, 30000) + b"job-secret"))
     write("bootstrap_wire", "seed-contribute", store(3, 2, 5000, 1, b"addr" * 6))
     write("bootstrap_wire", "seed-result", store(4, 0xFFFFFFFF, 0, 1, b"r" * 24))
     write("bootstrap_wire", "seed-error", store(5, 0xFFFFFFFF, 3, 0, b"bad world size"))
+
+    store_server_seeds()
+    data_auth_seeds()
 
     def frame(t, body):
         return struct.pack("<II", t, len(body)) + body
@@ -112,6 +116,86 @@ def main():
           + struct.pack("<H", 9) + wait)
     write("offload_session", "seed-frames",
           valid + session_frame(6, b"") + session_frame(2, b"x" * 10, 1 << 20))
+
+
+def store_server_seeds():
+    """Scripts for store_server_fuzz.cc (its header lists the ops): a store
+    of 3 ranks and its clients."""
+    def connect():
+        return bytes([0])
+
+    def hello(conn, rank, size=3, wait_ms=30000, good=1):
+        return bytes([3, conn, rank, size]) + struct.pack("<H", wait_ms) + bytes([good])
+
+    def contribute(conn, rnd, n=8, aux=5000):
+        return bytes([4, conn, rnd]) + struct.pack("<H", aux) + bytes([n, 0x41 + conn])
+
+    def close(conn, how):
+        return bytes([5, conn, how])
+
+    def later(ms, scale=1):
+        return bytes([6]) + struct.pack("<H", ms) + bytes([0 if scale == 100 else 1])
+
+    def frame(conn, kind, rank, aux, rnd, body, claimed=None):
+        flags = 0 if claimed is None else 1
+        out = bytes([2, conn, kind, rank]) + struct.pack("<H", aux) + bytes([rnd, flags, len(body)])
+        return out + (b"" if claimed is None else struct.pack("<I", claimed)) + body
+
+    joined = connect() * 3 + hello(0, 0) + hello(1, 1) + hello(2, 2)
+    rounds = b"".join(contribute(c, r) for r in range(2) for c in range(3))
+    # The first byte: the store's timeout, 1 s + 1 s * (byte % 32), 31: forever.
+    write("store_server", "seed-rounds",
+          bytes([9]) + joined + rounds + close(0, 2) + close(1, 2) + close(2, 2))
+    # A claimed rank breaks the protocol (a second hello), then sends more.
+    write("store_server", "seed-protocol-error",
+          bytes([9]) + joined + contribute(0, 0) + hello(1, 1) + contribute(1, 0)
+          + contribute(2, 0) + frame(1, 3, 1, 0, 0, b"x" * 4))
+    # Contributions that differ in length; one to the wrong round.
+    write("store_server", "seed-mismatch",
+          bytes([9]) + joined + contribute(0, 0, 8) + contribute(1, 0, 9) + contribute(2, 0, 8)
+          + contribute(0, 5))
+    # Strangers: garbage, a wrong secret, a lying length, a rank out of range,
+    # a world of the wrong size, a rank claimed twice; then the deadline.
+    write("store_server", "seed-strangers",
+          bytes([4]) + connect() * 6 + bytes([1, 0, 5]) + b"hello"
+          + hello(1, 0, good=0) + frame(2, 1, 0, 0, 0, b"", claimed=0xFFFFFFF0)
+          + hello(3, 4) + hello(4, 1, size=2) + hello(5, 2) + connect() + hello(6, 2)
+          + later(6000) + later(60000))
+    # Ranks that never come, and a round that times out; then the store stops.
+    write("store_server", "seed-deadlines",
+          bytes([2]) + connect() * 3 + hello(0, 0, wait_ms=500) + later(400) + hello(1, 1)
+          + hello(2, 2) + contribute(0, 0, aux=100) + later(200))
+    # A timeout of INT64_MAX ms (first byte 31): no deadline at all.
+    write("store_server", "seed-forever", bytes([31]) + joined + rounds + later(60000, 100))
+    write("store_server", "seed-stop",
+          bytes([20]) + joined + contribute(0, 0) + close(1, 0) + contribute(2, 0) + bytes([7])
+          + connect() + hello(3, 1))
+
+
+def data_auth_seeds():
+    """Inputs of data_auth_fuzz.cc: mode, the receiver's seq reference, the
+    bit to flip, then a datagram with the MAC flag and an empty tag (the
+    fuzzer signs it when the mode says so)."""
+    def dgram(seq, root, index, chunk, total, flags=1, mac=True):
+        start = index * chunk
+        plen = max(0, min(chunk, total - start))
+        payload = bytes((i * 5 + index) & 0xFF for i in range(plen))
+        head = struct.pack("<HBBIIIIIQHH", 0x4D43, 1, 1, TAG, seq, root, index, chunk, total,
+                           plen, flags)
+        if not mac:
+            return head + struct.pack("<I", crc32c(head + payload)) + payload
+        return head + bytes(4) + bytes(16) + payload
+
+    def seed(mode, ref_seq, ref_seq64, flip, d):
+        return bytes([mode]) + struct.pack("<IQH", ref_seq, ref_seq64, flip) + d
+
+    write("data_auth", "seed-signed", seed(2, 7, 7, 0, dgram(7, 2, 1, 1400, 3000)))
+    write("data_auth", "seed-wrapped", seed(2, 0xFFFFFFF0, (1 << 32) + 0xFFFFFFF0, 0,
+                                            dgram(3, 0, 0, 1000, 1000)))
+    write("data_auth", "seed-flipped", seed(6, 7, 7, 333, dgram(7, 1, 0, 64, 100)))
+    write("data_auth", "seed-epoch", seed(10, 9, 9, 0, dgram(9, 0, 2, 500, 1200)))
+    write("data_auth", "seed-plain", seed(17, 7, 7, 0, dgram(7, 2, 0, 1400, 3000, 0, False)))
+    write("data_auth", "seed-unsigned", seed(0, 7, 7, 0, dgram(7, 2, 0, 64, 64)))
 
 
 if __name__ == "__main__":

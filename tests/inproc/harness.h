@@ -3,6 +3,9 @@
 // from the test's own thread (which scales to 128 ranks on 2 cores).
 #pragma once
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -70,6 +73,58 @@ class ScopedEnv {
  private:
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
+
+// A test run once per progress engine (the failure tests): the parameter
+// is the engine, options() sets it. Under offload the communicators go to a
+// daemon of this test process's own (a job named after the pid, so that
+// test processes running beside it, or another tree's, never share one)
+// whose log is discarded (a failed client would otherwise keep it). The
+// daemon owns real UDP loopback multicast, not the world's in-memory
+// fabric: fabric faults and kill_rank() do not reach it.
+class EngineTest : public ::testing::TestWithParam<ProgressKind> {
+ protected:
+  void SetUp() override {
+    if (!offload()) return;
+    env_.set("MCCL_OFFLOAD_JOB", "test" + std::to_string(::getpid()));
+    env_.set("MCCL_OFFLOAD_LOG", "/dev/null");
+  }
+  bool offload() const { return GetParam() == ProgressKind::kOffload; }
+  CommOptions options(CommOptions o = {}) const {
+    o.progress = GetParam();
+    return o;
+  }
+  // The same share of datagrams lost in the daemon as `loss` on the world's
+  // fabric (its UDP test hook; read when the daemon starts).
+  void mirror_loss(double loss) {
+    if (offload()) {
+      env_.set("MCCL_UDP_TEST_DROP_PERMILLE", std::to_string(static_cast<int>(loss * 1000)));
+    }
+  }
+
+ private:
+  ScopedEnv env_;
+};
+
+inline std::string engine_name(const ::testing::TestParamInfo<ProgressKind>& info) {
+  switch (info.param) {
+    case ProgressKind::kInline:
+      return "inline";
+    case ProgressKind::kThread:
+      return "thread";
+    case ProgressKind::kOffload:
+      return "offload";
+  }
+  return "unknown";
+}
+
+// Instantiates the EngineTest suite `suite` once per engine:
+// Engines/Suite.Case/inline, .../thread, .../offload.
+#define MCCL_TEST_EVERY_ENGINE(suite)                                                 \
+  INSTANTIATE_TEST_SUITE_P(                                                           \
+      Engines, suite,                                                                 \
+      ::testing::Values(::mccl::ProgressKind::kInline, ::mccl::ProgressKind::kThread, \
+                        ::mccl::ProgressKind::kOffload),                              \
+      ::mccl::testing::engine_name)
 
 // "ranks=8 bytes=1460 loss=0.01 seed=7": what a failing test prints.
 std::string describe(int ranks, std::size_t bytes, const SimFabricOptions& fabric);

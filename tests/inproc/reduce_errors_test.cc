@@ -1,6 +1,7 @@
 // Bad input to the reductions: invalid arguments throw on the calling rank
 // before anything starts; arguments that disagree between ranks (counts,
 // datatype, op, algorithm) end in kMismatch on every rank, never a hang.
+// Each runs under every progress engine (EngineTest).
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -15,9 +16,11 @@ using namespace std::chrono_literals;
 constexpr DataType kF32 = DataType::kFloat32;
 constexpr ReduceOp kSum = ReduceOp::kSum;
 
-TEST(ReduceInvalidArgument, NamesTheProblem) {
+using ReduceInvalidArgument = EngineTest;
+
+TEST_P(ReduceInvalidArgument, NamesTheProblem) {
   InProcessWorld world(3);
-  auto comms = create_communicators(world);
+  auto comms = create_communicators(world, options());
   std::vector<float> send(300), recv(100);
   std::string msg;
   auto& c = comms[1];
@@ -53,7 +56,7 @@ TEST(ReduceInvalidArgument, NamesTheProblem) {
   // Zero elements with null buffers is fine. Fresh communicators: each
   // refused call above counts as rank 1's part of a collective the other
   // ranks never called.
-  auto fresh = create_communicators(world);
+  auto fresh = create_communicators(world, options());
   run_on_threads(fresh, [](Communicator& comm) {
     comm.reduce_scatter(nullptr, nullptr, 0, kF32, kSum);
     comm.allreduce(nullptr, nullptr, 0, DataType::kInt64, ReduceOp::kMax);
@@ -65,11 +68,19 @@ TEST(ReduceInvalidArgument, NamesTheProblem) {
 
 // Every rank fails with kMismatch; with `must_say`, every rank's message
 // names the argument that differs (the detecting rank's text reaches all).
-void expect_mismatch_everywhere(int n, const CommOptions& opts,
-                                const std::function<void(Communicator&)>& bad_call,
-                                const char* must_say = nullptr) {
+class ReduceMismatch : public EngineTest {
+ protected:
+  void expect_mismatch_everywhere(int n, const CommOptions& opts,
+                                  const std::function<void(Communicator&)>& bad_call,
+                                  const char* must_say = nullptr);
+};
+
+void ReduceMismatch::expect_mismatch_everywhere(int n, const CommOptions& opts,
+                                                const std::function<void(Communicator&)>& bad_call,
+                                                const char* must_say) {
+  mirror_loss(0.05);
   InProcessWorld world(n, {.loss = 0.05, .seed = 37});
-  CommOptions o = opts;
+  CommOptions o = options(opts);
   o.timeout = 20s;
   auto comms = create_communicators(world, o);
   std::vector<ErrorCode> first(n, ErrorCode::kOk), second(n, ErrorCode::kOk);
@@ -89,7 +100,7 @@ void expect_mismatch_everywhere(int n, const CommOptions& opts,
   }
 }
 
-TEST(ReduceMismatch, ReduceScatterCountsDiffer) {
+TEST_P(ReduceMismatch, ReduceScatterCountsDiffer) {
   expect_mismatch_everywhere(
       5, {},
       [](Communicator& c) {
@@ -100,7 +111,7 @@ TEST(ReduceMismatch, ReduceScatterCountsDiffer) {
       "passed other counts");
 }
 
-TEST(ReduceMismatch, ReduceScatterZeroAgainstNonzero) {
+TEST_P(ReduceMismatch, ReduceScatterZeroAgainstNonzero) {
   // Rank 3 thinks there is nothing to reduce: it must still find out.
   expect_mismatch_everywhere(
       4, {},
@@ -112,7 +123,7 @@ TEST(ReduceMismatch, ReduceScatterZeroAgainstNonzero) {
       "passed other counts");
 }
 
-TEST(ReduceMismatch, ReduceScattervCountsDisagree) {
+TEST_P(ReduceMismatch, ReduceScattervCountsDisagree) {
   expect_mismatch_everywhere(3, {}, [](Communicator& c) {
     std::vector<std::size_t> counts{100, 200, 300};
     if (c.rank() == 0) counts = {100, 300, 200};
@@ -121,7 +132,7 @@ TEST(ReduceMismatch, ReduceScattervCountsDisagree) {
   });
 }
 
-TEST(ReduceMismatch, DatatypesDiffer) {
+TEST_P(ReduceMismatch, DatatypesDiffer) {
   expect_mismatch_everywhere(
       3, {},
       [](Communicator& c) {
@@ -132,7 +143,7 @@ TEST(ReduceMismatch, DatatypesDiffer) {
       "passed datatype");
 }
 
-TEST(ReduceMismatch, AllreduceOpsDiffer) {
+TEST_P(ReduceMismatch, AllreduceOpsDiffer) {
   for (auto algo : {AllreduceAlgorithm::kRsMulticast, AllreduceAlgorithm::kRing,
                     AllreduceAlgorithm::kRecursiveDoubling}) {
     SCOPED_TRACE(static_cast<int>(algo));
@@ -146,7 +157,7 @@ TEST(ReduceMismatch, AllreduceOpsDiffer) {
   }
 }
 
-TEST(ReduceMismatch, AllreduceCountsDiffer) {
+TEST_P(ReduceMismatch, AllreduceCountsDiffer) {
   expect_mismatch_everywhere(
       6, {},
       [](Communicator& c) {
@@ -157,7 +168,7 @@ TEST(ReduceMismatch, AllreduceCountsDiffer) {
       "passed other counts");
 }
 
-TEST(ReduceMismatch, EmptyAllreduceDatatypesDiffer) {
+TEST_P(ReduceMismatch, EmptyAllreduceDatatypesDiffer) {
   expect_mismatch_everywhere(
       4, {},
       [](Communicator& c) {
@@ -166,7 +177,7 @@ TEST(ReduceMismatch, EmptyAllreduceDatatypesDiffer) {
       "passed datatype");
 }
 
-TEST(ReduceMismatch, ReduceScatterAgainstAllreduce) {
+TEST_P(ReduceMismatch, ReduceScatterAgainstAllreduce) {
   expect_mismatch_everywhere(
       3, {},
       [](Communicator& c) {
@@ -180,7 +191,7 @@ TEST(ReduceMismatch, ReduceScatterAgainstAllreduce) {
       "where this rank called");
 }
 
-TEST(ReduceMismatch, AllreduceAlgorithmsDiffer) {
+TEST_P(ReduceMismatch, AllreduceAlgorithmsDiffer) {
   // A rank with another algorithm pinned is found out, not waited out.
   const int n = 4;
   InProcessWorld world(n, {.seed = 3});
@@ -191,7 +202,7 @@ TEST(ReduceMismatch, AllreduceAlgorithmsDiffer) {
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       auto boot = world.bootstrap(r);
-      CommOptions o{.timeout = 20s};
+      CommOptions o = options({.timeout = 20s});
       o.allreduce_algorithm = r == 1 ? AllreduceAlgorithm::kRing : AllreduceAlgorithm::kRsMulticast;
       made[r] = std::make_unique<Communicator>(*boot, o);
     });
@@ -208,6 +219,9 @@ TEST(ReduceMismatch, AllreduceAlgorithmsDiffer) {
   });
   for (int r = 0; r < n; ++r) EXPECT_EQ(codes[r], ErrorCode::kMismatch) << "rank " << r;
 }
+
+MCCL_TEST_EVERY_ENGINE(ReduceInvalidArgument);
+MCCL_TEST_EVERY_ENGINE(ReduceMismatch);
 
 }  // namespace
 }  // namespace mccl::testing

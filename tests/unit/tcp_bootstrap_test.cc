@@ -185,6 +185,18 @@ TEST_F(TcpBootstrapTest, SizeOneOpensNoSocketAndNeedsNoAddress) {
   EXPECT_TRUE(boot->allgather({}, 1ms).empty());
 }
 
+TEST_F(TcpBootstrapTest, HugeTimeoutMeansNoDeadline) {
+  // The store converted the timeout to nanoseconds unchecked: INT64_MAX ms
+  // wrapped to -1 ms, so it turned every rank away at once ("never arrived").
+  const auto forever = std::chrono::milliseconds::max();
+  auto errors = run_ranks(3, [&](int r) {
+    auto boot = make_tcp_bootstrap(opts(r, 3, forever));
+    auto all = boot->allgather(pattern(r, 0, 5), forever);
+    ASSERT_EQ(all.size(), 15u);
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(caught(errors[static_cast<std::size_t>(r)]).message, "");
+}
+
 TEST_F(TcpBootstrapTest, RankThatNeverArrivesIsNamedWithinTheTimeout) {
   // kTimeout (not a hang, which the test's deadline would end) is what
   // says the ranks gave up at their deadline.
