@@ -35,10 +35,13 @@ HERE=$FABRIC
 source "$FABRIC/own_cluster.sh"
 own_cluster bench-torch bt "$hosts" --rate "$rate"
 
-# Rank 0 prints the table and the JSON lines; --timeout covers torch's start
-# in every namespace plus the sizes asked for. gloo would take the address
-# the host name resolves to (loopback in a namespace): it is told the link.
+# Rank 0 prints the table and the JSON lines (every rank's output where the
+# run fails); --timeout covers torch's start in every namespace plus the
+# sizes asked for. gloo would take the address the host name resolves to
+# (loopback in a namespace): it is told the link.
+rc=0
 "$FABRIC/launch.sh" --name "$NAME" --hosts "$hosts" --timeout 1500 \
   --env PYTHONPATH="$module_dir" --env GLOO_SOCKET_IFNAME=veth0 -- \
-  "$PYTHON" -W ignore::UserWarning "$BENCH/bench_torch.py" --launched "$@" |
-  sed -n 's/^\[h0\] //p'
+  "$PYTHON" -W ignore::UserWarning "$BENCH/bench_torch.py" --launched "$@" >"$TMP/out" 2>&1 || rc=$?
+if ((rc == 0)); then sed -n 's/^\[h0\] //p' "$TMP/out"; else cat "$TMP/out"; fi
+exit "$rc"

@@ -7,16 +7,27 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/settings.h"
 #include "store_bootstrap.h"
 #include "tensors.h"
 
 namespace mccl::torch_backend {
 namespace {
 
+// Who drives the protocol between calls. torch hands each call to a worker
+// thread and the program then blocks elsewhere (another group's barrier,
+// the optimizer): under the inline engine MCCL would move only inside its
+// own calls, and a rank whose collective completed with data still queued
+// for a peer (a reduce-scatter's partial sums behind a full socket on a
+// 1 Gbit/s link) left that peer waiting until its timeout. A thread of
+// MCCL's own is the default, as in libmccl_mpi; MCCL_PROGRESS, when set,
+// is honoured.
 mccl::Communicator create(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                           std::chrono::milliseconds timeout) {
   std::unique_ptr<mccl::Bootstrap> boot = make_store_bootstrap(store, rank, size, timeout);
-  return mccl::Communicator(*boot, {.timeout = timeout});
+  mccl::CommOptions options{.timeout = timeout};
+  if (!common::settings::kProgress.from_env()) options.progress = ProgressKind::kThread;
+  return mccl::Communicator(*boot, options);
 }
 
 // MCCL's error as the one torch raises: the call, MCCL's message (which
