@@ -58,13 +58,6 @@ constexpr std::size_t kReadPiece = std::size_t{64} << 10;
 // longest, the multicast probe's, is size x (size + 1) bytes: 8192 ranks.
 constexpr std::size_t kMaxExchangeBytes = std::size_t{64} << 20;
 
-// poll()'s timeout for what is left of `deadline`, rounded up; -1: never.
-int poll_timeout(const common::Deadline& deadline) {
-  if (deadline.is_never()) return -1;
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining()).count();
-  return static_cast<int>(std::min<std::int64_t>(left, 1 << 30));
-}
-
 // Keeps at most kMaxFds descriptors of a message in `fds` (none when it is
 // null) and closes the rest: a peer cannot fill this process's table.
 void keep_fd(int fd, std::vector<int>* fds) {
@@ -82,7 +75,7 @@ common::Status read_full(int sock, std::byte* p, std::size_t n, std::vector<int>
   std::size_t got = 0;
   while (got < n) {
     pollfd pfd{sock, POLLIN, 0};
-    int pr = ::poll(&pfd, 1, poll_timeout(deadline));
+    int pr = ::poll(&pfd, 1, common::poll_timeout_ms(deadline));
     if (pr < 0 && errno == EINTR) continue;
     if (pr == 0) return common::timeout_error("offload socket: nothing arrived in time");
     iovec iov{p + got, n - got};
