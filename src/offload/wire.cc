@@ -179,6 +179,11 @@ common::Status send_msg(int sock, MsgType type, std::span<const std::byte> body,
   return common::Status::ok();
 }
 
+int setup_answer_timeout_ms(std::int64_t collective_timeout_ms) {
+  constexpr std::int64_t kGraceMs = 5000, kMaxMs = std::int64_t{1} << 30;
+  return static_cast<int>(std::min(collective_timeout_ms, kMaxMs - kGraceMs) + kGraceMs);
+}
+
 std::size_t max_body_bytes(MsgType type) {
   switch (type) {
     case MsgType::kHello:

@@ -172,6 +172,10 @@ inline constexpr std::size_t kMaxTextBytes = std::size_t{1} << 20;
 // The longest body a message of `type` can need (0 for an unknown type):
 // its fixed layout, a status message, or a relayed bootstrap exchange.
 std::size_t max_body_bytes(MsgType type);
+// recv_msg's timeout while a communicator is created: the other side may
+// spend the whole collective timeout on the setup, and then some. Capped
+// before adding, so a timeout of INT64_MAX ms does not wrap.
+int setup_answer_timeout_ms(std::int64_t collective_timeout_ms);
 // Blocks at most `timeout_ms` for the whole message (-1: forever).
 // kPeerFailure on EOF, kTimeout when nothing complete arrived in time. A
 // frame claiming more than max_body_bytes(type) is refused (kInternal)

@@ -70,11 +70,7 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
   }
   std::memcpy(hello.udp_iface, iface.c_str(), iface.size() + 1);
   const int fds[3] = {c->memfd_, c->sub_efd_, c->comp_efd_};
-  // The daemon may take the whole collective timeout to set up, and then
-  // some; capped before adding, so a timeout of INT64_MAX ms cannot wrap.
-  constexpr std::int64_t kMaxAnswerMs = 1 << 30;
-  const int tmo =
-      static_cast<int>(std::min<std::int64_t>(options.timeout.count(), kMaxAnswerMs - 5000) + 5000);
+  const int tmo = setup_answer_timeout_ms(options.timeout.count());
 
   // Reach the daemon, starting one when none answers. A daemon that is
   // just exiting may accept and then close: retry until it said something.

@@ -136,7 +136,7 @@ common::Status Session::map_rings() {
 transport::OobAllgather Session::relay_to_client() const {
   const int sock = sock_;
   const auto ranks = static_cast<std::size_t>(hello_.size);
-  const int tmo = static_cast<int>(std::min<std::int64_t>(hello_.timeout_ms + 5000, 1 << 30));
+  const int tmo = setup_answer_timeout_ms(hello_.timeout_ms);
   return [sock, ranks, tmo](std::span<const std::byte> mine) {
     auto s = send_msg(sock, MsgType::kAllgather, mine);
     MsgType t{};
