@@ -34,22 +34,13 @@
 
 #include "common/clock.h"
 #include "offload/wire.h"
+#include "proc_status.h"
 
 namespace mccl::offload {
 namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-
-// A field of /proc/PID/status in KiB ("VmHWM:", "VmPeak:"); -1 if absent.
-long status_kib(pid_t pid, const char* field) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::strlen(field));
-  }
-  return -1;
-}
 
 // The threads of process `pid`.
 std::vector<std::string> threads_of(pid_t pid) {
@@ -395,14 +386,14 @@ TEST_F(OffloadRogueClient, HelloClaimingMegabytesIsRefusedWithoutAllocating) {
   const int holder = connect_to(d.socket());  // keeps the daemon up meanwhile
   ASSERT_GE(holder, 0);
   std::this_thread::sleep_for(100ms);
-  const long hwm_before = status_kib(d.pid(), "VmHWM:");
+  const long hwm_before = proc_status_kib(d.pid(), "VmHWM:");
   ASSERT_GT(hwm_before, 0);
   const int sock = connect_to(d.socket());
   ASSERT_GE(sock, 0);
   const std::uint32_t claim[2] = {static_cast<std::uint32_t>(MsgType::kHello), 63u << 20};
   ASSERT_EQ(::write(sock, claim, sizeof claim), static_cast<ssize_t>(sizeof claim));
   EXPECT_TRUE(closed_within(sock, 3s)) << "refused at once, not after the hello's 10 s";
-  const long hwm_after = status_kib(d.pid(), "VmHWM:");
+  const long hwm_after = proc_status_kib(d.pid(), "VmHWM:");
   EXPECT_LT(hwm_after - hwm_before, 16 * 1024) << "KiB resident at the peak";
   ::close(sock);
   ::close(holder);
@@ -473,7 +464,7 @@ TEST_F(OffloadRogueClient, SubmissionToABrokenCommunicatorCompletesAtOnceUnstage
   void* unreadable =
       ::mmap(nullptr, kBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   ASSERT_NE(unreadable, MAP_FAILED);
-  const long peak_before = status_kib(a.pid(), "VmPeak:");
+  const long peak_before = proc_status_kib(a.pid(), "VmPeak:");
   ASSERT_TRUE(stop_while_idle(a.pid())) << "rank 0's daemon never stopped between passes";
   ASSERT_NO_FATAL_FAILURE(c0.submit(broadcast(1, unreadable, kBytes)));
   c1.drop();
@@ -484,7 +475,7 @@ TEST_F(OffloadRogueClient, SubmissionToABrokenCommunicatorCompletesAtOnceUnstage
   const auto got = completion_status(done);
   EXPECT_EQ(got.code(), ErrorCode::kPeerFailure) << got.message();
   EXPECT_THAT(got.message(), HasSubstr("application process exited"));
-  const long grew_kib = status_kib(a.pid(), "VmPeak:") - peak_before;
+  const long grew_kib = proc_status_kib(a.pid(), "VmPeak:") - peak_before;
   EXPECT_LT(grew_kib, 1024 * 1024) << "KiB of address space: staging for 4 GiB?";
   ::munmap(unreadable, kBytes);
 }

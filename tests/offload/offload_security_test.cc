@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "offload/client/client.h"
 #include "offload/socket_path.h"
+#include "proc_status.h"
 
 namespace mccl::offload::client {
 namespace {
@@ -188,15 +189,6 @@ TEST_F(OffloadSecurity, LockAndLogAreNeverOpenedThroughASymlink) {
   EXPECT_FALSE(std::filesystem::exists(victim_log));
 }
 
-long status_field(pid_t pid, const char* field) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::strlen(field));
-  }
-  return -1;
-}
-
 // Defect: the daemon never joined finished session threads, so each
 // communicator's stack stayed mapped (2.3 -> 33.5 GB of virtual size in 8 s
 // of create/destroy). One client holds the daemon up while others come
@@ -213,13 +205,13 @@ TEST_F(OffloadSecurity, DaemonJoinsFinishedSessions) {
     ASSERT_TRUE(st.is_ok()) << "session " << i << ": " << st.message();
     ASSERT_EQ(c->daemon_pid(), daemon);
     c.reset();
-    if (i == 7) vm_at_start = status_field(daemon, "VmSize:");
+    if (i == 7) vm_at_start = proc_status_kib(daemon, "VmSize:");
   }
   // Sessions end asynchronously: give the last ones a moment to be joined.
   std::this_thread::sleep_for(300ms);
-  const long grew_kib = status_field(daemon, "VmSize:") - vm_at_start;
+  const long grew_kib = proc_status_kib(daemon, "VmSize:") - vm_at_start;
   EXPECT_LT(grew_kib, 128 * 1024) << "KiB of virtual size for 40 finished sessions";
-  EXPECT_LT(status_field(daemon, "Threads:"), 8);
+  EXPECT_LT(proc_status_kib(daemon, "Threads:"), 8);
 }
 
 // Found by reading: the daemon trusted an allgatherv's counts and
