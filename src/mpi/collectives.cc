@@ -1,7 +1,11 @@
 // MPI_Bcast, MPI_Allgather(v) and their nonblocking twins: served by MCCL
-// when decide() says so, else passed to PMPI_ unchanged.
+// when decide() says so, else passed to PMPI_ unchanged. Derived datatypes
+// are packed into and unpacked from staging bytes (staging.h).
+#include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "mpi/datatype.h"
@@ -9,90 +13,159 @@
 #include "mpi/export.h"
 #include "mpi/hierarchy.h"
 #include "mpi/requests.h"
+#include "mpi/staging.h"
 
 namespace mccl::mpi {
 namespace {
 
-constexpr const char* kDerived = "MPI: datatype is derived, MPI_PACKED or has gaps";
+// Every reason to leave a call to MPI depends only on what the type
+// signature and the call's common arguments fix (datatype.h), so that all
+// ranks decide alike. A rank's own layout (datatype, displacements, in
+// place or not) only chooses how its bytes reach MCCL.
 
-const char* bcast_check(const CommEntry& e, const void* buf, int count, MPI_Datatype type, int root,
+const char* bcast_check(const CommEntry& e, int count, MPI_Datatype type, int root,
                         std::size_t& bytes) {
-  const std::size_t es = plain_size(type);
-  // The size is set first: a call left to MPI is logged with it too.
-  if (count >= 0) bytes = static_cast<std::size_t>(count) * (es != 0 ? es : type_size(type));
-  if (es == 0) return kDerived;
+  if (type == MPI_DATATYPE_NULL) return "MPI: MPI_DATATYPE_NULL (MPI reports it)";
   if (count < 0 || root < 0 || root >= e.size) return "MPI: invalid count or root (MPI reports it)";
-  if (buf == nullptr && bytes > 0) return "MPI: null buffer (MPI reports it)";
+  bytes = static_cast<std::size_t>(count) * type_size(type);
   return nullptr;
 }
-
-// An allgather(v) as MCCL takes it: bytes and byte offsets from `base`.
-struct Gather {
-  char* base = nullptr;
-  std::vector<std::size_t> counts, displs;
-  std::size_t elem = 0;
-  int own_elems = 0;
-};
 
 // `counts`/`displs` null: an allgather, every block `uniform` elements,
 // block r at r * uniform.
-const char* gather_check(const CommEntry& e, void* recv, const int counts[], const int displs[],
-                         int uniform, MPI_Datatype rtype, Gather& g, std::size_t& bytes) {
-  const std::size_t plain = plain_size(rtype);
-  // A derived type's size is still worked out, for the log line.
-  g.elem = plain != 0 ? plain : type_size(rtype);
-  const auto count = [&](int r) { return counts ? counts[r] : uniform; };
-  const auto displ = [&](int r) { return displs ? displs[r] : 0; };
-  int lowest = 0;  // MPI allows negative displacements: MCCL's count from the lowest
-  for (int r = 0; r < e.size; ++r) {
-    if (count(r) < 0) return "MPI: negative count (MPI reports it)";
-    if (displ(r) < lowest) lowest = displ(r);
+struct GatherArgs {
+  void* recv;
+  const int* counts;
+  const int* displs;
+  int uniform;
+  MPI_Datatype rtype;
+  int count(int r) const { return counts ? counts[r] : uniform; }
+  // In elements of rtype's extent, from recv.
+  long long displ(int r) const {
+    return displs ? displs[r] : static_cast<long long>(r) * uniform;
   }
+};
+
+// The program's receive blocks under a derived receive type, copied out of
+// the call's arguments (a nonblocking call unpacks after they may be gone).
+struct TypedBlocks {
+  void* recv = nullptr;
+  MPI_Aint extent = 0;
+  std::vector<int> counts;         // elements of the receive type
+  std::vector<long long> displs;   // in extents, from recv
+  void* block(int r) const { return static_cast<char*>(recv) + displs[r] * extent; }
+};
+
+// An allgather(v) as MCCL takes it: byte counts and offsets from `base`,
+// which is the receive buffer itself (raw receive type) or `unpacker`'s
+// staging bytes, every block packed after the other in rank order.
+struct Gather {
+  char* base = nullptr;
+  std::vector<std::size_t> counts, displs;
+  std::shared_ptr<Unpacker> unpacker;  // null: MCCL writes the receive buffer itself
+  TypedBlocks typed;                   // with `unpacker`
+};
+
+const char* gather_check(const CommEntry& e, const GatherArgs& a, Gather& g, std::size_t& bytes) {
+  if (a.rtype == MPI_DATATYPE_NULL) return "MPI: MPI_DATATYPE_NULL (MPI reports it)";
+  const std::size_t elem = type_size(a.rtype);
   bytes = 0;
   g.counts.resize(e.size);
-  g.displs.resize(e.size);
   for (int r = 0; r < e.size; ++r) {
-    g.counts[r] = static_cast<std::size_t>(count(r)) * g.elem;
-    g.displs[r] =
-        displs ? static_cast<std::size_t>(static_cast<long long>(displs[r]) - lowest) * g.elem
-               : static_cast<std::size_t>(r) * g.counts[r];
+    if (a.count(r) < 0) return "MPI: negative count (MPI reports it)";
+    g.counts[r] = static_cast<std::size_t>(a.count(r)) * elem;
     bytes += g.counts[r];
   }
-  if (plain == 0) return kDerived;
-  if (recv == nullptr && bytes > 0) return "MPI: null receive buffer (MPI reports it)";
-  g.base = static_cast<char*>(recv) +
-           static_cast<std::ptrdiff_t>(lowest) * static_cast<std::ptrdiff_t>(g.elem);
-  g.own_elems = count(e.rank);
   return nullptr;
 }
 
-// What MCCL reads as this rank's block: kInPlace, the send buffer itself,
-// or (for a send type MCCL cannot read directly) a typed local copy into
-// the own block through MPI, then kInPlace.
-int send_side(const void* sendbuf, int scount, MPI_Datatype stype, const Gather& g, int rank,
-              MPI_Datatype rtype, const void*& send) {
-  send = kInPlace;
-  if (sendbuf == MPI_IN_PLACE) return MPI_SUCCESS;
-  const std::size_t es = plain_size(stype);
-  if (es != 0 && scount >= 0 && static_cast<std::size_t>(scount) * es == g.counts[rank]) {
-    send = sendbuf;
-    return MPI_SUCCESS;
+// Lays the blocks out (after the decision: the layout is this rank's own).
+// Raw: displacements in bytes from the lowest non-empty block, which is
+// `base` (empty blocks occupy nothing, wherever they claim to be). Derived:
+// the staging bytes.
+void gather_layout(const GatherArgs& a, int size, Gather& g) {
+  g.displs.assign(static_cast<std::size_t>(size), 0);
+  if (!is_raw(a.rtype)) {
+    std::size_t total = 0;
+    TypedBlocks& t = g.typed;
+    MPI_Aint lb = 0;
+    PMPI_Type_get_extent(a.rtype, &lb, &t.extent);
+    t.recv = a.recv;
+    for (int r = 0; r < size; ++r) {
+      g.displs[r] = total;
+      total += g.counts[r];
+      t.counts.push_back(a.count(r));
+      t.displs.push_back(a.displ(r));
+    }
+    g.unpacker = std::make_shared<Unpacker>(total, a.rtype);
+    g.base = reinterpret_cast<char*>(g.unpacker->data());
+    return;
   }
-  return PMPI_Sendrecv(sendbuf, scount, stype, 0, 0, g.base + g.displs[rank], g.own_elems, rtype, 0,
-                       0, global().self, MPI_STATUS_IGNORE);
+  const auto elem = static_cast<long long>(type_size(a.rtype));  // == extent for a raw type
+  long long lowest = 0;  // MPI allows negative displacements
+  bool any = false;
+  for (int r = 0; r < size; ++r) {
+    if (g.counts[r] == 0) continue;
+    lowest = any ? std::min(lowest, a.displ(r)) : a.displ(r);
+    any = true;
+  }
+  for (int r = 0; r < size; ++r) {
+    if (g.counts[r] != 0) g.displs[r] = static_cast<std::size_t>((a.displ(r) - lowest) * elem);
+  }
+  g.base = static_cast<char*>(a.recv) + lowest * elem;
 }
 
-// Runs `start` (which returns an mccl::Request), then waits for it or
-// tracks it behind *request. Any mccl::Error becomes the MPI error.
+// Unpacks every block of a staged receive buffer; empty when done.
+std::string gather_unpack(const Gather& g) {
+  for (std::size_t r = 0; r < g.counts.size(); ++r) {
+    if (g.counts[r] == 0) continue;
+    const int rr = static_cast<int>(r);
+    std::string err =
+        g.unpacker->unpack_to(g.displs[r], g.counts[r], g.typed.block(rr), g.typed.counts[r]);
+    if (!err.empty()) return err;
+  }
+  return {};
+}
+
+// What MCCL reads as this rank's block: the send buffer itself when it is
+// raw and its signature is the block's, else kInPlace after the block was
+// packed into place (from the send buffer, or from the program's own block
+// in place under a derived receive type). Empty, or what went wrong.
+std::string send_side(const void* sendbuf, int scount, MPI_Datatype stype, const GatherArgs& a,
+                      const Gather& g, int rank, const void*& send) {
+  send = kInPlace;
+  const std::size_t mine = g.counts[rank];
+  char* own = g.base + g.displs[rank];
+  if (sendbuf == MPI_IN_PLACE) {
+    if (!g.unpacker || mine == 0) return {};
+    return pack(g.typed.block(rank), a.count(rank), a.rtype, own, mine);
+  }
+  const std::size_t sent = scount < 0 ? 0 : static_cast<std::size_t>(scount) * type_size(stype);
+  if (sent != mine) {
+    return "the send buffer's type signature has " + std::to_string(sent) +
+           " bytes but this rank's receive block has " + std::to_string(mine);
+  }
+  if (is_raw(stype)) {
+    send = sendbuf;
+    return {};
+  }
+  return pack(sendbuf, scount, stype, own, mine);
+}
+
+// Runs `start` (which returns an mccl::Request) under the communicator's
+// lock, then waits for it and runs `finish` (a staged buffer's unpack), or
+// tracks both behind *request. Any failure becomes the MPI error.
 template <typename Start>
-int run(Kind kind, const std::shared_ptr<McclComm>& mc, MPI_Request* request, Start&& start) {
+int run(Kind kind, const std::shared_ptr<McclComm>& mc, MPI_Request* request, Start&& start,
+        Finish finish = nullptr) {
   try {
-    Request req = start(mc->comm);
-    if (request == nullptr) {
-      wait_served(req, kind_name(kind));
-      return MPI_SUCCESS;
+    Request req = start_on(*mc, start);
+    if (request != nullptr) return track(mc, std::move(req), kind, request, std::move(finish));
+    wait_served(*mc, req, kind_name(kind));
+    if (finish) {
+      if (std::string err = finish(); !err.empty()) return raise_error(*mc, kind_name(kind), err);
     }
-    return track(mc, std::move(req), kind, request);
+    return MPI_SUCCESS;
   } catch (const std::exception& e) {
     if (request != nullptr) *request = MPI_REQUEST_NULL;
     return raise_error(*mc, kind_name(kind), e.what());
@@ -102,29 +175,58 @@ int run(Kind kind, const std::shared_ptr<McclComm>& mc, MPI_Request* request, St
 int bcast(Kind kind, void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
           MPI_Request* request) {
   std::size_t n = 0;
+  int rank = 0;
+  std::string label;
   Route route = decide(kind, comm, [&](const CommEntry& e, std::size_t& bytes) {
-    const char* why = bcast_check(e, buf, count, type, root, bytes);
+    const char* why = bcast_check(e, count, type, root, bytes);
     n = bytes;
+    rank = e.rank;
+    label = e.label;
     return why;
   });
   if (!route) {
     return request ? PMPI_Ibcast(buf, count, type, root, comm, request)
                    : PMPI_Bcast(buf, count, type, root, comm);
   }
-  if (route.hier) return hier_bcast(*route.hier, buf, n, root);
-  return run(kind, route.flat, request,
-             [&](Communicator& c) { return c.ibroadcast(buf, n, root); });
+  void* data = buf;
+  std::shared_ptr<Unpacker> staged;  // a derived type's bytes, until MCCL is done with them
+  Finish finish;
+  if (!is_raw(type) && n > 0) {
+    staged = std::make_shared<Unpacker>(n, type);
+    data = staged->data();
+    if (rank != root) {
+      finish = [staged, n, buf, count] { return staged->unpack_to(0, n, buf, count); };
+    } else if (std::string err = pack(buf, count, type, data, n); !err.empty()) {
+      if (request != nullptr) *request = MPI_REQUEST_NULL;
+      return raise_error(label, comm, true, kind_name(kind), err);
+    } else {
+      finish = [staged] { return std::string(); };  // keeps the bytes until the end
+    }
+  }
+  if (route.hier) {
+    const int rc = hier_bcast(*route.hier, data, n, root);
+    if (rc != MPI_SUCCESS || !finish) return rc;
+    std::string err = finish();
+    return err.empty() ? MPI_SUCCESS : raise_error(label, comm, true, kind_name(kind), err);
+  }
+  return run(
+      kind, route.flat, request, [&](Communicator& c) { return c.ibroadcast(data, n, root); },
+      std::move(finish));
 }
 
 // counts/displs null: an allgather of `rcount` elements per rank.
 int gatherv(Kind kind, const void* sendbuf, int scount, MPI_Datatype stype, void* recvbuf,
             const int counts[], const int displs[], int rcount, MPI_Datatype rtype, MPI_Comm comm,
             MPI_Request* request) {
+  const GatherArgs a{recvbuf, counts, displs, rcount, rtype};
   Gather g;
-  int rank = 0;
+  int rank = 0, size = 0;
+  std::string label;
   Route route = decide(kind, comm, [&](const CommEntry& e, std::size_t& bytes) {
     rank = e.rank;
-    return gather_check(e, recvbuf, counts, displs, rcount, rtype, g, bytes);
+    size = e.size;
+    label = e.label;
+    return gather_check(e, a, g, bytes);
   });
   if (!route) {
     if (counts == nullptr) {
@@ -136,14 +238,23 @@ int gatherv(Kind kind, const void* sendbuf, int scount, MPI_Datatype stype, void
                                       request)
                    : PMPI_Allgatherv(sendbuf, scount, stype, recvbuf, counts, displs, rtype, comm);
   }
+  gather_layout(a, size, g);
   const void* send = nullptr;
-  if (int rc = send_side(sendbuf, scount, stype, g, rank, rtype, send); rc != MPI_SUCCESS) {
+  if (std::string err = send_side(sendbuf, scount, stype, a, g, rank, send); !err.empty()) {
     if (request != nullptr) *request = MPI_REQUEST_NULL;
-    return rc;
+    return raise_error(label, comm, true, kind_name(kind), err);
   }
-  if (route.hier) return hier_allgatherv(*route.hier, send, g.base, g.counts, g.displs);
+  Finish finish;
+  if (g.unpacker) finish = [g] { return gather_unpack(g); };
+  if (route.hier) {
+    const int rc = hier_allgatherv(*route.hier, send, g.base, g.counts, g.displs);
+    if (rc != MPI_SUCCESS || !g.unpacker) return rc;
+    std::string err = gather_unpack(g);
+    return err.empty() ? MPI_SUCCESS : raise_error(label, comm, true, kind_name(kind), err);
+  }
   return run(kind, route.flat, request,
-             [&](Communicator& c) { return c.iallgatherv(send, g.base, g.counts, g.displs); });
+             [&](Communicator& c) { return c.iallgatherv(send, g.base, g.counts, g.displs); },
+             std::move(finish));
 }
 
 }  // namespace

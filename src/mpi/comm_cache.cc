@@ -46,6 +46,7 @@ std::vector<Retired>& graveyard() {
 }
 
 int delete_entry(MPI_Comm, int, void* value, void*) {
+  TablesGuard tables(tables_lock());
   auto* e = static_cast<CommEntry*>(value);
   // The leaders' host and leader communicators are left to MPI_Finalize:
   // freeing one here, inside MPI's callback, is not safe.
@@ -98,6 +99,7 @@ int create_keyval() {
 CommEntry* entry_for(MPI_Comm comm) {
   static int next_id = 0;
   Global& g = global();
+  TablesGuard tables(tables_lock());
   if (comm == MPI_COMM_NULL || g.keyval == MPI_KEYVAL_INVALID) return nullptr;
   void* value = nullptr;
   int found = 0;
@@ -150,6 +152,7 @@ void release_before_free(MPI_Comm comm) {
 }
 
 void reap_retired() {
+  TablesGuard tables(tables_lock());
   auto& g = graveyard();
   if (g.empty()) return;
   const auto now = std::chrono::steady_clock::now();
@@ -176,6 +179,7 @@ CommEntry* find_world() {
 }
 
 void destroy_all() {
+  TablesGuard tables(tables_lock());
   graveyard().clear();
   for (CommEntry* e : live()) {
     e->mccl.reset();

@@ -9,7 +9,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,17 +25,23 @@ namespace mccl::mpi {
 // entry and by every nonblocking request in flight on it, so that an
 // MPI_Comm_free with requests pending destroys it only once they are done.
 // Adds its mccl::Stats to the process counters when destroyed.
+//
+// `mu` serialises every call on `comm` and on its requests: MCCL wants one
+// thread at a time on a communicator, and under MPI_THREAD_MULTIPLE one
+// thread may start a collective on it while another completes an earlier
+// one (state.h gives the lock order).
 struct McclComm {
   McclComm(std::unique_ptr<Bootstrap> b, std::string l, const CommOptions& options);
   ~McclComm();
   McclComm(const McclComm&) = delete;
   McclComm& operator=(const McclComm&) = delete;
 
+  std::mutex mu;
   std::unique_ptr<Bootstrap> boot;
   Communicator comm;
   std::string label;
   MPI_Comm mpi_comm = MPI_COMM_NULL;
-  bool mpi_comm_alive = true;  // cleared when the MPI communicator is freed
+  std::atomic<bool> mpi_comm_alive{true};  // cleared when the MPI communicator is freed
 };
 
 struct Hierarchy;  // hierarchy.h

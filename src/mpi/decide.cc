@@ -16,6 +16,7 @@ void count_and_log(Kind kind, CommEntry* e, std::size_t bytes, const char* reaso
   ++n[static_cast<int>(kind)];
   if (served) g.counters.served_bytes += bytes;
   if (!g.settings.debug) return;
+  TablesGuard tables(tables_lock());
   static std::set<std::pair<int, const char*>> logged_without_entry;
   auto& logged = e != nullptr ? e->logged : logged_without_entry;
   if (!logged.emplace(static_cast<int>(kind), reason).second) return;

@@ -66,7 +66,7 @@ void finalize_mccl() {
     Communicator& comm = world->mccl->comm;
     try {
       Request first = comm.ibarrier();
-      wait_served(first, "MPI_Finalize's barrier");  // makes MPI progress too
+      wait_served(*world->mccl, first, "MPI_Finalize's barrier");  // makes MPI progress too
       free_self();
       comm.barrier();  // no MPI call until PMPI_Finalize
     } catch (const std::exception& e) {

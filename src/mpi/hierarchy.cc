@@ -41,7 +41,7 @@ int share_in_host(const Hierarchy& h, void* data, std::size_t bytes, std::string
     }
   }
   if (failure.empty()) return MPI_SUCCESS;
-  return raise_error(h.label, h.user, h.mccl ? h.mccl->mpi_comm_alive : true, what, failure);
+  return raise_error(h.label, h.user, h.mccl ? h.mccl->mpi_comm_alive.load() : true, what, failure);
 }
 
 // Runs an MCCL collective on a leader and waits for it; its error message
@@ -49,8 +49,8 @@ int share_in_host(const Hierarchy& h, void* data, std::size_t bytes, std::string
 template <typename Start>
 std::string on_leaders(const Hierarchy& h, const char* what, Start&& start) {
   try {
-    Request req = start(h.mccl->comm);
-    wait_served(req, what);
+    Request req = start_on(*h.mccl, start);
+    wait_served(*h.mccl, req, what);
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -18,6 +18,11 @@ Global& global() {
   return g;
 }
 
+std::recursive_mutex& tables_lock() {
+  static auto* m = new std::recursive_mutex;  // never destroyed: MPI may call back late
+  return *m;
+}
+
 const char* kind_name(Kind k) {
   switch (k) {
     case Kind::kBcast:
@@ -50,8 +55,7 @@ namespace {
 
 // What each rank proposes at MPI_Init; every rank computes the same result.
 struct Proposal {
-  std::int32_t enable;      // MCCL_MPI_ENABLE and a valid environment
-  std::int32_t threads_ok;  // below MPI_THREAD_MULTIPLE
+  std::int64_t enable;  // MCCL_MPI_ENABLE and a valid environment
   std::int64_t min_bytes;
   std::int64_t single_host;  // MCCL_MPI_SINGLE_HOST
   std::int64_t host_scheme;  // MCCL_MPI_HIERARCHY
@@ -68,8 +72,8 @@ void start(int provided) {
   }
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  g.thread_multiple = provided == MPI_THREAD_MULTIPLE;
   Proposal mine{g.settings.enable && g.settings.error.empty() ? 1 : 0,
-                provided != MPI_THREAD_MULTIPLE ? 1 : 0,
                 g.settings.min_bytes,
                 g.settings.single_host ? 1 : 0,
                 static_cast<std::int64_t>(g.settings.host_scheme),
@@ -80,10 +84,9 @@ void start(int provided) {
     g.inactive_reason = "MPI: MPI_Init's agreement failed";
     return;
   }
-  bool enable = true, threads_ok = true, same_min = true;
+  bool enable = true, same_min = true;
   for (const Proposal& p : all) {
     enable = enable && p.enable != 0;
-    threads_ok = threads_ok && p.threads_ok != 0;
     same_min = same_min && p.min_bytes == all[0].min_bytes;
   }
   g.settings.min_bytes = all[0].min_bytes;  // rank 0's wins
@@ -96,8 +99,6 @@ void start(int provided) {
   }
   if (!enable) {
     g.inactive_reason = "MPI: MCCL_MPI_ENABLE=0 (or an invalid MCCL_MPI_* value) on some rank";
-  } else if (!threads_ok) {
-    g.inactive_reason = "MPI: MPI_THREAD_MULTIPLE (MCCL serves up to MPI_THREAD_SERIALIZED)";
   } else if (PMPI_Comm_dup(MPI_COMM_SELF, &g.self) != MPI_SUCCESS ||
              create_keyval() != MPI_SUCCESS) {
     g.inactive_reason = "MPI: could not create libmccl_mpi's MPI objects";
@@ -105,9 +106,10 @@ void start(int provided) {
     g.active = true;
   }
   if (g.world_rank == 0) {
-    debugf("libmccl_mpi %s (%s); MCCL_MPI_MIN_BYTES=%" PRId64 ", %d ranks",
+    debugf("libmccl_mpi %s (%s); MCCL_MPI_MIN_BYTES=%" PRId64 ", %d ranks%s",
            g.active ? "active" : "inactive",
-           g.active ? "MCCL serves eligible calls" : g.inactive_reason, g.settings.min_bytes, size);
+           g.active ? "MCCL serves eligible calls" : g.inactive_reason, g.settings.min_bytes, size,
+           g.thread_multiple ? ", MPI_THREAD_MULTIPLE" : "");
   }
   // Nonblocking calls never create MCCL state, so MPI_COMM_WORLD's is made
   // here (collective, like MPI_Init) unless MCCL_MPI_EAGER=0.
@@ -122,21 +124,24 @@ void print_stats() {
   std::uint64_t served = 0, fallback = 0;
   std::string per_kind;
   for (int k = 0; k < kKinds; ++k) {
-    served += c.served[k];
-    fallback += c.fallback[k];
-    if (c.served[k] + c.fallback[k] == 0) continue;
-    per_kind += std::string(" ") + kind_name(static_cast<Kind>(k)) + "=" +
-                std::to_string(c.served[k]) + "/" + std::to_string(c.fallback[k]);
+    const std::uint64_t s = c.served[k], f = c.fallback[k];
+    served += s;
+    fallback += f;
+    if (s + f == 0) continue;
+    per_kind += std::string(" ") + kind_name(static_cast<Kind>(k)) + "=" + std::to_string(s) + "/" +
+                std::to_string(f);
   }
   std::printf("mccl_mpi stats: rank=%d served=%" PRIu64 " fallback=%" PRIu64 " failed=%" PRIu64
               " served_bytes=%" PRIu64 " mcast_bytes_sent=%" PRIu64 " mcast_datagrams_sent=%" PRIu64
               " mcast_bytes_received=%" PRIu64 " repair_bytes_requested=%" PRIu64
               " p2p_bytes_sent=%" PRIu64 " early_dropped=%" PRIu64 " duplicates=%" PRIu64
               " comms=%" PRIu64 " comms_failed=%" PRIu64 "%s\n",
-              g.world_rank, served, fallback, c.failed_calls, c.served_bytes, c.mcast_bytes_sent,
-              c.mcast_datagrams_sent, c.mcast_bytes_received, c.repair_bytes_requested,
-              c.p2p_bytes_sent, c.early_arrivals_dropped, c.dropped_duplicate, c.comms_created,
-              c.comms_failed, per_kind.c_str());
+              g.world_rank, served, fallback, c.failed_calls.load(), c.served_bytes.load(),
+              c.mcast_bytes_sent.load(), c.mcast_datagrams_sent.load(),
+              c.mcast_bytes_received.load(), c.repair_bytes_requested.load(),
+              c.p2p_bytes_sent.load(), c.early_arrivals_dropped.load(),
+              c.dropped_duplicate.load(), c.comms_created.load(), c.comms_failed.load(),
+              per_kind.c_str());
   std::fflush(stdout);
 }
 

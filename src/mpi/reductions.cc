@@ -1,9 +1,9 @@
 // MPI_Allreduce and MPI_Reduce_scatter_block over MCCL's reductions
 // (Communicator::allreduce / reduce_scatter).
 //
-// Served only for the predefined types MCCL has kernels for and the
-// predefined ops it implements (sum, prod, min, max); everything else goes
-// to PMPI_. Integers give MPI's results bit for bit (both wrap around).
+// Served only for datatypes made of one predefined type MCCL has kernels
+// for (derived ones are packed around MCCL, staging.h) and the predefined
+// ops it implements (sum, prod, min, max); everything else goes to PMPI_. Integers give MPI's results bit for bit (both wrap around).
 // Floating-point sums and products may differ from MPI's in their last
 // bits: MCCL adds in one fixed order (the same on every rank and in every
 // run), MPI in an order of its own; MPI promises no particular order either.
@@ -17,6 +17,7 @@
 #include "mpi/decide.h"
 #include "mpi/export.h"
 #include "mpi/requests.h"
+#include "mpi/staging.h"
 
 namespace mccl::mpi {
 namespace {
@@ -59,18 +60,52 @@ bool mccl_op(MPI_Op op, ReduceOp& out) {
   return true;
 }
 
-// `blocks` blocks of `count` elements: the size compared with the threshold.
-const char* reduce_check(MPI_Datatype type, MPI_Op op, int count, int blocks, const void* recv,
-                         DataType& t, ReduceOp& o, std::size_t& bytes) {
+// The reduction as MCCL takes it: the element type and op, and how many
+// elements of it one `count` of the program's datatype holds.
+struct Reduction {
+  DataType type{};
+  ReduceOp op{};
+  std::size_t per_count = 0;  // elements of `type` in one element of the program's datatype
+};
+
+// `blocks` blocks of `count` elements: the size compared with the
+// threshold. Decided by the type signature's one basic element (the same
+// on every rank, whatever datatype each describes its buffer with) and the
+// op (the same everywhere too).
+const char* reduce_check(MPI_Datatype type, MPI_Op op, int count, int blocks, Reduction& red,
+                         std::size_t& bytes) {
   if (count < 0) return "MPI: negative count (MPI reports it)";
   // The size is set first: a call left to MPI is logged with it too.
-  const bool known = mccl_type(type, t);
-  bytes = static_cast<std::size_t>(count) * (known ? size_of(t) : type_size(type)) *
-          static_cast<std::size_t>(blocks);
-  if (!known) return "MPI: no MCCL element type for this datatype";
-  if (!mccl_op(op, o)) return "MPI: user-defined or unsupported MPI_Op";
-  if (recv == nullptr && bytes > 0) return "MPI: null receive buffer (MPI reports it)";
+  bytes = static_cast<std::size_t>(count) * type_size(type) * static_cast<std::size_t>(blocks);
+  if (!mccl_type(element_type(type), red.type)) return "MPI: no MCCL element type for this datatype";
+  if (!mccl_op(op, red.op)) return "MPI: user-defined or unsupported MPI_Op";
+  red.per_count = type_size(type) / size_of(red.type);
   return nullptr;
+}
+
+// Runs a blocking reduction on `mc` and waits for it; MPI's error code.
+template <typename Start>
+int reduce_on(McclComm& mc, const char* what, Start&& start) {
+  try {
+    Request req = start_on(mc, start);
+    wait_served(mc, req, what);
+  } catch (const std::exception& e) {
+    return raise_error(mc, what, e.what());
+  }
+  return MPI_SUCCESS;
+}
+
+// A buffer of a derived datatype as contiguous elements: packed on the way
+// in, unpacked on the way out (staging.h). Raw datatypes skip both.
+int stage_in(McclComm& mc, const char* what, const void* buf, int count, MPI_Datatype type,
+             std::vector<std::byte>& stage) {
+  const std::string err = pack(buf, count, type, stage.data(), stage.size());
+  return err.empty() ? MPI_SUCCESS : raise_error(mc, what, err);
+}
+int stage_out(McclComm& mc, const char* what, const std::vector<std::byte>& stage, void* buf,
+              int count, MPI_Datatype type) {
+  const std::string err = unpack(stage.data(), stage.size(), buf, count, type);
+  return err.empty() ? MPI_SUCCESS : raise_error(mc, what, err);
 }
 
 }  // namespace
@@ -80,50 +115,69 @@ using namespace mccl::mpi;
 
 MCCL_MPI_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                                   MPI_Op op, MPI_Comm comm) {
-  mccl::DataType t{};
-  mccl::ReduceOp o{};
+  Reduction red;
   auto mc = decide(Kind::kAllreduce, comm, [&](const CommEntry&, std::size_t& bytes) {
-              return reduce_check(type, op, count, 1, recvbuf, t, o, bytes);
+              return reduce_check(type, op, count, 1, red, bytes);
             }).flat;  // never the leaders scheme (decide.cc)
   if (!mc) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-  try {
+  constexpr const char* kWhat = "MPI_Allreduce";
+  const std::size_t n = static_cast<std::size_t>(count) * red.per_count;
+  if (is_raw(type)) {
     const void* send = sendbuf == MPI_IN_PLACE ? mccl::kInPlace : sendbuf;
-    mccl::Request req = mc->comm.iallreduce(send, recvbuf, static_cast<std::size_t>(count), t, o);
-    wait_served(req, "MPI_Allreduce");
-  } catch (const std::exception& e) {
-    return raise_error(*mc, "MPI_Allreduce", e.what());
+    return reduce_on(*mc, kWhat, [&](mccl::Communicator& c) {
+      return c.iallreduce(send, recvbuf, n, red.type, red.op);
+    });
   }
-  return MPI_SUCCESS;
+  // A derived datatype: reduced in place in packed form.
+  std::vector<std::byte> stage(n * mccl::size_of(red.type));
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  if (int rc = stage_in(*mc, kWhat, in, count, type, stage); rc != MPI_SUCCESS) return rc;
+  if (int rc = reduce_on(*mc, kWhat,
+                         [&](mccl::Communicator& c) {
+                           return c.iallreduce(mccl::kInPlace, stage.data(), n, red.type, red.op);
+                         });
+      rc != MPI_SUCCESS) {
+    return rc;
+  }
+  return stage_out(*mc, kWhat, stage, recvbuf, count, type);
 }
 
 MCCL_MPI_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                              MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  mccl::DataType t{};
-  mccl::ReduceOp o{};
+  Reduction red;
   int size = 1;
   auto mc = decide(Kind::kReduceScatterBlock, comm, [&](const CommEntry& e, std::size_t& bytes) {
               size = e.size;
-              return reduce_check(type, op, recvcount, e.size, recvbuf, t, o, bytes);
+              return reduce_check(type, op, recvcount, e.size, red, bytes);
             }).flat;
   if (!mc) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-  try {
-    // MCCL's reduce_scatter is not in place: in place, the N input blocks
-    // sit in recvbuf, so they are copied out first (the result overwrites
-    // block 0 while other blocks are still being read).
-    std::vector<std::byte> copy;
-    const void* send = sendbuf;
-    if (sendbuf == MPI_IN_PLACE) {
-      const std::size_t all =
-          static_cast<std::size_t>(recvcount) * mccl::size_of(t) * static_cast<std::size_t>(size);
-      copy.resize(all);
-      if (all > 0) std::memcpy(copy.data(), recvbuf, all);
-      send = copy.data();
+  constexpr const char* kWhat = "MPI_Reduce_scatter_block";
+  const std::size_t n = static_cast<std::size_t>(recvcount) * red.per_count;
+  const std::size_t all = n * mccl::size_of(red.type) * static_cast<std::size_t>(size);
+  // MCCL's reduce_scatter is not in place: in place, or of a derived type,
+  // the N input blocks are copied (packed) out first (in place the result
+  // overwrites block 0 while other blocks are still being read).
+  std::vector<std::byte> in;
+  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  if (!is_raw(type)) {
+    in.resize(all);
+    if (int rc = stage_in(*mc, kWhat, send, recvcount * size, type, in); rc != MPI_SUCCESS) {
+      return rc;
     }
-    mccl::Request req =
-        mc->comm.ireduce_scatter(send, recvbuf, static_cast<std::size_t>(recvcount), t, o);
-    wait_served(req, "MPI_Reduce_scatter_block");
-  } catch (const std::exception& e) {
-    return raise_error(*mc, "MPI_Reduce_scatter_block", e.what());
+    send = in.data();
+  } else if (sendbuf == MPI_IN_PLACE) {
+    in.resize(all);
+    if (all > 0) std::memcpy(in.data(), recvbuf, all);
+    send = in.data();
   }
-  return MPI_SUCCESS;
+  std::vector<std::byte> out(is_raw(type) ? 0 : n * mccl::size_of(red.type));
+  void* result = is_raw(type) ? recvbuf : out.data();
+  if (int rc = reduce_on(*mc, kWhat,
+                         [&](mccl::Communicator& c) {
+                           return c.ireduce_scatter(send, result, n, red.type, red.op);
+                         });
+      rc != MPI_SUCCESS) {
+    return rc;
+  }
+  return is_raw(type) ? MPI_SUCCESS : stage_out(*mc, kWhat, out, recvbuf, recvcount, type);
 }

@@ -1,6 +1,8 @@
 #include "mpi/requests.h"
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -18,16 +20,26 @@ using Clock = std::chrono::steady_clock;
 
 struct Pending {
   std::shared_ptr<McclComm> owner;
-  Request req;
+  Request req;  // used under owner->mu only
   Kind kind = Kind::kIbcast;
-  bool done = false;
+  Finish finish;          // after success: unpacks a staged receive buffer
+  bool done = false;      // under tables_lock() and owner->mu
   bool detached = false;  // the program called MPI_Request_free on it
   std::string error;      // empty: succeeded (or still running)
 };
 
-std::unordered_map<MPI_Request, std::unique_ptr<Pending>>& table() {
-  static auto* t = new std::unordered_map<MPI_Request, std::unique_ptr<Pending>>;
+// The tracked requests, under tables_lock(). `tracked_count` mirrors the
+// table's size so that the wait and test wrappers can pass straight to
+// PMPI_ without a lock while none is tracked.
+std::unordered_map<MPI_Request, std::shared_ptr<Pending>>& table() {
+  static auto* t = new std::unordered_map<MPI_Request, std::shared_ptr<Pending>>;
   return *t;
+}
+std::atomic<std::size_t> tracked_count{0};
+
+void erase(std::unordered_map<MPI_Request, std::shared_ptr<Pending>>::iterator it) {
+  table().erase(it);
+  tracked_count.store(table().size(), std::memory_order_release);
 }
 
 // A collective's request carries no source, tag or count: the empty status.
@@ -52,17 +64,25 @@ int report(Pending& p) {
 
 // Tests one request; on completion completes its generalized request.
 // Returns true when a detached request is finished and must be erased.
+// Under tables_lock(); skips a request whose communicator another thread
+// is using (that thread drives it).
 bool advance(MPI_Request handle, Pending& p) {
   if (p.done) return false;
+  std::unique_lock<std::mutex> comm(p.owner->mu, std::try_to_lock);
+  if (!comm.owns_lock()) return false;
   try {
     if (!p.req.test()) return false;
+    if (p.finish) p.error = p.finish();
   } catch (const std::exception& e) {
     p.error = e.what();
+  }
+  if (!p.error.empty()) {
     ++global().counters.failed_calls;
-    warnf("%s on %s failed: %s", kind_name(p.kind), p.owner->label.c_str(), e.what());
+    warnf("%s on %s failed: %s", kind_name(p.kind), p.owner->label.c_str(), p.error.c_str());
   }
   p.done = true;
   p.req = Request();  // finished: releasing it waits for nothing
+  p.finish = nullptr;  // and its staging buffer goes
   if (!p.detached) {
     PMPI_Grequest_complete(handle);
     return false;
@@ -98,24 +118,40 @@ Clock::time_point backstop() {
 
 }  // namespace
 
-int track(std::shared_ptr<McclComm> owner, Request req, Kind kind, MPI_Request* out) {
-  const int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, nullptr, out);
-  if (rc != MPI_SUCCESS) {
-    wait_served(req, kind_name(kind));
-    return rc;
+int track(std::shared_ptr<McclComm> owner, Request req, Kind kind, MPI_Request* out,
+          Finish finish) {
+  int rc = MPI_SUCCESS;
+  {
+    // One hold from the handle's birth to its entry: a handle MPI has just
+    // freed may come back at once, and its old entry must be gone by then.
+    TablesGuard tables(tables_lock());
+    rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, nullptr, out);
+    if (rc == MPI_SUCCESS) {
+      auto p = std::make_shared<Pending>();
+      p->owner = std::move(owner);
+      p->req = std::move(req);
+      p->kind = kind;
+      p->finish = std::move(finish);
+      table()[*out] = std::move(p);
+      tracked_count.store(table().size(), std::memory_order_release);
+      return MPI_SUCCESS;
+    }
   }
-  auto p = std::make_unique<Pending>();
-  p->owner = std::move(owner);
-  p->req = std::move(req);
-  p->kind = kind;
-  table()[*out] = std::move(p);
-  return MPI_SUCCESS;
+  wait_served(*owner, req, kind_name(kind));
+  if (finish) finish();
+  return rc;
 }
 
-bool is_tracked(MPI_Request handle) { return table().count(handle) != 0; }
-bool any_tracked() { return !table().empty(); }
+bool may_block_in_mpi() { return !global().thread_multiple; }
+
+bool is_tracked(MPI_Request handle) {
+  TablesGuard tables(tables_lock());
+  return table().count(handle) != 0;
+}
+bool any_tracked() { return tracked_count.load(std::memory_order_acquire) != 0; }
 
 bool any_running() {
+  TablesGuard tables(tables_lock());
   for (const auto& [h, p] : table()) {
     if (!p->done) return true;
   }
@@ -123,25 +159,28 @@ bool any_running() {
 }
 
 void progress_all() {
+  if (!any_tracked()) return;
+  TablesGuard tables(tables_lock());
   auto& t = table();
-  if (t.empty()) return;
   std::vector<MPI_Request> finished;
   for (auto& [handle, p] : t) {
     if (advance(handle, *p)) finished.push_back(handle);
   }
-  for (MPI_Request h : finished) t.erase(h);
+  for (MPI_Request h : finished) erase(t.find(h));
 }
 
 int retire(MPI_Request handle) {
+  TablesGuard tables(tables_lock());
   auto& t = table();
   auto it = t.find(handle);
   if (it == t.end()) return MPI_SUCCESS;
   const int rc = report(*it->second);
-  t.erase(it);
+  erase(it);
   return rc;
 }
 
 int free_tracked(MPI_Request* handle) {
+  TablesGuard tables(tables_lock());
   auto& t = table();
   const MPI_Request h = *handle;
   auto it = t.find(h);
@@ -149,7 +188,7 @@ int free_tracked(MPI_Request* handle) {
   if (it == t.end() || rc != MPI_SUCCESS) return rc;
   if (it->second->done) {
     report(*it->second);  // MPI has freed it: nobody else will hear of an error
-    t.erase(it);
+    erase(it);
   } else {
     it->second->detached = true;
   }
@@ -157,15 +196,22 @@ int free_tracked(MPI_Request* handle) {
 }
 
 bool sleep_on_ours(int n, const MPI_Request reqs[]) {
-  const auto& t = table();
-  Pending* running = nullptr;
-  for (int i = 0; i < n; ++i) {
-    if (reqs[i] == MPI_REQUEST_NULL) continue;
-    auto it = t.find(reqs[i]);
-    if (it == t.end()) return false;
-    if (running == nullptr && !it->second->done) running = it->second.get();
+  std::shared_ptr<Pending> running;
+  {
+    TablesGuard tables(tables_lock());
+    const auto& t = table();
+    for (int i = 0; i < n; ++i) {
+      if (reqs[i] == MPI_REQUEST_NULL) continue;
+      auto it = t.find(reqs[i]);
+      if (it == t.end()) return false;
+      if (!running && !it->second->done) running = it->second;
+    }
   }
-  if (running == nullptr) return false;
+  if (!running) return false;
+  // Another thread may be using the communicator, or may have finished the
+  // request meanwhile: then there is nothing to sleep on here.
+  std::unique_lock<std::mutex> comm(running->owner->mu, std::try_to_lock);
+  if (!comm.owns_lock() || running->done) return false;
   try {
     running->req.wait(std::chrono::milliseconds(1));
   } catch (const Error&) {
@@ -175,10 +221,14 @@ bool sleep_on_ours(int n, const MPI_Request reqs[]) {
   return true;
 }
 
-void wait_served(Request& req, const char* what) {
+void wait_served(McclComm& owner, Request& req, const char* what) {
   const auto give_up = backstop();
   MpiPoker poke;
-  while (!req.test()) {  // test() is the one that reports the collective's error
+  const auto finished = [&] {
+    std::lock_guard<std::mutex> comm(owner.mu);
+    return req.test();  // test() is the one that reports the collective's error
+  };
+  while (!finished()) {
     progress_all();
     poke();
     if (Clock::now() > give_up) {
@@ -190,6 +240,7 @@ void wait_served(Request& req, const char* what) {
     // to the other ranks) and drives progress under the inline engine; a
     // short slice so the requests above and MPI still move.
     try {
+      std::lock_guard<std::mutex> comm(owner.mu);
       req.wait(std::chrono::milliseconds(1));
     } catch (const Error&) {
       // A slice that ran out, or the collective's own failure: the test()
@@ -201,14 +252,16 @@ void wait_served(Request& req, const char* what) {
 namespace {
 // Completes the tracked requests of `only` (every one when null).
 void drain(const McclComm* only, const char* where) {
-  auto& t = table();
   const auto give_up = backstop();
   MpiPoker poke;
   for (;;) {
     progress_all();
     std::size_t pending = 0;
-    for (auto& [h, p] : t) {
-      if (!p->done && (only == nullptr || p->owner.get() == only)) ++pending;
+    {
+      TablesGuard tables(tables_lock());
+      for (auto& [h, p] : table()) {
+        if (!p->done && (only == nullptr || p->owner.get() == only)) ++pending;
+      }
     }
     if (pending == 0) return;
     if (Clock::now() > give_up) {
@@ -228,6 +281,7 @@ void drain_all() {
   drain(nullptr, "MPI_Finalize");
   // Requests the program never completed keep their (finished) generalized
   // request; their communicators go now, so the counters are complete.
+  TablesGuard tables(tables_lock());
   for (auto& [h, p] : table()) {
     if (p->done) p->owner.reset();
   }

@@ -18,7 +18,9 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "mccl/communicator.h"
@@ -27,9 +29,16 @@
 
 namespace mccl::mpi {
 
+// Run once a tracked collective has succeeded, before its generalized
+// request completes (unpacks a staged receive buffer, staging.h); returns
+// an error message, or empty. It owns what it needs (the staging buffer).
+using Finish = std::function<std::string()>;
+
 // Wraps `req` in a new generalized request, stored in *out. On an MPI error
-// `req` is waited for here and the error code returned.
-int track(std::shared_ptr<McclComm> owner, Request req, Kind kind, MPI_Request* out);
+// `req` is waited for here and the error code returned. Takes
+// tables_lock(); call without owner->mu.
+int track(std::shared_ptr<McclComm> owner, Request req, Kind kind, MPI_Request* out,
+          Finish finish = nullptr);
 
 // True when `handle` is one of ours and not yet handed back by MPI.
 bool is_tracked(MPI_Request handle);
@@ -60,9 +69,26 @@ int free_tracked(MPI_Request* handle);
 // with the ranks, so roots inject late and receivers mistake them for loss.
 bool sleep_on_ours(int n, const MPI_Request reqs[]);
 
-// Blocks until `req` completes, driving the other tracked requests and
-// MPI's own progress meanwhile. Throws mccl::Error.
-void wait_served(Request& req, const char* what);
+// Blocks until `req` (a request of `owner`) completes, driving the other
+// tracked requests and MPI's own progress meanwhile. Holds owner.mu only
+// while it tests or waits a short slice, never tables_lock(). Throws
+// mccl::Error.
+void wait_served(McclComm& owner, Request& req, const char* what);
+
+// Starts a collective on `mc` under its lock: `start(Communicator&)`
+// returns the Request.
+template <typename Start>
+Request start_on(McclComm& mc, Start&& start) {
+  std::lock_guard<std::mutex> comm(mc.mu);
+  return start(mc.comm);
+}
+
+// Whether a wait wrapper may block in PMPI_Wait* once every MCCL request
+// it waits for has completed. Not under MPI_THREAD_MULTIPLE: a request MPI
+// frees there is retired afterwards, and meanwhile another thread may get
+// the same handle for a new collective; the wrappers poll instead, with
+// the test and the retirement under one hold of tables_lock().
+bool may_block_in_mpi();
 
 // MPI_Comm_free: completes every tracked request on `owner` (their
 // generalized requests stay for the program to wait for).

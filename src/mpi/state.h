@@ -2,16 +2,28 @@
 // the agreed settings, the attribute key that caches per-communicator state,
 // and the counters printed at MPI_Finalize (MCCL_MPI_STATS=1).
 //
-// Threading: MCCL serves only programs initialised below
-// MPI_THREAD_MULTIPLE, so at most one thread is inside MPI at a time and
-// none of this needs a lock. Under MPI_THREAD_MULTIPLE `active` is false and
-// every wrapper passes straight to PMPI_ without touching this state.
+// Threading: MCCL serves every thread level, MPI_THREAD_MULTIPLE included,
+// where threads may call collectives on different communicators at once,
+// complete nonblocking ones from any thread and free communicators while
+// other threads use others (MPI leaves the order of collectives on one
+// communicator to the program). Three kinds of state, three rules:
+//  - what MPI_Init agreed (`Global` but `counters`): written once, before
+//    any other thread may call MPI, then only read;
+//  - the tables shared by all communicators (the entries, the retired MCCL
+//    communicators, the tracked requests, the log's memory): guarded by
+//    tables_lock(), never held across a blocking call (a collective's wait,
+//    a communicator's creation, an MPI barrier);
+//  - one MCCL communicator and its requests: McclComm::mu (comm_cache.h),
+//    taken after tables_lock() when both are needed, never before.
+// The counters are atomics.
 #pragma once
 
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include "mpi/settings.h"
 
@@ -36,23 +48,23 @@ const char* kind_name(Kind k);  // "MPI_Bcast", ...
 bool is_nonblocking(Kind k);
 
 struct Counters {
-  std::array<std::uint64_t, kKinds> served{};
-  std::array<std::uint64_t, kKinds> fallback{};
-  std::uint64_t served_bytes = 0;  // message bytes of the calls MCCL served
-  std::uint64_t failed_calls = 0;  // served calls that ended in an MPI error
-  std::uint64_t comms_created = 0;
-  std::uint64_t comms_failed = 0;  // creation failed on some rank: MPI forever
+  std::array<std::atomic<std::uint64_t>, kKinds> served{};
+  std::array<std::atomic<std::uint64_t>, kKinds> fallback{};
+  std::atomic<std::uint64_t> served_bytes{0};  // message bytes of the calls MCCL served
+  std::atomic<std::uint64_t> failed_calls{0};  // served calls that ended in an MPI error
+  std::atomic<std::uint64_t> comms_created{0};
+  std::atomic<std::uint64_t> comms_failed{0};  // creation failed on some rank: MPI forever
   // Summed from mccl::Stats of every MCCL communicator when it is destroyed.
-  std::uint64_t mcast_bytes_sent = 0;
-  std::uint64_t mcast_datagrams_sent = 0;
-  std::uint64_t mcast_bytes_received = 0;
-  std::uint64_t repair_bytes_requested = 0;
-  std::uint64_t p2p_bytes_sent = 0;
+  std::atomic<std::uint64_t> mcast_bytes_sent{0};
+  std::atomic<std::uint64_t> mcast_datagrams_sent{0};
+  std::atomic<std::uint64_t> mcast_bytes_received{0};
+  std::atomic<std::uint64_t> repair_bytes_requested{0};
+  std::atomic<std::uint64_t> p2p_bytes_sent{0};
   // Why repairs were needed: datagrams of collectives not started yet that
   // the early store could not keep, and chunks that arrived twice (a repair
   // asked for what was only late).
-  std::uint64_t early_arrivals_dropped = 0;
-  std::uint64_t dropped_duplicate = 0;
+  std::atomic<std::uint64_t> early_arrivals_dropped{0};
+  std::atomic<std::uint64_t> dropped_duplicate{0};
 };
 
 struct Global {
@@ -62,10 +74,17 @@ struct Global {
   int world_rank = -1;
   Settings settings;  // enable and min_bytes agreed at MPI_Init
   int keyval = MPI_KEYVAL_INVALID;
-  MPI_Comm self = MPI_COMM_NULL;  // private MPI_COMM_SELF dup for local typed copies
+  MPI_Comm self = MPI_COMM_NULL;  // private MPI_COMM_SELF dup: MPI progress while MCCL is waited for
+  bool thread_multiple = false;   // MPI_Init_thread provided MPI_THREAD_MULTIPLE
   Counters counters;
 };
 
 Global& global();
+
+// Guards the tables shared by every communicator (see the top of this file).
+// Recursive: MPI may run libmccl_mpi's attribute callback inside a call
+// made with it held.
+std::recursive_mutex& tables_lock();
+using TablesGuard = std::lock_guard<std::recursive_mutex>;
 
 }  // namespace mccl::mpi

@@ -3,6 +3,7 @@
 // the PMPI_ function, and afterwards retire the MCCL requests that MPI
 // freed (their slot became MPI_REQUEST_NULL) and report their errors.
 // With no MCCL request pending each call is its PMPI_ twin, unchanged.
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -61,6 +62,31 @@ int single(int rc, MPI_Request* req, MPI_Request handle, bool tracked) {
   return rc;
 }
 
+// The blocking wrappers' loop while MCCL requests are tracked: advance
+// them and `test()` (a PMPI_Test*; true when the wait is over) under one
+// hold of tables_lock(), and `finish(rc)` (which retires what MPI freed)
+// under the same hold, so that no other thread can get a freed handle back
+// for a new collective before its old entry is gone. In between, sleep on
+// an MCCL request of `reqs` or yield; once none of MCCL's is running, block
+// in `block()` (the PMPI_Wait*) where may_block_in_mpi() allows.
+template <typename Test, typename Block, typename Finish>
+int wait_loop(int n, MPI_Request reqs[], Test&& test, Block&& block, Finish&& finish) {
+  for (;;) {
+    {
+      TablesGuard tables(tables_lock());
+      progress_all();
+      int rc = MPI_SUCCESS;
+      if (test(rc)) return finish(rc);
+    }
+    if (!any_running()) {
+      if (may_block_in_mpi()) return finish(block());
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    } else if (!sleep_on_ours(n, reqs)) {
+      std::this_thread::yield();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mccl::mpi
 
@@ -70,22 +96,20 @@ MCCL_MPI_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   if (!any_tracked()) return PMPI_Wait(req, status);
   const MPI_Request h = *req;
   const bool tracked = is_tracked(h);
-  int rc = MPI_SUCCESS, flag = 0;
-  for (;;) {
-    progress_all();
-    rc = PMPI_Test(req, &flag, status);
-    if (rc != MPI_SUCCESS || flag) break;
-    if (!any_running()) {
-      rc = PMPI_Wait(req, status);
-      break;
-    }
-    if (!sleep_on_ours(1, req)) std::this_thread::yield();
-  }
-  return single(rc, req, h, tracked);
+  return wait_loop(
+      1, req,
+      [&](int& rc) {
+        int flag = 0;
+        rc = PMPI_Test(req, &flag, status);
+        return rc != MPI_SUCCESS || flag;
+      },
+      [&] { return PMPI_Wait(req, status); },
+      [&](int rc) { return single(rc, req, h, tracked); });
 }
 
 MCCL_MPI_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
   if (!any_tracked()) return PMPI_Test(req, flag, status);
+  TablesGuard tables(tables_lock());
   const MPI_Request h = *req;
   const bool tracked = is_tracked(h);
   progress_all();
@@ -95,24 +119,24 @@ MCCL_MPI_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
 MCCL_MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
   if (!any_tracked()) return PMPI_Waitall(n, reqs, statuses);
   const auto o = ours(n, reqs);
-  int rc = MPI_SUCCESS, flag = 0;
-  for (;;) {
-    progress_all();
-    rc = PMPI_Testall(n, reqs, &flag, statuses);
-    if (rc != MPI_SUCCESS || flag) break;
-    if (!any_running()) {
-      rc = PMPI_Waitall(n, reqs, statuses);
-      break;
-    }
-    if (!sleep_on_ours(n, reqs)) std::this_thread::yield();
-  }
-  return report_multi(rc, settle(o, reqs), statuses, n, [&](int i) {
-    return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i];
-  });
+  return wait_loop(
+      n, reqs,
+      [&](int& rc) {
+        int flag = 0;
+        rc = PMPI_Testall(n, reqs, &flag, statuses);
+        return rc != MPI_SUCCESS || flag;
+      },
+      [&] { return PMPI_Waitall(n, reqs, statuses); },
+      [&](int rc) {
+        return report_multi(rc, settle(o, reqs), statuses, n, [&](int i) {
+          return statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i];
+        });
+      });
 }
 
 MCCL_MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   if (!any_tracked()) return PMPI_Testall(n, reqs, flag, statuses);
+  TablesGuard tables(tables_lock());
   const auto o = ours(n, reqs);
   progress_all();
   const int rc = PMPI_Testall(n, reqs, flag, statuses);
@@ -124,24 +148,24 @@ MCCL_MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status
 MCCL_MPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
   if (!any_tracked()) return PMPI_Waitany(n, reqs, index, status);
   const auto o = ours(n, reqs);
-  int rc = MPI_SUCCESS, flag = 0;
-  for (;;) {
-    progress_all();
-    rc = PMPI_Testany(n, reqs, index, &flag, status);
-    if (rc != MPI_SUCCESS || flag) break;
-    if (!any_running()) {
-      rc = PMPI_Waitany(n, reqs, index, status);
-      break;
-    }
-    if (!sleep_on_ours(n, reqs)) std::this_thread::yield();
-  }
-  const auto failed = settle(o, reqs);
-  return failed.empty() || rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
+  return wait_loop(
+      n, reqs,
+      [&](int& rc) {
+        int flag = 0;
+        rc = PMPI_Testany(n, reqs, index, &flag, status);
+        return rc != MPI_SUCCESS || flag;
+      },
+      [&] { return PMPI_Waitany(n, reqs, index, status); },
+      [&](int rc) {
+        const auto failed = settle(o, reqs);
+        return failed.empty() || rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
+      });
 }
 
 MCCL_MPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag,
                                 MPI_Status* status) {
   if (!any_tracked()) return PMPI_Testany(n, reqs, index, flag, status);
+  TablesGuard tables(tables_lock());
   const auto o = ours(n, reqs);
   progress_all();
   const int rc = PMPI_Testany(n, reqs, index, flag, status);
@@ -168,23 +192,20 @@ MCCL_MPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int i
                                  MPI_Status statuses[]) {
   if (!any_tracked()) return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
   const auto o = ours(n, reqs);
-  int rc = MPI_SUCCESS;
-  for (;;) {
-    progress_all();
-    rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
-    if (rc != MPI_SUCCESS || *outcount != 0) break;
-    if (!any_running()) {
-      rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
-      break;
-    }
-    if (!sleep_on_ours(n, reqs)) std::this_thread::yield();
-  }
-  return some_result(rc, o, reqs, outcount, indices, statuses);
+  return wait_loop(
+      n, reqs,
+      [&](int& rc) {
+        rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
+        return rc != MPI_SUCCESS || *outcount != 0;
+      },
+      [&] { return PMPI_Waitsome(n, reqs, outcount, indices, statuses); },
+      [&](int rc) { return some_result(rc, o, reqs, outcount, indices, statuses); });
 }
 
 MCCL_MPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[],
                                  MPI_Status statuses[]) {
   if (!any_tracked()) return PMPI_Testsome(n, reqs, outcount, indices, statuses);
+  TablesGuard tables(tables_lock());
   const auto o = ours(n, reqs);
   progress_all();
   const int rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);

@@ -17,7 +17,7 @@ static const MPI_Datatype* pick_type(app_rng* r, int* esize) {
 
 static void* zalloc(size_t bytes) { return calloc(bytes ? bytes : 1, 1); }
 
-/* Every root in turn; a derived type (served by MPI) once per round. */
+/* Every root in turn; a derived type (packed around MCCL) once per round. */
 static void bcasts(const app_comm* c, app_rng* r, uint32_t* tag, int max_bytes) {
   for (int root = 0; root < c->size; ++root) {
     int es = 0;
@@ -34,7 +34,7 @@ static void bcasts(const app_comm* c, app_rng* r, uint32_t* tag, int max_bytes) 
     digest(a, bytes);
     free(a), free(b), free(want);
   }
-  MPI_Datatype triple; /* contiguous, yet derived: libmccl_mpi leaves it to MPI */
+  MPI_Datatype triple; /* contiguous, yet derived: MCCL moves the buffer as it is */
   MPI_Type_contiguous(3, MPI_INT, &triple);
   MPI_Type_commit(&triple);
   const int n = 1000 + rng_below(r, 1000), root = rng_below(r, c->size);
