@@ -17,6 +17,8 @@ packages=(
   # MPI, for the namespace launcher and the side-by-side baselines; PMIx for
   # the PMIx bootstrap (mpirun/srun without MPI)
   openmpi-bin libopenmpi-dev mpich libmpich-dev libpmix-dev
+  # mpi4py under libmccl_mpi (tests/mpi/mpi4py_app.py, docs/mpi.md)
+  python3-mpi4py
   # plots of bench/fabric/run.sh
   python3-matplotlib
   # the torch.distributed backend (src/torch, tests/torch, bench/torch):

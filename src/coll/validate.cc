@@ -144,22 +144,33 @@ Status validate_allgatherv(int rank, int size, const void* send, bool in_place, 
   }
   // Blocks of different ranks must not overlap in the receive buffer, or
   // one root's data would silently overwrite another's.
-  std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  // Empty blocks occupy nothing, wherever their displacements point.
+  struct Block {
+    std::size_t displ, count;
+    int rank;
+    bool operator<(const Block& o) const { return displ < o.displ; }
+  };
+  std::vector<Block> blocks;
   for (int r = 0; r < size; ++r) {
-    if (counts[r] > 0) blocks.emplace_back(displacements[r], counts[r]);
+    if (counts[r] > 0) blocks.push_back({displacements[r], counts[r], r});
   }
   std::sort(blocks.begin(), blocks.end());
   for (std::size_t i = 1; i < blocks.size(); ++i) {
-    if (blocks[i - 1].first + blocks[i - 1].second > blocks[i].first) {
-      return common::invalid_argument(at(rank) + op + "receive blocks overlap at displacement " +
-                                      std::to_string(blocks[i].first));
+    const Block &a = blocks[i - 1], &b = blocks[i];
+    if (a.displ + a.count > b.displ) {
+      return common::invalid_argument(
+          at(rank) + op + "receive blocks overlap at displacement " + std::to_string(b.displ) +
+          ": rank " + std::to_string(a.rank) + "'s (bytes " + std::to_string(a.displ) + " to " +
+          std::to_string(a.displ + a.count) + ") and rank " + std::to_string(b.rank) +
+          "'s (from " + std::to_string(b.displ) +
+          "); no byte of the receive buffer may be written twice");
     }
   }
   if (!in_place && mine > 0 && total > 0) {
     auto s = reinterpret_cast<std::uintptr_t>(send);
     auto r = reinterpret_cast<std::uintptr_t>(recv);
     bool same_as_own_block = s == r + displacements[rank];
-    std::size_t extent = blocks.empty() ? 0 : blocks.back().first + blocks.back().second;
+    std::size_t extent = blocks.empty() ? 0 : blocks.back().displ + blocks.back().count;
     if (!same_as_own_block && overlaps(s, mine, r, extent)) {
       return common::invalid_argument(
           at(rank) + op +
