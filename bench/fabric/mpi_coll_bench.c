@@ -5,6 +5,7 @@
  *   mpirun ... mpi_coll_bench -b bcast|allgather|ag_rs_concurrent [-m [MIN:]MAX]
  *              [-i ITER] [-x WARMUP] [-c] [--sequential] [--impl NAME]
  *              [--json FILE] [--netdev IFACE --traffic-iters K]
+ *              [--thread-level single|funneled|serialized|multiple]
  *
  * ag_rs_concurrent (as mccl_osu_ag_rs): an allgather of m bytes per rank and
  * a reduce-scatter of N*m bytes of float32 (sum) leaving m bytes per rank,
@@ -22,6 +23,9 @@
  * rank's interface carried per collective (/sys/class/net/IFACE/statistics;
  * one rank per host or network namespace). Rank 0 appends one JSON line per
  * size to FILE (the same keys as bench/osu/'s --json) and prints a table.
+ * --thread-level starts MPI with MPI_Init_thread at that level (default:
+ * MPI_Init); bench/mpi/thread_level.sh compares MPI_THREAD_MULTIPLE with
+ * MPI_THREAD_SERIALIZED under libmccl_mpi.
  * Build: mpicc -O2 -o mpi_coll_bench mpi_coll_bench.c
  */
 #include <getopt.h>
@@ -131,8 +135,27 @@ int main(int argc, char** argv) {
   static struct option longs[] = {
       {"impl", required_argument, NULL, 1},   {"json", required_argument, NULL, 2},
       {"netdev", required_argument, NULL, 3}, {"traffic-iters", required_argument, NULL, 4},
-      {"sequential", no_argument, NULL, 5},   {NULL, 0, NULL, 0}};
-  MPI_Init(&argc, &argv);
+      {"sequential", no_argument, NULL, 5},   {"thread-level", required_argument, NULL, 6},
+      {NULL, 0, NULL, 0}};
+  /* --thread-level is read before MPI starts: MPI_Init_thread needs it. */
+  int level = -1, provided = 0;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (strcmp(argv[i], "--thread-level") != 0) continue;
+    level = strcmp(argv[i + 1], "multiple") == 0     ? MPI_THREAD_MULTIPLE
+            : strcmp(argv[i + 1], "serialized") == 0 ? MPI_THREAD_SERIALIZED
+            : strcmp(argv[i + 1], "funneled") == 0   ? MPI_THREAD_FUNNELED
+                                                     : MPI_THREAD_SINGLE;
+  }
+  if (level < 0) {
+    MPI_Init(&argc, &argv);
+  } else {
+    MPI_Init_thread(&argc, &argv, level, &provided);
+    if (provided != level) {
+      fprintf(stderr, "mpi_coll_bench: asked for thread level %d, MPI provides %d\n", level,
+              provided);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
   struct bench b = {0};
   MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &b.size);
@@ -176,6 +199,8 @@ int main(int argc, char** argv) {
       case 5:
         b.sequential = 1;
         break;
+      case 6:
+        break; /* read before MPI_Init_thread */
       default:
         MPI_Abort(MPI_COMM_WORLD, 2);
     }

@@ -2,8 +2,11 @@
 // reduce-scatter(v), allreduce and barrier over network multicast.
 //
 // Threading: a Communicator and its Requests are used from one thread at a
-// time (like MPI_THREAD_SERIALIZED). Collectives must be called in the same
-// order on every rank, as in MPI.
+// time (like MPI_THREAD_SERIALIZED): a program whose threads share one
+// serialises its calls itself (libmccl_mpi holds a lock per communicator).
+// Different Communicators may be used from different threads at once, under
+// every progress engine. Collectives must be called in the same order on
+// every rank, as in MPI.
 //
 // Buffers: the caller owns every buffer. A buffer handed to a nonblocking
 // call must stay valid and untouched until its Request completes.

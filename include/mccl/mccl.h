@@ -11,7 +11,7 @@
  *
  * Threading: a communicator and its requests are used from one thread at a
  * time (like MPI_THREAD_SERIALIZED); different communicators may be used
- * from different threads at once. Collectives are called in the same order
+ * from different threads at once, under every progress engine. Collectives are called in the same order
  * on every rank, as in MPI.
  *
  * Buffers: the caller owns every buffer. A buffer given to a nonblocking
