@@ -179,10 +179,7 @@ int print_text() {
 #endif
   print_network();
   // Which secret the TCP store's hellos would carry (docs/security.md).
-  std::printf("bootstrap secret (TCP store)
-  %s
-
-",
+  std::printf("bootstrap secret (TCP store)\n  %s\n\n",
               mccl::bootstrap::describe_secret_source().c_str());
   std::printf("settings (explicit CommOptions field > MCCL_* environment > default)\n");
   int invalid = 0;

@@ -147,6 +147,7 @@ TEST_F(HandStartedJob, AnotherUserCannotJoinOrReadTheSecret) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "1: read the secret file, 2: admitted with the derived secret, 3: no store, 4: setresuid";
+  ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);  // private again, as rank 1 expects it
 
   auto boot = make_tcp_bootstrap(opts(1));
   std::byte b{1};

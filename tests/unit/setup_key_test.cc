@@ -25,7 +25,7 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-struct Run {
+struct Exchange {
   std::vector<Agreement> agreed;
   std::vector<common::Status> status;
   std::vector<Bytes> seen;  // every contribution and every result, as a store reader sees them
@@ -33,9 +33,9 @@ struct Run {
 
 // agree_on_hello then agree_on_link (which confirms the key) on a thread
 // per rank, authenticating; `tamper` may rewrite what a rank contributes.
-Run agree(int n, const std::function<void(int rank, int round, Bytes&)>& tamper = {}) {
+Exchange agree(int n, const std::function<void(int rank, int round, Bytes&)>& tamper = {}) {
   transport::test::ThreadAllgather oob(n);
-  Run run;
+  Exchange run;
   run.agreed.resize(static_cast<std::size_t>(n));
   run.status.assign(static_cast<std::size_t>(n), common::Status::ok());
   std::mutex mu;
@@ -86,7 +86,7 @@ class SetupKey : public ::testing::Test {
 // anything the exchange carries, for one, two and more ranks.
 TEST_F(SetupKey, EveryRankAgreesAndNoReaderOfTheExchangeSeesTheKey) {
   for (int n : {1, 2, 3, 4, 7}) {
-    const Run run = agree(n);
+    const Exchange run = agree(n);
     for (int r = 0; r < n; ++r) {
       ASSERT_TRUE(run.status[r].is_ok()) << n << " ranks: " << run.status[r].message();
       ASSERT_TRUE(run.agreed[r].auth);
@@ -110,7 +110,7 @@ TEST_F(SetupKey, EveryRankAgreesAndNoReaderOfTheExchangeSeesTheKey) {
 // naming the key, none hangs and none goes on with a key of its own.
 TEST_F(SetupKey, AnAlteredShareFailsCreationOnEveryRank) {
   for (int tampered_round : {0, 1}) {
-    const Run run = agree(4, [&](int rank, int round, Bytes& sent) {
+    const Exchange run = agree(4, [&](int rank, int round, Bytes& sent) {
       if (rank != 2 || round != tampered_round) return;
       // Another valid group element in place of the real one.
       protocol::KeyScalar s;
@@ -126,7 +126,7 @@ TEST_F(SetupKey, AnAlteredShareFailsCreationOnEveryRank) {
     }
   }
   // Garbage that is no group element at all.
-  const Run run = agree(3, [](int rank, int round, Bytes& sent) {
+  const Exchange run = agree(3, [](int rank, int round, Bytes& sent) {
     if (rank == 1 && round == 1) std::fill(sent.begin(), sent.end(), std::byte{0xff});
   });
   for (int r = 0; r < 3; ++r) EXPECT_EQ(run.status[r].code(), ErrorCode::kMismatch);
