@@ -106,9 +106,9 @@ void publish_generated_secret(JobSecret& s) {
     const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      throw Error(ErrorCode::kUnavailable,
-                  std::string("rank 0: no random bytes for the job secret: ") +
-                      std::strerror(errno));
+      throw Error(
+          ErrorCode::kUnavailable,
+          std::string("rank 0: no random bytes for the job secret: ") + std::strerror(errno));
     }
     got += static_cast<std::size_t>(n);
   }
@@ -161,7 +161,8 @@ std::string describe_secret_source() {
     return "MCCL_BOOTSTRAP_SECRET_FILE=" + *f + (why.empty() ? "" : " (unusable: " + why + ")");
   }
   std::string dir;
-  if (auto st = common::private_dir(dir); !st) return "none, and no private directory: " + st.message();
+  if (auto st = common::private_dir(dir); !st)
+    return "none, and no private directory: " + st.message();
   return "none set: rank 0 generates one in " + dir +
          "/mccl-bootstrap-<port>.secret, readable by ranks on its host only (ranks on other "
          "hosts need MCCL_BOOTSTRAP_SECRET or MCCL_BOOTSTRAP_SECRET_FILE)";

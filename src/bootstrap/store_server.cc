@@ -317,7 +317,8 @@ int StoreServer::max_ranks() {
   if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) {
     return static_cast<int>(kCap);
   }
-  return static_cast<int>(std::clamp<rlim_t>(lim.rlim_cur > kOwn ? lim.rlim_cur - kOwn : 1, 1, kCap));
+  return static_cast<int>(
+      std::clamp<rlim_t>(lim.rlim_cur > kOwn ? lim.rlim_cur - kOwn : 1, 1, kCap));
 }
 
 common::Status StoreServer::start(const sockaddr_in& addr, int size,

@@ -163,7 +163,7 @@ class TcpBootstrap final : public Bootstrap {
   const int size_;
   const std::string where_;
   JobSecret secret_;  // a generated one: rank 0's file, read by the others in join()
-  std::mutex mu_;  // one allgather at a time
+  std::mutex mu_;     // one allgather at a time
   Fd fd_;
   std::uint64_t round_ = 0;
   std::optional<common::Status> failed_;
@@ -341,8 +341,7 @@ std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options
     // connection per rank, so a world it cannot serve would only fail later.
     if (const int most = StoreServer::max_ranks(); c.size > most) {
       invalid("rank 0: " + std::string(c.size_source) + " = " + std::to_string(c.size) +
-              " is more ranks than the bootstrap store can serve (at most " +
-              std::to_string(most) +
+              " is more ranks than the bootstrap store can serve (at most " + std::to_string(most) +
               ": it keeps a connection per rank, and RLIMIT_NOFILE limits this process's "
               "descriptors; raise it with ulimit -n, or check the world size)");
     }

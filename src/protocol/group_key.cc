@@ -16,7 +16,9 @@ namespace {
 static_assert(crypto_core_ristretto255_BYTES == kKeyShareBytes);
 static_assert(crypto_core_ristretto255_SCALARBYTES == 32);
 
-const unsigned char* u8(const KeyShare& s) { return reinterpret_cast<const unsigned char*>(s.data()); }
+const unsigned char* u8(const KeyShare& s) {
+  return reinterpret_cast<const unsigned char*>(s.data());
+}
 unsigned char* u8(KeyShare& s) { return reinterpret_cast<unsigned char*>(s.data()); }
 
 void init() {

@@ -69,12 +69,13 @@ void agree_on_key(int rank, int size, const protocol::KeyScalar& secret,
     ok = protocol::group_key_round2(secret, rank, z, mine);
     const auto all = oob(mine);
     if (all.size() != mine.size() * static_cast<std::size_t>(size)) {
-      throw Error(ErrorCode::kInternal, who + "the key exchange returned " +
-                                            std::to_string(all.size()) + " bytes");
+      throw Error(ErrorCode::kInternal,
+                  who + "the key exchange returned " + std::to_string(all.size()) + " bytes");
     }
     x.resize(static_cast<std::size_t>(size));
     for (int r = 0; r < size; ++r) {
-      std::copy_n(all.data() + r * mine.size(), mine.size(), x[static_cast<std::size_t>(r)].begin());
+      std::copy_n(all.data() + r * mine.size(), mine.size(),
+                  x[static_cast<std::size_t>(r)].begin());
     }
   }
   ok = ok && protocol::group_key_finish(secret, rank, z, x, out.key);

@@ -2,11 +2,10 @@
 // application (src/api) and the offload daemon (src/offload/daemon): the
 // hello exchange (tag, salt, transport, checksum, authentication and the
 // key agreement of protocol/group_key.h, one more exchange when
-// authenticating more than two ranks), the network interface and the chunk size. Each is collective over
-// `oob` (Bootstrap::allgather, or the daemon's relay of it) and blocking;
-// each returns a Status whose message starts with `who` ("rank 3: ") and
-// lets what `oob` throws (a bootstrap timeout) and what a malformed
-// setting throws (mccl::Error, kInvalidArgument) pass.
+// authenticating more than two ranks), the network interface and the chunk size. Each is collective
+// over `oob` (Bootstrap::allgather, or the daemon's relay of it) and blocking; each returns a
+// Status whose message starts with `who` ("rank 3: ") and lets what `oob` throws (a bootstrap
+// timeout) and what a malformed setting throws (mccl::Error, kInvalidArgument) pass.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +41,7 @@ struct Agreement {
   // Agreed by every rank through protocol/group_key.h, never sent; used
   // when `auth`. agree_on_link checks that every rank holds the same.
   protocol::AuthKey key{};
-  int local_index = 0;      // lower ranks on this rank's machine
+  int local_index = 0;  // lower ranks on this rank's machine
   int local_ranks = 1;  // ranks on this rank's machine (one kernel, shared CPUs), itself included
 };
 

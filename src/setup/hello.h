@@ -38,9 +38,9 @@ struct Hello {
   bool checksum = false;   // a rank that checks CRCs would drop a non-checking root's data
   bool ib_usable = false;  // auto picks InfiniBand only when every rank has it
   protocol::AuthMode auth_mode = protocol::AuthMode::kAuto;  // a MAC-less root's data is dropped
-  bool auth_built = false;    // with libsodium ("auto" is off without)
-  bool offloaded = false;     // daemon and in-process engines run different exchanges
-  std::uint64_t machine = 0;  // ranks on one machine spread their progress threads
+  bool auth_built = false;         // with libsodium ("auto" is off without)
+  bool offloaded = false;          // daemon and in-process engines run different exchanges
+  std::uint64_t machine = 0;       // ranks on one machine spread their progress threads
   protocol::KeyShare key_share{};  // never the key itself: the store may be read by others
 };
 

@@ -115,7 +115,8 @@ int stranger_tries(int port, const std::string& secret_file) {
   std::array<std::byte, wire::kHeaderBytes> answer;
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (::recv(fd, answer.data(), answer.size(), MSG_WAITALL) != static_cast<ssize_t>(answer.size())) {
+  if (::recv(fd, answer.data(), answer.size(), MSG_WAITALL) !=
+      static_cast<ssize_t>(answer.size())) {
     return 2;  // kept waiting as a member would be
   }
   wire::Header got;
