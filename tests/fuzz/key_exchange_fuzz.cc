@@ -61,15 +61,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return 0;  // a zero scalar: no honest rank draws one
     }
   }
+  // Honest ranks draw distinct scalars; the input may repeat one, which
+  // makes two shares equal and their difference the identity (refused).
+  bool distinct = true;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < i; ++j) distinct = distinct && z[i] != z[j];
+  }
   if (p::group_key_needs_round2(n)) {
     for (int i = 0; i < n; ++i) {
       if (is_honest(i) && !p::group_key_round2(r[i], i, z, x[i])) {
         // Only a dishonest neighbour's share can make an honest rank fail.
-        MCCL_FUZZ_CHECK(!is_honest((i + 1) % n) || !is_honest((i + n - 1) % n));
+        MCCL_FUZZ_CHECK(!distinct || !is_honest((i + 1) % n) || !is_honest((i + n - 1) % n));
       }
     }
   }
-  bool all_honest = true;
+  bool all_honest = distinct;
   for (int i = 0; i < n; ++i) all_honest = all_honest && is_honest(i);
   std::vector<p::AuthKey> keys;
   for (int i = 0; i < n; ++i) {
