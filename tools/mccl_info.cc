@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bootstrap/secret.h"
 #include "common/host.h"
 #include "common/settings.h"
 #include "transport/udp/discovery.h"
@@ -177,6 +178,9 @@ int print_text() {
   std::printf("\n");
 #endif
   print_network();
+  // Which secret the TCP store's hellos would carry (docs/security.md).
+  std::printf("bootstrap secret (TCP store)\n  %s\n\n",
+              mccl::bootstrap::describe_secret_source().c_str());
   std::printf("settings (explicit CommOptions field > MCCL_* environment > default)\n");
   int invalid = 0;
   for (const Setting* s : mccl::common::all_settings()) {

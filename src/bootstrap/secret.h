@@ -2,21 +2,50 @@
 // carry it, so a process that is not part of the job (another user on a
 // shared host, a stranger who can reach the store's port) cannot claim a
 // rank, read the exchanged addresses or make the store allocate.
+//
+// The secret is never something another user can compute: not the uid,
+// not the port, not a launcher's job id (a scheduler lists those). It is
+// given (the option, MCCL_BOOTSTRAP_SECRET — mccl_run sets a random one —
+// or MCCL_BOOTSTRAP_SECRET_FILE), or else rank 0 draws a random one and
+// writes it into a file of this user's private directory
+// (common/private_dir.h) that the ranks on its host read. A rank that can
+// read neither (another host) refuses to start, saying how to give one.
 #pragma once
 
 #include <string>
 
 namespace mccl::bootstrap {
 
-// The secret for this process: `option` (TcpBootstrapOptions::secret) when
-// set, else MCCL_BOOTSTRAP_SECRET, else one derived from what every rank of
-// the job shares: the user id, the store's port and the launcher's job
-// identity (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID with
-// SLURM_STEP_ID), whichever is set. The derived one keeps out strangers who
-// do not know the job; it is no secret from someone who can guess the job
-// id, which is why mccl_run sets a random MCCL_BOOTSTRAP_SECRET.
-// Throws mccl::Error (kInvalidArgument) when the secret is longer than the
-// wire allows, naming where it came from.
-std::string job_secret(const std::string& option, int store_port);
+struct JobSecret {
+  std::string value;  // empty while `generated` and not yet read or drawn
+  std::string from;   // where it came from, for messages and mccl_info
+  // Where rank 0 writes the secret it draws and the other ranks read it;
+  // empty when the secret was given.
+  std::string generated;
+};
+
+// The secret for this process from `option` (TcpBootstrapOptions::secret),
+// MCCL_BOOTSTRAP_SECRET or MCCL_BOOTSTRAP_SECRET_FILE; else `generated`
+// names <private dir>/mccl-bootstrap-<port>.secret. Throws mccl::Error
+// (kInvalidArgument) naming the source when the secret is longer than the
+// wire allows, or the file is missing, empty, not this user's or readable
+// by others; kUnavailable when there is no private directory.
+JobSecret job_secret(const std::string& option, int store_port);
+
+// Rank 0: draws a random secret into `s.value` and writes it to
+// `s.generated` (mode 0600, replacing what was there), before the store
+// listens, so a rank that reaches the store finds it. Throws mccl::Error.
+void publish_generated_secret(JobSecret& s);
+// Removes rank 0's file (the store is gone; the secret is of no more use).
+void remove_generated_secret(const JobSecret& s);
+
+// The other ranks, once connected to the store (so rank 0 has written it):
+// reads `s.generated` into `s.value`. Throws mccl::Error (kInvalidArgument)
+// naming `rank` and how to give a secret when the file is not there (rank 0
+// runs on another host) or not a private file of this user.
+void read_generated_secret(int rank, JobSecret& s);
+
+// For mccl_info: which case applies in this environment, in one line.
+std::string describe_secret_source();
 
 }  // namespace mccl::bootstrap

@@ -67,20 +67,18 @@ void StoreServer::Impl::on_hello(Conn& c) {
                                          " ranks, rank 0 says " + std::to_string(size_) +
                                          ": check MCCL_WORLD_SIZE on every rank"));
   }
-  if (arrived_[r]) {
+  if (arrived_.count(static_cast<int>(r)) != 0) {
     return reject(common::invalid_argument(prefix() + "two processes claim rank " +
                                            std::to_string(r) + ": check MCCL_RANK"));
   }
   c.rank = static_cast<int>(r);
-  by_rank_[r] = &c;
-  arrived_[r] = true;
+  by_rank_[c.rank] = &c;
+  arrived_.insert(c.rank);
   ++arrived_count_;
   accept_by_ = std::min(accept_by_, now() + std::chrono::milliseconds(hello.wait_ms));
   if (arrived_count_ == size_) {
     welcomed_ = true;
-    for (Conn* rc : by_rank_) {
-      if (rc != nullptr) send(*rc, wire::Kind::kWelcome, 0, 0, nullptr);
-    }
+    for (auto& [q, rc] : by_rank_) send(*rc, wire::Kind::kWelcome, 0, 0, nullptr);
   }
 }
 
@@ -91,8 +89,8 @@ void StoreServer::Impl::on_contribute(Conn& c) {
     return protocol_error(c, "a contribution to allgather #" + std::to_string(c.hdr.round) +
                                  " while the store is at #" + std::to_string(round_));
   }
-  auto r = static_cast<std::size_t>(c.rank);
-  if (contributions_[r]) return protocol_error(c, "two contributions to one round");
+  const int r = c.rank;
+  if (contributions_.count(r) != 0) return protocol_error(c, "two contributions to one round");
   const TimePoint t = now();
   const TimePoint by = t + std::chrono::milliseconds(c.hdr.aux);
   if (count_ == 0) round_opened_ = t;
@@ -101,14 +99,12 @@ void StoreServer::Impl::on_contribute(Conn& c) {
   ++count_;
   // A rank that left can never contribute: fail now instead of at the deadline.
   std::vector<int> lost;
-  std::string why;
-  for (int q = 0; q < size_; ++q) {
-    auto uq = static_cast<std::size_t>(q);
-    if (!contributions_[uq] && !gone_[uq].empty()) {
-      lost.push_back(q);
-      why += "; rank " + std::to_string(q) + " " + gone_[uq];
-    }
+  for (const auto& [q, how] : gone_) {
+    if (contributions_.count(q) == 0) lost.push_back(q);
   }
+  std::sort(lost.begin(), lost.end());
+  std::string why;
+  for (int q : lost) why += "; rank " + std::to_string(q) + " " + gone_[q];
   if (!lost.empty()) {
     return fail(common::peer_failure(prefix() + "allgather #" + std::to_string(round_) +
                                      " cannot complete: ranks gone: " + rank_list(lost) + why));
@@ -117,10 +113,10 @@ void StoreServer::Impl::on_contribute(Conn& c) {
 }
 
 void StoreServer::Impl::complete_round() {
-  const std::size_t len = contributions_[0]->size();
+  const std::size_t len = contributions_.at(0)->size();
   std::string diff;
   for (int q = 0; q < size_; ++q) {
-    auto n = contributions_[static_cast<std::size_t>(q)]->size();
+    auto n = contributions_.at(q)->size();
     if (n != len) diff += ", rank " + std::to_string(q) + " " + std::to_string(n);
   }
   if (!diff.empty()) {
@@ -130,13 +126,12 @@ void StoreServer::Impl::complete_round() {
   }
   auto all = std::make_shared<Bytes>();
   all->reserve(len * static_cast<std::size_t>(size_));
-  for (auto& part : contributions_) {
+  for (int q = 0; q < size_; ++q) {
+    const auto& part = contributions_.at(q);
     all->insert(all->end(), part->begin(), part->end());
-    part.reset();
   }
-  for (Conn* rc : by_rank_) {
-    if (rc != nullptr) send(*rc, wire::Kind::kResult, 0, round_, all);
-  }
+  contributions_.clear();
+  for (auto& [q, rc] : by_rank_) send(*rc, wire::Kind::kResult, 0, round_, all);
   ++round_;
   count_ = 0;
   round_by_ = TimePoint::max();
@@ -147,15 +142,15 @@ void StoreServer::Impl::on_closed(Conn& c, const std::string& why) {
   c.closed = true;
   c.out.clear();
   if (c.rank < 0) return;
-  auto r = static_cast<std::size_t>(c.rank);
-  by_rank_[r] = nullptr;
+  const int r = c.rank;
+  by_rank_.erase(r);
   gone_[r] = c.said_bye ? "left (it destroyed its bootstrap)"
                         : "lost its connection to the store (" + why + ")";
   if (failed_) return;
   if (!welcomed_) {
     fail(common::peer_failure(prefix() + "rank " + std::to_string(c.rank) + " " + gone_[r] +
                               " before every rank arrived"));
-  } else if (count_ > 0 && !contributions_[r]) {
+  } else if (count_ > 0 && contributions_.count(r) == 0) {
     fail(common::peer_failure(prefix() + "allgather #" + std::to_string(round_) +
                               " cannot complete: rank " + std::to_string(c.rank) + " " + gone_[r]));
   }
@@ -165,7 +160,7 @@ void StoreServer::Impl::check_deadlines(TimePoint now) {
   if (!failed_ && !welcomed_ && now >= accept_by_) {
     std::vector<int> missing;
     for (int q = 0; q < size_; ++q) {
-      if (!arrived_[static_cast<std::size_t>(q)]) missing.push_back(q);
+      if (arrived_.count(q) == 0) missing.push_back(q);
     }
     fail(common::timeout_error(prefix() + "ranks never arrived within the bootstrap timeout (" +
                                std::to_string(ms_between(start_, now)) +
@@ -174,7 +169,7 @@ void StoreServer::Impl::check_deadlines(TimePoint now) {
   if (!failed_ && count_ > 0 && now >= round_by_) {
     std::vector<int> missing;
     for (int q = 0; q < size_; ++q) {
-      if (!contributions_[static_cast<std::size_t>(q)]) missing.push_back(q);
+      if (contributions_.count(q) == 0) missing.push_back(q);
     }
     fail(common::timeout_error(prefix() + "allgather #" + std::to_string(round_) +
                                " timed out after " +

@@ -5,6 +5,7 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -308,6 +309,17 @@ void StoreServer::Impl::close_all() {
 }
 
 StoreServer::StoreServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+int StoreServer::max_ranks() {
+  constexpr rlim_t kCap = rlim_t{1} << 24;
+  constexpr rlim_t kOwn = 64;  // the process's own descriptors, the listener, anonymous peers
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) {
+    return static_cast<int>(kCap);
+  }
+  return static_cast<int>(
+      std::clamp<rlim_t>(lim.rlim_cur > kOwn ? lim.rlim_cur - kOwn : 1, 1, kCap));
+}
 
 common::Status StoreServer::start(const sockaddr_in& addr, int size,
                                   std::chrono::milliseconds timeout, std::string secret,

@@ -34,6 +34,11 @@ class StoreServer {
   static common::Status start(const sockaddr_in& addr, int size, std::chrono::milliseconds timeout,
                               std::string secret, std::unique_ptr<StoreServer>& out);
 
+  // The most ranks a store can serve: a connection each, plus a few
+  // descriptors of the process's own, within RLIMIT_NOFILE (and never more
+  // than 2^24, far beyond any job a single store should carry).
+  static int max_ranks();
+
   // Stops accepting, tells ranks still waiting that the store is gone,
   // flushes what is queued (for at most the timeout), closes and joins.
   ~StoreServer();

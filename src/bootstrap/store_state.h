@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "bootstrap/socket.h"
@@ -92,11 +94,7 @@ struct StoreServer::Impl {
         size_(size),
         timeout_(timeout),
         start_(clock_()),
-        accept_by_(common::saturating_add(start_, timeout)),
-        by_rank_(static_cast<std::size_t>(size), nullptr),
-        arrived_(static_cast<std::size_t>(size), false),
-        gone_(static_cast<std::size_t>(size)),
-        contributions_(static_cast<std::size_t>(size)) {}
+        accept_by_(common::saturating_add(start_, timeout)) {}
 
   // Serves until stopped: step() until it says the store is done, then an
   // orderly close of every connection (close_all()).
@@ -158,16 +156,18 @@ struct StoreServer::Impl {
   std::vector<pollfd> fds_;  // of the current pass, kept to spare allocations
 
   std::vector<std::unique_ptr<Conn>> conns_;
-  std::vector<Conn*> by_rank_;
-  std::vector<bool> arrived_;
-  std::vector<std::string> gone_;  // why a rank that arrived is gone; empty while connected
+  // Per-rank tables hold the ranks that arrived, never the whole world up
+  // front: a world size is a claim, and a store serves a few of them at most.
+  std::unordered_map<int, Conn*> by_rank_;     // connected ranks
+  std::unordered_set<int> arrived_;            // ranks that said hello, gone or not
+  std::unordered_map<int, std::string> gone_;  // why a rank that arrived is gone
   int arrived_count_ = 0;
   bool welcomed_ = false;
   std::optional<common::Status> failed_;
 
   // The open allgather round.
   std::uint64_t round_ = 0;
-  std::vector<std::shared_ptr<Bytes>> contributions_;
+  std::unordered_map<int, std::shared_ptr<Bytes>> contributions_;
   int count_ = 0;
   TimePoint round_opened_{};
   TimePoint round_by_ = TimePoint::max();

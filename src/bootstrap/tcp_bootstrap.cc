@@ -61,7 +61,8 @@ struct Config {
   std::string store_text;    // as given, for messages
   std::string store_source;  // "MCCL_BOOTSTRAP_ADDR" or "TcpBootstrapOptions::address"
   std::chrono::milliseconds timeout{0};
-  std::string secret;  // bootstrap/secret.h
+  const char* size_source = "MCCL_WORLD_SIZE";  // for messages
+  JobSecret secret;                             // bootstrap/secret.h
 };
 
 [[noreturn]] void invalid(const std::string& m) { throw Error(ErrorCode::kInvalidArgument, m); }
@@ -85,6 +86,7 @@ int int_setting(const common::Setting& s, int field, const char* field_name, int
 Config resolve(const TcpBootstrapOptions& o) {
   Config c;
   c.size = int_setting(settings::kWorldSize, o.size, "size", 1, "the number of ranks");
+  if (o.size != -1) c.size_source = "TcpBootstrapOptions::size";
   c.rank = int_setting(settings::kRank, o.rank, "rank", 0, "this process's rank");
   if (c.rank >= c.size) {
     invalid((o.rank != -1 ? std::string("TcpBootstrapOptions::rank") : std::string("MCCL_RANK")) +
@@ -160,8 +162,8 @@ class TcpBootstrap final : public Bootstrap {
   const int rank_;
   const int size_;
   const std::string where_;
-  const std::string secret_;
-  std::mutex mu_;  // one allgather at a time
+  JobSecret secret_;  // a generated one: rank 0's file, read by the others in join()
+  std::mutex mu_;     // one allgather at a time
   Fd fd_;
   std::uint64_t round_ = 0;
   std::optional<common::Status> failed_;
@@ -178,6 +180,7 @@ TcpBootstrap::~TcpBootstrap() {
   }
   fd_.reset();
   server_.reset();
+  if (rank_ == 0) remove_generated_secret(secret_);
 }
 
 void TcpBootstrap::fail(common::Status st) {
@@ -263,11 +266,14 @@ void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
   common::logf(common::LogLevel::kDebug, rank_,
                "connected to the bootstrap store at %s after %lld ms", where_.c_str(),
                static_cast<long long>(ms_since(start)));
+  // Rank 0 wrote its generated secret before its store listened, so now
+  // that the store answered, the file of this job is there (on its host).
+  if (rank_ != 0 && !secret_.generated.empty()) read_generated_secret(rank_, secret_);
 
   std::array<std::byte, wire::kHeaderBytes> header;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.remaining());
   const auto hello =
-      wire::encode(wire::Hello{static_cast<std::uint32_t>(size_), clamp_ms(left), secret_});
+      wire::encode(wire::Hello{static_cast<std::uint32_t>(size_), clamp_ms(left), secret_.value});
   wire::encode({wire::Kind::kHello, static_cast<std::uint32_t>(rank_), 0, 0, hello.size()}, header);
   const std::span<const std::byte> parts[] = {header, hello};
   const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
@@ -315,7 +321,7 @@ std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
 
 std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options) {
   using namespace bootstrap;
-  const Config c = resolve(options);
+  Config c = resolve(options);
   if (c.size == 1) return std::make_unique<SoloBootstrap>();
 
   std::unique_ptr<StoreServer> server;
@@ -331,7 +337,17 @@ std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options
     bool loopback_name =
         c.store.host == "localhost" || ::inet_pton(AF_INET, c.store.host.c_str(), &literal) == 1;
     if (is_loopback(self) && !loopback_name) bind_to.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (auto st = StoreServer::start(bind_to, c.size, c.timeout, c.secret, server); !st) {
+    // Refused before anything is sized for the world: the store holds a
+    // connection per rank, so a world it cannot serve would only fail later.
+    if (const int most = StoreServer::max_ranks(); c.size > most) {
+      invalid("rank 0: " + std::string(c.size_source) + " = " + std::to_string(c.size) +
+              " is more ranks than the bootstrap store can serve (at most " + std::to_string(most) +
+              ": it keeps a connection per rank, and RLIMIT_NOFILE limits this process's "
+              "descriptors; raise it with ulimit -n, or check the world size)");
+    }
+    if (!c.secret.generated.empty()) publish_generated_secret(c.secret);
+    if (auto st = StoreServer::start(bind_to, c.size, c.timeout, c.secret.value, server); !st) {
+      remove_generated_secret(c.secret);
       throw Error(st.code(), "rank 0: cannot serve the bootstrap store at " + c.store_text +
                                  " (from " + c.store_source + "): " + st.message());
     }

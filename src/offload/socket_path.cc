@@ -8,62 +8,29 @@
 #include <cstring>
 #include <functional>
 
+#include "common/private_dir.h"
 #include "common/settings.h"
 
 namespace mccl::offload {
 
 namespace {
 
-std::string describe(const struct stat& st) {
-  const char* what = S_ISSOCK(st.st_mode)  ? "a socket"
-                     : S_ISLNK(st.st_mode) ? "a symlink"
-                     : S_ISDIR(st.st_mode) ? "a directory"
-                     : S_ISREG(st.st_mode) ? "a plain file"
-                                           : "a special file";
-  char mode[8];
-  std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-  return std::string(what) + " owned by uid " + std::to_string(st.st_uid) + ", mode " + mode;
-}
-
-// `dir` must be a real directory (not a symlink) of this user that nobody
-// else may enter.
-common::Status check_private(const std::string& dir, const char* what) {
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) {
-    return common::invalid_argument(std::string(what) + " " + dir + ": " + std::strerror(errno));
-  }
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
-    return common::invalid_argument(
-        std::string(what) + " " + dir + " is " + describe(st) + "; it must be a directory of uid " +
-        std::to_string(::geteuid()) +
-        " with mode 0700 (another user may have put it there: remove it, or set "
-        "MCCL_OFFLOAD_SOCKET to a path in a private directory)");
-  }
-  return common::Status::ok();
-}
+std::string describe(const struct stat& st) { return common::describe_stat(st.st_mode, st.st_uid); }
 
 }  // namespace
 
-common::Status private_dir_under(const std::string& parent, std::string& out) {
-  const std::string dir = parent + "/mccl-" + std::to_string(::geteuid());
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return common::invalid_argument("cannot create the offload directory " + dir + ": " +
-                                    std::strerror(errno));
+common::Status check_daemon_file(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return common::Status::ok();
+    return common::invalid_argument("offload daemon file " + path + ": " + std::strerror(errno));
   }
-  if (auto st = check_private(dir, "the offload directory"); !st) return st;
-  out = dir;
-  return common::Status::ok();
-}
-
-common::Status private_dir(std::string& out) {
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
-    // Not ours or open to others: not an error, just not the place.
-    if (check_private(xdg, "XDG_RUNTIME_DIR")) {
-      out = xdg;
-      return common::Status::ok();
-    }
-  }
-  return private_dir_under("/tmp", out);
+  if (S_ISREG(st.st_mode) && st.st_uid == ::geteuid()) return common::Status::ok();
+  return common::invalid_argument(
+      "offload daemon file " + path + " is " + describe(st) + ", not a file of uid " +
+      std::to_string(::geteuid()) +
+      ": no daemon can start on this socket path (another user may have put it there to keep "
+      "the daemon out; remove it, or set MCCL_OFFLOAD_SOCKET to a path in a private directory)");
 }
 
 common::Status default_socket_path(std::string& out) {
@@ -73,7 +40,7 @@ common::Status default_socket_path(std::string& out) {
     return common::Status::ok();
   }
   std::string dir;
-  if (auto st = private_dir(dir); !st) return st;
+  if (auto st = common::private_dir(dir); !st) return st;
   std::string job = "default";
   if (auto j = s::kOffloadJob.from_env()) {
     job = *j;

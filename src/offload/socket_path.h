@@ -13,16 +13,7 @@
 
 namespace mccl::offload {
 
-// A private directory for the daemon's files: $XDG_RUNTIME_DIR when it is
-// set and is a directory of this user that nobody else may enter, else
-// /tmp/mccl-<uid>, created with mode 0700 when absent. kInvalidArgument,
-// naming the path, when that one is a symlink, not a directory, owned by
-// someone else, or open to others (nothing is created or followed there).
-common::Status private_dir(std::string& out);
-// The same under `parent` instead of /tmp (for tests).
-common::Status private_dir_under(const std::string& parent, std::string& out);
-
-// MCCL_OFFLOAD_SOCKET, else <private_dir>/mccl-offload-<job>-<netns>.sock
+// MCCL_OFFLOAD_SOCKET, else <common::private_dir>/mccl-offload-<job>-<netns>.sock
 // with the job from MCCL_OFFLOAD_JOB, else from MCCL_BOOTSTRAP_ADDR, else
 // "default". The network namespace is part of the name because a daemon
 // owns the network of the namespace it started in: ranks on different
@@ -34,6 +25,12 @@ common::Status default_socket_path(std::string& out);
 // naming the path, what it is and its owner: another user may be waiting
 // there for this user's application (the client) or its daemon.
 common::Status check_socket_path(const std::string& path);
+
+// The daemon's lock (<socket>.lock) or log at `path` must be nothing or a
+// plain file of this user. Anything else is kInvalidArgument naming the
+// path and its owner: the daemon refuses such a file, so a client that
+// waited for it to start would wait for its whole timeout for nothing.
+common::Status check_daemon_file(const std::string& path);
 
 // The process at the other end of the connected unix socket `fd` must run
 // as this user (SO_PEERCRED, which the kernel fills in, so it cannot be

@@ -8,6 +8,8 @@
 #include "common/little_endian.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "mccl/error.h"
+#include "protocol/group_key.h"
 #include "protocol/wire.h"
 #include "setup/hello.h"
 #include "transport/udp/discovery.h"
@@ -51,6 +53,41 @@ common::Status gather_hellos(int size, const Hello& mine, const transport::OobAl
   return common::Status::ok();
 }
 
+// Round 2 of the key agreement (protocol/group_key.h), then the key. A rank
+// whose computation fails (a share altered in the store) still takes its
+// part in the exchange, so no rank waits for it, and ends with a key of
+// its own: agree_on_link's confirmation then fails on every rank alike.
+void agree_on_key(int rank, int size, const protocol::KeyScalar& secret,
+                  const std::vector<Hello>& hellos, const transport::OobAllgather& oob,
+                  const std::string& who, Agreement& out) {
+  std::vector<protocol::KeyShare> z(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) z[static_cast<std::size_t>(r)] = hellos[r].key_share;
+  bool ok = true;
+  std::vector<protocol::KeyShare> x;
+  if (protocol::group_key_needs_round2(size)) {
+    protocol::KeyShare mine{};
+    ok = protocol::group_key_round2(secret, rank, z, mine);
+    const auto all = oob(mine);
+    if (all.size() != mine.size() * static_cast<std::size_t>(size)) {
+      throw Error(ErrorCode::kInternal,
+                  who + "the key exchange returned " + std::to_string(all.size()) + " bytes");
+    }
+    x.resize(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) {
+      std::copy_n(all.data() + r * mine.size(), mine.size(),
+                  x[static_cast<std::size_t>(r)].begin());
+    }
+  }
+  ok = ok && protocol::group_key_finish(secret, rank, z, x, out.key);
+  if (!ok) {
+    common::logf(common::LogLevel::kWarn, rank,
+                 "%sa key share in the bootstrap exchange is not valid: this rank's communicator "
+                 "key will not match the others'",
+                 who.c_str());
+    out.key = protocol::random_auth_key();
+  }
+}
+
 }  // namespace
 
 common::Status agree_on_hello(int rank, int size, const Proposal& p,
@@ -70,7 +107,10 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   mine.auth_built = protocol::auth_available();
   mine.offloaded = p.offloaded;
   mine.machine = p.machine;
-  mine.key = protocol::random_auth_key();
+  // Round 1 of the key agreement rides on the hello. Drawn whether or not
+  // authentication turns out on: that is known only once all hellos are in.
+  protocol::KeyScalar secret;
+  protocol::group_key_begin(secret, mine.key_share);
   std::vector<Hello> hellos;
   if (common::Status s = gather_hellos(size, mine, oob, who, hellos); !s.is_ok()) return s;
 
@@ -94,7 +134,6 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   }
   out.tag = hellos[0].tag;
   out.salt = hellos[0].salt;
-  out.key = hellos[0].key;
   out.transport = mine.transport;
   if (out.transport == TransportKind::kAuto) {
     const bool everyone =
@@ -114,6 +153,9 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
       return common::mismatch_error(who + protocol::auth_mismatch(r, auth_of(hellos[r]), out.auth));
     }
   }
+  // Every rank has come this far alike (the checks above fail on all ranks
+  // or none), so all take part in the key's round, or none.
+  if (out.auth) agree_on_key(rank, size, secret, hellos, oob, who, out);
   if (mine.auth_mode == protocol::AuthMode::kAuto && !out.auth_auto) {
     common::logf(common::LogLevel::kInfo, rank, "multicast datagrams not authenticated (%s)",
                  out.auth ? "a rank set MCCL_PROTO_AUTH=on" : "MCCL_PROTO_AUTH=auto");
@@ -167,13 +209,34 @@ bool auto_auth_at_rate(std::uint32_t fastest_mbit, std::uint32_t max_mbit) {
 
 common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport::OobAllgather& oob,
                              const std::string& who, Agreement& agreed, std::uint32_t& mtu) {
-  std::array<std::byte, 8> bytes;
+  // mtu, rate, and (when authenticating) a digest of the agreed key, to
+  // find out now, not as dropped datagrams, that a rank's key differs.
+  std::array<std::byte, 8 + protocol::kKeyConfirmBytes> bytes{};
   common::put_le(bytes.data(), mine.mtu);
   common::put_le(bytes.data() + 4, mine.rate_mbit);
+  if (agreed.auth) {
+    const auto confirm = protocol::key_confirmation(agreed.key);
+    std::copy(confirm.begin(), confirm.end(), bytes.data() + 8);
+  }
   const auto all = oob(bytes);
   if (all.size() != bytes.size() * static_cast<std::size_t>(size)) {
     return common::internal_error(who + "the link exchange returned " + std::to_string(all.size()) +
                                   " bytes");
+  }
+  if (agreed.auth) {
+    std::string differ;
+    for (int r = 1; r < size; ++r) {
+      if (!std::equal(all.begin() + 8, all.begin() + bytes.size(),
+                      all.begin() + r * bytes.size() + 8)) {
+        differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+      }
+    }
+    if (!differ.empty()) {
+      return common::mismatch_error(
+          who + "the communicator keys of rank(s) " + differ +
+          " differ from rank 0's: a key share in the bootstrap exchange was altered or "
+          "malformed (someone who can write to the bootstrap's store?)");
+    }
   }
   mtu = mine.mtu;
   std::uint32_t fastest = 0;

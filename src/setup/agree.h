@@ -1,11 +1,11 @@
 // Communicator creation's agreements, one implementation for the
 // application (src/api) and the offload daemon (src/offload/daemon): the
-// hello exchange (tag, salt, transport, checksum, authentication and its
-// key), the network interface and the chunk size. Each is collective over
-// `oob` (Bootstrap::allgather, or the daemon's relay of it) and blocking;
-// each returns a Status whose message starts with `who` ("rank 3: ") and
-// lets what `oob` throws (a bootstrap timeout) and what a malformed
-// setting throws (mccl::Error, kInvalidArgument) pass.
+// hello exchange (tag, salt, transport, checksum, authentication and the
+// key agreement of protocol/group_key.h, one more exchange when
+// authenticating more than two ranks), the network interface and the chunk size. Each is collective
+// over `oob` (Bootstrap::allgather, or the daemon's relay of it) and blocking; each returns a
+// Status whose message starts with `who` ("rank 3: ") and lets what `oob` throws (a bootstrap
+// timeout) and what a malformed setting throws (mccl::Error, kInvalidArgument) pass.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +38,10 @@ struct Agreement {
   // Every rank left MCCL_PROTO_AUTH to auto and it resolved on: agree_on_link
   // may still turn it off for a fast link.
   bool auth_auto = false;
-  protocol::AuthKey key{};  // rank 0's; used when `auth`
-  int local_index = 0;      // lower ranks on this rank's machine
+  // Agreed by every rank through protocol/group_key.h, never sent; used
+  // when `auth`. agree_on_link checks that every rank holds the same.
+  protocol::AuthKey key{};
+  int local_index = 0;  // lower ranks on this rank's machine
   int local_ranks = 1;  // ranks on this rank's machine (one kernel, shared CPUs), itself included
 };
 
@@ -68,7 +70,9 @@ struct LinkFacts {
 // This rank's facts from its datagram transport (the rate only for UDP).
 LinkFacts link_facts(const transport::DatagramTransport& dgram);
 
-// The chunk size and, where every rank left it to auto, authentication.
+// The chunk size and, where every rank left it to auto, authentication;
+// when authenticating, kMismatch unless every rank agreed on the same key.
+//
 // Every rank must cut streams the same way, so the smallest datagram any
 // rank's network carries wins (kUnavailable when it leaves no room for
 // data). `agreed.auth` turns off when `agreed.auth_auto` and some rank's

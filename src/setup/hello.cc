@@ -22,7 +22,7 @@ void encode_hello(const Hello& h, std::span<std::byte, kHelloBytes> out) {
   put_le<std::uint8_t>(p + 19, h.auth_built ? 1 : 0);
   put_le<std::uint8_t>(p + 20, h.offloaded ? 1 : 0);
   put_le<std::uint64_t>(p + 24, h.machine);
-  std::copy(h.key.begin(), h.key.end(), p + 32);
+  std::copy(h.key_share.begin(), h.key_share.end(), p + 32);
 }
 
 bool decode_hello(std::span<const std::byte, kHelloBytes> in, Hello& out) {
@@ -40,7 +40,7 @@ bool decode_hello(std::span<const std::byte, kHelloBytes> in, Hello& out) {
   out.auth_built = get_le<std::uint8_t>(p + 19) != 0;
   out.offloaded = get_le<std::uint8_t>(p + 20) != 0;
   out.machine = get_le<std::uint64_t>(p + 24);
-  std::copy(p + 32, p + 32 + out.key.size(), out.key.begin());
+  std::copy(p + 32, p + 32 + out.key_share.size(), out.key_share.begin());
   return true;
 }
 

@@ -17,7 +17,8 @@
 //       20     1  offloaded   the protocol runs in mccl_offloadd (0/1)
 //       21     3  zero
 //       24     8  machine     topo::machine_id(); 0 unknown
-//       32    32  key         random; rank 0's authenticates the datagrams
+//       32    32  key_share   round 1 of the key agreement (protocol/group_key.h):
+//                             r·G on ristretto255; zero when not authenticating
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,7 @@
 
 #include "mccl/options.h"
 #include "protocol/auth.h"
+#include "protocol/group_key.h"
 
 namespace mccl::setup {
 
@@ -36,14 +38,13 @@ struct Hello {
   bool checksum = false;   // a rank that checks CRCs would drop a non-checking root's data
   bool ib_usable = false;  // auto picks InfiniBand only when every rank has it
   protocol::AuthMode auth_mode = protocol::AuthMode::kAuto;  // a MAC-less root's data is dropped
-  bool auth_built = false;    // with libsodium ("auto" is off without)
-  bool offloaded = false;     // daemon and in-process engines run different exchanges
-  std::uint64_t machine = 0;  // ranks on one machine spread their progress threads
-  protocol::AuthKey key{};
+  bool auth_built = false;         // with libsodium ("auto" is off without)
+  bool offloaded = false;          // daemon and in-process engines run different exchanges
+  std::uint64_t machine = 0;       // ranks on one machine spread their progress threads
+  protocol::KeyShare key_share{};  // never the key itself: the store may be read by others
 };
 
-inline constexpr std::size_t kHelloBytes = 32 + sizeof(protocol::AuthKey);
-static_assert(sizeof(protocol::AuthKey) == 32);
+inline constexpr std::size_t kHelloBytes = 32 + protocol::kKeyShareBytes;
 
 void encode_hello(const Hello& h, std::span<std::byte, kHelloBytes> out);
 // False when a field is out of its range (an unknown transport or mode).

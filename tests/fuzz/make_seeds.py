@@ -73,6 +73,7 @@ def main():
 
     store_server_seeds()
     data_auth_seeds()
+    key_exchange_seeds()
 
     def frame(t, body):
         return struct.pack("<II", t, len(body)) + body
@@ -196,6 +197,24 @@ def data_auth_seeds():
     write("data_auth", "seed-epoch", seed(10, 9, 9, 0, dgram(9, 0, 2, 500, 1200)))
     write("data_auth", "seed-plain", seed(17, 7, 7, 0, dgram(7, 2, 0, 1400, 3000, 0, False)))
     write("data_auth", "seed-unsigned", seed(0, 7, 7, 0, dgram(7, 2, 0, 64, 64)))
+
+
+def key_exchange_seeds():
+    """Inputs of key_exchange_fuzz.cc: the number of ranks less one, a mask
+    of the honest ranks, then per rank 32 bytes (an honest rank's scalar, a
+    dishonest one's share) and 32 bytes (a dishonest rank's round-2 value).
+    The first 64 bytes also reach the hello's decoder."""
+    def per_rank(i):
+        return bytes((i * 31 + j * 7 + 1) & 0xFF for j in range(32)) + bytes(32)
+
+    def seed(n, mask):
+        return bytes([n - 1, mask]) + b"".join(per_rank(i) for i in range(n))
+
+    write("key_exchange", "seed-two-honest", seed(2, 0x03))
+    write("key_exchange", "seed-three-honest", seed(3, 0x07))
+    write("key_exchange", "seed-five-one-forged", seed(5, 0x1D))
+    write("key_exchange", "seed-eight-honest", seed(8, 0xFF))
+    write("key_exchange", "seed-all-forged", seed(4, 0x00))
 
 
 if __name__ == "__main__":

@@ -156,12 +156,13 @@ void check_books(const b::StoreServer::Impl& s) {
   MCCL_FUZZ_CHECK(s.count_ >= 0 && s.count_ <= s.size_);
   MCCL_FUZZ_CHECK(!s.welcomed_ || s.arrived_count_ == s.size_);
   int contributed = 0;
-  for (int r = 0; r < s.size_; ++r) {
-    const auto ur = static_cast<std::size_t>(r);
-    contributed += s.contributions_[ur] ? 1 : 0;
-    const b::Conn* c = s.by_rank_[ur];
-    if (c == nullptr) continue;
-    MCCL_FUZZ_CHECK(s.arrived_[ur] && c->rank == r);
+  for (const auto& [r, part] : s.contributions_) {
+    MCCL_FUZZ_CHECK(r >= 0 && r < s.size_ && part != nullptr);
+    ++contributed;
+  }
+  MCCL_FUZZ_CHECK(static_cast<int>(s.arrived_.size()) == s.arrived_count_);
+  for (const auto& [r, c] : s.by_rank_) {
+    MCCL_FUZZ_CHECK(c != nullptr && s.arrived_.count(r) == 1 && c->rank == r);
     bool listed = false;
     for (const auto& k : s.conns_) listed = listed || k.get() == c;
     MCCL_FUZZ_CHECK(listed);

@@ -6,8 +6,10 @@
 // threads instead of keeping every stack; the daemon checks the allgatherv
 // layouts it is handed. Runs as root (chown, setuid);
 // skips otherwise.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,10 +23,13 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/private_dir.h"
 #include "offload/client/client.h"
+#include "offload/client/launch.h"
 #include "offload/socket_path.h"
 #include "proc_status.h"
 
@@ -126,26 +131,106 @@ TEST_F(OffloadSecurity, ListenerRunningAsAnotherUserGetsNothing) {
   EXPECT_THAT(st.message(), HasSubstr("runs as uid " + std::to_string(kOther)));
 }
 
-TEST_F(OffloadSecurity, PrivateDirRefusesOpenModesOtherOwnersAndSymlinks) {
+TEST_F(OffloadSecurity, PrivateDirIsMadePrivate) {
   std::string got;
-  ASSERT_TRUE(private_dir_under(dir_, got).is_ok());
+  ASSERT_TRUE(common::private_dir_under(dir_, got).is_ok());
   EXPECT_EQ(got, dir_ + "/mccl-0");
   struct stat st {};
   ASSERT_EQ(::lstat(got.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
 
-  ASSERT_EQ(::chmod(got.c_str(), 0755), 0);
-  EXPECT_THAT(private_dir_under(dir_, got).message(), HasSubstr("mode 755"));
-  ASSERT_EQ(::chmod(got.c_str(), 0700), 0);
-  ASSERT_EQ(::chown(got.c_str(), kOther, kOther), 0);
-  EXPECT_THAT(private_dir_under(dir_, got).message(), HasSubstr("owned by uid 65534"));
+// Defect (N2): another user who made /tmp/mccl-<uid> first (the sticky
+// /tmp lets nobody else remove it) kept this user's offload engine from
+// starting. Now a directory only this user can own takes its place, the
+// same one for every process of the user, and an open mode, a symlink or
+// a file in the way are treated alike: never followed nor used.
+TEST_F(OffloadSecurity, SquattedPrivateDirIsReplacedByOneOfOurOwn) {
+  const std::string squatted = dir_ + "/mccl-0";
+  ASSERT_EQ(::mkdir(squatted.c_str(), 0777), 0);
+  ASSERT_EQ(::chown(squatted.c_str(), kOther, kOther), 0);
+  std::string got, again;
+  ASSERT_TRUE(common::private_dir_under(dir_, got).is_ok());
+  EXPECT_NE(got, squatted);
+  EXPECT_THAT(got, StartsWith(squatted + "."));
+  EXPECT_TRUE(common::why_not_private(got).empty()) << common::why_not_private(got);
+  ASSERT_TRUE(common::private_dir_under(dir_, again).is_ok());
+  EXPECT_EQ(again, got) << "every process of the user must find the same directory";
 
-  // Someone else's directory behind a symlink of the expected name.
-  const std::string elsewhere = dir_ + "/elsewhere";
-  ASSERT_EQ(::rename((dir_ + "/mccl-0").c_str(), elsewhere.c_str()), 0);
-  ASSERT_EQ(::chown(elsewhere.c_str(), 0, 0), 0);
-  ASSERT_EQ(::symlink(elsewhere.c_str(), (dir_ + "/mccl-0").c_str()), 0);
-  EXPECT_THAT(private_dir_under(dir_, got).message(), HasSubstr("a symlink"));
+  // The whole offload engine comes up beside the squatter.
+  const char* saved = std::getenv("MCCL_OFFLOAD_SOCKET");
+  const std::string keep = saved ? saved : "";
+  ::setenv("MCCL_OFFLOAD_SOCKET", (got + "/d.sock").c_str(), 1);
+  sock_ = got + "/d.sock";
+  std::unique_ptr<OffloadComm> c;
+  auto st = create(10s, c, MCCL_OFFLOADD);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  c.reset();
+  saved ? (void)::setenv("MCCL_OFFLOAD_SOCKET", keep.c_str(), 1)
+        : (void)::unsetenv("MCCL_OFFLOAD_SOCKET");
+
+  // A symlink to someone's directory, or our own directory left open: the
+  // same replacement, never the link's target nor the open directory.
+  ASSERT_EQ(::rmdir(squatted.c_str()), 0);
+  ASSERT_EQ(::symlink("/", squatted.c_str()), 0);
+  ASSERT_TRUE(common::private_dir_under(dir_, again).is_ok());
+  EXPECT_EQ(again, got);
+  ASSERT_EQ(::unlink(squatted.c_str()), 0);
+  ASSERT_EQ(::mkdir(squatted.c_str(), 0755), 0);
+  ASSERT_TRUE(common::private_dir_under(dir_, again).is_ok());
+  EXPECT_EQ(again, got);
+}
+
+// Defect (N3): with MCCL_OFFLOAD_SOCKET in a shared directory, another
+// user's planted <socket>.lock kept every daemon out and the client failed
+// only after its whole connect timeout (10 s). Now the client names the
+// lock and its owner at once; likewise for a planted log.
+TEST_F(OffloadSecurity, AnotherUsersLockOrLogIsAFastClearError) {
+  for (const std::string& planted : {sock_ + ".lock", sock_ + ".log"}) {
+    std::ofstream(planted) << "planted";
+    ASSERT_EQ(::chown(planted.c_str(), kOther, kOther), 0);
+    std::unique_ptr<OffloadComm> c;
+    const auto t0 = common::now();
+    auto st = create(10s, c, MCCL_OFFLOADD);
+    EXPECT_LT(common::now() - t0, 5s) << "well under the 10 s connect timeout";
+    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.message();
+    EXPECT_THAT(st.message(), HasSubstr(planted));
+    EXPECT_THAT(st.message(), HasSubstr("owned by uid " + std::to_string(kOther)));
+    ASSERT_EQ(::unlink(planted.c_str()), 0);
+  }
+}
+
+// Defect (N3): a daemon that could not open its log wrote its errors to
+// the application's stderr. Now it writes nowhere but its log.
+TEST_F(OffloadSecurity, DaemonNeverWritesToTheApplicationsStderr) {
+  const std::string log = sock_ + ".log", lock = sock_ + ".lock";
+  std::ofstream(log) << "planted";
+  ASSERT_EQ(::chown(log.c_str(), kOther, kOther), 0);
+  // The daemon fails at once on this lock, and says so on its stderr.
+  ASSERT_EQ(::symlink("/nonexistent", lock.c_str()), 0);
+  // Our stderr is a pipe while the daemon is spawned: it reads as ended
+  // once the daemon no longer holds it (at exec with the fix, at exit
+  // without), and holds whatever the daemon wrote there.
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  const int saved = ::dup(2);
+  ::dup2(pipe_fds[1], 2);
+  ::close(pipe_fds[1]);
+  spawn_daemon(MCCL_OFFLOADD, sock_);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::string text;
+  const auto give_up = common::now() + 20s;
+  while (common::now() < give_up) {
+    pollfd p{pipe_fds[0], POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[512];
+    const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  EXPECT_EQ(text, "") << "the daemon wrote to the application's stderr";
 }
 
 TEST_F(OffloadSecurity, DefaultSocketLivesInXdgRuntimeDirOnlyWhenItIsPrivate) {

@@ -226,20 +226,16 @@ TEST(BootstrapSecret, ComparisonTakesTheWholeString) {
   EXPECT_FALSE(wire::secrets_equal("abc", ""));
 }
 
-TEST(BootstrapSecret, ExplicitThenEnvironmentThenDerivedFromUserPortAndJob) {
+TEST(BootstrapSecret, ExplicitThenEnvironmentNeverDerived) {
   ::unsetenv("MCCL_BOOTSTRAP_SECRET");
-  ::unsetenv("PMIX_NAMESPACE");
-  ::unsetenv("OMPI_MCA_ess_base_jobid");
-  ::unsetenv("SLURM_JOB_ID");
-  const std::string plain = bootstrap::job_secret("", 29500);
-  EXPECT_THAT(plain, HasSubstr("uid=" + std::to_string(::getuid())));
-  EXPECT_NE(plain, bootstrap::job_secret("", 29501));
-  ::setenv("PMIX_NAMESPACE", "prterun-node0-123@1", 1);
-  EXPECT_NE(bootstrap::job_secret("", 29500), plain);
-  ::unsetenv("PMIX_NAMESPACE");
+  ::unsetenv("MCCL_BOOTSTRAP_SECRET_FILE");
+  // Nothing given: no secret to compute, only a file for rank 0 to write.
+  const auto none = bootstrap::job_secret("", 29500);
+  EXPECT_EQ(none.value, "");
+  EXPECT_THAT(none.generated, HasSubstr("mccl-bootstrap-29500.secret"));
   ::setenv("MCCL_BOOTSTRAP_SECRET", "from-env", 1);
-  EXPECT_EQ(bootstrap::job_secret("", 29500), "from-env");
-  EXPECT_EQ(bootstrap::job_secret("explicit", 29500), "explicit");
+  EXPECT_EQ(bootstrap::job_secret("", 29500).value, "from-env");
+  EXPECT_EQ(bootstrap::job_secret("explicit", 29500).value, "explicit");
   ::setenv("MCCL_BOOTSTRAP_SECRET", std::string(wire::kMaxSecretBytes + 1, 'k').c_str(), 1);
   try {
     bootstrap::job_secret("", 29500);

@@ -87,6 +87,11 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
     // Another user's socket or file at the path is a clear error now, not
     // a connect that fails until the timeout.
     if (auto st = check_socket_path(path); !st) return {st.code(), who + st.message()};
+    // Likewise a lock or log the daemon would refuse (another user's): no
+    // daemon could start, so waiting for one is pointless.
+    for (const std::string& f : {path + ".lock", daemon_log_path(path)}) {
+      if (auto st = check_daemon_file(f); !st) return {st.code(), who + st.message()};
+    }
     int fd = connect_to_daemon(path);
     if (fd < 0) {
       if (common::now() >= next_spawn) {

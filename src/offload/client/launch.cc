@@ -28,6 +28,10 @@ bool executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0; }
 
 }  // namespace
 
+std::string daemon_log_path(const std::string& socket_path) {
+  return common::settings::kOffloadLog.from_env().value_or(socket_path + ".log");
+}
+
 std::string find_daemon(const std::string& daemon_path) {
   if (!daemon_path.empty()) return daemon_path;
   if (auto e = common::settings::kOffloadDaemon.from_env()) return *e;
@@ -61,7 +65,7 @@ std::string find_daemon(const std::string& daemon_path) {
 void spawn_daemon(const std::string& exe, const std::string& socket_path) {
   // Everything the child needs is prepared before fork(): after it, only
   // async-signal-safe calls (the application may have threads).
-  const std::string log = common::settings::kOffloadLog.from_env().value_or(socket_path + ".log");
+  const std::string log = daemon_log_path(socket_path);
   std::string arg_socket = "--socket=" + socket_path;
   std::string arg_log = "--log=" + log;
   char* argv[] = {const_cast<char*>(exe.c_str()), const_cast<char*>(arg_socket.c_str()),
@@ -91,6 +95,9 @@ void spawn_daemon(const std::string& exe, const std::string& socket_path) {
       out = -1;
     }
     if (devnull >= 0) ::dup2(devnull, 0);
+    // Without its log the daemon writes nowhere: never to the
+    // application's terminal (the client names the refused log itself).
+    if (out < 0) out = devnull;
     if (out >= 0) {
       ::dup2(out, 1);
       ::dup2(out, 2);

@@ -14,9 +14,13 @@ namespace mccl::offload::client {
 // tree made it, else $PATH.
 std::string find_daemon(const std::string& daemon_path);
 
-// Starts `exe` serving `socket_path`, detached; its output goes to the log
-// beside the socket (MCCL_OFFLOAD_LOG). Returns once the intermediate child
-// has exited; whether the daemon came up shows when it answers.
+// MCCL_OFFLOAD_LOG, else the socket path with .log appended.
+std::string daemon_log_path(const std::string& socket_path);
+
+// Starts `exe` serving `socket_path`, detached; its output goes to its log
+// (daemon_log_path), or nowhere when that cannot be opened. Returns once
+// the intermediate child has exited; whether the daemon came up shows when
+// it answers.
 void spawn_daemon(const std::string& exe, const std::string& socket_path);
 
 // A connected socket to the daemon at `path`, or -1 when none answers.

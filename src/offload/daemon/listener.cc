@@ -38,6 +38,10 @@ int run_daemon(const DaemonConfig& config) {
   }
   // One daemon per path: the lock is held for the daemon's life.
   const std::string lock_path = path + ".lock";
+  if (auto st = check_daemon_file(lock_path); !st) {
+    say("%s", st.message());
+    return 1;
+  }
   // Never through a symlink, and only a lock file of this user: one that
   // someone else made could be held by them to keep every daemon out.
   int lock = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
