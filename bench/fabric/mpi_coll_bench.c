@@ -132,11 +132,13 @@ int main(int argc, char** argv) {
   const char *bench_name = NULL, *impl = "mpi", *json_path = NULL, *netdev = NULL;
   size_t min_size = 1, max_size = 1 << 20;
   int iters = 100, warmup = 10, validate = 0, traffic_iters = 0;
-  static struct option longs[] = {
-      {"impl", required_argument, NULL, 1},   {"json", required_argument, NULL, 2},
-      {"netdev", required_argument, NULL, 3}, {"traffic-iters", required_argument, NULL, 4},
-      {"sequential", no_argument, NULL, 5},   {"thread-level", required_argument, NULL, 6},
-      {NULL, 0, NULL, 0}};
+  static struct option longs[] = {{"impl", required_argument, NULL, 1},
+                                  {"json", required_argument, NULL, 2},
+                                  {"netdev", required_argument, NULL, 3},
+                                  {"traffic-iters", required_argument, NULL, 4},
+                                  {"sequential", no_argument, NULL, 5},
+                                  {"thread-level", required_argument, NULL, 6},
+                                  {NULL, 0, NULL, 0}};
   /* --thread-level is read before MPI starts: MPI_Init_thread needs it. */
   int level = -1, provided = 0;
   for (int i = 1; i + 1 < argc; ++i) {

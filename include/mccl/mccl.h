@@ -11,8 +11,8 @@
  *
  * Threading: a communicator and its requests are used from one thread at a
  * time (like MPI_THREAD_SERIALIZED); different communicators may be used
- * from different threads at once, under every progress engine. Collectives are called in the same order
- * on every rank, as in MPI.
+ * from different threads at once, under every progress engine. Collectives are called in the same
+ * order on every rank, as in MPI.
  *
  * Buffers: the caller owns every buffer. A buffer given to a nonblocking
  * call must stay valid and untouched until its request has completed

@@ -161,9 +161,8 @@ Status validate_allgatherv(int rank, int size, const void* send, bool in_place, 
       return common::invalid_argument(
           at(rank) + op + "receive blocks overlap at displacement " + std::to_string(b.displ) +
           ": rank " + std::to_string(a.rank) + "'s (bytes " + std::to_string(a.displ) + " to " +
-          std::to_string(a.displ + a.count) + ") and rank " + std::to_string(b.rank) +
-          "'s (from " + std::to_string(b.displ) +
-          "); no byte of the receive buffer may be written twice");
+          std::to_string(a.displ + a.count) + ") and rank " + std::to_string(b.rank) + "'s (from " +
+          std::to_string(b.displ) + "); no byte of the receive buffer may be written twice");
     }
   }
   if (!in_place && mine > 0 && total > 0) {

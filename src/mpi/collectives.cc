@@ -41,9 +41,7 @@ struct GatherArgs {
   MPI_Datatype rtype;
   int count(int r) const { return counts ? counts[r] : uniform; }
   // In elements of rtype's extent, from recv.
-  long long displ(int r) const {
-    return displs ? displs[r] : static_cast<long long>(r) * uniform;
-  }
+  long long displ(int r) const { return displs ? displs[r] : static_cast<long long>(r) * uniform; }
 };
 
 // The program's receive blocks under a derived receive type, copied out of
@@ -51,8 +49,8 @@ struct GatherArgs {
 struct TypedBlocks {
   void* recv = nullptr;
   MPI_Aint extent = 0;
-  std::vector<int> counts;         // elements of the receive type
-  std::vector<long long> displs;   // in extents, from recv
+  std::vector<int> counts;        // elements of the receive type
+  std::vector<long long> displs;  // in extents, from recv
   void* block(int r) const { return static_cast<char*>(recv) + displs[r] * extent; }
 };
 
@@ -252,9 +250,10 @@ int gatherv(Kind kind, const void* sendbuf, int scount, MPI_Datatype stype, void
     std::string err = gather_unpack(g);
     return err.empty() ? MPI_SUCCESS : raise_error(label, comm, true, kind_name(kind), err);
   }
-  return run(kind, route.flat, request,
-             [&](Communicator& c) { return c.iallgatherv(send, g.base, g.counts, g.displs); },
-             std::move(finish));
+  return run(
+      kind, route.flat, request,
+      [&](Communicator& c) { return c.iallgatherv(send, g.base, g.counts, g.displs); },
+      std::move(finish));
 }
 
 }  // namespace

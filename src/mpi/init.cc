@@ -73,10 +73,8 @@ void start(int provided) {
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   g.thread_multiple = provided == MPI_THREAD_MULTIPLE;
-  Proposal mine{g.settings.enable && g.settings.error.empty() ? 1 : 0,
-                g.settings.min_bytes,
-                g.settings.single_host ? 1 : 0,
-                static_cast<std::int64_t>(g.settings.host_scheme),
+  Proposal mine{g.settings.enable && g.settings.error.empty() ? 1 : 0, g.settings.min_bytes,
+                g.settings.single_host ? 1 : 0, static_cast<std::int64_t>(g.settings.host_scheme),
                 g.settings.leaders_bcast_max_bytes};
   std::vector<Proposal> all(static_cast<std::size_t>(size));
   if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE,
@@ -139,9 +137,8 @@ void print_stats() {
               g.world_rank, served, fallback, c.failed_calls.load(), c.served_bytes.load(),
               c.mcast_bytes_sent.load(), c.mcast_datagrams_sent.load(),
               c.mcast_bytes_received.load(), c.repair_bytes_requested.load(),
-              c.p2p_bytes_sent.load(), c.early_arrivals_dropped.load(),
-              c.dropped_duplicate.load(), c.comms_created.load(), c.comms_failed.load(),
-              per_kind.c_str());
+              c.p2p_bytes_sent.load(), c.early_arrivals_dropped.load(), c.dropped_duplicate.load(),
+              c.comms_created.load(), c.comms_failed.load(), per_kind.c_str());
   std::fflush(stdout);
 }
 

@@ -3,10 +3,10 @@
 //
 // Served only for datatypes made of one predefined type MCCL has kernels
 // for (derived ones are packed around MCCL, staging.h) and the predefined
-// ops it implements (sum, prod, min, max); everything else goes to PMPI_. Integers give MPI's results bit for bit (both wrap around).
-// Floating-point sums and products may differ from MPI's in their last
-// bits: MCCL adds in one fixed order (the same on every rank and in every
-// run), MPI in an order of its own; MPI promises no particular order either.
+// ops it implements (sum, prod, min, max); everything else goes to PMPI_. Integers give MPI's
+// results bit for bit (both wrap around). Floating-point sums and products may differ from MPI's in
+// their last bits: MCCL adds in one fixed order (the same on every rank and in every run), MPI in
+// an order of its own; MPI promises no particular order either.
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -77,7 +77,8 @@ const char* reduce_check(MPI_Datatype type, MPI_Op op, int count, int blocks, Re
   if (count < 0) return "MPI: negative count (MPI reports it)";
   // The size is set first: a call left to MPI is logged with it too.
   bytes = static_cast<std::size_t>(count) * type_size(type) * static_cast<std::size_t>(blocks);
-  if (!mccl_type(element_type(type), red.type)) return "MPI: no MCCL element type for this datatype";
+  if (!mccl_type(element_type(type), red.type))
+    return "MPI: no MCCL element type for this datatype";
   if (!mccl_op(op, red.op)) return "MPI: user-defined or unsupported MPI_Op";
   red.per_count = type_size(type) / size_of(red.type);
   return nullptr;

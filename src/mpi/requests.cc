@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -81,7 +81,7 @@ bool advance(MPI_Request handle, Pending& p) {
     warnf("%s on %s failed: %s", kind_name(p.kind), p.owner->label.c_str(), p.error.c_str());
   }
   p.done = true;
-  p.req = Request();  // finished: releasing it waits for nothing
+  p.req = Request();   // finished: releasing it waits for nothing
   p.finish = nullptr;  // and its staging buffer goes
   if (!p.detached) {
     PMPI_Grequest_complete(handle);

@@ -74,8 +74,9 @@ struct Global {
   int world_rank = -1;
   Settings settings;  // enable and min_bytes agreed at MPI_Init
   int keyval = MPI_KEYVAL_INVALID;
-  MPI_Comm self = MPI_COMM_NULL;  // private MPI_COMM_SELF dup: MPI progress while MCCL is waited for
-  bool thread_multiple = false;   // MPI_Init_thread provided MPI_THREAD_MULTIPLE
+  MPI_Comm self =
+      MPI_COMM_NULL;             // private MPI_COMM_SELF dup: MPI progress while MCCL is waited for
+  bool thread_multiple = false;  // MPI_Init_thread provided MPI_THREAD_MULTIPLE
   Counters counters;
 };
 

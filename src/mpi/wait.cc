@@ -103,8 +103,7 @@ MCCL_MPI_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
         rc = PMPI_Test(req, &flag, status);
         return rc != MPI_SUCCESS || flag;
       },
-      [&] { return PMPI_Wait(req, status); },
-      [&](int rc) { return single(rc, req, h, tracked); });
+      [&] { return PMPI_Wait(req, status); }, [&](int rc) { return single(rc, req, h, tracked); });
 }
 
 MCCL_MPI_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {

@@ -27,15 +27,15 @@
 
 static int rank, size, failures;
 
-#define CHECK(cond, ...)                               \
-  do {                                                 \
-    if (!(cond)) {                                     \
-      if (failures++ < 20) {                           \
-        fprintf(stderr, "rank %d: FAIL: ", rank);      \
-        fprintf(stderr, __VA_ARGS__);                  \
-        fputc('\n', stderr);                           \
-      }                                                \
-    }                                                  \
+#define CHECK(cond, ...)                          \
+  do {                                            \
+    if (!(cond)) {                                \
+      if (failures++ < 20) {                      \
+        fprintf(stderr, "rank %d: FAIL: ", rank); \
+        fprintf(stderr, __VA_ARGS__);             \
+        fputc('\n', stderr);                      \
+      }                                           \
+    }                                             \
   } while (0)
 
 enum { kUnit = 64, kSentinel = -7 };
@@ -117,7 +117,8 @@ static void bcasts(int tag) {
         MPI_Datatype mine;
         MPI_Type_dup(s->type, &mine);
         MPI_Request req;
-        CHECK(MPI_Ibcast(buf, count, mine, root, MPI_COMM_WORLD, &req) == MPI_SUCCESS, "MPI_Ibcast");
+        CHECK(MPI_Ibcast(buf, count, mine, root, MPI_COMM_WORLD, &req) == MPI_SUCCESS,
+              "MPI_Ibcast");
         MPI_Type_free(&mine);
         CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS, "MPI_Wait of MPI_Ibcast");
       } else {
@@ -176,7 +177,8 @@ static void allgathervs(int tag) {
   for (int q = size - 1; q >= 0; --q) {
     const int u = (q % 3) + 1 == 3 ? 0 : (q % 3) + 1;
     counts[q] = u * rs->per_unit;
-    displs[q] = u == 0 ? 0 : (int)total * (rs->stride == kUnit && rs->per_unit == kUnit ? kUnit : 1);
+    displs[q] =
+        u == 0 ? 0 : (int)total * (rs->stride == kUnit && rs->per_unit == kUnit ? kUnit : 1);
     total += (size_t)u;
   }
   const int mine = counts[rank] / rs->per_unit;
@@ -230,8 +232,7 @@ static void reductions(int tag, int derived) {
   int* mine = ints(units * (size_t)s->stride);
   for (size_t i = 0; i < units * kUnit * (size_t)size; ++i)
     all[at(s, i)] = value(tag, rank, i) % 1000;
-  CHECK(MPI_Reduce_scatter_block(all, mine, count, s->type, MPI_SUM, MPI_COMM_WORLD) ==
-            MPI_SUCCESS,
+  CHECK(MPI_Reduce_scatter_block(all, mine, count, s->type, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS,
         "MPI_Reduce_scatter_block");
   for (size_t i = 0; i < units * kUnit; ++i) {
     const size_t g = (size_t)rank * units * kUnit + i;
@@ -252,12 +253,24 @@ static void layouts(int tag) {
   for (int shape = 0; shape < kShapes; ++shape, ++tag) {
     for (int q = 0; q < size; ++q) {
       switch (shape) {
-        case kRegular: counts[q] = m; break;
-        case kBcast: counts[q] = q == 0 ? m : 0; break;
-        case kSpike: counts[q] = q == 0 ? m / 2 : m / (2 * (size - 1)); break;
-        case kHalfFull: counts[q] = q < (size + 1) / 2 ? 2 * m : 0; break;
-        case kLinearDecrease: counts[q] = 2 * m * (size - 1 - q) / (size - 1); break;
-        default: counts[q] = q % 2 == 0 ? m : 0; break;
+        case kRegular:
+          counts[q] = m;
+          break;
+        case kBcast:
+          counts[q] = q == 0 ? m : 0;
+          break;
+        case kSpike:
+          counts[q] = q == 0 ? m / 2 : m / (2 * (size - 1));
+          break;
+        case kHalfFull:
+          counts[q] = q < (size + 1) / 2 ? 2 * m : 0;
+          break;
+        case kLinearDecrease:
+          counts[q] = 2 * m * (size - 1 - q) / (size - 1);
+          break;
+        default:
+          counts[q] = q % 2 == 0 ? m : 0;
+          break;
       }
     }
     /* Non-empty blocks in reverse rank order with a gap of 5 between them;
@@ -288,8 +301,10 @@ static void layouts(int tag) {
       }
     }
     for (int k = 0; k < end + 5; ++k)
-      CHECK(owned[k] || recv[k] == 0xAB, "MPI_Allgatherv (shape %d): byte %d outside every block "
-            "was written", shape, k);
+      CHECK(owned[k] || recv[k] == 0xAB,
+            "MPI_Allgatherv (shape %d): byte %d outside every block "
+            "was written",
+            shape, k);
     free(send), free(recv), free(owned);
   }
   free(counts), free(displs);

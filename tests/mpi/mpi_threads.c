@@ -27,15 +27,15 @@ enum { kWorkers = 3, kInts = 4096 /* 16 KiB */ };
 static int rank, size, rounds = 20;
 static atomic_int failures;
 
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    if (!(cond)) {                                        \
-      if (atomic_fetch_add(&failures, 1) < 20) {          \
-        fprintf(stderr, "rank %d: FAIL: ", rank);         \
-        fprintf(stderr, __VA_ARGS__);                     \
-        fputc('\n', stderr);                              \
-      }                                                   \
-    }                                                     \
+#define CHECK(cond, ...)                          \
+  do {                                            \
+    if (!(cond)) {                                \
+      if (atomic_fetch_add(&failures, 1) < 20) {  \
+        fprintf(stderr, "rank %d: FAIL: ", rank); \
+        fprintf(stderr, __VA_ARGS__);             \
+        fputc('\n', stderr);                      \
+      }                                           \
+    }                                             \
   } while (0)
 
 static int value(int tag, int owner, int i) { return tag * 100003 + owner * 7919 + i; }
@@ -113,8 +113,8 @@ static void* worker(void* p) {
     CHECK(MPI_Allreduce(MPI_IN_PLACE, buf, kInts, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS,
           "MPI_Allreduce");
     for (int i = 0; i < kInts; ++i)
-      CHECK(buf[i] == size * (size + 1) / 2 * (i % 100), "MPI_Allreduce worker %d round %d",
-            a->id, round);
+      CHECK(buf[i] == size * (size + 1) / 2 * (i % 100), "MPI_Allreduce worker %d round %d", a->id,
+            round);
     /* A nonblocking pair, completed by the completer thread. */
     for (int i = 0; i < kInts; ++i) nb[i] = rank == root ? value(tag + 7, root, i) : -1;
     for (int i = 0; i < kInts * size; ++i) nball[i] = -1;
@@ -123,9 +123,9 @@ static void* worker(void* p) {
     handoff* h = &slots[a->id];
     MPI_Request reqs[2];
     CHECK(MPI_Ibcast(nb, kInts, MPI_INT, root, comm, &reqs[0]) == MPI_SUCCESS, "MPI_Ibcast");
-    CHECK(MPI_Iallgather(mine, block, MPI_INT, nball, block, MPI_INT, comm, &reqs[1]) ==
-              MPI_SUCCESS,
-          "MPI_Iallgather");
+    CHECK(
+        MPI_Iallgather(mine, block, MPI_INT, nball, block, MPI_INT, comm, &reqs[1]) == MPI_SUCCESS,
+        "MPI_Iallgather");
     pthread_mutex_lock(&h->mu);
     h->reqs[0] = reqs[0], h->reqs[1] = reqs[1];
     h->posted = 1;
