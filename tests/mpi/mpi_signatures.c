@@ -25,18 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, failures;
+#include "mpi_check.h"
 
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    if (!(cond)) {                                \
-      if (failures++ < 20) {                      \
-        fprintf(stderr, "rank %d: FAIL: ", rank); \
-        fprintf(stderr, __VA_ARGS__);             \
-        fputc('\n', stderr);                      \
-      }                                           \
-    }                                             \
-  } while (0)
+static int rank, size;
 
 enum { kUnit = 64, kSentinel = -7 };
 
@@ -342,6 +333,7 @@ static void overlap(int tag, int expect_error) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  check_rank = rank;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   make_styles();
   bcasts(1000);
@@ -351,6 +343,7 @@ int main(int argc, char** argv) {
   layouts(5000);
   overlap(6000, argc > 1 && strcmp(argv[1], "--expect-overlap-error") == 0);
   int all = 0;
+  int failures = check_failed();
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("RESULT: %s (%d failed checks)\n", all == 0 ? "PASS" : "FAIL", all);
   printf("rank %d finalizing\n", rank);

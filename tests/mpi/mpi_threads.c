@@ -22,21 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_check.h"
+
 enum { kWorkers = 3, kInts = 4096 /* 16 KiB */ };
 
 static int rank, size, rounds = 20;
-static atomic_int failures;
-
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    if (!(cond)) {                                \
-      if (atomic_fetch_add(&failures, 1) < 20) {  \
-        fprintf(stderr, "rank %d: FAIL: ", rank); \
-        fprintf(stderr, __VA_ARGS__);             \
-        fputc('\n', stderr);                      \
-      }                                           \
-    }                                             \
-  } while (0)
 
 static int value(int tag, int owner, int i) { return tag * 100003 + owner * 7919 + i; }
 
@@ -173,10 +163,11 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  check_rank = rank;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (provided != MPI_THREAD_MULTIPLE) {
     if (rank == 0) printf("mpi_threads: this MPI provides thread level %d only\n", provided);
-    atomic_fetch_add(&failures, 1);
+    atomic_fetch_add(&check_failures, 1);
   } else {
     worker_arg args[kWorkers];
     pthread_t workers[kWorkers], done, dups;
@@ -193,7 +184,7 @@ int main(int argc, char** argv) {
     pthread_join(dups, NULL);
     pthread_join(done, NULL);
   }
-  int mine = atomic_load(&failures), all = 0;
+  int mine = check_failed(), all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("RESULT: %s (%d failed checks)\n", all == 0 ? "PASS" : "FAIL", all);
   printf("rank %d finalizing\n", rank);
