@@ -43,7 +43,7 @@ if [[ ! -x $python ]]; then
   "$base" -m venv "$venv" || no_torch "$base -m venv failed (Debian: python3-venv)"
 fi
 rm -f "$venv/why-no-torch"
-echo "torch-pypi.sh: installing PyTorch 2.x from PyPI into $venv (once; about 4 GB with its CUDA libraries)" >&2
+echo "torch-pypi.sh: installing PyTorch 2.x from PyPI into $venv (once; about 5 GB with its CUDA libraries)" >&2
 log=$venv/pip-install.log
 # PyPI's Linux wheels bring CUDA's libraries too; the CPU-only wheels live
 # on download.pytorch.org, tried first (briefly) where it can be reached.
