@@ -22,8 +22,9 @@ packages=(
   # plots of bench/fabric/run.sh
   python3-matplotlib
   # the torch.distributed backend (src/torch, tests/torch, bench/torch):
-  # PyTorch 1.13 for /usr/bin/python3, its C++ headers, and pybind11's
-  python3-torch libtorch-dev pybind11-dev
+  # PyTorch 1.13 for /usr/bin/python3, its C++ headers, and pybind11's;
+  # venv for the second run on PyTorch 2.x from PyPI (scripts/torch-pypi.sh)
+  python3-torch libtorch-dev pybind11-dev python3-venv
   # the offload daemon's aarch64 cross build and its qemu-user smoke test
   # (offload.cross_aarch64_smoke; skips without them). The daemon needs no
   # target libraries beyond the cross toolchain's own libstdc++.

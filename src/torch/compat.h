@@ -1,6 +1,6 @@
 // Everything that differs between the PyTorch versions this backend builds
-// against, in one place. Checked by building against PyTorch 1.13 (Debian 12)
-// and by reading the 2.x headers; 2.x is not built here (docs/pytorch.md).
+// against, in one place. Built and tested against PyTorch 1.13 (Debian 12)
+// and the current 2.x from PyPI (mccl_torch_pypi, docs/pytorch.md).
 //
 // - 1.13: a backend is a c10d::ProcessGroup; Backend.register_backend(name,
 //   func, extended_api) takes a creator that returns that ProcessGroup.

@@ -5,6 +5,7 @@ torch cannot be imported or has no torch.distributed.
 """
 import os
 import sys
+import sysconfig
 
 try:
     import torch
@@ -25,3 +26,5 @@ for key in ("COMPILER_TYPE", "STDLIB", "BUILD_ABI"):
     value = getattr(torch._C, "_PYBIND11_" + key, None)
     if value:
         print(f"pybind11_{key.lower()}={value}")
+# The interpreter's extension ABI: a venv's module must match the headers.
+print("soabi=" + (sysconfig.get_config_var("SOABI") or ""))

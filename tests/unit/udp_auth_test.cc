@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -133,11 +134,14 @@ TEST_P(UdpAuth, ForgedDatagramsOnTheGroup) {
   for (int r = 1; r < 3; ++r) b.start(rig, r);
 
   Forger forger(group);
-  DatagramMac guess(random_auth_key());
+  // A MAC under a key of the forger's own; only where MACs exist (a build
+  // without libsodium aborts on constructing one).
+  std::optional<DatagramMac> guess;
+  if (auth) guess.emplace(random_auth_key());
   std::vector<Bytes> lies;
   for (std::uint32_t i : {0u, 1u, 50u, 100u}) {
     lies.push_back(forged(nullptr, chunk, bytes, i));
-    if (auth) lies.push_back(forged(&guess, chunk, bytes, i));
+    if (auth) lies.push_back(forged(&*guess, chunk, bytes, i));
   }
   for (const auto& d : lies) forger.send(d);
   // The receivers read the lies before the root sends anything.
