@@ -19,9 +19,10 @@ to G:P, cycling through these kinds (docs/wire-protocol.md has the format):
   farseq    the right tag, a valid CRC, but a sequence number 2^20 ahead
 
 and, not counted as garbage, `replay`: real datagrams captured earlier, sent
-again verbatim (a receiver must drop them as duplicates or stale). Every kind
-but replay must end in a receiver's dropped_invalid counter, so the sum of
-the garbage kinds bounds what any one receiver can count there.
+again verbatim (a receiver must drop them as duplicates or stale; one that
+drops datagrams from non-members' addresses counts them invalid too). Every
+kind but replay must end in a receiver's dropped_invalid counter, so the sum
+of all kinds bounds what any one receiver can count there.
 
 The group is joined only to learn the tag (and to check this script's CRC32C
 against a sample of real datagrams); own datagrams are not looped back. At the

@@ -12,13 +12,13 @@ static atomic_int check_failures;
 
 static inline int check_failed(void) { return atomic_load(&check_failures); }
 
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
     if (!(cond) && atomic_fetch_add(&check_failures, 1) < 20) { \
-      fprintf(stderr, "rank %d: FAIL: ", check_rank);        \
-      fprintf(stderr, __VA_ARGS__);                          \
-      fputc('\n', stderr);                                   \
-    }                                                        \
+      fprintf(stderr, "rank %d: FAIL: ", check_rank);           \
+      fprintf(stderr, __VA_ARGS__);                             \
+      fputc('\n', stderr);                                      \
+    }                                                           \
   } while (0)
 
 #endif
