@@ -1,6 +1,7 @@
 #include "mpi/comm_cache.h"
 
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,19 +46,46 @@ std::vector<Retired>& graveyard() {
   return *g;
 }
 
+// Entries whose communicator MPI has freed, handed over by delete_entry()
+// and buried by bury_dead() under tables_lock(). MPI runs delete_entry()
+// inside its own calls, perhaps holding a lock of its own (MPICH's global
+// critical section under MPI_THREAD_MULTIPLE): taking tables_lock() there
+// would wait for a thread that holds it and waits for MPI's. `dead_lock`
+// is held for nothing but the hand-over.
+std::mutex dead_lock;
+std::vector<CommEntry*>& dead() {
+  static auto* d = new std::vector<CommEntry*>;
+  return *d;
+}
+
 int delete_entry(MPI_Comm, int, void* value, void*) {
-  TablesGuard tables(tables_lock());
   auto* e = static_cast<CommEntry*>(value);
-  // The leaders' host and leader communicators are left to MPI_Finalize:
-  // freeing one here, inside MPI's callback, is not safe.
   for (std::shared_ptr<McclComm>* m : {&e->mccl, e->hier ? &e->hier->mccl : nullptr}) {
-    if (m == nullptr || !*m) continue;
-    (*m)->mpi_comm_alive = false;  // no error handler to call any more
-    graveyard().push_back({std::move(*m), std::chrono::steady_clock::now()});
+    if (m != nullptr && *m) (*m)->mpi_comm_alive = false;  // no error handler to call any more
   }
-  live().erase(e);
-  delete e;
+  std::lock_guard<std::mutex> hand_over(dead_lock);
+  dead().push_back(e);
   return MPI_SUCCESS;
+}
+
+// Under tables_lock(): moves the MCCL state of the entries MPI deleted to
+// the graveyard and frees the entries.
+void bury_dead() {
+  std::vector<CommEntry*> entries;
+  {
+    std::lock_guard<std::mutex> hand_over(dead_lock);
+    entries.swap(dead());
+  }
+  for (CommEntry* e : entries) {
+    // The leaders' host and leader communicators are left to MPI_Finalize:
+    // freeing one inside MPI's callback was not safe, nor is it here.
+    for (std::shared_ptr<McclComm>* m : {&e->mccl, e->hier ? &e->hier->mccl : nullptr}) {
+      if (m == nullptr || !*m) continue;
+      graveyard().push_back({std::move(*m), std::chrono::steady_clock::now()});
+    }
+    live().erase(e);
+    delete e;
+  }
 }
 
 std::string label_of(MPI_Comm comm, int id) {
@@ -153,6 +181,7 @@ void release_before_free(MPI_Comm comm) {
 
 void reap_retired() {
   TablesGuard tables(tables_lock());
+  bury_dead();
   auto& g = graveyard();
   if (g.empty()) return;
   const auto now = std::chrono::steady_clock::now();
@@ -180,6 +209,7 @@ CommEntry* find_world() {
 
 void destroy_all() {
   TablesGuard tables(tables_lock());
+  bury_dead();
   graveyard().clear();
   for (CommEntry* e : live()) {
     e->mccl.reset();

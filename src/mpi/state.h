@@ -15,6 +15,9 @@
 //    a communicator's creation, an MPI barrier);
 //  - one MCCL communicator and its requests: McclComm::mu (comm_cache.h),
 //    taken after tables_lock() when both are needed, never before.
+// MPI's callbacks into libmccl_mpi (the attribute's delete function, the
+// generalized requests' functions) take neither: MPI may run them holding a
+// lock of its own that a holder of tables_lock() waits for.
 // The counters are atomics.
 #pragma once
 
