@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,27 +13,14 @@
 #include <sstream>
 #include <thread>
 
+#include "bootstrap/secret.h"
+
 namespace mccl::launch {
 
 namespace {
 // How long the other ranks may go on after one failed: long enough for them
 // to report their own error (a peer failure arrives within milliseconds).
 constexpr auto kFailureGrace = std::chrono::seconds(10);
-
-// The job's bootstrap secret (docs/security.md): 128 random bits as hex, so
-// that only these ranks can join the store. Empty if the kernel has no
-// randomness to give (the ranks then derive one).
-std::string random_secret() {
-  unsigned char raw[16];
-  if (getrandom(raw, sizeof raw, 0) != static_cast<ssize_t>(sizeof raw)) return {};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : raw) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
 }  // namespace
 
 int free_port() {
@@ -62,7 +48,9 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
                   const std::vector<std::pair<std::string, std::string>>& env,
                   std::chrono::seconds deadline, bool capture) {
   const std::string addr = "127.0.0.1:" + std::to_string(free_port());
-  const std::string secret = random_secret();
+  // Only these ranks can join the store (docs/security.md); empty without
+  // randomness, when rank 0 generates one for them on this host.
+  const std::string secret = bootstrap::random_secret();
   char dir_template[] = "/tmp/mccl-mp-XXXXXX";
   std::string dir = mkdtemp(dir_template);
   std::vector<pid_t> pids;

@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "bootstrap/wire.h"
@@ -99,24 +98,29 @@ JobSecret job_secret(const std::string& option, int store_port) {
   return s;
 }
 
-void publish_generated_secret(JobSecret& s) {
+std::string random_secret() {
   std::array<unsigned char, 16> raw{};
   std::size_t got = 0;
   while (got < raw.size()) {
     const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      throw Error(
-          ErrorCode::kUnavailable,
-          std::string("rank 0: no random bytes for the job secret: ") + std::strerror(errno));
-    }
+    if (n < 0) return {};
     got += static_cast<std::size_t>(n);
   }
-  s.value.clear();
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
   for (unsigned char b : raw) {
-    char hex[3];
-    std::snprintf(hex, sizeof hex, "%02x", b);
-    s.value += hex;
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+void publish_generated_secret(JobSecret& s) {
+  s.value = random_secret();
+  if (s.value.empty()) {
+    throw Error(ErrorCode::kUnavailable,
+                std::string("rank 0: no random bytes for the job secret: ") + std::strerror(errno));
   }
   // Written aside and renamed, so a rank never reads half a secret.
   const std::string tmp = s.generated + ".tmp" + std::to_string(::getpid());

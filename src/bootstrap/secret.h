@@ -45,6 +45,10 @@ void remove_generated_secret(const JobSecret& s);
 // runs on another host) or not a private file of this user.
 void read_generated_secret(int rank, JobSecret& s);
 
+// 128 random bits as 32 hex digits: a fresh job secret (mccl_run's, and
+// the one rank 0 generates). Empty when the kernel has no randomness to give.
+std::string random_secret();
+
 // For mccl_info: which case applies in this environment, in one line.
 std::string describe_secret_source();
 

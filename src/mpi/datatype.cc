@@ -10,7 +10,7 @@ namespace {
 // frees the derived types among them on destruction.
 class Contents {
  public:
-  // combiner: what MPI_Type_get_envelope said; must not be NAMED.
+  // `ints`, `addrs`, `types`: what MPI_Type_get_envelope said of a derived type.
   Contents(MPI_Datatype type, int ints, int addrs, int types) {
     ints_.resize(static_cast<std::size_t>(ints));
     addrs_.resize(static_cast<std::size_t>(addrs));

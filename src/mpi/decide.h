@@ -3,8 +3,10 @@
 // All ranks of a communicator must decide alike, or some would wait in
 // MCCL for ranks waiting in MPI. So the decision depends only on what every
 // rank knows identically: libmccl_mpi being active (agreed at MPI_Init), the
-// communicator (inter or intra, its size), the message size and the
-// datatype (which MPI requires to match), the agreed MCCL_MPI_MIN_BYTES and
+// communicator (inter or intra, its size), the type signature (its size
+// and, for reductions, its basic element type: what MPI requires to match,
+// never a rank's own datatype layout, datatype.h), the agreed
+// MCCL_MPI_MIN_BYTES and
 // the MCCL state of the communicator, which changes only inside collective
 // calls that every rank makes in the same order.
 #pragma once

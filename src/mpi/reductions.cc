@@ -158,9 +158,10 @@ MCCL_MPI_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
   // MCCL's reduce_scatter is not in place: in place, or of a derived type,
   // the N input blocks are copied (packed) out first (in place the result
   // overwrites block 0 while other blocks are still being read).
+  const bool raw = is_raw(type);
   std::vector<std::byte> in;
   const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  if (!is_raw(type)) {
+  if (!raw) {
     in.resize(all);
     if (int rc = stage_in(*mc, kWhat, send, recvcount * size, type, in); rc != MPI_SUCCESS) {
       return rc;
@@ -171,8 +172,8 @@ MCCL_MPI_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
     if (all > 0) std::memcpy(in.data(), recvbuf, all);
     send = in.data();
   }
-  std::vector<std::byte> out(is_raw(type) ? 0 : n * mccl::size_of(red.type));
-  void* result = is_raw(type) ? recvbuf : out.data();
+  std::vector<std::byte> out(raw ? 0 : n * mccl::size_of(red.type));
+  void* result = raw ? recvbuf : out.data();
   if (int rc = reduce_on(*mc, kWhat,
                          [&](mccl::Communicator& c) {
                            return c.ireduce_scatter(send, result, n, red.type, red.op);
@@ -180,5 +181,5 @@ MCCL_MPI_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
       rc != MPI_SUCCESS) {
     return rc;
   }
-  return is_raw(type) ? MPI_SUCCESS : stage_out(*mc, kWhat, out, recvbuf, recvcount, type);
+  return raw ? MPI_SUCCESS : stage_out(*mc, kWhat, out, recvbuf, recvcount, type);
 }

@@ -64,22 +64,22 @@ int single(int rc, MPI_Request* req, MPI_Request handle, bool tracked) {
 
 // The blocking wrappers' loop while MCCL requests are tracked: advance
 // them and `test()` (a PMPI_Test*; true when the wait is over) under one
-// hold of tables_lock(), and `finish(rc)` (which retires what MPI freed)
+// hold of tables_lock(), and `settle(rc)` (which retires what MPI freed)
 // under the same hold, so that no other thread can get a freed handle back
 // for a new collective before its old entry is gone. In between, sleep on
 // an MCCL request of `reqs` or yield; once none of MCCL's is running, block
 // in `block()` (the PMPI_Wait*) where may_block_in_mpi() allows.
-template <typename Test, typename Block, typename Finish>
-int wait_loop(int n, MPI_Request reqs[], Test&& test, Block&& block, Finish&& finish) {
+template <typename Test, typename Block, typename Settle>
+int wait_loop(int n, MPI_Request reqs[], Test&& test, Block&& block, Settle&& settle) {
   for (;;) {
     {
       TablesGuard tables(tables_lock());
       progress_all();
       int rc = MPI_SUCCESS;
-      if (test(rc)) return finish(rc);
+      if (test(rc)) return settle(rc);
     }
     if (!any_running()) {
-      if (may_block_in_mpi()) return finish(block());
+      if (may_block_in_mpi()) return settle(block());
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     } else if (!sleep_on_ours(n, reqs)) {
       std::this_thread::yield();

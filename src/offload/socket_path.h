@@ -27,9 +27,10 @@ common::Status default_socket_path(std::string& out);
 common::Status check_socket_path(const std::string& path);
 
 // The daemon's lock (<socket>.lock) or log at `path` must be nothing, a
-// plain file of this user, or a character device (a log of /dev/null). Anything else is
-// kInvalidArgument naming the path and its owner: the daemon refuses such a file, so a client that
-// waited for it to start would wait for its whole timeout for nothing.
+// plain file of this user, or a character device (a log of /dev/null).
+// Anything else is kInvalidArgument naming the path and its owner: the
+// daemon refuses such a file, so a client that waited for it to start
+// would wait for its whole timeout for nothing.
 common::Status check_daemon_file(const std::string& path);
 
 // The process at the other end of the connected unix socket `fd` must run

@@ -15,13 +15,11 @@ namespace mccl::protocol {
 
 #if MCCL_HAVE_SODIUM
 
-namespace {
-
-// sodium_init() picks the fastest implementations for this CPU; it is
-// idempotent and thread-safe, and fails only without a random source.
 void init_sodium() {
   if (sodium_init() < 0) std::abort();
 }
+
+namespace {
 
 // The one-time Poly1305 key of (seq64, root, chunk): block `chunk` of
 // ChaCha20-IETF under the communicator's key and the 12-byte nonce

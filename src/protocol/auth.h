@@ -32,6 +32,13 @@ using AuthKey = std::array<std::byte, 32>;
 // True when this build has libsodium, i.e. can authenticate datagrams.
 bool auth_available();
 
+#if MCCL_HAVE_SODIUM
+// Before any other libsodium call (the MAC, the key agreement of
+// group_key.h): picks the fastest implementations for this CPU. Idempotent
+// and thread-safe; aborts only without a random source.
+void init_sodium();
+#endif
+
 // A fresh random key (libsodium's CSPRNG; the OS's random device without
 // libsodium, where it is never used to authenticate).
 AuthKey random_auth_key();

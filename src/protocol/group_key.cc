@@ -1,6 +1,5 @@
 #include "protocol/group_key.h"
 
-#include <cstdlib>
 #include <cstring>
 
 #if MCCL_HAVE_SODIUM
@@ -20,10 +19,6 @@ const unsigned char* u8(const KeyShare& s) {
   return reinterpret_cast<const unsigned char*>(s.data());
 }
 unsigned char* u8(KeyShare& s) { return reinterpret_cast<unsigned char*>(s.data()); }
-
-void init() {
-  if (sodium_init() < 0) std::abort();
-}
 
 // The share of the rank `d` places after `rank` on the ring.
 const KeyShare& at(std::span<const KeyShare> v, int rank, int d) {
@@ -47,7 +42,7 @@ void derive(const KeyShare& k, std::span<const KeyShare> z, AuthKey& key) {
 KeyScalar::~KeyScalar() { sodium_memzero(bytes.data(), bytes.size()); }
 
 void group_key_begin(KeyScalar& r, KeyShare& z) {
-  init();
+  init_sodium();
   // A zero scalar would make z the identity, which scalarmult refuses.
   do {
     crypto_core_ristretto255_scalar_random(r.bytes.data());
@@ -55,7 +50,7 @@ void group_key_begin(KeyScalar& r, KeyShare& z) {
 }
 
 bool group_key_round2(const KeyScalar& r, int rank, std::span<const KeyShare> z, KeyShare& x) {
-  init();
+  init_sodium();
   if (z.size() < 3 || rank < 0 || static_cast<std::size_t>(rank) >= z.size()) return false;
   KeyShare diff;
   if (crypto_core_ristretto255_sub(u8(diff), u8(at(z, rank, 1)), u8(at(z, rank, -1))) != 0) {
@@ -66,7 +61,7 @@ bool group_key_round2(const KeyScalar& r, int rank, std::span<const KeyShare> z,
 
 bool group_key_finish(const KeyScalar& r, int rank, std::span<const KeyShare> z,
                       std::span<const KeyShare> x, AuthKey& key) {
-  init();
+  init_sodium();
   const std::size_t n = z.size();
   if (rank < 0 || static_cast<std::size_t>(rank) >= n) return false;
   if (n == 1) {
@@ -109,7 +104,7 @@ bool group_key_finish(const KeyScalar& r, int rank, std::span<const KeyShare> z,
 }
 
 KeyConfirm key_confirmation(const AuthKey& key) {
-  init();
+  init_sodium();
   static constexpr char kLabel[] = "mccl key confirmation v1";
   KeyConfirm out;
   crypto_generichash(reinterpret_cast<unsigned char*>(out.data()), out.size(),

@@ -2,10 +2,12 @@
 // application (src/api) and the offload daemon (src/offload/daemon): the
 // hello exchange (tag, salt, transport, checksum, authentication and the
 // key agreement of protocol/group_key.h, one more exchange when
-// authenticating more than two ranks), the network interface and the chunk size. Each is collective
-// over `oob` (Bootstrap::allgather, or the daemon's relay of it) and blocking; each returns a
-// Status whose message starts with `who` ("rank 3: ") and lets what `oob` throws (a bootstrap
-// timeout) and what a malformed setting throws (mccl::Error, kInvalidArgument) pass.
+// authenticating more than two ranks), the network interface and the chunk
+// size. Each is collective over `oob` (Bootstrap::allgather, or the
+// daemon's relay of it) and blocking; each returns a Status whose message
+// starts with `who` ("rank 3: ") and lets what `oob` throws (a bootstrap
+// timeout) and what a malformed setting throws (mccl::Error,
+// kInvalidArgument) pass.
 #pragma once
 
 #include <cstdint>
