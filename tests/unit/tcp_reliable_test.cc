@@ -105,6 +105,73 @@ TEST(TcpReliable, SendNeverBlocksWhenThePeerDoesNotRead) {
   EXPECT_EQ(tcp->queued_bytes(1), 0u);
 }
 
+// Connections on demand with a cache of 3 (the two ring neighbours and one
+// more) among 7 ranks: every rank sends to every other in turn, several
+// rounds, so connections are opened, closed idle by the kGoodbye handshake
+// and opened again, and dials cross (both ends send at once). Nothing is
+// lost, duplicated or reordered, and once the traffic stops every rank is
+// back within the bound (peers may open connections towards a rank faster
+// than it closes idle ones, so the bound holds when things settle).
+TEST(TcpReliable, BoundedCacheClosesIdleConnectionsWithoutLosingMessages) {
+  constexpr int kRanks = 7;
+  constexpr int kRounds = 4;
+  auto ts = make_mesh_with(kRanks, [](int r, const OobAllgather& oob, auto& out) {
+    TcpReliableConfig c = config(r, kRanks);
+    c.max_connections = 3;
+    return create_tcp_reliable(c, oob, out);
+  });
+  for (const auto& t : ts) {
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(as_tcp(t.get())->open_connections(), 2) << "only the ring neighbours at creation";
+  }
+  std::vector<Recorder> rec(kRanks);
+  for (int round = 0; round < kRounds; ++round) {
+    for (int from = 0; from < kRanks; ++from) {
+      for (int k = 1; k < kRanks; ++k) {
+        const int to = (from + k) % kRanks;
+        ASSERT_TRUE(ts[static_cast<std::size_t>(from)]
+                        ->send(to, pattern(from, to, round, 100 + static_cast<std::size_t>(k)))
+                        .is_ok());
+      }
+    }
+    // Let each round settle, so that connections go idle and are closed.
+    const std::size_t want = static_cast<std::size_t>((round + 1) * (kRanks - 1));
+    drive(ts, rec, [&] {
+      for (const auto& r : rec) {
+        if (r.events.size() < want) return false;
+      }
+      return true;
+    });
+  }
+  std::uint64_t closed = 0;
+  for (int to = 0; to < kRanks; ++to) {
+    const Recorder& r = rec[static_cast<std::size_t>(to)];
+    ASSERT_EQ(r.events.size(), static_cast<std::size_t>(kRounds * (kRanks - 1)));
+    for (int from = 0; from < kRanks; ++from) {
+      if (from == to) continue;
+      const auto got = r.from(from);
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(kRounds)) << from << " -> " << to;
+      const int k = (to - from + kRanks) % kRanks;
+      for (int round = 0; round < kRounds; ++round) {
+        EXPECT_EQ(got[static_cast<std::size_t>(round)],
+                  pattern(from, to, round, 100 + static_cast<std::size_t>(k)));
+      }
+    }
+    const TcpCounters c = as_tcp(ts[static_cast<std::size_t>(to)].get())->counters();
+    EXPECT_FALSE(r.events.back().failure);
+    EXPECT_EQ(c.messages_sent, static_cast<std::uint64_t>(kRounds * (kRanks - 1)));
+    closed += c.connections_closed;
+  }
+  EXPECT_GT(closed, 0u) << "the cache never closed an idle connection";
+  // Once quiet, every rank is back within its bound.
+  drive(ts, rec, [&] {
+    for (const auto& t : ts) {
+      if (as_tcp(t.get())->open_connections() > 3) return false;
+    }
+    return true;
+  });
+}
+
 TEST(TcpReliable, BadConfigIsRejected) {
   std::unique_ptr<ReliableTransport> t;
   auto oob = [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); };
