@@ -23,8 +23,8 @@ namespace mccl::transport::tcp {
 struct Directory {
   int rank = -1;
   int size = 0;
-  std::uint64_t nonce = 0;            // this rank's
-  std::vector<wire::Address> addrs;   // by rank: 24 bytes each, the only per-peer table
+  std::uint64_t nonce = 0;           // this rank's
+  std::vector<wire::Address> addrs;  // by rank: 24 bytes each, the only per-peer table
   std::uint16_t listen_port = 0;
 
   sockaddr_in address_of(int peer) const;

@@ -65,16 +65,17 @@ std::size_t TcpEndpoint::queued_bytes(int peer) const {
 }
 
 TcpEndpoint::~TcpEndpoint() {
-  // An orderly exit: each peer hears kLeaving (so it does not spread news
-  // of a death), and what is queued gets a bounded chance to leave: a last
+  // An orderly exit: what is queued gets a bounded chance to leave (a last
   // message sent just before destruction should not be lost to a peer that
-  // is still reading. Messages still waiting for a connection are dropped.
+  // is still reading), messages still waiting for a connection included,
+  // and each peer hears kLeaving (so it does not spread news of a death).
+  const common::Deadline deadline = common::Deadline::after(kCloseFlushBudget);
+  if (epoll_.valid()) settle_pending(deadline);
   for (Peer& p : peers_) {
     if (p.conn && !p.conn->broken() && !p.sent_goodbye) {
       p.conn->send_control(wire::ControlKind::kLeaving, 0);
     }
   }
-  const common::Deadline deadline = common::Deadline::after(kCloseFlushBudget);
   std::vector<pollfd> fds;
   std::vector<Connection*> conns;
   for (;;) {

@@ -100,6 +100,10 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   void unlink(int peer);
   void decide_parked();
   bool ring_open(const std::vector<int>& ring) const;
+  // The destructor's first step: connects the peers that messages still
+  // wait for (closing first what must close) until none is left or
+  // `deadline`; messages that arrive meanwhile are dropped.
+  void settle_pending(common::Deadline deadline);
   void report_lost(ReliableHandler& handler);
   void spread_news(int dead);
   int live_neighbour(int step) const;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
 #include "common/log.h"
 #include "transport/tcp/endpoint.h"
@@ -29,7 +30,8 @@ std::uint32_t epoll_events(short poll_events) {
 
 short poll_events(std::uint32_t epoll) {
   return static_cast<short>(((epoll & EPOLLIN) ? POLLIN : 0) | ((epoll & EPOLLOUT) ? POLLOUT : 0) |
-                            ((epoll & EPOLLERR) ? POLLERR : 0) | ((epoll & EPOLLHUP) ? POLLHUP : 0));
+                            ((epoll & EPOLLERR) ? POLLERR : 0) |
+                            ((epoll & EPOLLHUP) ? POLLHUP : 0));
 }
 
 void erase_value(std::vector<int>& v, int x) { std::erase(v, x); }
@@ -115,8 +117,8 @@ common::Status TcpEndpoint::ring_timeout(const std::vector<int>& ring) const {
     ranks += (ranks.empty() ? "" : ", ") + std::to_string(q);
     details += "; rank " + std::to_string(q) + " at " + dir_.name(q) + ": ";
     details += p.link == Link::kFailed ? p.failure
-               : p.dial                    ? describe(*p.dial)
-                                           : std::string("never connected to this rank");
+               : p.dial                ? describe(*p.dial)
+                                       : std::string("never connected to this rank");
   }
   return common::timeout_error(me() + "its ring neighbours were not connected after " +
                                std::to_string(connect_timeout_.count()) +
@@ -316,9 +318,9 @@ void TcpEndpoint::finish_closes() {
     const int peer = closing_[i];
     Peer& p = at(peer);
     // Both said it and ours is out; or the peer closed after both did.
-    const bool done = p.link == Link::kClosing && !p.conn->broken() &&
-                      ((p.sent_goodbye && p.got_goodbye && !p.conn->has_queued()) ||
-                       p.conn->ended());
+    const bool done =
+        p.link == Link::kClosing && !p.conn->broken() &&
+        ((p.sent_goodbye && p.got_goodbye && !p.conn->has_queued()) || p.conn->ended());
     if (!done) {
       ++i;
       continue;
@@ -436,6 +438,42 @@ void TcpEndpoint::spread_news(int dead) {
       if (p.link == Link::kNone) start_dial(q);
     }
     if (left == right) break;
+  }
+}
+
+void TcpEndpoint::settle_pending(common::Deadline deadline) {
+  struct Discard final : ReliableHandler {
+    void on_message(int, std::span<const std::byte>) override {}
+    void on_peer_failure(int, const common::Status&) override {}
+  } discard;
+  auto waiting = [&] {
+    for (int q : dialing_) {
+      if (!at(q).pending.empty()) return true;
+    }
+    for (int q : closing_) {
+      if (!at(q).pending.empty()) return true;
+    }
+    return false;
+  };
+  while (waiting() && !deadline.expired()) {
+    const int n = ::epoll_wait(epoll_.get(), events_.data(), kEvents,
+                               std::min(common::poll_timeout_ms(deadline), 10));
+    for (int i = 0; i < std::max(n, 0); ++i) {
+      const epoll_event& ev = events_[static_cast<std::size_t>(i)];
+      if (!is_peer_id(ev.data.u32)) {
+        on_event(ev.data.u32, ev.events);
+        continue;
+      }
+      Peer& p = at(static_cast<int>(ev.data.u32));
+      if (!p.conn || p.link == Link::kFailed) continue;
+      p.conn->set_writable();
+      p.conn->flush();
+      std::size_t d = 0;
+      // Only a closing connection is read: its kGoodbye lets it close.
+      if (p.link == Link::kClosing) p.conn->receive(discard, SIZE_MAX, d);
+    }
+    check_timers(common::now());
+    finish_closes();
   }
 }
 

@@ -23,13 +23,16 @@ void retry_later(const Directory& d, int peer, Dialer& o, std::string why) {
   o.last_error = std::move(why);
   o.retry_at = common::now() + o.backoff;
   o.backoff = std::min(o.backoff * 2, kMaxRetry);
-  common::logf(common::LogLevel::kDebug, d.rank,
-               "tcp: connection to rank %d failed (%s); retrying", peer, o.last_error.c_str());
+  common::logf(common::LogLevel::kDebug, d.rank, "tcp: connection to rank %d failed (%s); retrying",
+               peer, o.last_error.c_str());
 }
 
 wire::Handshake handshake(const Directory& d, wire::HandshakeKind kind, int peer) {
-  return {kind, static_cast<std::uint32_t>(d.rank), static_cast<std::uint32_t>(peer),
-          static_cast<std::uint32_t>(d.size), d.addrs[static_cast<std::size_t>(peer)].nonce,
+  return {kind,
+          static_cast<std::uint32_t>(d.rank),
+          static_cast<std::uint32_t>(peer),
+          static_cast<std::uint32_t>(d.size),
+          d.addrs[static_cast<std::size_t>(peer)].nonce,
           d.nonce};
 }
 

@@ -45,9 +45,9 @@ struct Answerer {
   HandshakeBuf out{};
   std::size_t in_got = 0;
   std::size_t out_off = 0;
-  int peer = -1;                // known once its hello is valid
-  bool accepting = false;       // the endpoint took it: writing the kAccept
-  bool dead = false;            // to be closed
+  int peer = -1;                 // known once its hello is valid
+  bool accepting = false;        // the endpoint took it: writing the kAccept
+  bool dead = false;             // to be closed
   common::TimePoint hello_by{};  // a silent connection is closed then
   std::uint32_t id = 0;          // the endpoint's name for it in its epoll set
 };
