@@ -5,7 +5,11 @@
 #
 #   bench/setup/run.sh [--ranks "4 16 64 128 256"] [--reps R] [--out DIR]
 #                      [--timeout S] [--build-dir DIR] [-x NAME=VALUE]...
+#                      [--cluster NAME]
 #
+# --cluster NAME: one rank per host namespace of a cluster made by
+# tests/fabric/cluster.sh (up with at least max(--ranks) hosts), launched by
+# tests/fabric/launch.sh instead of mccl_run (needs root).
 # Per rank the worker reports (one JSON line) its bootstrap and creation
 # times, and, after one loss-free broadcast (64 KiB) and allgather (4 KiB per
 # rank) with the communicator alive, its open descriptors (/proc/self/fd),
@@ -34,10 +38,11 @@ out=""
 timeout_s=300
 build=""
 extra=()
+cluster=""
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --ranks) ranks="$2"; shift 2 ;;
@@ -46,6 +51,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) timeout_s="$2"; shift 2 ;;
     --build-dir) build="$2"; shift 2 ;;
     -x) extra+=(-x "$2"); shift 2 ;;
+    --cluster) cluster="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -67,7 +73,8 @@ mkdir -p "$out/raw"
   echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "ulimit -n: $(ulimit -n)"
-  echo "command: $0 --ranks \"$ranks\" --reps $reps ${extra[*]:-}"
+  echo "command: $0 --ranks \"$ranks\" --reps $reps ${extra[*]:-}${cluster:+ --cluster $cluster}"
+  [[ -z $cluster ]] || echo "cluster: $cluster, link rate $("$root/tests/fabric/cluster.sh" rate --name "$cluster" | head -1) Mbit/s"
 } > "$out/machine.txt"
 
 for n in $ranks; do
@@ -82,7 +89,15 @@ for n in $ranks; do
     load1="$(cut -d' ' -f1 /proc/loadavg)"
     t0=$(date +%s.%N)
     rc=0
-    "$run" -n "$n" -t "$timeout_s" "${extra[@]}" "$worker" > "$raw" 2> "$out/raw/$n-$rep.err" || rc=$?
+    if [[ -n $cluster ]]; then
+      envs=()
+      for ((i = 1; i < ${#extra[@]}; i += 2)); do envs+=(--env "${extra[i]}"); done
+      "$root/tests/fabric/launch.sh" --name "$cluster" --hosts "$n" --timeout "$timeout_s" \
+        "${envs[@]}" -- "$worker" 2> "$out/raw/$n-$rep.err" | tee "$out/raw/$n-$rep.log" |
+        sed -n 's/^\[h[0-9]*\] \({.*\)$/\1/p' > "$raw" || rc=$?
+    else
+      "$run" -n "$n" -t "$timeout_s" "${extra[@]}" "$worker" > "$raw" 2> "$out/raw/$n-$rep.err" || rc=$?
+    fi
     t1=$(date +%s.%N)
     python3 - "$raw" "$n" "$rep" "$rc" "$load1" "$t0" "$t1" >> "$out/results.jsonl" <<'EOF'
 import json, statistics, sys
@@ -113,7 +128,7 @@ done
 python3 - "$out/results.jsonl" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("# MCCL set-up cost per process, mccl_run on one host")
+print("# MCCL set-up cost per process")
 print(f"{'N':>5} {'ok':>3} {'create_s':>9} {'boot_ms':>8} {'comm_ms':>8} {'fds_max':>8} "
       f"{'fds_r0':>7} {'tcp_max':>8} {'rss_med_kB':>11} {'rss_max_kB':>11} {'load1':>6}")
 for r in rows:

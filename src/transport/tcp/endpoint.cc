@@ -45,6 +45,7 @@ TcpEndpoint::TcpEndpoint(const TcpReliableConfig& config, Directory directory, F
       size_(config.size),
       max_open_(max_open(config)),
       connect_timeout_(config.connect_timeout),
+      dial_timeout_(config.dial_timeout.count() > 0 ? config.dial_timeout : config.connect_timeout),
       dir_(std::move(directory)),
       listen_(std::move(listen)),
       peers_(static_cast<std::size_t>(config.size)) {}
@@ -67,10 +68,13 @@ std::size_t TcpEndpoint::queued_bytes(int peer) const {
 TcpEndpoint::~TcpEndpoint() {
   // An orderly exit: what is queued gets a bounded chance to leave (a last
   // message sent just before destruction should not be lost to a peer that
-  // is still reading), messages still waiting for a connection included,
-  // and each peer hears kLeaving (so it does not spread news of a death).
+  // is still reading), and each peer hears kLeaving (so it does not spread
+  // news of a death). Messages still waiting for a connection get as long as
+  // any connection does (dial_timeout: a handshake through congested links,
+  // or with a peer that polls rarely, takes seconds), and the wait ends as
+  // soon as they are out or their peer is lost.
+  if (epoll_.valid()) settle_pending(common::Deadline::after(dial_timeout_));
   const common::Deadline deadline = common::Deadline::after(kCloseFlushBudget);
-  if (epoll_.valid()) settle_pending(deadline);
   for (Peer& p : peers_) {
     if (p.conn && !p.conn->broken() && !p.sent_goodbye) {
       p.conn->send_control(wire::ControlKind::kLeaving, 0);

@@ -107,12 +107,14 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   void report_lost(ReliableHandler& handler);
   void spread_news(int dead);
   int live_neighbour(int step) const;
+  bool gone(const Dialer& d) const;
   common::Status ring_timeout(const std::vector<int>& ring) const;
 
   const int rank_;
   const int size_;
   const int max_open_;
-  const std::chrono::milliseconds connect_timeout_;
+  const std::chrono::milliseconds connect_timeout_;  // the ring's, at creation
+  const std::chrono::milliseconds dial_timeout_;     // any later connection's
   Directory dir_;
   Fd listen_;
   std::vector<Peer> peers_;  // O(size) small entries: the only per-peer state

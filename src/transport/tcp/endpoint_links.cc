@@ -146,7 +146,7 @@ void TcpEndpoint::on_event(std::uint32_t id, std::uint32_t events) {
 void TcpEndpoint::start_dial(int peer) {
   Peer& p = at(peer);
   p.link = Link::kDialing;
-  p.dial_by = common::saturating_add(common::now(), connect_timeout_);
+  p.dial_by = common::saturating_add(common::now(), ready_ ? dial_timeout_ : connect_timeout_);
   if (!p.dial) p.dial = std::make_unique<Dialer>();
   dial_start(dir_, peer, *p.dial);
   if (std::find(dialing_.begin(), dialing_.end(), peer) == dialing_.end()) dialing_.push_back(peer);
@@ -168,6 +168,7 @@ void TcpEndpoint::step_dial(int peer, short revents) {
   Peer& p = at(peer);
   if (p.link != Link::kDialing || !p.dial) return;
   dial_step(dir_, peer, *p.dial, revents);
+  if (gone(*p.dial)) return lose(peer, "it refused the connection: its transport is gone", false);
   if (p.dial->state != Dialer::State::kDone) return rewatch_dial(peer);
   Fd fd = std::move(p.dial->fd);
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd.get(), nullptr);
@@ -361,12 +362,17 @@ void TcpEndpoint::check_timers(common::TimePoint now) {
     ++i;
     if (now >= p.dial_by) {
       lose(peer,
-           "no connection within " + std::to_string(connect_timeout_.count()) +
+           "no connection within " +
+               std::to_string((ready_ ? dial_timeout_ : connect_timeout_).count()) +
                " ms: " + describe(*p.dial),
            /*spread=*/false);
     } else if (p.dial->state == Dialer::State::kIdle && now >= p.dial->retry_at) {
       dial_start(dir_, peer, *p.dial);
-      rewatch_dial(peer);
+      if (gone(*p.dial)) {
+        lose(peer, "it refused the connection: its transport is gone", false);
+      } else {
+        rewatch_dial(peer);
+      }
     }
   }
   for (Answerer& a : answering_) {
@@ -413,6 +419,14 @@ void TcpEndpoint::lose(int peer, std::string why, bool spread) {
     if (a.peer == peer) a.dead = true;
   }
   if (spread) spread_news(peer);
+}
+
+bool TcpEndpoint::gone(const Dialer& d) const {
+  // Every listener exists before its address is published, and a full
+  // accept queue drops a SYN rather than refusing it: after creation a
+  // refusal means the peer's transport (or process) is gone. During
+  // creation it is retried, and reported with the ring's timeout.
+  return ready_ && d.state == Dialer::State::kIdle && d.refused;
 }
 
 int TcpEndpoint::live_neighbour(int step) const {

@@ -17,8 +17,9 @@ using namespace std::chrono_literals;
 constexpr std::chrono::milliseconds kFirstRetry = 10ms;
 constexpr std::chrono::milliseconds kMaxRetry = 200ms;
 
-void retry_later(const Directory& d, int peer, Dialer& o, std::string why) {
+void retry_later(const Directory& d, int peer, Dialer& o, std::string why, int err = 0) {
   o.fd.reset();
+  o.refused = err == ECONNREFUSED;
   o.state = Dialer::State::kIdle;
   o.last_error = std::move(why);
   o.retry_at = common::now() + o.backoff;
@@ -63,7 +64,8 @@ void dial_start(const Directory& d, int peer, Dialer& o) {
   } else if (errno == EINPROGRESS || errno == EINTR) {
     o.state = Dialer::State::kConnecting;
   } else {
-    retry_later(d, peer, o, "connect: " + errno_text(errno));
+    const int err = errno;
+    retry_later(d, peer, o, "connect: " + errno_text(err), err);
   }
 }
 
@@ -73,7 +75,7 @@ void dial_step(const Directory& d, int peer, Dialer& o, short revents) {
     int err = 0;
     socklen_t len = sizeof err;
     ::getsockopt(o.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) return retry_later(d, peer, o, "connect: " + errno_text(err));
+    if (err != 0) return retry_later(d, peer, o, "connect: " + errno_text(err), err);
     if ((revents & POLLOUT) == 0) return;
     o.state = Dialer::State::kSendingHello;
   }

@@ -27,6 +27,7 @@ struct Dialer {
   common::TimePoint retry_at{};  // while kIdle: when to try again
   std::chrono::milliseconds backoff{10};
   std::string last_error = "no connection attempt yet";
+  bool refused = false;  // the last attempt ended in ECONNREFUSED
 
   // What to wait for on fd (poll events); 0 while kIdle or kDone.
   short events() const;

@@ -42,8 +42,9 @@
 //    on_peer_failure, after the messages it sent before are delivered, with
 //    a status naming the peer, its address and the errno; sends to it
 //    return kPeerFailure from then on, and what was queued for it is
-//    dropped. A peer that cannot be connected within connect_timeout is
-//    reported the same way.
+//    dropped. A peer that cannot be connected within dial_timeout, or that
+//    refuses the connection (its transport is gone), is reported the same
+//    way.
 //  - Every rank learns of every death, as it did with a full mesh: the ring
 //    neighbours watch each other (their connections stay open), and a rank
 //    that loses a peer without an orderly exit (a destroyed transport says
@@ -55,8 +56,9 @@
 //    but not yet delivered because of `max`.
 //
 // Threads: one thread at a time (the progress engine's). The destructor
-// says kLeaving, spends at most one second sending what is still queued,
-// then closes.
+// connects the peers that messages still wait for (for at most
+// dial_timeout), says kLeaving, spends at most one second sending what is
+// still queued, then closes.
 #pragma once
 
 #include <chrono>
@@ -77,9 +79,14 @@ struct TcpReliableConfig {
   // IPv4 address to listen on, published to the peers: the interface
   // address (or 127.0.0.1 for one host). Not 0.0.0.0: peers must reach it.
   std::string bind_address;
-  // Deadline for the ring neighbours to be connected, after the allgather,
-  // and for any later connection.
+  // Deadline for the ring neighbours to be connected, after the allgather.
   std::chrono::milliseconds connect_timeout{30000};
+  // Deadline of a connection made later, on demand; 0: connect_timeout. It
+  // may be made while multicast traffic fills the links, where a lost SYN
+  // or answer costs the kernel's retransmission (1 s, then 2, 4 ...), so
+  // callers give it the collective timeout. A peer whose listener is gone
+  // (ECONNREFUSED after creation) is lost at once instead.
+  std::chrono::milliseconds dial_timeout{0};
   // The connection cache's bound (see above); 0: MCCL_TCP_MAX_CONNECTIONS.
   int max_connections = 0;
 };
