@@ -50,6 +50,26 @@ struct HeardRecord {
   }
 };
 
+// One probe round's exchange: this rank's record, everyone's back.
+common::Status exchange_heard(const std::vector<std::uint8_t>& heard, bool expired,
+                              const transport::OobAllgather& oob, std::vector<HeardRecord>& all) {
+  HeardRecord mine;
+  mine.expired = expired ? 1 : 0;
+  for (std::size_t q = 0; q < heard.size(); ++q) {
+    if (heard[q] != 0) continue;
+    if (mine.unheard < HeardRecord::kNamed) mine.deaf[mine.unheard] = static_cast<std::uint32_t>(q);
+    ++mine.unheard;
+  }
+  const auto bytes = oob(std::as_bytes(std::span(&mine, 1)));
+  if (bytes.size() != sizeof(HeardRecord) * heard.size()) {
+    return common::internal_error(": the multicast probe's exchange returned " +
+                                  std::to_string(bytes.size()) + " bytes");
+  }
+  all.resize(heard.size());
+  std::memcpy(all.data(), bytes.data(), bytes.size());
+  return common::Status::ok();
+}
+
 struct ProbeHandler : transport::DatagramHandler {
   std::uint32_t tag = 0;
   std::vector<std::uint8_t>* heard = nullptr;
@@ -150,22 +170,10 @@ common::Status probe_multicast(int rank, int size, transport::DatagramTransport&
     // deadline passed: a record of fixed size whatever N is, so the
     // exchange costs O(N) per rank, not a row of N per rank. Every rank
     // decides from the same records, so all stop in the same round.
-    HeardRecord mine;
-    mine.expired = deadline.expired(common::now()) ? 1 : 0;
-    for (std::size_t q = 0; q < n; ++q) {
-      if (heard[q] == 0) {
-        if (mine.unheard < HeardRecord::kNamed)
-          mine.deaf[mine.unheard] = static_cast<std::uint32_t>(q);
-        ++mine.unheard;
-      }
+    std::vector<HeardRecord> all;
+    if (auto st = exchange_heard(heard, deadline.expired(common::now()), oob, all); !st.is_ok()) {
+      return {st.code(), who(rank) + st.message()};
     }
-    const auto bytes = oob(std::as_bytes(std::span(&mine, 1)));
-    if (bytes.size() != sizeof(HeardRecord) * n) {
-      return common::internal_error(who(rank) + ": the multicast probe's exchange returned " +
-                                    std::to_string(bytes.size()) + " bytes");
-    }
-    std::vector<HeardRecord> all(n);
-    std::memcpy(all.data(), bytes.data(), bytes.size());
     std::string missing;
     bool everyone = true, expired = false;
     for (std::size_t r = 0; r < n; ++r) {
