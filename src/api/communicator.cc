@@ -6,6 +6,7 @@
 #include "api/backend.h"
 #include "api/boundary.h"
 #include "api/options.h"
+#include "bootstrap/idle.h"
 #include "coll/validate.h"
 
 namespace mccl {
@@ -21,6 +22,9 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
   st->backend = opt.progress == ProgressKind::kOffload
                     ? detail::make_offload_backend(bootstrap, opt)
                     : detail::make_engine_backend(bootstrap, opt);
+  // Creation's exchanges are over: the store at rank 0 need not hold a
+  // connection per rank while the communicator runs.
+  bootstrap::release_between_exchanges(bootstrap);
   return st;
 }
 

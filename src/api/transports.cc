@@ -1,5 +1,6 @@
 #include "api/transports.h"
 
+#include <algorithm>
 #include <string>
 
 #include "bootstrap/inprocess.h"
@@ -75,15 +76,19 @@ common::Status make_ucx(Bootstrap& bootstrap, const transport::OobAllgather& oob
 }
 
 // Repairs and control over TCP bound to `address`, so they cross the same
-// links as the multicast data (and stay inside a namespace).
+// links as the multicast data (and stay inside a namespace). The ring
+// neighbours connect within `timeout` (the setup timeout); a connection
+// made later may meet full links, and gets `dial_timeout` (the collective
+// timeout).
 common::Status make_tcp(Bootstrap& bootstrap, const transport::OobAllgather& oob,
                         std::chrono::milliseconds timeout, const std::string& address,
-                        Transports& t) {
+                        Transports& t, std::chrono::milliseconds dial_timeout) {
   transport::tcp::TcpReliableConfig tc;
   tc.rank = bootstrap.rank();
   tc.size = bootstrap.size();
   tc.bind_address = address;
   tc.connect_timeout = timeout;
+  tc.dial_timeout = std::max(timeout, dial_timeout);
   auto st = transport::tcp::create_tcp_reliable(tc, oob, t.reliable);
   if (!st.is_ok()) return {st.code(), "TCP reliable transport: " + st.message()};
   return st;
@@ -114,7 +119,7 @@ Transports make_ib(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
   t.iface = info.ipoib_iface;
   // Repairs and control travel over TCP on the IPoIB interface.
   auto oob = [&](std::span<const std::byte> mine) { return bootstrap.allgather(mine, timeout); };
-  agree(bootstrap, make_tcp(bootstrap, oob, setup, info.ipoib_addr, t),
+  agree(bootstrap, make_tcp(bootstrap, oob, setup, info.ipoib_addr, t, timeout),
         "the TCP reliable mesh (repairs)", timeout);
   t.description = "ib " + info.device + ":" + std::to_string(info.port) + " MGID " + info.mgid +
                   " (mtu " + std::to_string(info.mtu) + "), tcp over " + info.ipoib_iface;
@@ -165,7 +170,7 @@ Transports make_udp(Bootstrap& bootstrap, std::uint32_t tag, std::uint64_t salt,
     agree(bootstrap, make_ucx(bootstrap, oob, setup, info.iface_name, t),
           "the UCX reliable transport (repairs)", timeout);
   } else {
-    agree(bootstrap, make_tcp(bootstrap, oob, setup, info.iface_addr, t),
+    agree(bootstrap, make_tcp(bootstrap, oob, setup, info.iface_addr, t, timeout),
           "the TCP reliable mesh (repairs)", timeout);
   }
 

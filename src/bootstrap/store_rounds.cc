@@ -21,6 +21,13 @@ void StoreServer::Impl::on_frame(Conn& c) {
     case wire::Kind::kBye:
       c.said_bye = true;
       return;
+    case wire::Kind::kDetach:
+      // Idle between rounds: the rank comes back (on_rejoin) for the next.
+      detached_.insert(c.rank);
+      by_rank_.erase(c.rank);
+      c.rank = -1;
+      c.closed = true;
+      return;
     default:
       return protocol_error(
           c, "unexpected frame kind " + std::to_string(static_cast<int>(c.hdr.kind)));
@@ -67,6 +74,7 @@ void StoreServer::Impl::on_hello(Conn& c) {
                                          " ranks, rank 0 says " + std::to_string(size_) +
                                          ": check MCCL_WORLD_SIZE on every rank"));
   }
+  if (c.hdr.aux == wire::kRejoin) return on_rejoin(c);
   if (arrived_.count(static_cast<int>(r)) != 0) {
     return reject(common::invalid_argument(prefix() + "two processes claim rank " +
                                            std::to_string(r) + ": check MCCL_RANK"));
@@ -80,6 +88,24 @@ void StoreServer::Impl::on_hello(Conn& c) {
     welcomed_ = true;
     for (auto& [q, rc] : by_rank_) send(*rc, wire::Kind::kWelcome, 0, 0, nullptr);
   }
+}
+
+void StoreServer::Impl::on_rejoin(Conn& c) {
+  const int r = static_cast<int>(c.hdr.rank);
+  if (detached_.count(r) == 0 || c.hdr.round != round_) {
+    c.close_when_flushed = true;
+    c.hello_by = common::saturating_add(now(), timeout_);
+    send_error(
+        c, common::invalid_argument(
+               prefix() + "rank " + std::to_string(r) + " came back for allgather #" +
+               std::to_string(c.hdr.round) + ", but the store is at #" + std::to_string(round_) +
+               (detached_.count(r) == 0 ? " and that rank never let its connection go" : "")));
+    return;
+  }
+  detached_.erase(r);
+  c.rank = r;
+  by_rank_[r] = &c;
+  send(c, wire::Kind::kWelcome, 0, round_, nullptr);
 }
 
 void StoreServer::Impl::on_contribute(Conn& c) {

@@ -184,8 +184,13 @@ bool StoreServer::Impl::accept_header(Conn& c) {
     }
   } else if (h.kind == wire::Kind::kHello) {
     bad = "a second hello";
-  } else if (h.kind == wire::Kind::kBye) {
+  } else if (h.kind == wire::Kind::kBye || h.kind == wire::Kind::kDetach) {
     if (h.length != 0) bad = "a goodbye of " + std::to_string(h.length) + " bytes";
+    if (h.kind == wire::Kind::kDetach &&
+        (h.round != round_ || !welcomed_ || contributions_.count(c.rank) != 0)) {
+      bad = "a detach for allgather #" + std::to_string(h.round) + " while the store is at #" +
+            std::to_string(round_);
+    }
   } else {
     bad = "unexpected frame kind " + std::to_string(static_cast<int>(h.kind));
   }

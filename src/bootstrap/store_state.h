@@ -118,6 +118,7 @@ struct StoreServer::Impl {
   void on_frame(Conn& c);
   void on_hello(Conn& c);
   void on_contribute(Conn& c);
+  void on_rejoin(Conn& c);
   void on_closed(Conn& c, const std::string& why);
   void check_deadlines(TimePoint now);
   void complete_round();
@@ -161,6 +162,7 @@ struct StoreServer::Impl {
   std::unordered_map<int, Conn*> by_rank_;     // connected ranks
   std::unordered_set<int> arrived_;            // ranks that said hello, gone or not
   std::unordered_map<int, std::string> gone_;  // why a rank that arrived is gone
+  std::unordered_set<int> detached_;           // arrived, connection let go between rounds
   int arrived_count_ = 0;
   bool welcomed_ = false;
   std::optional<common::Status> failed_;

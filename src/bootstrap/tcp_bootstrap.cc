@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "bootstrap/idle.h"
 #include "bootstrap/secret.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/store_server.h"
@@ -149,7 +150,16 @@ class TcpBootstrap final : public Bootstrap {
   // for the welcome that says every rank has arrived.
   void join(const sockaddr_in* direct, const HostPort& store, std::chrono::milliseconds timeout);
 
+  // Between allgathers: lets the store connection go (kDetach); the next
+  // allgather connects again. Best effort: on any trouble it keeps it.
+  void detach();
+
  private:
+  // Connects (retrying until `deadline`) to the store, by address for rank
+  // 0 (its own store), else by name; throws naming the last error.
+  void connect_store(common::Deadline deadline, std::chrono::milliseconds timeout);
+  // Says hello: `aux` 0 to arrive, wire::kRejoin to come back for round_.
+  void say_hello(std::uint32_t aux, common::Deadline answer_by);
   [[noreturn]] void fail(common::Status st);
   // Reads the store's next frame, which must be `want` of round `round` with
   // `length` payload bytes (into `payload`), or an error (thrown).
@@ -166,6 +176,9 @@ class TcpBootstrap final : public Bootstrap {
   std::mutex mu_;     // one allgather at a time
   Fd fd_;
   std::uint64_t round_ = 0;
+  bool detached_ = false;
+  std::optional<sockaddr_in> direct_;  // rank 0: its own store's address
+  HostPort store_hp_;
   std::optional<common::Status> failed_;
   std::unique_ptr<StoreServer> server_;  // rank 0 only; stops after our own goodbye
 };
@@ -239,17 +252,15 @@ void TcpBootstrap::expect(wire::Kind want, std::uint64_t round, std::uint64_t le
   if (auto st = read_exact(fd_.get(), payload, deadline); !st) io_failure(st);
 }
 
-void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
-                        std::chrono::milliseconds timeout) {
+void TcpBootstrap::connect_store(common::Deadline deadline, std::chrono::milliseconds timeout) {
   const common::TimePoint start = common::now();
-  const common::Deadline deadline = deadline_in(timeout);
   std::string last_error = "no attempt";
   auto backoff = std::chrono::milliseconds(kFirstBackoff);
   while (!fd_) {
     sockaddr_in addr{};
     common::Status st =
-        direct != nullptr ? common::Status::ok() : resolve_ipv4(store_hp.host, store_hp.port, addr);
-    if (direct != nullptr) addr = *direct;
+        direct_ ? common::Status::ok() : resolve_ipv4(store_hp_.host, store_hp_.port, addr);
+    if (direct_) addr = *direct_;
     if (st) st = connect_by(addr, deadline, fd_);
     if (st) break;
     last_error = st.message();
@@ -266,24 +277,48 @@ void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
   common::logf(common::LogLevel::kDebug, rank_,
                "connected to the bootstrap store at %s after %lld ms", where_.c_str(),
                static_cast<long long>(ms_since(start)));
-  // Rank 0 wrote its generated secret before its store listened, so now
-  // that the store answered, the file of this job is there (on its host).
-  if (rank_ != 0 && !secret_.generated.empty()) read_generated_secret(rank_, secret_);
+}
 
+void TcpBootstrap::say_hello(std::uint32_t aux, common::Deadline answer_by) {
   std::array<std::byte, wire::kHeaderBytes> header;
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.remaining());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(answer_by.remaining());
   const auto hello =
       wire::encode(wire::Hello{static_cast<std::uint32_t>(size_), clamp_ms(left), secret_.value});
-  wire::encode({wire::Kind::kHello, static_cast<std::uint32_t>(rank_), 0, 0, hello.size()}, header);
+  wire::encode({wire::Kind::kHello, static_cast<std::uint32_t>(rank_), aux, round_, hello.size()},
+               header);
   const std::span<const std::byte> parts[] = {header, hello};
-  const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
-                                       ? common::TimePoint::max()
-                                       : deadline.at() + kStoreGrace);
   if (auto st = write_all(fd_.get(), parts, answer_by); !st) {
     fail(common::peer_failure(me() + "lost the connection to " + store() +
                               " while saying hello: " + st.message()));
   }
+}
+
+void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
+                        std::chrono::milliseconds timeout) {
+  const common::Deadline deadline = deadline_in(timeout);
+  if (direct != nullptr) direct_ = *direct;
+  store_hp_ = store_hp;
+  connect_store(deadline, timeout);
+  // Rank 0 wrote its generated secret before its store listened, so now
+  // that the store answered, the file of this job is there (on its host).
+  if (rank_ != 0 && !secret_.generated.empty()) read_generated_secret(rank_, secret_);
+  const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
+                                       ? common::TimePoint::max()
+                                       : deadline.at() + kStoreGrace);
+  say_hello(0, deadline);
   expect(wire::Kind::kWelcome, 0, 0, {}, answer_by, "every rank to arrive");
+}
+
+void TcpBootstrap::detach() {
+  std::lock_guard lock(mu_);
+  if (!fd_ || failed_ || detached_) return;
+  std::array<std::byte, wire::kHeaderBytes> frame;
+  wire::encode({wire::Kind::kDetach, static_cast<std::uint32_t>(rank_), 0, round_, 0}, frame);
+  const std::span<const std::byte> parts[] = {frame};
+  if (!write_all(fd_.get(), parts, common::Deadline::after(kStoreGrace))) return;
+  ::shutdown(fd_.get(), SHUT_WR);
+  fd_.reset();
+  detached_ = true;
 }
 
 std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
@@ -300,6 +335,14 @@ std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
   const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
                                        ? common::TimePoint::max()
                                        : deadline.at() + kStoreGrace);
+  const bool rejoined = detached_;
+  if (rejoined) {
+    // Back for this round: hello and contribution go out together, the
+    // welcome and the result come back in that order.
+    connect_store(deadline, timeout);
+    say_hello(wire::kRejoin, deadline);
+    detached_ = false;
+  }
   std::array<std::byte, wire::kHeaderBytes> header;
   wire::encode({wire::Kind::kContribute, static_cast<std::uint32_t>(rank_), clamp_ms(timeout),
                 round_, mine.size()},
@@ -310,6 +353,7 @@ std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
     fail(common::peer_failure(me() + "lost the connection to " + store() + " while sending " +
                               what + ": " + st.message()));
   }
+  if (rejoined) expect(wire::Kind::kWelcome, round_, 0, {}, answer_by, "the store to take it back");
   std::vector<std::byte> all(mine.size() * static_cast<std::size_t>(size_));
   expect(wire::Kind::kResult, round_, all.size(), all, answer_by, "the other ranks in " + what);
   ++round_;
@@ -317,6 +361,11 @@ std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
 }
 
 }  // namespace
+
+void release_between_exchanges(Bootstrap& bootstrap) {
+  if (auto* tcp = dynamic_cast<TcpBootstrap*>(&bootstrap)) tcp->detach();
+}
+
 }  // namespace bootstrap
 
 std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options) {

@@ -32,7 +32,7 @@ bool decode(std::span<const std::byte, kHeaderBytes> in, Header& h, std::string&
   }
   auto kind = common::get_le<std::uint16_t>(p + 6);
   if (kind < static_cast<std::uint16_t>(Kind::kHello) ||
-      kind > static_cast<std::uint16_t>(Kind::kBye)) {
+      kind > static_cast<std::uint16_t>(Kind::kDetach)) {
     why = "unknown frame kind " + std::to_string(kind);
     return false;
   }

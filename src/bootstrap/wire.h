@@ -20,6 +20,11 @@
 // kContribute with round k; the store answers each with kResult, the
 // concatenation in rank order. kError (payload: the message) ends the
 // conversation for good; kBye announces an orderly close.
+//
+// Between rounds a rank may let its connection go (kDetach, round: the
+// next round it will take part in; then it closes), so that an idle store
+// holds no connection per rank; it comes back with a kHello whose aux is
+// kRejoin and whose round is that round, and the store answers kWelcome.
 #pragma once
 
 #include <cstddef>
@@ -53,7 +58,10 @@ enum class Kind : std::uint16_t {
   kResult = 4,
   kError = 5,
   kBye = 6,
+  kDetach = 7,
 };
+
+inline constexpr std::uint32_t kRejoin = 1;  // kHello's aux: a detached rank comes back
 
 struct Header {
   Kind kind = Kind::kHello;

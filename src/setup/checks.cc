@@ -32,6 +32,44 @@ struct Probe {
   static constexpr std::uint64_t kMagic = 0x31425250'4c43434dULL;  // "MCCLPRB1"
 };
 
+// One rank's part of a probe round's exchange.
+struct HeardRecord {
+  static constexpr std::uint32_t kNamed = 8;
+  std::uint32_t unheard = 0;        // ranks not heard from
+  std::uint32_t expired = 0;        // this rank's deadline passed
+  std::uint32_t deaf[kNamed] = {};  // the first of them
+
+  std::string describe(std::size_t size) const {
+    std::string out = "rank(s) ";
+    for (std::uint32_t i = 0; i < std::min(unheard, kNamed); ++i) {
+      if (deaf[i] >= size) continue;  // a damaged record names nobody
+      out += (i == 0 ? "" : ",") + std::to_string(deaf[i]);
+    }
+    if (unheard > kNamed) out += " and " + std::to_string(unheard - kNamed) + " more";
+    return out;
+  }
+};
+
+// One probe round's exchange: this rank's record, everyone's back.
+common::Status exchange_heard(const std::vector<std::uint8_t>& heard, bool expired,
+                              const transport::OobAllgather& oob, std::vector<HeardRecord>& all) {
+  HeardRecord mine;
+  mine.expired = expired ? 1 : 0;
+  for (std::size_t q = 0; q < heard.size(); ++q) {
+    if (heard[q] != 0) continue;
+    if (mine.unheard < HeardRecord::kNamed) mine.deaf[mine.unheard] = static_cast<std::uint32_t>(q);
+    ++mine.unheard;
+  }
+  const auto bytes = oob(std::as_bytes(std::span(&mine, 1)));
+  if (bytes.size() != sizeof(HeardRecord) * heard.size()) {
+    return common::internal_error(": the multicast probe's exchange returned " +
+                                  std::to_string(bytes.size()) + " bytes");
+  }
+  all.resize(heard.size());
+  std::memcpy(all.data(), bytes.data(), bytes.size());
+  return common::Status::ok();
+}
+
 struct ProbeHandler : transport::DatagramHandler {
   std::uint32_t tag = 0;
   std::vector<std::uint8_t>* heard = nullptr;
@@ -49,12 +87,25 @@ struct ProbeHandler : transport::DatagramHandler {
 
 common::Status agree_on_outcome(int rank, int size, const common::Status& mine,
                                 const std::string& what, const transport::OobAllgather& oob) {
-  Outcome out;
+  // Two rounds, the second only when a step failed somewhere: the codes
+  // alone (4 bytes a rank) decide, so a creation that succeeds moves no
+  // rank's message through the bootstrap (at 1,024 ranks, 500 bytes each
+  // would be half a megabyte to every rank, per step).
+  std::int32_t my_code = 0;
   if (!mine.is_ok()) {
-    out.code = static_cast<std::int32_t>(mine.code());
-    if (out.code == 0) out.code = static_cast<std::int32_t>(ErrorCode::kInternal);
-    std::strncpy(out.text.data(), mine.message().c_str(), out.text.size() - 1);
+    my_code = static_cast<std::int32_t>(mine.code());
+    if (my_code == 0) my_code = static_cast<std::int32_t>(ErrorCode::kInternal);
   }
+  const auto codes = oob(std::as_bytes(std::span(&my_code, 1)));
+  std::vector<std::int32_t> code_of(static_cast<std::size_t>(size), 0);
+  std::memcpy(code_of.data(), codes.data(),
+              std::min(codes.size(), code_of.size() * sizeof(std::int32_t)));
+  if (std::all_of(code_of.begin(), code_of.end(), [](std::int32_t c) { return c == 0; })) {
+    return common::Status::ok();
+  }
+  Outcome out;
+  out.code = my_code;
+  if (my_code != 0) std::strncpy(out.text.data(), mine.message().c_str(), out.text.size() - 1);
   auto bytes = oob(std::as_bytes(std::span(&out, 1)));
   std::vector<Outcome> all(static_cast<std::size_t>(size));
   std::memcpy(all.data(), bytes.data(), std::min(bytes.size(), all.size() * sizeof(Outcome)));
@@ -70,7 +121,6 @@ common::Status agree_on_outcome(int rank, int size, const common::Status& mine,
     if (text != last) reasons += "; " + who(r) + ": " + text;
     last = text;
   }
-  if (code == 0) return common::Status::ok();
   return {static_cast<ErrorCode>(code),
           who(rank) + ": " + what + " could not be set up on rank(s) " + ranks + reasons};
 }
@@ -93,16 +143,21 @@ common::Status probe_multicast(int rank, int size, transport::DatagramTransport&
   // the group late (a switch still learning its port) hears the others in
   // a later one; the round count is the same everywhere, since every rank
   // decides from the same exchanged table.
+  // Within a round a rank sends again at growing intervals (10, 20, 40 ms
+  // ...) while it has not heard everyone: each probe reaches all N ranks,
+  // so a fixed 10 ms would cost the host N² datagrams per 10 ms.
   for (;;) {
     const common::Deadline round = common::Deadline::after(200ms);
     common::TimePoint next_send{};
+    common::Duration gap = 10ms;
     for (;;) {
       const common::TimePoint now = common::now();
       const bool all_heard = std::all_of(heard.begin(), heard.end(), [](auto h) { return h != 0; });
       if (now >= next_send && !(all_heard && next_send != common::TimePoint{})) {
         std::size_t accepted = 0;
         (void)dgram.send(std::span(&out, 1), accepted);  // busy or lost: sent again
-        next_send = now + 10ms;
+        next_send = now + gap;
+        gap = std::min<common::Duration>(gap * 2, 80ms);
       }
       std::size_t delivered = 0;
       if (auto st = dgram.poll(handler, 64, delivered); !st.is_ok()) {
@@ -111,29 +166,21 @@ common::Status probe_multicast(int rank, int size, transport::DatagramTransport&
       if (all_heard || round.expired(now) || deadline.expired(now)) break;
       if (delivered == 0) std::this_thread::sleep_for(1ms);
     }
-    // Who heard whom, and whether this rank's deadline passed: every rank
-    // decides from the same table, so all stop in the same round.
-    const std::size_t row = n + 1;
-    std::vector<std::uint8_t> mine(heard);
-    mine.push_back(deadline.expired(common::now()) ? 1 : 0);
-    const auto bytes = oob(std::as_bytes(std::span(mine)));
-    if (bytes.size() != row * n) {
-      return common::internal_error(who(rank) + ": the multicast probe's exchange returned " +
-                                    std::to_string(bytes.size()) + " bytes");
+    // How many this rank heard, the first few it did not, and whether its
+    // deadline passed: a record of fixed size whatever N is, so the
+    // exchange costs O(N) per rank, not a row of N per rank. Every rank
+    // decides from the same records, so all stop in the same round.
+    std::vector<HeardRecord> all;
+    if (auto st = exchange_heard(heard, deadline.expired(common::now()), oob, all); !st.is_ok()) {
+      return {st.code(), who(rank) + st.message()};
     }
     std::string missing;
     bool everyone = true, expired = false;
     for (std::size_t r = 0; r < n; ++r) {
-      expired = expired || bytes[r * row + n] != std::byte{0};
-      std::string deaf;
-      for (std::size_t q = 0; q < n; ++q) {
-        if (bytes[r * row + q] == std::byte{0}) {
-          deaf += (deaf.empty() ? "" : ",") + std::to_string(q);
-        }
-      }
-      if (deaf.empty()) continue;
+      expired = expired || all[r].expired != 0;
+      if (all[r].unheard == 0) continue;
       everyone = false;
-      missing += "; rank " + std::to_string(r) + " heard nothing from rank(s) " + deaf;
+      missing += "; rank " + std::to_string(r) + " heard nothing from " + all[r].describe(n);
     }
     if (everyone) break;
     if (expired) {

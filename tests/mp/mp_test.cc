@@ -31,6 +31,13 @@ std::uint64_t total_counter(const JobResult& job, const std::string& key) {
   return total;
 }
 
+// The number after `key` in the first line of `text` that contains it; -1
+// when there is none.
+double number_after(const std::string& text, const std::string& key) {
+  const auto at = text.find(key);
+  return at == std::string::npos ? -1 : std::strtod(text.c_str() + at + key.size(), nullptr);
+}
+
 using SweepParam = std::tuple<int, const char*, int>;  // ranks, progress, drop per mille
 class MultiProcess : public ::testing::TestWithParam<SweepParam> {};
 
@@ -80,6 +87,35 @@ TEST(MultiProcessUcx, SweepIsByteExact) {
   }
 }
 
+// Connections on demand: 32 processes, one loss-free broadcast and one
+// allgather, then every rank counts what it holds with the communicator
+// alive (bench/setup/setup_worker). A full mesh held 31 TCP connections
+// per rank (and rank 0's bootstrap store 32 more): now a rank holds its two
+// ring neighbours, and a repair source or a root it tells of loss only when
+// the host dropped datagrams, within the connection cache's bound (8);
+// descriptors stay under 32 on every rank, rank 0 included (the store lets
+// the ranks' connections go once the communicator is created).
+TEST(MultiProcessScale, ConnectionsPerRankStayFewAtThirtyTwoRanks) {
+  const int ranks = 32;
+  JobResult job = run_job(MCCL_SETUP_WORKER, {}, ranks, {{"MCCL_PROGRESS", "inline"}},
+                          std::chrono::seconds(120));
+  ASSERT_FALSE(job.timed_out) << describe(job);
+  int ring_only = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const std::string& out = job.ranks[r].output;
+    ASSERT_EQ(job.ranks[r].exit_code, 0) << describe(job);
+    ASSERT_NE(out.find("\"validated\":true"), std::string::npos) << describe(job);
+    const double tcp = number_after(out, "\"tcp\":");
+    const double fds = number_after(out, "\"fds\":");
+    EXPECT_GE(tcp, 2) << "rank " << r << " is not connected to its ring neighbours";
+    EXPECT_LE(tcp, 8) << "rank " << r << " holds more than the connection cache's bound";
+    EXPECT_LE(fds, 32) << "rank " << r << " holds " << fds << " descriptors";
+    ring_only += tcp <= 3 ? 1 : 0;
+  }
+  EXPECT_GE(ring_only, ranks / 2) << "most ranks should hold their ring neighbours and little more"
+                                  << describe(job);
+}
+
 // Failure tests run under every progress engine, one CTest test each.
 class MultiProcessFailure : public ::testing::TestWithParam<const char*> {};
 
@@ -88,13 +124,6 @@ Env failure_env(const char* progress) {
   return {{"MCCL_PROGRESS", progress},
           {"MCCL_COLL_TIMEOUT_MS", "20000"},
           {"MCCL_OFFLOAD_LOG", "/dev/null"}};
-}
-
-// The number after `key` in the first line of `text` that contains it; -1
-// when there is none.
-double number_after(const std::string& text, const std::string& key) {
-  const auto at = text.find(key);
-  return at == std::string::npos ? -1 : std::strtod(text.c_str() + at + key.size(), nullptr);
 }
 
 TEST_P(MultiProcessFailure, KilledRankGivesPeerFailureEverywhere) {

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -22,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/idle.h"
 #include "mccl/error.h"
 
 namespace mccl {
@@ -170,6 +172,47 @@ TEST_P(TcpBootstrapRounds, EveryRoundReturnsTheConcatenationInRankOrder) {
     }
   });
   for (int r = 0; r < n; ++r) EXPECT_EQ(caught(errors[static_cast<std::size_t>(r)]).message, "");
+}
+
+// Ranks let their store connection go between rounds (as a communicator
+// does once created), each at its own moments, rank 0 included, some
+// twice in a row; every round still returns every rank's part, and an idle
+// store holds no connection per rank.
+TEST_P(TcpBootstrapRounds, RanksThatLetTheirConnectionGoComeBackForTheNextRound) {
+  const int n = GetParam();
+  const int fds_before = open_fds();
+  std::atomic<int> idle{0};
+  std::atomic<int> fds_idle{0};
+  auto errors = run_ranks(n, [&](int r) {
+    auto boot = make_tcp_bootstrap(opts(r, n));
+    for (int k = 0; k < 6; ++k) {
+      if ((k + r) % 2 == 0 || k == 3) bootstrap::release_between_exchanges(*boot);
+      if (k == 3) bootstrap::release_between_exchanges(*boot);  // twice: a no-op
+      if (k == 3) {
+        // Everyone let go: count what the whole process holds (the store
+        // closes its end as it reads each goodbye), then go on.
+        if (++idle == n) {
+          int held = open_fds();
+          for (int i = 0; i < 200 && held - fds_before > 2; ++i) {
+            std::this_thread::sleep_for(10ms);
+            held = open_fds();
+          }
+          fds_idle = held;
+        }
+        while (idle < n || fds_idle == 0) std::this_thread::sleep_for(1ms);
+      }
+      auto all = boot->allgather(pattern(r, k, 100), 10s);
+      ASSERT_EQ(all.size(), 100u * static_cast<std::size_t>(n));
+      for (int q = 0; q < n; ++q) {
+        auto want = pattern(q, k, 100);
+        ASSERT_TRUE(std::equal(want.begin(), want.end(), all.begin() + 100 * q))
+            << "round " << k << ", rank " << q << "'s part, seen by rank " << r;
+      }
+    }
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(caught(errors[static_cast<std::size_t>(r)]).message, "");
+  // The store's listener and its wake-up: no pair of sockets per rank.
+  EXPECT_LE(fds_idle - fds_before, 2) << "descriptors held while every rank was detached";
 }
 
 INSTANTIATE_TEST_SUITE_P(WorldSizes, TcpBootstrapRounds, ::testing::Values(2, 3, 5));

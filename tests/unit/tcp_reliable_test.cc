@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/little_endian.h"
@@ -103,6 +104,73 @@ TEST(TcpReliable, SendNeverBlocksWhenThePeerDoesNotRead) {
   for (int k = 0; k < kCount; ++k)
     ASSERT_EQ(got[static_cast<std::size_t>(k)], msgs[static_cast<std::size_t>(k)]) << k;
   EXPECT_EQ(tcp->queued_bytes(1), 0u);
+}
+
+// Connections on demand with a cache of 3 (the two ring neighbours and one
+// more) among 7 ranks: every rank sends to every other in turn, several
+// rounds, so connections are opened, closed idle by the kGoodbye handshake
+// and opened again, and dials cross (both ends send at once). Nothing is
+// lost, duplicated or reordered, and once the traffic stops every rank is
+// back within the bound (peers may open connections towards a rank faster
+// than it closes idle ones, so the bound holds when things settle).
+TEST(TcpReliable, BoundedCacheClosesIdleConnectionsWithoutLosingMessages) {
+  constexpr int kRanks = 7;
+  constexpr int kRounds = 4;
+  auto ts = make_mesh_with(kRanks, [](int r, const OobAllgather& oob, auto& out) {
+    TcpReliableConfig c = config(r, kRanks);
+    c.max_connections = 3;
+    return create_tcp_reliable(c, oob, out);
+  });
+  for (const auto& t : ts) {
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(as_tcp(t.get())->open_connections(), 2) << "only the ring neighbours at creation";
+  }
+  std::vector<Recorder> rec(kRanks);
+  for (int round = 0; round < kRounds; ++round) {
+    for (int from = 0; from < kRanks; ++from) {
+      for (int k = 1; k < kRanks; ++k) {
+        const int to = (from + k) % kRanks;
+        ASSERT_TRUE(ts[static_cast<std::size_t>(from)]
+                        ->send(to, pattern(from, to, round, 100 + static_cast<std::size_t>(k)))
+                        .is_ok());
+      }
+    }
+    // Let each round settle, so that connections go idle and are closed.
+    const std::size_t want = static_cast<std::size_t>((round + 1) * (kRanks - 1));
+    drive(ts, rec, [&] {
+      for (const auto& r : rec) {
+        if (r.events.size() < want) return false;
+      }
+      return true;
+    });
+  }
+  std::uint64_t closed = 0;
+  for (int to = 0; to < kRanks; ++to) {
+    const Recorder& r = rec[static_cast<std::size_t>(to)];
+    ASSERT_EQ(r.events.size(), static_cast<std::size_t>(kRounds * (kRanks - 1)));
+    for (int from = 0; from < kRanks; ++from) {
+      if (from == to) continue;
+      const auto got = r.from(from);
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(kRounds)) << from << " -> " << to;
+      const int k = (to - from + kRanks) % kRanks;
+      for (int round = 0; round < kRounds; ++round) {
+        EXPECT_EQ(got[static_cast<std::size_t>(round)],
+                  pattern(from, to, round, 100 + static_cast<std::size_t>(k)));
+      }
+    }
+    const TcpCounters c = as_tcp(ts[static_cast<std::size_t>(to)].get())->counters();
+    EXPECT_FALSE(r.events.back().failure);
+    EXPECT_EQ(c.messages_sent, static_cast<std::uint64_t>(kRounds * (kRanks - 1)));
+    closed += c.connections_closed;
+  }
+  EXPECT_GT(closed, 0u) << "the cache never closed an idle connection";
+  // Once quiet, every rank is back within its bound.
+  drive(ts, rec, [&] {
+    for (const auto& t : ts) {
+      if (as_tcp(t.get())->open_connections() > 3) return false;
+    }
+    return true;
+  });
 }
 
 TEST(TcpReliable, BadConfigIsRejected) {
@@ -252,6 +320,80 @@ TEST(TcpReliable, CorruptLengthIsAPeerFailure) {
     EXPECT_THAT(rec.events[0].why.message(), HasSubstr("corrupt"));
     EXPECT_EQ(t.send(0, pattern(1, 0, 0, 4)).code(), ErrorCode::kPeerFailure);
   });
+}
+
+// A rank that dies (its socket ends without kLeaving) is news for every
+// rank, also one whose own connection to it stays open: the test plays rank
+// 0 of 3 by hand, connected to ranks 1 and 2 (its ring neighbours), and
+// resets only its connection to rank 1. Rank 1 reports rank 0 and tells
+// rank 2 (kPeerFailed), which reports it too, naming who told it, and
+// closes its own connection to it.
+TEST(TcpReliable, ADeathIsNewsAroundTheRing) {
+  const std::uint64_t fake_nonce = 0x0badc0ffee0ddf00ull;
+  ThreadAllgather oob(3);
+  Mesh ts(3);  // ts[0] stays empty: rank 0 is this test
+  std::vector<common::Status> st(3);
+  std::vector<std::thread> threads;
+  for (int r = 1; r <= 2; ++r) {
+    threads.emplace_back([&, r] {
+      st[static_cast<std::size_t>(r)] = create_tcp_reliable(
+          config(r, 3), [&](std::span<const std::byte> m) { return oob(r, m); },
+          ts[static_cast<std::size_t>(r)]);
+    });
+  }
+  const Bytes all = oob(0, address_blob(1, fake_nonce));  // nobody dials rank 0
+  int fd[3] = {-1, -1, -1};
+  for (int q = 1; q <= 2; ++q) {  // the lower rank dials: rank 0 dials both
+    const wire::Address a = decode_blob(all, q);
+    fd[q] = connect_to(a.port);
+    std::array<std::byte, wire::kHandshakeBytes> hs;
+    wire::encode(wire::Handshake{wire::HandshakeKind::kHello, 0, static_cast<std::uint32_t>(q), 3,
+                                 a.nonce, fake_nonce},
+                 hs);
+    send_all(fd[q], hs.data(), hs.size());
+    ASSERT_EQ(::recv(fd[q], hs.data(), hs.size(), MSG_WAITALL), static_cast<ssize_t>(hs.size()));
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 1; r <= 2; ++r) ASSERT_TRUE(st[static_cast<std::size_t>(r)].is_ok());
+  const linger reset{1, 0};  // close with RST: a crash, not an orderly exit
+  ::setsockopt(fd[1], SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  ::close(fd[1]);
+  std::vector<Recorder> rec(3);
+  drive(
+      ts, rec, [&] { return rec[1].failures(0) == 1 && rec[2].failures(0) == 1; },
+      std::chrono::seconds(20));
+  EXPECT_EQ(rec[2].events.back().why.code(), ErrorCode::kPeerFailure);
+  EXPECT_THAT(rec[2].events.back().why.message(),
+              AllOf(HasSubstr("rank 0"), HasSubstr("rank 1 reported it dead")));
+  EXPECT_EQ(as_tcp(ts[1].get())->counters().failure_news_sent, 1u);
+  // Rank 2 let its own connection to rank 0 go: rank 0's end reads EOF.
+  std::array<std::byte, 64> sink;
+  ssize_t n;
+  while ((n = ::recv(fd[2], sink.data(), sink.size(), 0)) > 0) {
+  }
+  EXPECT_EQ(n, 0);
+  ::close(fd[2]);
+}
+
+// An orderly exit (a destroyed transport says kLeaving) is not news: its
+// ring neighbours report it, a rank that never talked to it hears nothing.
+TEST(TcpReliable, AnOrderlyExitIsNotNews) {
+  auto ts = make_mesh(4);
+  ts[2].reset();  // neighbours 1 and 3; rank 0 never connected to it
+  std::vector<Recorder> rec(4);
+  drive(
+      ts, rec, [&] { return rec[1].failures(2) == 1 && rec[3].failures(2) == 1; },
+      std::chrono::seconds(20));
+  for (int i = 0; i < 100; ++i) {
+    for (int r : {0, 1, 3}) {
+      std::size_t d = 0;
+      ASSERT_TRUE(
+          ts[static_cast<std::size_t>(r)]->poll(rec[static_cast<std::size_t>(r)], 64, d).is_ok());
+    }
+  }
+  EXPECT_EQ(rec[0].failures(2), 0);
+  EXPECT_EQ(as_tcp(ts[1].get())->counters().failure_news_sent, 0u);
+  EXPECT_EQ(as_tcp(ts[3].get())->counters().failure_news_sent, 0u);
 }
 
 TEST(TcpReliable, SilentPeerTimesOutNamingIt) {

@@ -1,5 +1,6 @@
 #include "offload/daemon/comm_setup.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -55,6 +56,7 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
         choices.setup_timeout_ms > 0 ? choices.setup_timeout_ms
                                      : common::settings::kTransportSetupTimeoutMs.get_int(1));
     tc.connect_timeout = setup_timeout;
+    tc.dial_timeout = std::max(setup_timeout, timeout);  // later connections: see api/transports.cc
     st = transport::tcp::create_tcp_reliable(tc, oob, reliable);
     if (!st) st = {st.code(), "TCP reliable transport: " + st.message()};
     st = setup::agree_on_outcome(rank, size, st, "the TCP reliable mesh (repairs)", oob);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "common/little_endian.h"
@@ -20,10 +21,16 @@ std::unique_ptr<std::byte[]> uninitialized(std::size_t n) {
 
 bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
+std::string hex(std::size_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%zx", v);
+  return buf;
+}
+
 }  // namespace
 
-Connection::Connection(int peer, Fd fd, TcpCounters& counters)
-    : peer_(peer), fd_(std::move(fd)), counters_(counters) {}
+Connection::Connection(int peer, Fd fd, TcpCounters& counters, ControlSink& sink)
+    : peer_(peer), fd_(std::move(fd)), counters_(counters), sink_(sink) {}
 
 void Connection::fail(std::string why) {
   if (failure_.empty()) failure_ = std::move(why);
@@ -33,8 +40,23 @@ void Connection::fail(std::string why) {
 
 bool Connection::send(std::span<const std::span<const std::byte>> parts, std::size_t total) {
   if (broken()) return false;
+  ++counters_.messages_sent;
+  counters_.bytes_sent += total;
+  return send_frame(static_cast<std::uint32_t>(total), parts, total);
+}
+
+bool Connection::send_control(wire::ControlKind kind, std::uint32_t arg) {
+  if (broken()) return false;
+  std::array<std::byte, 4> a;
+  common::put_le<std::uint32_t>(a.data(), arg);
+  const std::span<const std::byte> part[1] = {a};
+  return send_frame(wire::control_word(kind), part, a.size());
+}
+
+bool Connection::send_frame(std::uint32_t word, std::span<const std::span<const std::byte>> parts,
+                            std::size_t total) {
   std::array<std::byte, wire::kFrameHeaderBytes> header;
-  common::put_le<std::uint32_t>(header.data(), static_cast<std::uint32_t>(total));
+  common::put_le<std::uint32_t>(header.data(), word);
   const std::size_t frame = header.size() + total;
   std::size_t written = 0;
   if (writable_ && queue_.empty()) {
@@ -64,8 +86,6 @@ bool Connection::send(std::span<const std::span<const std::byte>> parts, std::si
     written = n < 0 ? 0 : static_cast<std::size_t>(n);
     if (written < offered) writable_ = false;  // the socket is full
   }
-  ++counters_.messages_sent;
-  counters_.bytes_sent += total;
   if (written == frame) return true;
   enqueue(header, parts, written, frame - written);
   ++counters_.sends_queued;
@@ -144,6 +164,7 @@ bool Connection::has_ready_message() const {
   if (in_big_) return big_got_ == big_len_;
   if (rend_ - rbeg_ < wire::kFrameHeaderBytes) return false;
   std::size_t len = common::get_le<std::uint32_t>(rbuf_.get() + rbeg_);
+  if (len & wire::kControlBit) return rend_ - rbeg_ >= wire::kControlFrameBytes;
   return len <= wire::kMaxMessageBytes && rend_ - rbeg_ - wire::kFrameHeaderBytes >= len;
 }
 
@@ -166,6 +187,24 @@ bool Connection::deliver_ready(ReliableHandler& handler, std::size_t max, std::s
     const std::size_t avail = rend_ - rbeg_;
     if (avail < wire::kFrameHeaderBytes) return true;
     const std::size_t len = common::get_le<std::uint32_t>(rbuf_.get() + rbeg_);
+    if (len & wire::kControlBit) {
+      // Not a message: it does not count against `max`.
+      const std::size_t kind_bits = len & ~std::size_t{wire::kControlBit};
+      if (kind_bits < 1 || kind_bits > static_cast<std::size_t>(wire::ControlKind::kLast)) {
+        fail("sent a frame word of 0x" + hex(len) +
+             ", neither a message length nor a control frame: the stream is corrupt");
+        read_done_ = true;
+        rbeg_ = rend_ = 0;
+        return false;
+      }
+      if (avail < wire::kControlFrameBytes) return true;
+      const auto kind = static_cast<wire::ControlKind>(kind_bits);
+      const auto arg = common::get_le<std::uint32_t>(rbuf_.get() + rbeg_ + 4);
+      rbeg_ += wire::kControlFrameBytes;
+      if (kind == wire::ControlKind::kGoodbye) got_goodbye_ = true;
+      sink_.on_control(peer_, kind, arg);
+      continue;
+    }
     if (len > wire::kMaxMessageBytes) {
       fail("sent a message length of " + std::to_string(len) +
            " bytes, over the 1 GiB limit: the stream is corrupt");
@@ -240,6 +279,10 @@ void Connection::receive(ReliableHandler& handler, std::size_t max, std::size_t&
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && would_block(errno)) return;
     read_done_ = true;
+    if (n == 0 && got_goodbye_) {
+      ended_ = true;  // the orderly end of a connection closed by both ends
+      return;
+    }
     fail(n == 0 ? std::string("closed by the peer") : errno_text(errno));
   }
 }

@@ -8,7 +8,10 @@
 //  - the read buffer holds at most one partial message no longer than
 //    kBigMessageBytes; a longer one is read into a buffer of its own size;
 //  - after broken() nothing is written; what was already read is still
-//    delivered, in order, until has_ready_message() turns false.
+//    delivered, in order, until has_ready_message() turns false;
+//  - control frames (wire.h) go to the ControlSink in stream order with
+//    the messages; after the peer's kGoodbye its EOF is an orderly end
+//    (ended()), not a failure.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +23,16 @@
 #include "transport/reliable.h"
 #include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/wire.h"
 
 namespace mccl::transport::tcp {
+
+// Where a connection hands the control frames it reads (the endpoint).
+class ControlSink {
+ public:
+  virtual ~ControlSink() = default;
+  virtual void on_control(int peer, wire::ControlKind kind, std::uint32_t arg) = 0;
+};
 
 class Connection {
  public:
@@ -36,7 +47,7 @@ class Connection {
   static constexpr std::size_t kKeepBigBytes = 16 * 1024 * 1024;
   static constexpr std::size_t kMaxIov = 64;
 
-  Connection(int peer, Fd fd, TcpCounters& counters);
+  Connection(int peer, Fd fd, TcpCounters& counters, ControlSink& sink);
 
   int peer() const { return peer_; }
   int fd() const { return fd_.get(); }
@@ -48,6 +59,9 @@ class Connection {
   // Writes queued bytes until the queue is empty or the socket is full.
   // False when the connection is or becomes broken.
   bool flush();
+  // Queues a control frame behind everything sent before; false when the
+  // connection is broken.
+  bool send_control(wire::ControlKind kind, std::uint32_t arg);
   bool has_queued() const { return !queue_.empty(); }
   std::size_t queued_bytes() const { return queued_; }
   // Cleared when the socket refuses bytes; set again when epoll says it
@@ -59,6 +73,11 @@ class Connection {
   void receive(ReliableHandler& handler, std::size_t max, std::size_t& delivered);
   // A whole message is in memory, waiting for a receive() with room.
   bool has_ready_message() const;
+  // Nothing queued to write and no partial frame read: a close now loses
+  // nothing this end holds.
+  bool idle() const { return queue_.empty() && !in_big_ && rbeg_ == rend_; }
+  // The peer said kGoodbye and then closed: an orderly end.
+  bool ended() const { return ended_; }
 
   bool broken() const { return !failure_.empty(); }
   // Why it broke: "closed by the peer", an errno text, a protocol error.
@@ -82,12 +101,19 @@ class Connection {
   // Delivers whole messages already in memory; false when it must stop
   // (max reached, or the stream is corrupt).
   bool deliver_ready(ReliableHandler& handler, std::size_t max, std::size_t& delivered);
+  // Writes (or queues) one frame: `word` (a length or a control word) and
+  // the parts, `total` bytes of them.
+  bool send_frame(std::uint32_t word, std::span<const std::span<const std::byte>> parts,
+                  std::size_t total);
   void make_room();
 
   const int peer_;
   Fd fd_;
   TcpCounters& counters_;
+  ControlSink& sink_;
   std::string failure_;
+  bool got_goodbye_ = false;
+  bool ended_ = false;
 
   std::deque<Chunk> queue_;
   std::size_t queued_ = 0;

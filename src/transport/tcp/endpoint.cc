@@ -1,11 +1,12 @@
-// The TCP reliable transport (tcp_transport.h): one Connection per peer,
-// one epoll set over all of them, and the bookkeeping that reports each
-// peer failure exactly once.
+// The TCP reliable transport's data path (tcp_transport.h): sends, the poll
+// loop that reads, delivers and reports, and the orderly end. Making,
+// closing and losing connections is endpoint_links.cc's.
 #include "transport/tcp/endpoint.h"
 
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,7 +18,9 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/settings.h"
 #include "transport/tcp/connection.h"
+#include "transport/tcp/endpoint_ids.h"
 #include "transport/tcp/wire.h"
 
 namespace mccl::transport::tcp {
@@ -25,45 +28,58 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t kPendingId = std::numeric_limits<std::uint32_t>::max();
 // How long the destructor keeps sending what is still queued.
 constexpr auto kCloseFlushBudget = 1s;
 
+int max_open(const TcpReliableConfig& c) {
+  const int n = c.max_connections > 0
+                    ? c.max_connections
+                    : static_cast<int>(common::settings::kTcpMaxConnections.get_int(1, 1 << 20));
+  return std::max(n, 3);  // both ring neighbours and one more
+}
+
 }  // namespace
 
-common::Status TcpEndpoint::init(Mesh mesh) {
-  listen_port_ = mesh.listen_port;
-  epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
-  if (!epoll_.valid())
-    return common::transport_error(me() + "epoll_create1(): " + errno_text(errno));
-  pending_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!pending_.valid()) return common::transport_error(me() + "eventfd(): " + errno_text(errno));
+TcpEndpoint::TcpEndpoint(const TcpReliableConfig& config, Directory directory, Fd listen)
+    : rank_(config.rank),
+      size_(config.size),
+      max_open_(max_open(config)),
+      connect_timeout_(config.connect_timeout),
+      dial_timeout_(config.dial_timeout.count() > 0 ? config.dial_timeout : config.connect_timeout),
+      dir_(std::move(directory)),
+      listen_(std::move(listen)),
+      peers_(static_cast<std::size_t>(config.size)) {}
+
+bool TcpEndpoint::watch(int fd, std::uint32_t id, std::uint32_t events) {
   epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u32 = kPendingId;
-  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, pending_.get(), &ev) != 0) {
-    return common::transport_error(me() + "epoll_ctl(): " + errno_text(errno));
-  }
-  for (int q = 0; q < size_ && !mesh.fds.empty(); ++q) {
-    auto uq = static_cast<std::size_t>(q);
-    if (q == rank_) continue;
-    Peer& p = peers_[uq];
-    p.name = mesh.names[uq];
-    p.conn = std::make_unique<Connection>(q, std::move(mesh.fds[uq]), counters_);
-    ev.events = EPOLLIN;
-    ev.data.u32 = static_cast<std::uint32_t>(q);
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, p.conn->fd(), &ev) != 0) {
-      return common::transport_error(me() + "epoll_ctl(): " + errno_text(errno));
-    }
-  }
-  events_.resize(static_cast<std::size_t>(std::min(size_ + 1, 256)));
-  return common::Status::ok();
+  ev.events = events;
+  ev.data.u32 = id;
+  return ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+std::size_t TcpEndpoint::queued_bytes(int peer) const {
+  if (peer < 0 || peer >= size_) return 0;
+  const Peer& p = peers_[static_cast<std::size_t>(peer)];
+  std::size_t n = p.conn ? p.conn->queued_bytes() : 0;
+  for (const auto& m : p.pending) n += m.size() + wire::kFrameHeaderBytes;
+  return n;
 }
 
 TcpEndpoint::~TcpEndpoint() {
-  // Give what is queued a bounded chance to leave: a last message sent just
-  // before destruction should not be lost to a peer that is still reading.
+  // An orderly exit: what is queued gets a bounded chance to leave (a last
+  // message sent just before destruction should not be lost to a peer that
+  // is still reading), and each peer hears kLeaving (so it does not spread
+  // news of a death). Messages still waiting for a connection get as long as
+  // any connection does (dial_timeout: a handshake through congested links,
+  // or with a peer that polls rarely, takes seconds), and the wait ends as
+  // soon as they are out or their peer is lost.
+  if (epoll_.valid()) settle_pending(common::Deadline::after(dial_timeout_));
   const common::Deadline deadline = common::Deadline::after(kCloseFlushBudget);
+  for (Peer& p : peers_) {
+    if (p.conn && !p.conn->broken() && !p.sent_goodbye) {
+      p.conn->send_control(wire::ControlKind::kLeaving, 0);
+    }
+  }
   std::vector<pollfd> fds;
   std::vector<Connection*> conns;
   for (;;) {
@@ -91,14 +107,17 @@ TcpEndpoint::~TcpEndpoint() {
 
 common::Status TcpEndpoint::failure_of(int peer) const {
   const Peer& p = peers_[static_cast<std::size_t>(peer)];
+  std::string why = p.failure;
+  if (why.empty() && p.conn) why = p.conn->failure();
   return common::peer_failure(me() + "lost its connection to rank " + std::to_string(peer) + " (" +
-                              p.name + "): " + p.conn->failure());
+                              dir_.name(peer) + "): " + why);
 }
 
 void TcpEndpoint::update_interest(int peer) {
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  Peer& p = at(peer);
+  if (!p.conn || p.reported || p.link == Link::kFailed) return;
   const bool want = p.conn->has_queued() && !p.conn->broken();
-  if (want == p.epollout || p.reported) return;
+  if (want == p.epollout) return;
   epoll_event ev{};
   ev.events = EPOLLIN | (want ? EPOLLOUT : 0u);
   ev.data.u32 = static_cast<std::uint32_t>(peer);
@@ -106,7 +125,7 @@ void TcpEndpoint::update_interest(int peer) {
 }
 
 void TcpEndpoint::list(int peer, std::vector<int>& where) {
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  Peer& p = at(peer);
   if (p.listed) return;
   p.listed = true;
   where.push_back(peer);
@@ -118,16 +137,6 @@ void TcpEndpoint::set_pending(bool on) {
   std::uint64_t v = 1;
   [[maybe_unused]] ssize_t n =
       on ? ::write(pending_.get(), &v, sizeof v) : ::read(pending_.get(), &v, sizeof v);
-}
-
-void TcpEndpoint::report(int peer, ReliableHandler& handler) {
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
-  p.reported = true;
-  common::Status why = failure_of(peer);
-  common::logf(common::LogLevel::kInfo, rank_, "%s", why.message().c_str());
-  ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, p.conn->fd(), nullptr);
-  p.conn->close();
-  handler.on_peer_failure(peer, why);
 }
 
 common::Status TcpEndpoint::send(int peer, std::span<const std::span<const std::byte>> parts) {
@@ -142,17 +151,29 @@ common::Status TcpEndpoint::send(int peer, std::span<const std::span<const std::
                                     " bytes to rank " + std::to_string(peer) +
                                     " exceeds the transport's 1 GiB limit");
   }
-  if (peer == rank_) {
-    std::vector<std::byte>& m = self_queue_.emplace_back();
+  auto copy = [&](std::deque<std::vector<std::byte>>& into) {
+    std::vector<std::byte>& m = into.emplace_back();
     m.reserve(total);
     for (const auto& part : parts) m.insert(m.end(), part.begin(), part.end());
+  };
+  if (peer == rank_) {
+    copy(self_queue_);
     ++counters_.messages_sent;
     counters_.bytes_sent += total;
     set_pending(true);
     return common::Status::ok();
   }
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
-  if (p.reported || p.conn->broken()) return failure_of(peer);
+  Peer& p = at(peer);
+  if (p.reported || p.link == Link::kFailed) return failure_of(peer);
+  p.last_used = ++clock_;
+  if (p.link != Link::kOpen) {
+    // Not connected (yet, or any more): the message waits, in order, and
+    // is counted as sent when it reaches a connection.
+    copy(p.pending);
+    if (p.link == Link::kNone) start_dial(peer);
+    return common::Status::ok();
+  }
+  if (p.conn->broken()) return failure_of(peer);
   if (!p.conn->send(parts, total)) {
     list(peer, backlog_);  // poll() reports it
     set_pending(true);
@@ -160,6 +181,35 @@ common::Status TcpEndpoint::send(int peer, std::span<const std::span<const std::
   }
   update_interest(peer);
   return common::Status::ok();
+}
+
+void TcpEndpoint::deliver_self(ReliableHandler& handler, std::size_t max, std::size_t& delivered) {
+  while (delivered < max && !self_queue_.empty()) {
+    std::vector<std::byte> m = std::move(self_queue_.front());
+    self_queue_.pop_front();
+    ++delivered;
+    ++counters_.messages_received;
+    counters_.bytes_received += m.size();
+    handler.on_message(rank_, m);
+  }
+}
+
+void TcpEndpoint::receive_listed(ReliableHandler& handler, std::size_t max,
+                                 std::size_t& delivered) {
+  for (std::size_t i = 0; i < work_.size(); ++i) {
+    const int peer = work_[i];
+    Peer& p = at(peer);
+    p.listed = false;
+    if (p.reported || !p.conn || p.link == Link::kFailed) continue;
+    if (delivered < max) p.conn->receive(handler, max, delivered);
+    if (p.conn->has_ready_message() || (!p.conn->broken() && delivered >= max)) {
+      list(peer, backlog_);  // its turn comes next time
+    } else if (p.conn->broken()) {
+      // After everything it sent before, even when max is reached.
+      lose(peer, p.conn->failure(), !p.leaving);
+    }
+  }
+  work_.clear();
 }
 
 common::Status TcpEndpoint::poll(ReliableHandler& handler, std::size_t max,
@@ -173,42 +223,28 @@ common::Status TcpEndpoint::poll(ReliableHandler& handler, std::size_t max,
   work_.clear();
   work_.swap(backlog_);
   for (int i = 0; i < n; ++i) {
-    const std::uint32_t id = events_[static_cast<std::size_t>(i)].data.u32;
-    if (id == kPendingId) continue;
-    const auto peer = static_cast<int>(id);
-    Peer& p = peers_[id];
-    if (p.reported) continue;
-    const std::uint32_t ev = events_[static_cast<std::size_t>(i)].events;
-    if (ev & EPOLLOUT) {
+    const epoll_event& ev = events_[static_cast<std::size_t>(i)];
+    if (!is_peer_id(ev.data.u32)) {
+      on_event(ev.data.u32, ev.events);
+      continue;
+    }
+    const auto peer = static_cast<int>(ev.data.u32);
+    Peer& p = at(peer);
+    if (p.reported || !p.conn || p.link == Link::kFailed) continue;
+    if (ev.events & EPOLLOUT) {
       p.conn->set_writable();
       p.conn->flush();
       update_interest(peer);
     }
-    if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) || p.conn->broken()) list(peer, work_);
+    if ((ev.events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || p.conn->broken()) list(peer, work_);
   }
-
-  while (delivered < max && !self_queue_.empty()) {
-    std::vector<std::byte> m = std::move(self_queue_.front());
-    self_queue_.pop_front();
-    ++delivered;
-    ++counters_.messages_received;
-    counters_.bytes_received += m.size();
-    handler.on_message(rank_, m);
-  }
-
-  for (std::size_t i = 0; i < work_.size(); ++i) {
-    const int peer = work_[i];
-    Peer& p = peers_[static_cast<std::size_t>(peer)];
-    p.listed = false;
-    if (p.reported) continue;
-    if (delivered < max) p.conn->receive(handler, max, delivered);
-    if (p.conn->has_ready_message() || (!p.conn->broken() && delivered >= max)) {
-      list(peer, backlog_);  // its turn comes next time
-    } else if (p.conn->broken()) {
-      report(peer, handler);  // after everything it sent before, even when max is reached
-    }
-  }
-  work_.clear();
+  check_timers(common::now());
+  deliver_self(handler, max, delivered);
+  receive_listed(handler, max, delivered);
+  finish_closes();
+  evict_idle();
+  report_lost(handler);
+  arm_timer();
   set_pending(!self_queue_.empty() || !backlog_.empty());
   return common::Status::ok();
 }

@@ -1,12 +1,13 @@
-// The TCP reliable transport's factory: checks the config, connects the
-// mesh (mesh.h) and hands it to an endpoint (endpoint.h).
+// The TCP reliable transport's factory: checks the config, publishes the
+// addresses (directory.h) and has the endpoint (endpoint.h) connect the
+// ring neighbours.
 #include "transport/tcp/tcp_transport.h"
 
 #include <arpa/inet.h>
 
 #include "common/log.h"
+#include "transport/tcp/directory.h"
 #include "transport/tcp/endpoint.h"
-#include "transport/tcp/mesh.h"
 
 namespace mccl::transport::tcp {
 namespace {
@@ -41,15 +42,16 @@ common::Status validate(const TcpReliableConfig& c) {
 common::Status create_tcp_reliable(const TcpReliableConfig& config, const OobAllgather& oob,
                                    std::unique_ptr<ReliableTransport>& out) {
   if (auto st = validate(config); !st) return st;
-  Mesh mesh;
+  Directory dir;
+  Fd listen;
   if (config.size > 1) {
     if (!oob) return common::invalid_argument("tcp: no out-of-band allgather given");
-    if (auto st = build_mesh(config, oob, mesh); !st) return st;
+    if (auto st = publish_addresses(config, oob, dir, listen); !st) return st;
   }
-  auto endpoint = std::make_unique<TcpEndpoint>(config.rank, config.size);
-  if (auto st = endpoint->init(std::move(mesh)); !st) return st;
-  common::logf(common::LogLevel::kDebug, config.rank, "tcp: mesh of %d ranks connected",
-               config.size);
+  auto endpoint = std::make_unique<TcpEndpoint>(config, std::move(dir), std::move(listen));
+  if (auto st = endpoint->init(); !st) return st;
+  common::logf(common::LogLevel::kDebug, config.rank,
+               "tcp: ring neighbours of %d ranks connected; others on demand", config.size);
   out = std::move(endpoint);
   return common::Status::ok();
 }

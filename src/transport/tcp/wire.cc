@@ -23,7 +23,7 @@ bool check_magic(const std::byte* p, std::uint32_t magic, const char* what, std:
 
 static_assert(kAddressBytes == 4 + 2 + 2 + 4 + 2 + 2 + 8);
 static_assert(kHandshakeBytes == 4 + 2 + 2 + 4 + 4 + 4 + 4 + 8 + 8);
-static_assert(kMaxMessageBytes <= UINT32_MAX, "the length prefix is 32 bits");
+static_assert(kMaxMessageBytes < kControlBit, "a message length never sets the control bit");
 
 void encode(const Address& a, std::span<std::byte, kAddressBytes> out) {
   std::byte* p = out.data();
