@@ -19,9 +19,8 @@ Request Communicator::ialltoallv(const void* send, std::span<const std::size_t> 
                                  std::span<const std::size_t> recv_displs) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "alltoallv", [&] {
-    common::Status why =
-        coll::validate_alltoallv(state_->rank, state_->size, send, send_counts, send_displs, recv,
-                                 recv_counts, recv_displs);
+    common::Status why = coll::validate_alltoallv(state_->rank, state_->size, send, send_counts,
+                                                  send_displs, recv, recv_counts, recv_displs);
     if (!why.is_ok()) {
       // Collective: the peers hear why (Backend::refuse), as for the others.
       state_->backend->refuse(why);
@@ -44,10 +43,10 @@ Request Communicator::ialltoall(const void* send, void* recv, std::size_t bytes_
   return detail::at_boundary(state_->rank, "alltoall", [&] {
     const auto n = static_cast<std::size_t>(state_->size);
     if (bytes_per_rank > 0 && n > SIZE_MAX / bytes_per_rank) {
-      common::Status why = common::invalid_argument(
-          "rank " + std::to_string(state_->rank) + ": alltoall: bytes_per_rank " +
-          std::to_string(bytes_per_rank) + " times " + std::to_string(n) +
-          " ranks overflows a size_t");
+      common::Status why =
+          common::invalid_argument("rank " + std::to_string(state_->rank) +
+                                   ": alltoall: bytes_per_rank " + std::to_string(bytes_per_rank) +
+                                   " times " + std::to_string(n) + " ranks overflows a size_t");
       state_->backend->refuse(why);
       why.throw_if_error();
     }

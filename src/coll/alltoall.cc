@@ -90,7 +90,8 @@ bool Alltoall::valid_segment(int peer, const ControlHeader& h, std::size_t bytes
   }
   const std::size_t off = std::size_t{h.arg0} * segment_bytes_;
   return h.kind == ControlKind::kP2pData && peer != ctx_.rank() && off == received_[peer] &&
-         bytes == std::min(segment_bytes_, total - off) && (total == 0 ? !heard_[peer] : off < total);
+         bytes == std::min(segment_bytes_, total - off) &&
+         (total == 0 ? !heard_[peer] : off < total);
 }
 
 void Alltoall::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
@@ -115,8 +116,7 @@ void Alltoall::on_control(int peer, const ControlHeader& h, std::span<const std:
 }
 
 bool Alltoall::needs(int peer) const {
-  return peer != ctx_.rank() &&
-         (!heard_[peer] || received_[peer] < layout_.recv_counts[peer]);
+  return peer != ctx_.rank() && (!heard_[peer] || received_[peer] < layout_.recv_counts[peer]);
 }
 
 void Alltoall::progress(common::TimePoint) {

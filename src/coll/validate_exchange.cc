@@ -21,10 +21,9 @@ Status side_extent(int rank, int size, const char* side, const void* buffer,
   const std::string what = at(rank) + "alltoallv: " + side;
   if (counts.size() != static_cast<std::size_t>(size) ||
       displs.size() != static_cast<std::size_t>(size)) {
-    return common::invalid_argument(what + " counts and displacements need " +
-                                    std::to_string(size) + " entries each, not " +
-                                    std::to_string(counts.size()) + " and " +
-                                    std::to_string(displs.size()));
+    return common::invalid_argument(
+        what + " counts and displacements need " + std::to_string(size) + " entries each, not " +
+        std::to_string(counts.size()) + " and " + std::to_string(displs.size()));
   }
   lo = std::numeric_limits<std::uintptr_t>::max();
   hi = 0;

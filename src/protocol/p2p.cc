@@ -130,8 +130,8 @@ common::Status P2pMailbox::check_deadlines(common::TimePoint now,
       ++it;
       continue;
     }
-    (*it)->finish(common::timeout_error("rank " + std::to_string(rank_) + ": " +
-                                        (*it)->describe() + after +
+    (*it)->finish(common::timeout_error("rank " + std::to_string(rank_) + ": " + (*it)->describe() +
+                                        after +
                                         " with no matching message; raise MCCL_COLL_TIMEOUT_MS "
                                         "if the sender is just slow"));
     it = posted_.erase(it);

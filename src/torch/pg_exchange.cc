@@ -17,9 +17,8 @@ constexpr int kMonitoredBarrierTag = kReservedTag;
 
 // The bytes of each rank's rows of `t` along dimension 0: `splits` rows
 // each, or an equal share where `splits` is empty.
-std::vector<std::size_t> row_bytes(const std::string& call, const char* which,
-                                   const at::Tensor& t, const std::vector<int64_t>& splits,
-                                   int size) {
+std::vector<std::size_t> row_bytes(const std::string& call, const char* which, const at::Tensor& t,
+                                   const std::vector<int64_t>& splits, int size) {
   if (t.dim() == 0) reject(call, std::string("the ") + which + " must have a dimension to split");
   const std::int64_t rows = t.size(0);
   std::int64_t per_row = t.element_size();
@@ -49,9 +48,11 @@ std::vector<std::size_t> row_bytes(const std::string& call, const char* which,
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::alltoall_base(
-    at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
-    std::vector<int64_t>& input_splits, const c10d::AllToAllOptions&) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::alltoall_base(at::Tensor& output,
+                                                               at::Tensor& input,
+                                                               std::vector<int64_t>& output_splits,
+                                                               std::vector<int64_t>& input_splits,
+                                                               const c10d::AllToAllOptions&) {
   const std::string call = "all_to_all_single";
   check_tensor(call, output);
   check_like(call, input, input);
@@ -102,8 +103,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::send(std::vector<at::Tensor>& t
   const at::Tensor& t = single_tensor(call, tensors);
   check_peer(call, dst);
   if (tag < 0 || tag >= kReservedTag) {
-    reject(call, "tag " + std::to_string(tag) + " is outside [0, " + std::to_string(kReservedTag) +
-                     ")");
+    reject(call,
+           "tag " + std::to_string(tag) + " is outside [0, " + std::to_string(kReservedTag) + ")");
   }
   at::Tensor host = host_view(t, true);
   return post(call, c10d::OpType::SEND, tensors, [this, host, dst, tag] {
@@ -117,14 +118,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::recv(std::vector<at::Tensor>& t
   const at::Tensor& t = single_tensor(call, tensors);
   if (src != mccl::kAnySource) check_peer(call, src);
   if (tag < 0 || tag >= kReservedTag) {
-    reject(call, "tag " + std::to_string(tag) + " is outside [0, " + std::to_string(kReservedTag) +
-                     ")");
+    reject(call,
+           "tag " + std::to_string(tag) + " is outside [0, " + std::to_string(kReservedTag) + ")");
   }
   at::Tensor host = host_view(t, false);
   const auto type = src == mccl::kAnySource ? c10d::OpType::RECVANYSOURCE : c10d::OpType::RECV;
   return post(call, type, tensors, [this, t, host, src, tag] {
     return Started{comm_.irecv(host.data_ptr(), host.nbytes(), src, tag),
-                   [t, host] { copy_back(t, host); }, {host}};
+                   [t, host] { copy_back(t, host); },
+                   {host}};
   });
 }
 

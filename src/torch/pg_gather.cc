@@ -41,8 +41,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allgather(
     std::int64_t total = 0;
     for (const at::Tensor& o : outs) total += o.numel();
     at::Tensor flat = at::empty({total}, host_in.options());
-    mccl::Request r = comm_.iallgatherv(host_in.data_ptr(), flat.data_ptr(), counts,
-                                        displacements(counts));
+    mccl::Request r =
+        comm_.iallgatherv(host_in.data_ptr(), flat.data_ptr(), counts, displacements(counts));
     return Started{std::move(r), [flat, outs] { unflatten(flat, outs); }, {host_in, flat}};
   });
 }
@@ -61,19 +61,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_allgather_base(at::Tensor& out
   at::Tensor host_out = host_view(output, false);
   // Where `input` lies inside `output` at this rank's block, the allgather
   // runs in place (MCCL's send and receive buffers must not overlap).
-  const bool in_place =
-      output.is_cpu() && input.is_cpu() && input.nbytes() > 0 &&
-      static_cast<const char*>(input.data_ptr()) ==
-          static_cast<const char*>(output.data_ptr()) + rank_ * input.nbytes();
+  const bool in_place = output.is_cpu() && input.is_cpu() && input.nbytes() > 0 &&
+                        static_cast<const char*>(input.data_ptr()) ==
+                            static_cast<const char*>(output.data_ptr()) + rank_ * input.nbytes();
   at::Tensor host_in = in_place ? input : host_view(input, true);
-  return post(call, c10d::OpType::_ALLGATHER_BASE, {output},
-              [this, output, host_out, host_in, in_place] {
-                mccl::Request r = comm_.iallgather(
-                    in_place ? mccl::kInPlace : host_in.data_ptr(), host_out.data_ptr(),
-                    host_in.nbytes());
-                return Started{std::move(r), [output, host_out] { copy_back(output, host_out); },
-                               {host_in, host_out}};
-              });
+  return post(
+      call, c10d::OpType::_ALLGATHER_BASE, {output}, [this, output, host_out, host_in, in_place] {
+        mccl::Request r = comm_.iallgather(in_place ? mccl::kInPlace : host_in.data_ptr(),
+                                           host_out.data_ptr(), host_in.nbytes());
+        return Started{
+            std::move(r), [output, host_out] { copy_back(output, host_out); }, {host_in, host_out}};
+      });
 }
 
 namespace {
@@ -149,19 +147,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allgather_into_tensor_coalesced
                        std::to_string(size_) + " times its elements");
     }
   }
-  return post(call, c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, outputs,
-              [this, inputs, outputs] {
-    auto g = std::make_shared<CoalescedGather>(stage_coalesced(inputs, size_));
-    mccl::Request r =
-        comm_.iallgather(g->flat_in.data_ptr(), g->flat_out.data_ptr(), g->flat_in.nbytes());
-    return Started{std::move(r),
-                   [this, g, inputs, outputs] {
-                     place_coalesced(*g, inputs, size_, [&](int rank, std::size_t i) {
-                       return outputs[i].view({size_, -1})[rank];
-                     });
-                   },
-                   {g->flat_in, g->flat_out}};
-  });
+  return post(
+      call, c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, outputs, [this, inputs, outputs] {
+        auto g = std::make_shared<CoalescedGather>(stage_coalesced(inputs, size_));
+        mccl::Request r =
+            comm_.iallgather(g->flat_in.data_ptr(), g->flat_out.data_ptr(), g->flat_in.nbytes());
+        return Started{std::move(r),
+                       [this, g, inputs, outputs] {
+                         place_coalesced(*g, inputs, size_, [&](int rank, std::size_t i) {
+                           return outputs[i].view({size_, -1})[rank];
+                         });
+                       },
+                       {g->flat_in, g->flat_out}};
+      });
 }
 #endif
 
@@ -169,10 +167,9 @@ ProcessGroupMCCL::Started ProcessGroupMCCL::exchange(const at::Tensor& send,
                                                      std::vector<std::size_t> send_counts,
                                                      const at::Tensor& recv,
                                                      std::vector<std::size_t> recv_counts) {
-  mccl::Request r = comm_.ialltoallv(send.defined() ? send.data_ptr() : nullptr, send_counts,
-                                     displacements(send_counts),
-                                     recv.defined() ? recv.data_ptr() : nullptr, recv_counts,
-                                     displacements(recv_counts));
+  mccl::Request r = comm_.ialltoallv(
+      send.defined() ? send.data_ptr() : nullptr, send_counts, displacements(send_counts),
+      recv.defined() ? recv.data_ptr() : nullptr, recv_counts, displacements(recv_counts));
   return Started{std::move(r), {}, {send, recv}};
 }
 

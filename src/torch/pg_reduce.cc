@@ -59,8 +59,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::reduce(std::vector<at::Tensor>&
     std::vector<std::size_t> counts(size_, 0);
     counts[root] = red.count(in);
     at::Tensor out = rank_ == root ? at::empty_like(in) : at::Tensor();
-    mccl::Request r = comm_.ireduce_scatterv(in.data_ptr(), out.defined() ? out.data_ptr() : nullptr,
-                                             counts, red.type, red.op);
+    mccl::Request r = comm_.ireduce_scatterv(
+        in.data_ptr(), out.defined() ? out.data_ptr() : nullptr, counts, red.type, red.op);
     return Started{std::move(r),
                    [this, t, out, red] {
                      if (!out.defined()) return;
@@ -89,17 +89,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::reduce_scatter(
   at::Tensor flat = flatten(inputs[0]);
   if (red.premul != 1) flat.mul_(red.premul);
   at::Tensor host_out = host_view(out, false);
-  return post(call, c10d::OpType::REDUCE_SCATTER, outputs,
-              [this, out, host_out, flat, counts, red] {
-                mccl::Request r = comm_.ireduce_scatterv(flat.data_ptr(), host_out.data_ptr(),
-                                                         counts, red.type, red.op);
-                return Started{std::move(r),
-                               [this, out, host_out, red] {
-                                 red.finish(host_out, size_);
-                                 copy_back(out, host_out);
-                               },
-                               {flat, host_out}};
-              });
+  return post(
+      call, c10d::OpType::REDUCE_SCATTER, outputs, [this, out, host_out, flat, counts, red] {
+        mccl::Request r =
+            comm_.ireduce_scatterv(flat.data_ptr(), host_out.data_ptr(), counts, red.type, red.op);
+        return Started{std::move(r),
+                       [this, out, host_out, red] {
+                         red.finish(host_out, size_);
+                         copy_back(out, host_out);
+                       },
+                       {flat, host_out}};
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_reduce_scatter_base(

@@ -121,13 +121,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::broadcast(std::vector<at::Tenso
   at::Tensor host = host_view(t, root == rank_);
   return post(call, c10d::OpType::BROADCAST, tensors, [this, t, host, root] {
     return Started{comm_.ibroadcast(host.data_ptr(), host.nbytes(), root),
-                   [t, host] { copy_back(t, host); }, {host}};
+                   [t, host] { copy_back(t, host); },
+                   {host}};
   });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::barrier(const c10d::BarrierOptions&) {
-  return post("barrier", c10d::OpType::BARRIER, {},
-              [this] { return Started{comm_.ibarrier(), {}, {}}; });
+  return post("barrier", c10d::OpType::BARRIER, {}, [this] {
+    return Started{comm_.ibarrier(), {}, {}};
+  });
 }
 
 mccl::Stats ProcessGroupMCCL::stats() {

@@ -1,9 +1,9 @@
 #include "tensors.h"
 
-#include "compat.h"
-
 #include <optional>
 #include <stdexcept>
+
+#include "compat.h"
 
 namespace mccl::torch_backend {
 
@@ -46,8 +46,8 @@ namespace {
 std::optional<mccl::DataType> mccl_type(at::ScalarType t, c10d::ReduceOp::RedOpType op,
                                         std::size_t& lanes) {
   lanes = 1;
-  const bool sum_like = op == c10d::ReduceOp::SUM || op == c10d::ReduceOp::AVG ||
-                        op == c10d::ReduceOp::PREMUL_SUM;
+  const bool sum_like =
+      op == c10d::ReduceOp::SUM || op == c10d::ReduceOp::AVG || op == c10d::ReduceOp::PREMUL_SUM;
   switch (t) {
     case at::kFloat:
       return mccl::DataType::kFloat32;
@@ -100,8 +100,7 @@ double premul_factor(const std::string& call, const c10d::ReduceOp& op) {
 
 Reduction reduction(const std::string& call, const c10d::ReduceOp& op, const at::Tensor& t) {
   const auto kind = static_cast<c10d::ReduceOp::RedOpType>(op);
-  if (kind == c10d::ReduceOp::BAND || kind == c10d::ReduceOp::BOR ||
-      kind == c10d::ReduceOp::BXOR) {
+  if (kind == c10d::ReduceOp::BAND || kind == c10d::ReduceOp::BOR || kind == c10d::ReduceOp::BXOR) {
     reject(call, "bitwise reductions (BAND, BOR, BXOR) are not supported");
   }
   Reduction r{};

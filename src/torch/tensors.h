@@ -39,7 +39,9 @@ struct Reduction {
   bool average = false;
   double premul = 1;
   // MCCL elements in `t`.
-  std::size_t count(const at::Tensor& t) const { return static_cast<std::size_t>(t.numel()) * lanes; }
+  std::size_t count(const at::Tensor& t) const {
+    return static_cast<std::size_t>(t.numel()) * lanes;
+  }
   // `t`, or a new tensor of t * premul where PREMUL_SUM asks for it.
   at::Tensor scaled(const at::Tensor& t) const { return premul == 1 ? t : t * premul; }
   // In place: AVG's division of the result.

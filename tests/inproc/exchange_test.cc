@@ -151,6 +151,28 @@ TEST_P(Exchange, BadArgumentsAndSizeMismatchAreNamed) {
   EXPECT_EQ(comms[0].recv(b, 8, kAnySource, 6), 1);
 }
 
+// reduce (torch's): a reduce-scatterv whose blocks are all empty but the
+// root's.
+TEST_P(Exchange, ReduceScatterToOneRank) {
+  const int n = 4;
+  InProcessWorld world(n);
+  auto comms = make(world);
+  for (std::size_t count : {std::size_t{1}, std::size_t{1001}, std::size_t{70000}}) {
+    run_on_threads(comms, [&](Communicator& c) {
+      const int root = 2;
+      std::vector<std::size_t> counts(n, 0);
+      counts[root] = count;
+      std::vector<float> in(count, static_cast<float>(c.rank() + 1)), out(count, 0);
+      c.reduce_scatterv(in.data(), c.rank() == root ? out.data() : nullptr, counts,
+                        DataType::kFloat32, ReduceOp::kSum);
+      if (c.rank() == root) {
+        EXPECT_EQ(out.front(), 10.0f);
+        EXPECT_EQ(out.back(), 10.0f);
+      }
+    });
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, Exchange,
                          ::testing::Values(ProgressKind::kInline, ProgressKind::kThread),
                          engine_name);
