@@ -97,15 +97,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::alltoall(std::vector<at::Tensor
   });
 }
 
+void ProcessGroupMCCL::check_tag(const std::string& call, int tag) const {
+  if (tag < 0 || tag >= kReservedTag) {
+    reject(call,
+           "tag " + std::to_string(tag) + " is outside [0, " + std::to_string(kReservedTag) + ")");
+  }
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::send(std::vector<at::Tensor>& tensors, int dst,
                                                       int tag) {
   const std::string call = "send";
   const at::Tensor& t = single_tensor(call, tensors);
   check_peer(call, dst);
-  if (tag < 0 || tag >= kReservedTag) {
-    reject(call,
-           "tag " + std::to_string(tag) + " is outside [0, " + std::to_string(kReservedTag) + ")");
-  }
+  check_tag(call, tag);
   at::Tensor host = host_view(t, true);
   return post(call, c10d::OpType::SEND, tensors, [this, host, dst, tag] {
     return Started{comm_.isend(host.data_ptr(), host.nbytes(), dst, tag), {}, {host}};
@@ -117,10 +121,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::recv(std::vector<at::Tensor>& t
   const std::string call = src == mccl::kAnySource ? "recv (any source)" : "recv";
   const at::Tensor& t = single_tensor(call, tensors);
   if (src != mccl::kAnySource) check_peer(call, src);
-  if (tag < 0 || tag >= kReservedTag) {
-    reject(call,
-           "tag " + std::to_string(tag) + " is outside [0, " + std::to_string(kReservedTag) + ")");
-  }
+  check_tag(call, tag);
   at::Tensor host = host_view(t, false);
   const auto type = src == mccl::kAnySource ? c10d::OpType::RECVANYSOURCE : c10d::OpType::RECV;
   return post(call, type, tensors, [this, t, host, src, tag] {

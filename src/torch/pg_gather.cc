@@ -19,6 +19,24 @@ std::vector<std::size_t> displacements(const std::vector<std::size_t>& counts) {
 // Where rank r's copy of input i lands, for the coalesced allgathers.
 using Placement = std::function<at::Tensor(int rank, std::size_t input)>;
 
+// gather's outputs and scatter's inputs: one list of `size` tensors like
+// `like` on the root, nothing elsewhere. `what`: "output" or "input".
+std::vector<at::Tensor> root_list(const std::string& call,
+                                  const std::vector<std::vector<at::Tensor>>& lists, int rank,
+                                  int size, int root, const at::Tensor& like, const char* what) {
+  if (rank != root) {
+    if (!lists.empty() && !lists[0].empty()) {
+      reject(call, "only the root (rank " + std::to_string(root) + ") takes " + what + " tensors");
+    }
+    return {};
+  }
+  if (lists.size() != 1 || lists[0].size() != static_cast<std::size_t>(size)) {
+    reject(call, "the root needs one list of " + std::to_string(size) + " " + what + " tensors");
+  }
+  for (const at::Tensor& t : lists[0]) check_like(call, t, like);
+  return lists[0];
+}
+
 }  // namespace
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allgather(
@@ -180,16 +198,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::gather(
   const at::Tensor& in = single_tensor(call, inputs);
   check_root(call, opts.rootRank);
   const int root = static_cast<int>(opts.rootRank);
-  std::vector<at::Tensor> outs;
-  if (rank_ == root) {
-    if (outputs.size() != 1 || outputs[0].size() != static_cast<std::size_t>(size_)) {
-      reject(call, "the root needs one list of " + std::to_string(size_) + " output tensors");
-    }
-    outs = outputs[0];
-    for (const at::Tensor& o : outs) check_like(call, o, in);
-  } else if (!outputs.empty() && !outputs[0].empty()) {
-    reject(call, "only the root (rank " + std::to_string(root) + ") takes output tensors");
-  }
+  std::vector<at::Tensor> outs = root_list(call, outputs, rank_, size_, root, in, "output");
   at::Tensor host_in = host_view(in, true);
   return post(call, c10d::OpType::GATHER, outs, [this, host_in, outs, root] {
     std::vector<std::size_t> sc(size_, 0), rc(size_, 0);
@@ -214,16 +223,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::scatter(
   const at::Tensor& out = single_tensor(call, outputs);
   check_root(call, opts.rootRank);
   const int root = static_cast<int>(opts.rootRank);
-  std::vector<at::Tensor> ins;
-  if (rank_ == root) {
-    if (inputs.size() != 1 || inputs[0].size() != static_cast<std::size_t>(size_)) {
-      reject(call, "the root needs one list of " + std::to_string(size_) + " input tensors");
-    }
-    ins = inputs[0];
-    for (const at::Tensor& i : ins) check_like(call, i, out);
-  } else if (!inputs.empty() && !inputs[0].empty()) {
-    reject(call, "only the root (rank " + std::to_string(root) + ") takes input tensors");
-  }
+  std::vector<at::Tensor> ins = root_list(call, inputs, rank_, size_, root, out, "input");
   // Staged here, on the caller's thread, where the inputs are known ready.
   at::Tensor flat = ins.empty() ? at::Tensor() : flatten(ins);
   at::Tensor host_out = host_view(out, false);

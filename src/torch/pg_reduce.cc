@@ -8,6 +8,20 @@
 
 namespace mccl::torch_backend {
 
+ProcessGroupMCCL::Started ProcessGroupMCCL::allreduce_in_place(const at::Tensor& buffer,
+                                                               const Reduction& red,
+                                                               std::function<void()> deliver) {
+  if (red.premul != 1) buffer.mul_(red.premul);  // the result overwrites it anyway
+  mccl::Request r =
+      comm_.iallreduce(mccl::kInPlace, buffer.data_ptr(), red.count(buffer), red.type, red.op);
+  return Started{std::move(r),
+                 [this, buffer, red, deliver = std::move(deliver)] {
+                   red.finish(buffer, size_);
+                   deliver();
+                 },
+                 {buffer}};
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allreduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::AllreduceOptions& opts) {
   const std::string call = "all_reduce";
@@ -15,15 +29,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allreduce(std::vector<at::Tenso
   const Reduction red = reduction(call, opts.reduceOp, t);
   at::Tensor host = host_view(t, true);
   return post(call, c10d::OpType::ALLREDUCE, tensors, [this, t, host, red] {
-    if (red.premul != 1) host.mul_(red.premul);  // the result overwrites it anyway
-    mccl::Request r =
-        comm_.iallreduce(mccl::kInPlace, host.data_ptr(), red.count(host), red.type, red.op);
-    return Started{std::move(r),
-                   [this, t, host, red] {
-                     red.finish(host, size_);
-                     copy_back(t, host);
-                   },
-                   {host}};
+    return allreduce_in_place(host, red, [t, host] { copy_back(t, host); });
   });
 }
 
@@ -33,16 +39,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allreduce_coalesced(
   if (tensors.empty()) reject(call, "needs at least one tensor");
   check_same_dtype(call, tensors);
   const Reduction red = reduction(call, opts.reduceOp, tensors[0]);
-  at::Tensor flat = red.scaled(flatten(tensors));
+  at::Tensor flat = flatten(tensors);  // staged where the inputs are known ready
   return post(call, c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, flat, red] {
-    mccl::Request r =
-        comm_.iallreduce(mccl::kInPlace, flat.data_ptr(), red.count(flat), red.type, red.op);
-    return Started{std::move(r),
-                   [this, tensors, flat, red] {
-                     red.finish(flat, size_);
-                     unflatten(flat, tensors);
-                   },
-                   {flat}};
+    return allreduce_in_place(flat, red, [tensors, flat] { unflatten(flat, tensors); });
   });
 }
 

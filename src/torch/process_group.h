@@ -24,6 +24,7 @@
 
 #include "compat.h"
 #include "executor.h"
+#include "tensors.h"
 #include "work.h"
 
 namespace mccl::torch_backend {
@@ -121,7 +122,12 @@ class ProcessGroupMCCL final : public BackendBase {
   // and displacements are this rank's.
   Started exchange(const at::Tensor& send, std::vector<std::size_t> send_counts,
                    const at::Tensor& recv, std::vector<std::size_t> recv_counts);
+  // The allreduce of `buffer` in place (scaled first for PREMUL_SUM); then
+  // AVG's division and `deliver`.
+  Started allreduce_in_place(const at::Tensor& buffer, const Reduction& red,
+                             std::function<void()> deliver);
   void check_root(const std::string& call, std::int64_t root) const;
+  void check_tag(const std::string& call, int tag) const;
   void check_peer(const std::string& call, int peer) const;
 
   mccl::Communicator comm_;
