@@ -177,5 +177,26 @@ INSTANTIATE_TEST_SUITE_P(Engines, Exchange,
                          ::testing::Values(ProgressKind::kInline, ProgressKind::kThread),
                          engine_name);
 
+// The offload daemon does not carry these: refused, naming the engine, on
+// every rank alike (a communicator's ranks all run under one engine).
+class ExchangeOffload : public EngineTest {};
+
+TEST_P(ExchangeOffload, RefusedNamingTheEngine) {
+  InProcessWorld world(2);
+  auto comms = create_communicators(world, options());
+  std::byte b[4];
+  std::vector<std::size_t> c(2, 0), d(2, 0);
+  std::string msg;
+  EXPECT_EQ(code_of([&] { comms[0].isend(b, 4, 1); }, &msg), ErrorCode::kUnavailable);
+  EXPECT_NE(msg.find("send is not served under the offload engine"), std::string::npos) << msg;
+  EXPECT_EQ(code_of([&] { comms[1].irecv(b, 4, 0); }), ErrorCode::kUnavailable);
+  for (auto& comm : comms) {
+    EXPECT_EQ(code_of([&] { comm.ialltoallv(b, c, d, b + 2, c, d); }), ErrorCode::kUnavailable);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ExchangeOffload, ::testing::Values(ProgressKind::kOffload),
+                         engine_name);
+
 }  // namespace
 }  // namespace mccl::testing
