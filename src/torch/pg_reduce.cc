@@ -22,6 +22,20 @@ ProcessGroupMCCL::Started ProcessGroupMCCL::allreduce_in_place(const at::Tensor&
                  {buffer}};
 }
 
+ProcessGroupMCCL::Started ProcessGroupMCCL::reduce_scatter_into(const at::Tensor& send,
+                                                                const at::Tensor& result,
+                                                                const Reduction& red,
+                                                                std::function<void()> deliver) {
+  mccl::Request r = comm_.ireduce_scatter(send.data_ptr(), result.data_ptr(), red.count(result),
+                                          red.type, red.op);
+  return Started{std::move(r),
+                 [this, result, red, deliver = std::move(deliver)] {
+                   red.finish(result, size_);
+                   deliver();
+                 },
+                 {send, result}};
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allreduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::AllreduceOptions& opts) {
   const std::string call = "all_reduce";
@@ -116,14 +130,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_reduce_scatter_base(
   at::Tensor host_out = host_view(output, false);
   return post(call, c10d::OpType::_REDUCE_SCATTER_BASE, {output},
               [this, output, host_in, host_out, red] {
-                mccl::Request r = comm_.ireduce_scatter(host_in.data_ptr(), host_out.data_ptr(),
-                                                        red.count(host_out), red.type, red.op);
-                return Started{std::move(r),
-                               [this, output, host_out, red] {
-                                 red.finish(host_out, size_);
-                                 copy_back(output, host_out);
-                               },
-                               {host_in, host_out}};
+                return reduce_scatter_into(host_in, host_out, red,
+                                           [output, host_out] { copy_back(output, host_out); });
               });
 }
 
@@ -152,18 +160,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::reduce_scatter_tensor_coalesced
   }
   at::Tensor flat = flatten(parts);
   if (red.premul != 1) flat.mul_(red.premul);
-  return post(call, c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, outputs,
-              [this, outputs, flat, red] {
-                at::Tensor out = at::empty({flat.numel() / size_}, flat.options());
-                mccl::Request r = comm_.ireduce_scatter(flat.data_ptr(), out.data_ptr(),
-                                                        red.count(out), red.type, red.op);
-                return Started{std::move(r),
-                               [this, outputs, out, red] {
-                                 red.finish(out, size_);
-                                 unflatten(out, outputs);
-                               },
-                               {flat, out}};
-              });
+  return post(
+      call, c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, outputs, [this, outputs, flat, red] {
+        at::Tensor out = at::empty({flat.numel() / size_}, flat.options());
+        return reduce_scatter_into(flat, out, red, [outputs, out] { unflatten(out, outputs); });
+      });
 }
 #endif
 

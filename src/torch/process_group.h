@@ -126,6 +126,10 @@ class ProcessGroupMCCL final : public BackendBase {
   // AVG's division and `deliver`.
   Started allreduce_in_place(const at::Tensor& buffer, const Reduction& red,
                              std::function<void()> deliver);
+  // The even reduce-scatter of `send` into `result`; then AVG's division
+  // and `deliver`.
+  Started reduce_scatter_into(const at::Tensor& send, const at::Tensor& result,
+                              const Reduction& red, std::function<void()> deliver);
   void check_root(const std::string& call, std::int64_t root) const;
   void check_tag(const std::string& call, int tag) const;
   void check_peer(const std::string& call, int peer) const;
