@@ -25,6 +25,9 @@ packages=(
   # PyTorch 1.13 for /usr/bin/python3, its C++ headers, and pybind11's;
   # venv for the second run on PyTorch 2.x from PyPI (scripts/torch-pypi.sh)
   python3-torch libtorch-dev pybind11-dev python3-venv
+  # `pip install .` of the backend, offline and without build isolation
+  # (setup.py, docs/pytorch.md; test torch.pip)
+  python3-pip python3-setuptools python3-wheel
   # the offload daemon's aarch64 cross build and its qemu-user smoke test
   # (offload.cross_aarch64_smoke; skips without them). The daemon needs no
   # target libraries beyond the cross toolchain's own libstdc++.

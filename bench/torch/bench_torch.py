@@ -1,9 +1,11 @@
-"""all_gather_into_tensor and reduce_scatter_tensor through torch.distributed:
-the "mccl" backend against "gloo", N processes on this host (loopback), or
-one process per host started by a launcher (--launched).
+"""all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single and
+send/recv through torch.distributed: the "mccl" backend (registered as
+mccl_mcast) against "gloo", N processes on this host (loopback), or one
+process per host started by a launcher (--launched).
 
     PYTHONPATH=build/src/torch /usr/bin/python3 bench/torch/bench_torch.py \\
         [--ranks 4] [--sizes 1m,2m,4m,8m,16m,32m,64m] [--iters 10] [--warmup 2] [--out FILE]
+        [--ops all_gather_into_tensor,reduce_scatter_tensor,all_to_all_single,send_recv]
 
 --launched: this process is one rank of a job that tests/fabric/launch.sh
 started (MCCL_RANK, MCCL_WORLD_SIZE, MCCL_BOOTSTRAP_ADDR=rank 0's address:port,
@@ -13,7 +15,11 @@ rank its own; the figure is the busiest rank's). MCCL picks its interface
 itself. Rank 0 prints the table.
 
 SIZE is the full tensor: the output of the allgather, the input of the
-reduce-scatter (float32; each rank's shard is SIZE / N). Every iteration is
+reduce-scatter (float32; each rank's shard is SIZE / N), each rank's input
+(and output) of all_to_all_single (SIZE / N to every rank), and the message
+of send_recv, where every rank sends SIZE to its right neighbour and
+receives SIZE from its left at once (isend and irecv, a ring shift: what a
+pipeline stage does). Every iteration is
 timed between barriers on every rank; the figure is the median over
 iterations of the slowest rank. Bytes sent per rank: MCCL's own counters
 (multicast payload, repairs served, point-to-point), and for both backends
@@ -38,6 +44,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 IFACE_TX = "/sys/class/net/{}/statistics/tx_bytes"
+OPS = ("all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single", "send_recv")
 
 
 def parse_size(s):
@@ -65,6 +72,16 @@ def mccl_bytes():
 
 def one_call(op, backend, out, inp, group, n):
     """Runs the call once; returns the name of what ran."""
+    if op == "all_to_all_single":  # both backends have it
+        dist.all_to_all_single(out, inp, group=group)
+        return op
+    if op == "send_recv":
+        rank = dist.get_rank()
+        works = [dist.irecv(out, src=(rank - 1) % n, group=group),
+                 dist.isend(inp, dst=(rank + 1) % n, group=group)]
+        for w in works:
+            w.wait()
+        return "isend+irecv"
     if op == "all_gather_into_tensor":
         if backend == "mccl":
             dist.all_gather_into_tensor(out, inp, group=group)
@@ -84,6 +101,8 @@ def measure(rank, n, op, backend, size, args, groups, ctl):
     shard = elems // n
     if op == "all_gather_into_tensor":
         inp, out = torch.full((shard,), float(rank)), torch.empty(shard * n)
+    elif op in ("all_to_all_single", "send_recv"):
+        inp, out = torch.full((elems,), float(rank)), torch.empty(elems)
     else:
         inp, out = torch.ones(shard * n), torch.empty(shard)
     for _ in range(args.warmup):
@@ -126,13 +145,13 @@ def rank_main(rank, n, port, args, master="127.0.0.1"):
                        "WORLD_SIZE": str(n)})
     if not args.launched:
         os.environ["MCCL_UDP_IFACE"] = "lo"
-    import mccl_torch  # noqa: F401
-    dist.init_process_group("mccl", timeout=timedelta(seconds=120))
+    import mccl_torch
+    dist.init_process_group(mccl_torch.BACKEND, timeout=timedelta(seconds=120))
     ctl = dist.new_group(backend="gloo")  # barriers and the results
     groups = {"mccl": None, "gloo": dist.new_group(backend="gloo")}
     rows = []
     for size in args.sizes:
-        for op in ("all_gather_into_tensor", "reduce_scatter_tensor"):
+        for op in args.ops:
             for backend in ("mccl", "gloo"):  # in turn, so drift shows on both
                 rows.append(measure(rank, n, op, backend, size, args, groups, ctl))
     if rank == 0:
@@ -174,7 +193,12 @@ def main():
                    help="one rank of a launch.sh job (MCCL_RANK, MCCL_WORLD_SIZE, ...)")
     p.add_argument("--iface", help="interface whose tx_bytes count (default: lo; veth0 "
                    "with --launched)")
+    p.add_argument("--ops", default=",".join(OPS), help="comma-separated, of " + ", ".join(OPS))
     args = p.parse_args()
+    args.ops = args.ops.split(",")
+    for op in args.ops:
+        if op not in OPS:
+            p.error(f"unknown op {op}")
     args.iface = args.iface or ("veth0" if args.launched else "lo")
     if args.launched:
         args.ranks = int(os.environ["MCCL_WORLD_SIZE"])

@@ -49,6 +49,9 @@ class Operation;
 // contribution is already in place in the receive buffer" (MPI_IN_PLACE).
 inline const void* const kInPlace = reinterpret_cast<const void*>(std::uintptr_t{1});
 
+// Pass as the source of recv/irecv to take a message from any rank.
+inline constexpr int kAnySource = -1;
+
 // A nonblocking collective in flight. Move-only.
 class MCCL_API Request {
  public:
@@ -70,6 +73,9 @@ class MCCL_API Request {
   void wait();  // until the collective ends; it fails by itself after the communicator's timeout
   void wait(std::chrono::milliseconds timeout);
   bool valid() const noexcept { return op_ != nullptr; }
+  // For a completed receive: the rank whose message it took (the answer to
+  // kAnySource). -1 for other requests and before completion.
+  int source() const;
 
  private:
   friend class Communicator;
@@ -160,6 +166,46 @@ class MCCL_API Communicator {
 
   void barrier();
   Request ibarrier();
+
+  // ---- exchanges over the reliable transport (no multicast) ----
+  // alltoallv, in bytes: send_counts[r] bytes at send + send_displs[r] go
+  // to rank r, which receives them at its recv + recv_displs[this rank];
+  // recv_counts[r] is what rank r sends here, and each receiver checks it
+  // (kMismatch, naming both ranks, when a sender disagrees). Collective.
+  // Each span has one entry per rank and need not outlive the call. Not in
+  // place: send and receive must not overlap. Every rank sends only its
+  // own blocks, directly to their owners (gather and scatter are the
+  // cases where all counts but one rank's are 0). Under the offload
+  // engine: kUnavailable.
+  void alltoallv(const void* send, std::span<const std::size_t> send_counts,
+                 std::span<const std::size_t> send_displs, void* recv,
+                 std::span<const std::size_t> recv_counts,
+                 std::span<const std::size_t> recv_displs);
+  Request ialltoallv(const void* send, std::span<const std::size_t> send_counts,
+                     std::span<const std::size_t> send_displs, void* recv,
+                     std::span<const std::size_t> recv_counts,
+                     std::span<const std::size_t> recv_displs);
+  // Blocks of `bytes_per_rank`, block r for (and from) rank r.
+  void alltoall(const void* send, void* recv, std::size_t bytes_per_rank);
+  Request ialltoall(const void* send, void* recv, std::size_t bytes_per_rank);
+
+  // Point-to-point, between this rank and one peer; not collective (the
+  // other ranks take no part, and the calls do not count in the order of
+  // collectives). A message goes to the first receive posted on `peer` that
+  // names this rank (or kAnySource) and the same `tag` (>= 0); messages
+  // between two ranks with one tag are taken in the order they were sent.
+  // A receive's `bytes` must equal the message's (else kInvalidArgument on
+  // the receiver). A send is buffered: it completes once its bytes are
+  // copied to the transport, whether or not a receive is posted, so a send
+  // never waits for its receive (ranks may send to each other and then
+  // receive without deadlock). A receive that no message matches within
+  // the communicator's timeout fails with kTimeout and the communicator
+  // stays usable. Under the offload engine: kUnavailable.
+  void send(const void* buffer, std::size_t bytes, int peer, int tag = 0);
+  Request isend(const void* buffer, std::size_t bytes, int peer, int tag = 0);
+  // Returns the rank the message came from (Request::source for irecv).
+  int recv(void* buffer, std::size_t bytes, int source, int tag = 0);
+  Request irecv(void* buffer, std::size_t bytes, int source, int tag = 0);
 
   // Advances the protocol without blocking (inline engine); harmless with
   // the others. Useful to overlap computation with a request in flight.

@@ -32,6 +32,8 @@ class Operation {
   // Blocks until done or `timeout` passes (mccl::Error kTimeout naming
   // what it waited for; the collective stays in flight), then as test().
   virtual void wait(std::chrono::milliseconds timeout) = 0;
+  // The rank whose message a completed receive took; -1 for the others.
+  virtual int source() const { return -1; }
 };
 
 // Runs the collectives of one communicator. Arguments have passed
@@ -52,6 +54,16 @@ class Backend {
   virtual std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
                                                std::size_t count, DataType type, ReduceOp op) = 0;
   virtual std::shared_ptr<Operation> barrier() = 0;
+  // Bytes; arguments passed validate_alltoallv.
+  virtual std::shared_ptr<Operation> alltoallv(const void* send,
+                                               std::span<const std::size_t> send_counts,
+                                               std::span<const std::size_t> send_displs, void* recv,
+                                               std::span<const std::size_t> recv_counts,
+                                               std::span<const std::size_t> recv_displs) = 0;
+  // Point-to-point (protocol/p2p.h); not collective. `source` may be -1.
+  virtual std::shared_ptr<Operation> send(const void* buffer, std::size_t bytes, int peer,
+                                          int tag) = 0;
+  virtual std::shared_ptr<Operation> recv(void* buffer, std::size_t bytes, int source, int tag) = 0;
 
   // A call refused for invalid arguments (`why`), which its peers have
   // started or will start: a backend that numbers collectives here takes
@@ -89,5 +101,8 @@ class CommState {
   std::chrono::milliseconds timeout{60000};
   std::unique_ptr<Backend> backend;
 };
+
+// Throws kInvalidArgument for a moved-from Communicator (null state).
+void check_usable(const std::shared_ptr<CommState>& st);
 
 }  // namespace mccl::detail

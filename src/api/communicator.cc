@@ -38,14 +38,18 @@ Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
 
-namespace {
-void check_usable(const std::shared_ptr<detail::CommState>& st) {
+namespace detail {
+void check_usable(const std::shared_ptr<CommState>& st) {
   if (!st) {
     throw Error(ErrorCode::kInvalidArgument,
                 "use of a moved-from mccl::Communicator; only assignment and destruction are "
                 "allowed on it");
   }
 }
+}  // namespace detail
+using detail::check_usable;
+
+namespace {
 
 // A call with invalid arguments throws here, but its peers have started (or
 // will start) the same collective: the backend tells them why it refused

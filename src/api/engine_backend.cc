@@ -38,13 +38,19 @@ class EngineOperation final : public Operation {
   void wait(std::chrono::milliseconds timeout) override {
     common::Status st = engine_.wait(*op_, common::Deadline::after(timeout));
     if (!st.is_ok()) {
-      throw Error(ErrorCode::kTimeout, "rank " + std::to_string(rank_) + ": wait for collective #" +
-                                           std::to_string(op_->seq()) + " (" + op_->describe() +
-                                           ") timed out after " + std::to_string(timeout.count()) +
+      const std::string what = op_->point_to_point() ? "the " + op_->describe()
+                                                     : "collective #" + std::to_string(op_->seq()) +
+                                                           " (" + op_->describe() + ")";
+      throw Error(ErrorCode::kTimeout, "rank " + std::to_string(rank_) + ": wait for " + what +
+                                           " timed out after " + std::to_string(timeout.count()) +
                                            " ms waiting for " + op_->describe_wait() +
                                            "; it is still in flight");
     }
     op_->status().throw_if_error();
+  }
+  int source() const override {
+    const auto* recv = dynamic_cast<const protocol::P2pRecv*>(op_.get());
+    return recv != nullptr && op_->done() && op_->status().is_ok() ? recv->matched_source() : -1;
   }
 
  private:
@@ -88,6 +94,23 @@ class EngineBackend final : public Backend {
     return start(coll::make_allreduce(*ctx_, coll_, send, in_place, recv, count, type, op));
   }
   std::shared_ptr<Operation> barrier() override { return start(coll::make_barrier(*ctx_)); }
+  std::shared_ptr<Operation> alltoallv(const void* send, std::span<const std::size_t> send_counts,
+                                       std::span<const std::size_t> send_displs, void* recv,
+                                       std::span<const std::size_t> recv_counts,
+                                       std::span<const std::size_t> recv_displs) override {
+    return start(coll::make_alltoallv(*ctx_, coll_, send, send_counts, send_displs, recv,
+                                      recv_counts, recv_displs));
+  }
+  std::shared_ptr<Operation> send(const void* buffer, std::size_t bytes, int peer,
+                                  int tag) override {
+    return start(std::make_shared<protocol::P2pSend>(*ctx_, static_cast<const std::byte*>(buffer),
+                                                     bytes, peer, static_cast<std::uint32_t>(tag),
+                                                     coll_.segment_bytes));
+  }
+  std::shared_ptr<Operation> recv(void* buffer, std::size_t bytes, int source, int tag) override {
+    return start(std::make_shared<protocol::P2pRecv>(*ctx_, static_cast<std::byte*>(buffer), bytes,
+                                                     source, static_cast<std::uint32_t>(tag)));
+  }
 
   void refuse(const common::Status& why) override {
     engine_->start(std::make_shared<coll::RefusedCall>(*ctx_, why));

@@ -85,6 +85,18 @@ class OffloadBackend final : public Backend {
     return wrap(comm_->allreduce(send, in_place, recv, count, type, op));
   }
   std::shared_ptr<Operation> barrier() override { return wrap(comm_->barrier()); }
+  // Not carried by the daemon's protocol (docs/offload.md): refused on every
+  // rank alike, since every rank of a communicator runs under one engine.
+  std::shared_ptr<Operation> alltoallv(const void*, std::span<const std::size_t>,
+                                       std::span<const std::size_t>, void*,
+                                       std::span<const std::size_t>,
+                                       std::span<const std::size_t>) override {
+    not_served("alltoallv");
+  }
+  std::shared_ptr<Operation> send(const void*, std::size_t, int, int) override {
+    not_served("send");
+  }
+  std::shared_ptr<Operation> recv(void*, std::size_t, int, int) override { not_served("recv"); }
 
   // The daemon owns the sequence; the error stays local.
   void refuse(const common::Status&) override {}
@@ -110,6 +122,12 @@ class OffloadBackend final : public Backend {
   std::size_t max_bytes() const override { return coll::max_stream_bytes(65); }
 
  private:
+  [[noreturn]] void not_served(const char* call) const {
+    throw Error(ErrorCode::kUnavailable,
+                "rank " + std::to_string(comm_->rank()) + ": " + call +
+                    " is not served under the offload engine (MCCL_PROGRESS=offload); use the "
+                    "thread or inline engine");
+  }
   std::shared_ptr<Operation> wrap(std::shared_ptr<offload::client::OffloadOp> op) {
     return std::make_shared<OffloadOperation>(std::move(op), *comm_);
   }

@@ -46,6 +46,8 @@ void Request::wait() {
                                : comm_->timeout + std::chrono::seconds(1));
 }
 
+int Request::source() const { return op_ ? op_->source() : -1; }
+
 void Request::wait(std::chrono::milliseconds timeout) {
   if (!op_) throw Error(ErrorCode::kInvalidArgument, "wait() on an empty mccl::Request");
   op_->wait(timeout);

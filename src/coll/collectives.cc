@@ -4,6 +4,7 @@
 #include <string>
 
 #include "coll/algorithm.h"
+#include "coll/alltoall.h"
 #include "coll/barrier.h"
 #include "coll/chain_broadcast.h"
 #include "coll/ring_allgather.h"
@@ -71,6 +72,20 @@ std::shared_ptr<protocol::Operation> make_mcast_allgatherv(
     spec.streams.push_back({r, recv == nullptr ? nullptr : recv + displacements[r], counts[r]});
   }
   return std::make_shared<protocol::McastCollective>(ctx, std::move(spec));
+}
+
+std::shared_ptr<protocol::Operation> make_alltoallv(
+    protocol::Context& ctx, const CollConfig& cfg, const void* send,
+    std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs, void* recv,
+    std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs) {
+  // Counts differ between ranks by nature: each block's size is checked by
+  // its receiver instead (coll/alltoall.h).
+  const std::uint64_t sig = Signature(CollKind::kAlltoall).mix(cfg.segment_bytes).value();
+  ExchangeLayout layout{
+      static_cast<const std::byte*>(send),      {send_counts.begin(), send_counts.end()},
+      {send_displs.begin(), send_displs.end()}, static_cast<std::byte*>(recv),
+      {recv_counts.begin(), recv_counts.end()}, {recv_displs.begin(), recv_displs.end()}};
+  return std::make_shared<Alltoall>(ctx, std::move(layout), sig, cfg.segment_bytes);
 }
 
 std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx) {

@@ -42,6 +42,13 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
 
 std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx);
 
+// Block r of `send` (send_counts[r] bytes at send_displs[r]) goes to rank
+// r, which receives it at recv + its recv_displs[this rank]; coll/alltoall.h.
+std::shared_ptr<protocol::Operation> make_alltoallv(
+    protocol::Context& ctx, const CollConfig& cfg, const void* send,
+    std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs, void* recv,
+    std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs);
+
 // The multicast allgather(v) of counts[r] bytes at recv + displacements[r]
 // under `signature`: make_allgatherv's, and the allreduce's second step.
 std::shared_ptr<protocol::Operation> make_mcast_allgatherv(

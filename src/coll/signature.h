@@ -16,6 +16,7 @@ enum class CollKind : std::uint64_t {
   kBarrier = 3,
   kReduceScatter = 4,
   kAllreduce = 5,
+  kAlltoall = 6,
 };
 
 class Signature {

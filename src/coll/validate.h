@@ -44,4 +44,21 @@ common::Status validate_reduce_scatterv(int rank, int size, const void* send, bo
 common::Status validate_allreduce(int rank, const void* send, bool in_place, const void* recv,
                                   std::size_t count, DataType type, ReduceOp op);
 
+// alltoallv (validate_exchange.cc): four spans of one entry per rank, in
+// bytes; buffers null only where their counts are all 0; every
+// displacement + count must not overflow; a rank's own block must not
+// overlap between send and receive (the others are read before any write
+// only by this rank's peers, so send and receive must not overlap at all).
+common::Status validate_alltoallv(int rank, int size, const void* send,
+                                  std::span<const std::size_t> send_counts,
+                                  std::span<const std::size_t> send_displs, const void* recv,
+                                  std::span<const std::size_t> recv_counts,
+                                  std::span<const std::size_t> recv_displs);
+
+// send and receive (validate_exchange.cc): `peer` a rank of the group (a
+// receive may name kAnySource, -1), `tag` not negative, the buffer null
+// only for 0 bytes. `what` is "send" or "recv".
+common::Status validate_point_to_point(int rank, int size, const char* what, const void* buffer,
+                                       std::size_t bytes, int peer, int tag, bool any_source_ok);
+
 }  // namespace mccl::coll

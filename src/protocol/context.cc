@@ -79,6 +79,8 @@ Context::Context(int rank, int size, std::uint32_t tag,
       gate_({dgram_->wait_fd_gates_poll() ? dgram_->wait_fd() : -1,
              reliable_->wait_fd_gates_poll() ? reliable_->wait_fd() : -1}),
       config_(config),
+      mailbox_(rank, size),
+      p2p_next_to_(static_cast<std::size_t>(size), 0),
       early_(config.early_bytes),
       adapt_rate_(config.rate.adapt &&
                   (dgram_->link_rate_unknown() ||
@@ -92,6 +94,10 @@ Context::Context(int rank, int size, std::uint32_t tag,
 Context::~Context() = default;
 
 void Context::start(const std::shared_ptr<Operation>& op) {
+  if (op->point_to_point()) {
+    start_point_to_point(op, read_clock());
+    return;
+  }
   op->seq_ = next_seq_++;
   ++next_seq64_;
   TimePoint t = read_clock();
@@ -111,6 +117,19 @@ void Context::start(const std::shared_ptr<Operation>& op) {
     auto pending = std::move(it->second);
     early_messages_.erase(it);
     for (auto& m : pending) on_message(m.peer, m.bytes);
+  }
+}
+
+void Context::start_point_to_point(const std::shared_ptr<Operation>& op, TimePoint now) {
+  // A dead peer fails only the sends and receives that need it (the
+  // transport refuses a send; needs() fails a receive), not the others.
+  if (!poison_.is_ok()) {
+    op->finish(poison_);
+    return;
+  }
+  op->on_start(now);
+  if (auto recv = std::dynamic_pointer_cast<P2pRecv>(op)) {
+    mailbox_.post(recv, common::saturating_add(now, config_.op_timeout));
   }
 }
 
@@ -147,6 +166,9 @@ std::size_t Context::progress() {
     if (!op->done()) op->progress(now_);
   }
   check_deadlines(now_);
+  Status late = mailbox_.check_deadlines(
+      now_, std::chrono::duration_cast<std::chrono::milliseconds>(config_.op_timeout));
+  if (!late.is_ok()) poison(late);
   retire_finished();
   if (!eager_.empty()) expire_eager(now_);
   if (!failed_peers_.empty()) check_failed_peers();
@@ -258,6 +280,11 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     poison(Status(code, text));
     return;
   }
+  if (h.kind == ControlKind::kP2pMessage) {
+    Status s = mailbox_.on_segment(peer, h, body);
+    if (!s.is_ok()) poison(s);
+    return;
+  }
   auto it = active_.find(h.seq);
   if (it != active_.end()) {
     if (h.kind == ControlKind::kCallRefused) {
@@ -303,6 +330,10 @@ void Context::on_peer_failure(int peer, const Status& why) {
 
 void Context::check_failed_peers() {
   for (const auto& [peer, why] : failed_peers_) {
+    if (mailbox_.needs(peer)) {
+      poison(why);
+      return;
+    }
     for (const auto& [seq, op] : active_) {
       if (!op->done() && op->needs(peer)) {
         poison(why);
@@ -336,6 +367,7 @@ void Context::poison(Status why) {
   common::logf(common::LogLevel::kInfo, rank_, "communicator broken: %s", why.message().c_str());
   clear_eager();  // the neighbour fails too: it asks for nothing more
   for (auto& [seq, op] : active_) op->finish(why);
+  mailbox_.fail_all(why);
   if (size_ < 2) return;
   // Flood the error around the ring both ways; every rank forwards it once.
   ControlHeader h;
@@ -354,10 +386,37 @@ Status Context::send_control(int peer, ControlHeader h, std::span<const std::byt
   std::span<const std::byte> parts[2] = {std::span<const std::byte>(header), body};
   // Payload-carrying messages are counted by their senders as repair or
   // point-to-point bytes; "control" means the small protocol messages only.
-  if (h.kind != ControlKind::kRepairData && h.kind != ControlKind::kP2pData) {
+  if (h.kind != ControlKind::kRepairData && h.kind != ControlKind::kP2pData &&
+      h.kind != ControlKind::kP2pMessage) {
     Counters::add(counters_.control_messages_sent);
   }
   return reliable_->send(peer, std::span<const std::span<const std::byte>>(parts));
+}
+
+Status Context::send_p2p(int peer, std::uint32_t tag, std::span<const std::byte> data,
+                         std::size_t segment_bytes) {
+  ControlHeader h;
+  h.kind = ControlKind::kP2pMessage;
+  h.seq = p2p_next_to_[static_cast<std::size_t>(peer)]++;
+  h.root = tag;
+  h.signature = data.size();
+  std::size_t off = 0;
+  do {  // a message of 0 bytes is one empty segment
+    const std::size_t len = std::min(segment_bytes, data.size() - off);
+    const std::span<const std::byte> seg = data.subspan(off, len);
+    Status st;
+    if (peer == rank_) {
+      st = mailbox_.on_segment(rank_, h, seg);
+    } else {
+      h.comm_tag = tag_;
+      st = send_control(peer, h, seg);
+      Counters::add(counters_.p2p_bytes_sent, len);
+    }
+    if (!st.is_ok()) return st;
+    off += len;
+    ++h.arg0;
+  } while (off < data.size());
+  return Status::ok();
 }
 
 Status Context::send_datagrams(std::span<const transport::OutDatagram> batch, std::size_t& accepted,

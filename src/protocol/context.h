@@ -28,6 +28,7 @@
 #include "protocol/counters.h"
 #include "protocol/early_store.h"
 #include "protocol/operation.h"
+#include "protocol/p2p.h"
 #include "protocol/poll_gate.h"
 #include "protocol/rate_control.h"
 #include "protocol/wire.h"
@@ -104,8 +105,10 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // blocks. Returns how many datagrams and messages it handled, so an
   // engine can tell a busy network from a quiet one.
   std::size_t progress();
-  bool idle() const { return active_.empty(); }
-  std::size_t active() const { return active_.size(); }
+  // Collectives in flight and receives not yet complete: an engine
+  // notices an operation's completion by this count falling.
+  bool idle() const { return active() == 0; }
+  std::size_t active() const { return active_.size() + mailbox_.pending(); }
   // Descriptors that turn readable when traffic arrives (may be empty, as
   // for the in-memory fabric), for engines that sleep.
   std::vector<int> wait_fds() const;
@@ -124,6 +127,11 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // ---- for operations ----
   // Sends a control message (the tag is filled in). Counts it.
   common::Status send_control(int peer, ControlHeader h, std::span<const std::byte> body = {});
+  // Sends `data` to `peer` as one point-to-point message under `tag`, in
+  // segments of at most `segment_bytes` (protocol/p2p.h); to itself, it is
+  // delivered at once. Never blocks: the transport copies.
+  common::Status send_p2p(int peer, std::uint32_t tag, std::span<const std::byte> data,
+                          std::size_t segment_bytes);
   // Multicasts `batch` (see DatagramTransport::send). `senders` roots of
   // the caller's collective inject at once and share the receivers' links
   // (DatagramTransport::share_link).
@@ -194,6 +202,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void on_message(int peer, std::span<const std::byte> message) override;
   void on_peer_failure(int peer, const common::Status& why) override;
   void check_deadlines(common::TimePoint now);
+  void start_point_to_point(const std::shared_ptr<Operation>& op, common::TimePoint now);
   // A message for collective `h.seq` that is no longer active: true when an
   // eager copy of it took the message (a repair request or the release).
   bool on_eager_message(int peer, const ControlHeader& h, std::span<const std::byte> body);
@@ -217,6 +226,11 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   unsigned due_ = 0;
   ProtocolConfig config_;
   Counters counters_;
+
+  // Point-to-point: receives and the messages they match (protocol/p2p.h),
+  // and the next message number towards each peer.
+  P2pMailbox mailbox_;
+  std::vector<std::uint32_t> p2p_next_to_;
 
   std::uint32_t next_seq_ = 1;
   // next_seq_ counted without wrapping: the nonces of datagram MACs.

@@ -32,6 +32,9 @@ class Operation {
   // A child of a composite operation (Context::adopt): it shares its
   // parent's sequence number, so it cannot complete eagerly.
   bool adopted() const { return adopted_; }
+  // A send or receive between two ranks (protocol/p2p.h): it takes no
+  // sequence number, and the context matches its messages by source and tag.
+  virtual bool point_to_point() const { return false; }
   // Short description for messages: "broadcast of 4096 bytes from root 2".
   virtual std::string describe() const = 0;
   // What the operation is still waiting for, for timeout messages.

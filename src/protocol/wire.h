@@ -115,6 +115,8 @@ enum class ControlKind : std::uint8_t {
   kBarrier = 7,        // arg0 = round
   kCallRefused = 8,    // arg0 = error code, arg1 = origin rank; body = why it refused seq
   kLossReport = 9,     // to `root`: arg0 = first chunk of its stream lost, arg1 = chunks lost
+  kP2pMessage = 10,    // send/receive (protocol/p2p.h): seq = message number, root = tag,
+                       // signature = total bytes, arg0 = segment index; body = bytes
 };
 const char* to_string(ControlKind k);
 

@@ -8,12 +8,19 @@
 //   device; the creator returns the Backend. Later releases' register_backend
 //   also takes `devices`: module.cc asks the function for that parameter
 //   rather than guessing the release that added it.
+// - 2.x only: allgather_into_tensor_coalesced and
+//   reduce_scatter_tensor_coalesced (torch.compile's functional
+//   collectives) and a monitored_barrier that any CPU backend may serve.
 // In both, Work is c10d::Work (Work.hpp, with ::kNoTimeout outside the
 // namespace), the collectives keep the same signatures, and ReduceOp
 // converts to ReduceOp::RedOpType.
 #pragma once
 
 #include <torch/csrc/api/include/torch/version.h>
+
+// torch.distributed.monitored_barrier asks the group's CPU backend from
+// 2.x on; 1.13's Python refuses every backend but gloo by name.
+#define MCCL_TORCH_HAS_MONITORED_BARRIER (TORCH_VERSION_MAJOR >= 2)
 
 #if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>

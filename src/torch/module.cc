@@ -1,14 +1,16 @@
-// The Python module mccl_torch: importing it registers the backend "mccl"
-// with torch.distributed, after which
+// The Python module mccl_torch: importing it registers the backend
+// "mccl_mcast" (and "mccl" where free) with torch.distributed, after which
 //
 //   import mccl_torch
-//   dist.init_process_group("mccl", init_method="env://", ...)
+//   dist.init_process_group("mccl_mcast", init_method="env://", ...)
 //
 // creates MCCL communicators through the store torch hands its backends.
 #include <pybind11/chrono.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <cctype>
 #include <chrono>
+#include <string>
 
 #include "process_group.h"
 
@@ -18,9 +20,23 @@ using mccl::torch_backend::ProcessGroupMCCL;
 
 namespace {
 
-c10::intrusive_ptr<ProcessGroupMCCL> create(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                            int size, std::chrono::milliseconds timeout) {
-  return c10::make_intrusive<ProcessGroupMCCL>(store, rank, size, timeout);
+// The names MCCL registers under: "mccl_mcast" always (MCCL's own, naming
+// what sets it apart: multicast), and "mccl" where no other library took it
+// first ("mccl" is also Meta's torchcomms backend, which PyTorch can route
+// `cuda:mccl` to, and another vendor's library).
+constexpr const char* kUnambiguousName = "mccl_mcast";
+constexpr const char* kShortName = "mccl";
+
+// torch calls the creator of a registered name with (store, rank, size,
+// timeout): one creator per name, so that the group knows its own.
+py::cpp_function creator_for(const std::string& name) {
+  return py::cpp_function(
+      [name](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+             std::chrono::milliseconds timeout) {
+        return c10::make_intrusive<ProcessGroupMCCL>(store, rank, size, timeout, name);
+      },
+      py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
+      py::call_guard<py::gil_scoped_release>());
 }
 
 py::dict stats_of(ProcessGroupMCCL& pg) {
@@ -39,28 +55,42 @@ py::dict stats_of(ProcessGroupMCCL& pg) {
   return d;
 }
 
-// register_backend's signature differs between versions (compat.h): later
-// ones take the device types the backend serves. Asked of the function
-// itself rather than of the version number, so a backport changes nothing.
-void register_backend(py::object creator) {
+// Registers `name` unless the name is taken: then warns (once: this runs
+// at the module's import) and returns false. register_backend's signature
+// differs between versions (compat.h): later ones take the device types
+// the backend serves, asked of the function itself rather than of the
+// version number, so a backport changes nothing.
+bool register_name(const std::string& name) {
   py::object backend = py::module_::import("torch.distributed").attr("Backend");
-  if (py::hasattr(backend, "MCCL")) return;  // registered by an earlier import
+  std::string upper = name;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (py::hasattr(backend, upper.c_str())) {
+    py::module_::import("warnings")
+        .attr("warn")("mccl_torch: the torch.distributed backend name \"" + name +
+                          "\" is already taken by another library; MCCL is available as \"" +
+                          kUnambiguousName + "\"",
+                      py::module_::import("builtins").attr("RuntimeWarning"));
+    return false;
+  }
   py::object reg = backend.attr("register_backend");
   py::object params = py::module_::import("inspect").attr("signature")(reg).attr("parameters");
   if (params.contains("devices")) {
     py::list devices;
     devices.append("cpu");
     devices.append("cuda");
-    reg("mccl", creator, py::arg("devices") = devices);
+    reg(name, creator_for(name), py::arg("devices") = devices);
   } else {
-    reg("mccl", creator);
+    reg(name, creator_for(name));
   }
+  return true;
 }
 
 }  // namespace
 
 PYBIND11_MODULE(mccl_torch, m) {
-  m.doc() = "MCCL (multicast collectives) as the torch.distributed backend \"mccl\"";
+  m.doc() =
+      "MCCL (multicast collectives) as the torch.distributed backend \"mccl_mcast\" (and "
+      "\"mccl\" where that name is free)";
   // The base class must be known to pybind11 before a subclass is bound:
   // torch.distributed binds it.
   py::module_::import("torch.distributed");
@@ -70,8 +100,10 @@ PYBIND11_MODULE(mccl_torch, m) {
       .def("stats", &stats_of,
            "This rank's MCCL counters (bytes sent by multicast, repairs, point-to-point).");
 
-  m.def("create_process_group", &create, py::arg("store"), py::arg("rank"), py::arg("size"),
-        py::arg("timeout"), py::call_guard<py::gil_scoped_release>(),
-        "The creator torch.distributed calls for backend \"mccl\" (collective over the group).");
-  register_backend(m.attr("create_process_group"));
+  py::list names;
+  for (const char* name : {kUnambiguousName, kShortName}) {
+    if (register_name(name)) names.append(name);
+  }
+  m.attr("BACKEND_NAMES") = names;  // the names this process registered
+  m.attr("BACKEND") = kUnambiguousName;
 }

@@ -26,16 +26,37 @@ void check_tensor(const std::string& call, const at::Tensor& t);
 // Same dtype and number of elements.
 void check_like(const std::string& call, const at::Tensor& t, const at::Tensor& like);
 
-// The element type of a reduction; rejects the dtypes MCCL cannot reduce.
-mccl::DataType reduce_type(const std::string& call, const at::Tensor& t);
-
-// A reduction operator: the MCCL operator and whether the result is then
-// divided by the group size (AVG). Rejects what MCCL cannot serve.
+// How MCCL reduces a tensor under a torch ReduceOp: the element type and
+// how many of its elements one tensor element is (2 for a complex number,
+// reduced as its real and imaginary parts), the MCCL operator, whether the
+// result is then divided by the group size (AVG) and the factor each
+// input is first multiplied by (PREMUL_SUM; 1 otherwise). Rejects, naming
+// the call, every dtype and operator MCCL cannot serve exactly.
 struct Reduction {
+  mccl::DataType type;
+  std::size_t lanes = 1;
   mccl::ReduceOp op;
-  bool average;
+  bool average = false;
+  double premul = 1;
+  // MCCL elements in `t`.
+  std::size_t count(const at::Tensor& t) const {
+    return static_cast<std::size_t>(t.numel()) * lanes;
+  }
+  // `t`, or a new tensor of t * premul where PREMUL_SUM asks for it.
+  at::Tensor scaled(const at::Tensor& t) const { return premul == 1 ? t : t * premul; }
+  // In place: AVG's division of the result.
+  void finish(const at::Tensor& result, int size) const {
+    if (average) result.div_(size);
+  }
 };
 Reduction reduction(const std::string& call, const c10d::ReduceOp& op, const at::Tensor& t);
+
+// Every tensor of `tensors` checked and of one dtype (the coalesced calls).
+void check_same_dtype(const std::string& call, const std::vector<at::Tensor>& tensors);
+
+// The tensors' elements back to back in one new CPU tensor, and back.
+at::Tensor flatten(const std::vector<at::Tensor>& tensors);
+void unflatten(const at::Tensor& flat, const std::vector<at::Tensor>& tensors);
 
 // `t` itself when it is on the CPU; else a pinned host tensor of its shape,
 // holding a copy of it when `copy` is set.

@@ -4,6 +4,7 @@
 
 #include <ATen/core/ivalue.h>
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <string>
@@ -28,6 +29,9 @@ class MCCLWork final : public c10d::Work {
 
   // Called once, by the executor thread, when the collective ends.
   void complete(std::exception_ptr error);
+  // A receive's source (recv from any rank asks it); -1 for the others.
+  void set_source(int rank) { source_ = rank; }
+  int sourceRank() const override { return source_; }
 
   const std::string& call() const { return call_; }
 
@@ -35,6 +39,7 @@ class MCCLWork final : public c10d::Work {
   std::string call_;
   std::vector<at::Tensor> outputs_;
   std::chrono::milliseconds timeout_;
+  std::atomic<int> source_{-1};
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 

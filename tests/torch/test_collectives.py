@@ -160,7 +160,7 @@ def check_errors(rank):
     expect_error(lambda: dist.all_gather_into_tensor(torch.empty(5), t),
                  "all_gather_into_tensor")
     expect_error(lambda: dist.reduce_scatter_tensor(torch.empty(3), t), "reduce_scatter_tensor")
-    expect_error(lambda: dist.reduce(t, dst=0), "reduce")
+    expect_error(lambda: dist.all_reduce(torch.ones(3, dtype=torch.int16)), "all_reduce", "Short")
     dist.all_reduce(t)  # the group is still in step after refusals
     assert torch.equal(t, torch.full((8,), float(SIZE)))
     # Sizes that differ between ranks: MCCL's mismatch, on a group of its

@@ -1,0 +1,126 @@
+#include "coll/alltoall.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "protocol/context.h"
+
+namespace mccl::coll {
+
+using protocol::ControlHeader;
+using protocol::ControlKind;
+using protocol::Counters;
+
+Alltoall::Alltoall(protocol::Context& ctx, ExchangeLayout layout, std::uint64_t signature,
+                   std::size_t segment_bytes)
+    : Operation(ctx),
+      layout_(std::move(layout)),
+      signature_(signature),
+      segment_bytes_(std::max<std::size_t>(1, segment_bytes)),
+      received_(static_cast<std::size_t>(ctx.size()), 0),
+      heard_(static_cast<std::size_t>(ctx.size()), false),
+      missing_(ctx.size() - 1) {}
+
+std::string Alltoall::describe() const {
+  std::size_t out = 0, in = 0;
+  for (auto c : layout_.send_counts) out += c;
+  for (auto c : layout_.recv_counts) in += c;
+  return "alltoall sending " + std::to_string(out) + " and receiving " + std::to_string(in) +
+         " bytes on this rank";
+}
+
+std::string Alltoall::describe_wait() const {
+  std::string who;
+  for (int r = 0; r < ctx_.size(); ++r) {
+    if (!needs(r)) continue;
+    who += (who.empty() ? "" : ", ") + std::to_string(r);
+  }
+  return "the blocks of rank(s) " + who;
+}
+
+void Alltoall::send_block(int peer) {
+  const std::size_t count = layout_.send_counts[peer];
+  const std::byte* base = layout_.send + layout_.send_displs[peer];
+  ControlHeader h;
+  h.kind = ControlKind::kP2pData;
+  h.seq = seq();
+  h.signature = signature_;
+  h.root = static_cast<std::uint32_t>(std::uint64_t{count} >> 32);
+  h.arg1 = static_cast<std::uint32_t>(count);
+  std::size_t off = 0;
+  do {  // an empty block is one empty segment: the receiver learns its size
+    const std::size_t len = std::min(segment_bytes_, count - off);
+    common::Status st = ctx_.send_control(peer, h, {base + off, len});
+    if (!st.is_ok()) {
+      ctx_.poison(st);
+      return;
+    }
+    Counters::add(ctx_.counters().p2p_bytes_sent, len);
+    off += len;
+    ++h.arg0;
+  } while (off < count);
+}
+
+void Alltoall::on_start(common::TimePoint) {
+  const int me = ctx_.rank(), n = ctx_.size();
+  if (layout_.recv_counts[me] > 0) {
+    std::memcpy(layout_.recv + layout_.recv_displs[me], layout_.send + layout_.send_displs[me],
+                layout_.recv_counts[me]);
+  }
+  // Rank r + 1 first, then r + 2, ...: at any moment the ranks send to
+  // different peers instead of all to rank 0.
+  for (int step = 1; step < n; ++step) send_block((me + step) % n);
+}
+
+void Alltoall::on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
+                           common::TimePoint) {
+  Counters::add(ctx_.counters().dropped_invalid);
+}
+
+bool Alltoall::valid_segment(int peer, const ControlHeader& h, std::size_t bytes) {
+  const std::size_t total = layout_.recv_counts[peer];
+  const std::size_t announced = (std::uint64_t{h.root} << 32) | h.arg1;
+  if (announced != total) {
+    ctx_.poison(common::mismatch_error(
+        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
+        describe() + ") expects " + std::to_string(total) + " bytes from rank " +
+        std::to_string(peer) + ", which sends " + std::to_string(announced) +
+        ": a rank's send count for a peer must equal that peer's receive count from it"));
+    return false;
+  }
+  const std::size_t off = std::size_t{h.arg0} * segment_bytes_;
+  return h.kind == ControlKind::kP2pData && peer != ctx_.rank() && off == received_[peer] &&
+         bytes == std::min(segment_bytes_, total - off) &&
+         (total == 0 ? !heard_[peer] : off < total);
+}
+
+void Alltoall::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
+                          common::TimePoint) {
+  if (h.signature != signature_) {
+    ctx_.poison(common::mismatch_error(
+        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
+        describe() + ") was called as another collective on rank " + std::to_string(peer)));
+    return;
+  }
+  if (!valid_segment(peer, h, body.size())) {
+    Counters::add(ctx_.counters().dropped_invalid);
+    return;
+  }
+  if (!body.empty()) {
+    std::memcpy(layout_.recv + layout_.recv_displs[peer] + received_[peer], body.data(),
+                body.size());
+  }
+  received_[peer] += body.size();
+  heard_[peer] = true;
+  if (received_[peer] == layout_.recv_counts[peer]) --missing_;
+}
+
+bool Alltoall::needs(int peer) const {
+  return peer != ctx_.rank() && (!heard_[peer] || received_[peer] < layout_.recv_counts[peer]);
+}
+
+void Alltoall::progress(common::TimePoint) {
+  if (missing_ == 0) finish(common::Status::ok());
+}
+
+}  // namespace mccl::coll

@@ -1,0 +1,57 @@
+// The all-to-all exchange (alltoallv): every rank sends a block of its own
+// to every other rank, directly over the reliable transport, in segments.
+// Multicast has nothing to offer here (every block has one receiver), so
+// each rank sends what it must and nothing more: the sum of its blocks for
+// the others. Gather and scatter are the cases where one rank receives, or
+// sends, everything.
+//
+// Messages are kP2pData to the block's owner: arg0 = segment index, and
+// (root << 32 | arg1) = the block's total bytes, which the receiver checks
+// against what it expects from that sender (a difference is kMismatch, as
+// when ranks disagree on a collective's sizes). A block of 0 bytes is one
+// empty segment, so every pair of ranks exchanges at least one message.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/operation.h"
+
+namespace mccl::coll {
+
+struct ExchangeLayout {
+  const std::byte* send = nullptr;
+  std::vector<std::size_t> send_counts, send_displs;  // bytes, by destination
+  std::byte* recv = nullptr;
+  std::vector<std::size_t> recv_counts, recv_displs;  // bytes, by source
+};
+
+class Alltoall final : public protocol::Operation {
+ public:
+  Alltoall(protocol::Context& ctx, ExchangeLayout layout, std::uint64_t signature,
+           std::size_t segment_bytes);
+
+  std::string describe() const override;
+  std::string describe_wait() const override;
+  void on_start(common::TimePoint now) override;
+  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
+                   common::TimePoint) override;
+  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
+                  common::TimePoint now) override;
+  void progress(common::TimePoint now) override;
+  bool needs(int peer) const override;
+
+ private:
+  void send_block(int peer);
+  bool valid_segment(int peer, const protocol::ControlHeader& h, std::size_t bytes);
+
+  ExchangeLayout layout_;
+  std::uint64_t signature_;
+  std::size_t segment_bytes_;
+  std::vector<std::size_t> received_;  // bytes so far, by source
+  std::vector<bool> heard_;            // a segment (maybe empty) came, by source
+  int missing_ = 0;                    // sources whose block is not complete
+};
+
+}  // namespace mccl::coll
