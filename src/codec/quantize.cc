@@ -1,0 +1,197 @@
+#include "codec/quantize.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "codec/elements.h"
+#include "common/little_endian.h"
+
+namespace mccl::codec {
+
+namespace {
+
+enum BlockKind : std::uint8_t { kQuantised = 0, kRaw = 1 };
+constexpr int kMaxShift = 2;     // grids 2*bound, bound, bound/2
+constexpr unsigned kMaxBits = 31;
+// Adding and subtracting 1.5 * 2^52 rounds a float64 of magnitude below
+// 2^51 to the nearest integer (ties to even) in the default rounding mode.
+constexpr double kRoundMagic = 0x1.8p52;
+constexpr double kMaxSteps = 0x1p50;
+
+std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+std::size_t packed_bytes(std::size_t n, unsigned bits) { return (n * bits + 63) / 64 * 8; }
+
+double grid_step(double bound, int shift) { return std::ldexp(2.0 * bound, -shift); }
+
+// The comparison below runs in float64; |fl(y - x)| <= limit implies the
+// exact |y - x| < bound, because fl() errs by at most 2^-53 relatively.
+double check_limit(double bound) { return bound * (1.0 - 0x1p-50); }
+
+void put_block_header(std::byte* out, BlockKind kind, unsigned bits, int shift, double base) {
+  std::memset(out, 0, kBlockHeaderBytes);
+  out[0] = static_cast<std::byte>(kind);
+  out[1] = static_cast<std::byte>(bits);
+  out[2] = static_cast<std::byte>(shift);
+  common::put_le<std::uint64_t>(out + 8,
+                                static_cast<std::uint64_t>(static_cast<std::int64_t>(base)));
+}
+
+void pack(const std::uint32_t* codes, std::size_t n, unsigned bits, std::byte* out) {
+  if (bits == 0) return;
+  std::uint64_t acc = 0;
+  unsigned fill = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    acc |= std::uint64_t{codes[i]} << fill;
+    fill += bits;
+    if (fill >= 64) {
+      std::memcpy(out, &acc, 8);
+      out += 8;
+      fill -= 64;
+      acc = fill == 0 ? 0 : std::uint64_t{codes[i]} >> (bits - fill);
+    }
+  }
+  if (fill > 0) std::memcpy(out, &acc, 8);
+}
+
+std::uint64_t word_at(const std::byte* in, std::size_t w) {
+  std::uint64_t v;
+  std::memcpy(&v, in + 8 * w, 8);
+  return v;
+}
+
+// Element i sits at bit i*bits; it spills into the next word only when it
+// does not fit in this one, so no word past the packed size is read.
+void unpack(const std::byte* in, std::size_t n, unsigned bits, std::uint32_t* codes) {
+  if (bits == 0) {
+    std::fill(codes, codes + n, 0u);
+    return;
+  }
+  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t p = i * bits;
+    const unsigned off = p % 64;
+    std::uint64_t v = word_at(in, p / 64) >> off;
+    if (off + bits > 64) v |= word_at(in, p / 64 + 1) << (64 - off);
+    codes[i] = static_cast<std::uint32_t>(v & mask);
+  }
+}
+
+// Quantises x[0, n) on the grid of `shift`; true (and codes, base, bits
+// set) when every reconstruction is within the bound.
+template <typename E>
+bool quantise(const double* x, std::size_t n, double amax, double bound, int shift,
+              std::uint32_t* codes, double& base, unsigned& bits) {
+  const double step = grid_step(bound, shift);
+  const double inv = 1.0 / step;
+  if (!(amax * inv < kMaxSteps)) return false;
+  double q[kBlockElems];
+  double lo = kMaxSteps, hi = -kMaxSteps;
+  for (std::size_t i = 0; i < n; ++i) {
+    q[i] = (x[i] * inv + kRoundMagic) - kRoundMagic;
+    lo = std::min(lo, q[i]);
+    hi = std::max(hi, q[i]);
+  }
+  const double range = hi - lo;
+  if (range >= 0x1p31) return false;
+  bits = static_cast<unsigned>(std::bit_width(static_cast<std::uint64_t>(range)));
+  const double limit = check_limit(bound);
+  bool ok = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double y = E::widen(E::narrow(q[i] * step));
+    ok &= std::fabs(y - x[i]) <= limit;
+    codes[i] = static_cast<std::uint32_t>(q[i] - lo);
+  }
+  base = lo;
+  return ok;
+}
+
+template <typename E>
+std::size_t encode_block(const std::byte* in, std::size_t n, double bound, std::byte* out) {
+  using Bits = typename E::Bits;
+  Bits src[kBlockElems];
+  std::memcpy(src, in, n * sizeof(Bits));
+  double x[kBlockElems];
+  double amax = 0.0;
+  bool finite = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = E::widen(src[i]);
+    const double a = std::fabs(x[i]);
+    finite &= a <= 0x1.fffffffffffffp1023;  // false for NaN and +-Inf
+    amax = std::max(amax, a);
+  }
+  std::uint32_t codes[kBlockElems];
+  double base = 0.0;
+  unsigned bits = 0;
+  for (int shift = 0; finite && shift <= kMaxShift; ++shift) {
+    if (!quantise<E>(x, n, amax, bound, shift, codes, base, bits)) continue;
+    put_block_header(out, kQuantised, bits, shift, base);
+    pack(codes, n, bits, out + kBlockHeaderBytes);
+    return kBlockHeaderBytes + packed_bytes(n, bits);
+  }
+  put_block_header(out, kRaw, 0, 0, 0.0);
+  std::memcpy(out + kBlockHeaderBytes, in, n * sizeof(Bits));
+  std::memset(out + kBlockHeaderBytes + n * sizeof(Bits), 0,
+              round8(n * sizeof(Bits)) - n * sizeof(Bits));
+  return kBlockHeaderBytes + round8(n * sizeof(Bits));
+}
+
+template <typename E>
+void decode_codes(const std::uint32_t* codes, std::size_t n, std::int64_t base, double step,
+                  std::byte* out) {
+  using Bits = typename E::Bits;
+  Bits dst[kBlockElems];
+  for (std::size_t i = 0; i < n; ++i) {
+    dst[i] = E::narrow(static_cast<double>(base + std::int64_t{codes[i]}) * step);
+  }
+  std::memcpy(out, dst, n * sizeof(Bits));
+}
+
+}  // namespace
+
+std::size_t bound_block_max_bytes(DataType type, std::size_t n) {
+  return kBlockHeaderBytes + round8(n * std::max<std::size_t>(size_of(type), 4));
+}
+
+std::size_t bound_encode_block(DataType type, const std::byte* in, std::size_t n, double bound,
+                               std::byte* out) {
+  std::size_t written = 0;
+  with_element(type, [&]<typename E>() { written = encode_block<E>(in, n, bound, out); });
+  return written;
+}
+
+common::Status bound_decode_block(DataType type, std::span<const std::byte> in, std::size_t n,
+                                  double bound, std::byte* out, std::size_t& used) {
+  if (in.size() < kBlockHeaderBytes) {
+    return common::invalid_argument("compressed stream: block header truncated");
+  }
+  const auto kind = std::to_integer<unsigned>(in[0]);
+  const auto bits = std::to_integer<unsigned>(in[1]);
+  const auto shift = std::to_integer<int>(in[2]);
+  const std::size_t es = size_of(type);
+  if (kind == kRaw) {
+    used = kBlockHeaderBytes + round8(n * es);
+    if (in.size() < used) return common::invalid_argument("compressed stream: raw block truncated");
+    std::memcpy(out, in.data() + kBlockHeaderBytes, n * es);
+    return common::Status::ok();
+  }
+  if (kind != kQuantised || bits > kMaxBits || shift > kMaxShift) {
+    return common::invalid_argument("compressed stream: bad block header (kind " +
+                                    std::to_string(kind) + ", bits " + std::to_string(bits) + ")");
+  }
+  used = kBlockHeaderBytes + packed_bytes(n, bits);
+  if (in.size() < used) return common::invalid_argument("compressed stream: block truncated");
+  const auto base = static_cast<std::int64_t>(common::get_le<std::uint64_t>(in.data() + 8));
+  if (base > (std::int64_t{1} << 51) || base < -(std::int64_t{1} << 51)) {
+    return common::invalid_argument("compressed stream: block base out of range");
+  }
+  std::uint32_t codes[kBlockElems];
+  unpack(in.data() + kBlockHeaderBytes, n, bits, codes);
+  const double step = grid_step(bound, shift);
+  with_element(type, [&]<typename E>() { decode_codes<E>(codes, n, base, step, out); });
+  return common::Status::ok();
+}
+
+}  // namespace mccl::codec
