@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "codec/elements.h"
@@ -79,33 +80,53 @@ void unpack(const std::byte* in, std::size_t n, unsigned bits, std::uint32_t* co
   }
 }
 
-// Quantises x[0, n) on the grid of `shift`; true (and codes, base, bits
-// set) when every reconstruction is within the bound.
+// The block's smallest and largest value, and whether all are finite.
 template <typename E>
-bool quantise(const double* x, std::size_t n, double amax, double bound, int shift,
-              std::uint32_t* codes, double& base, unsigned& bits) {
+bool block_range(const std::byte* in, std::size_t n, double& lo, double& hi) {
+  using W = typename E::Wide;
+  typename E::Int raw[kBlockElems];
+  std::memcpy(raw, in, n * sizeof(raw[0]));
+  W omin = std::numeric_limits<W>::max(), omax = std::numeric_limits<W>::min();
+  for (std::size_t i = 0; i < n; ++i) {
+    const W o = ordered<E>(raw[i]);
+    omin = std::min(omin, o);
+    omax = std::max(omax, o);
+  }
+  // -Inf is ordered at -kInf - 1; NaNs lie beyond +-Inf.
+  if (omax >= E::kInf || omin <= -E::kInf - 1) return false;
+  lo = widen_ordered<E>(omin);
+  hi = widen_ordered<E>(omax);
+  return true;
+}
+
+// Quantises the block on the grid of `shift` into codes relative to the
+// smallest; true when every reconstruction is within the bound.
+template <typename E>
+bool quantise(const typename E::Bits* src, std::size_t n, double lo, double hi, double bound,
+              int shift, std::uint32_t* codes, double& base, unsigned& bits) {
   const double step = grid_step(bound, shift);
   const double inv = 1.0 / step;
-  if (!(amax * inv < kMaxSteps)) return false;
+  if (!(std::max(-lo, hi) * inv < kMaxSteps)) return false;
+  // Rounding is monotone: the extreme values give the extreme codes.
+  const double qlo = (lo * inv + kRoundMagic) - kRoundMagic;
+  const double qhi = (hi * inv + kRoundMagic) - kRoundMagic;
+  if (qhi - qlo >= 0x1p31) return false;
+  bits = static_cast<unsigned>(std::bit_width(static_cast<std::uint64_t>(qhi - qlo)));
+  // Two loops of one lane width each, which the vectoriser takes.
   double q[kBlockElems];
-  double lo = kMaxSteps, hi = -kMaxSteps;
   for (std::size_t i = 0; i < n; ++i) {
-    q[i] = (x[i] * inv + kRoundMagic) - kRoundMagic;
-    lo = std::min(lo, q[i]);
-    hi = std::max(hi, q[i]);
+    q[i] = (E::widen(src[i]) * inv + kRoundMagic) - kRoundMagic;
+    codes[i] = static_cast<std::uint32_t>(static_cast<std::int32_t>(q[i] - qlo));  // < 2^31
   }
-  const double range = hi - lo;
-  if (range >= 0x1p31) return false;
-  bits = static_cast<unsigned>(std::bit_width(static_cast<std::uint64_t>(range)));
   const double limit = check_limit(bound);
-  bool ok = true;
+  std::int64_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
+    const double x = E::widen(src[i]);
     const double y = E::widen(E::narrow(q[i] * step));
-    ok &= std::fabs(y - x[i]) <= limit;
-    codes[i] = static_cast<std::uint32_t>(q[i] - lo);
+    bad += std::fabs(y - x) > limit;
   }
-  base = lo;
-  return ok;
+  base = qlo;
+  return bad == 0;
 }
 
 template <typename E>
@@ -113,20 +134,13 @@ std::size_t encode_block(const std::byte* in, std::size_t n, double bound, std::
   using Bits = typename E::Bits;
   Bits src[kBlockElems];
   std::memcpy(src, in, n * sizeof(Bits));
-  double x[kBlockElems];
-  double amax = 0.0;
-  bool finite = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    x[i] = E::widen(src[i]);
-    const double a = std::fabs(x[i]);
-    finite &= a <= 0x1.fffffffffffffp1023;  // false for NaN and +-Inf
-    amax = std::max(amax, a);
-  }
+  double lo = 0, hi = 0;
+  const bool finite = block_range<E>(in, n, lo, hi);
   std::uint32_t codes[kBlockElems];
   double base = 0.0;
   unsigned bits = 0;
   for (int shift = 0; finite && shift <= kMaxShift; ++shift) {
-    if (!quantise<E>(x, n, amax, bound, shift, codes, base, bits)) continue;
+    if (!quantise<E>(src, n, lo, hi, bound, shift, codes, base, bits)) continue;
     put_block_header(out, kQuantised, bits, shift, base);
     pack(codes, n, bits, out + kBlockHeaderBytes);
     return kBlockHeaderBytes + packed_bytes(n, bits);
