@@ -44,7 +44,8 @@ void label(benchmark::State& state, const Settings& s, std::size_t encoded) {
 }
 
 void BM_Encode(benchmark::State& state) {
-  const Settings s = settings_of(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const Settings s =
+      settings_of(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   if (s.mode == Mode::kZfp && !zfp_available()) return state.SkipWithError("no libzfp");
   const auto* in = reinterpret_cast<const std::byte*>(gaussian_data().data());
   std::vector<std::byte> out;
@@ -56,14 +57,16 @@ void BM_Encode(benchmark::State& state) {
 }
 
 void BM_Decode(benchmark::State& state) {
-  const Settings s = settings_of(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const Settings s =
+      settings_of(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   if (s.mode == Mode::kZfp && !zfp_available()) return state.SkipWithError("no libzfp");
   const auto* in = reinterpret_cast<const std::byte*>(gaussian_data().data());
   std::vector<std::byte> enc;
   if (!encode(s, DataType::kFloat32, in, kCount, enc).is_ok()) return state.SkipWithError("encode");
   std::vector<float> out(kCount);
   for (auto _ : state) {
-    if (!decode(enc, DataType::kFloat32, kCount, reinterpret_cast<std::byte*>(out.data())).is_ok()) {
+    if (!decode(enc, DataType::kFloat32, kCount, reinterpret_cast<std::byte*>(out.data()))
+             .is_ok()) {
       state.SkipWithError("decode");
     }
     benchmark::DoNotOptimize(out.data());
@@ -72,9 +75,11 @@ void BM_Decode(benchmark::State& state) {
 }
 
 // {mode, param}: bf16; bound sigma/100 and sigma/1000; zfp rate 16 and 8.
-#define MCCL_CODEC_ARGS \
-  ArgsProduct({{1}, {0}})->ArgsProduct({{2}, {100, 1000}})->ArgsProduct({{3}, {16, 8}}) \
-  ->ArgNames({"mode", "param"})
+#define MCCL_CODEC_ARGS                 \
+  ArgsProduct({{1}, {0}})               \
+      ->ArgsProduct({{2}, {100, 1000}}) \
+      ->ArgsProduct({{3}, {16, 8}})     \
+      ->ArgNames({"mode", "param"})
 BENCHMARK(BM_Encode)->MCCL_CODEC_ARGS;
 BENCHMARK(BM_Decode)->MCCL_CODEC_ARGS;
 

@@ -118,6 +118,33 @@ class MCCL_API Communicator {
   Request iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
                       std::span<const std::size_t> displacements);
 
+  // ---- typed data movement, which may compress (docs/compression.md) ----
+  // As the byte calls above, with counts (and displacements) in elements
+  // of `type`. Where the call's or else the communicator's Compression
+  // (CollOptions, CommOptions, MCCL_COLL_COMPRESS) is on and `type` is a
+  // float type, the data travels compressed and is lossy as that mode says:
+  // kBound keeps every element within the bound of the sender's original,
+  // and every rank, the sending root included (its own block is replaced by
+  // its decoded copy), ends with the same bits. Integer types and kOff move
+  // the bytes exactly. Every rank must pass the same compression
+  // (kMismatch otherwise); an invalid one (kBound without a positive bound,
+  // kZfp in a build without libzfp) throws kInvalidArgument/kUnavailable.
+  // Under the offload engine the data always moves exactly.
+  void broadcast(void* buffer, std::size_t count, DataType type, int root,
+                 const CollOptions& options = {});
+  Request ibroadcast(void* buffer, std::size_t count, DataType type, int root,
+                     const CollOptions& options = {});
+  void allgather(const void* send, void* recv, std::size_t count_per_rank, DataType type,
+                 const CollOptions& options = {});
+  Request iallgather(const void* send, void* recv, std::size_t count_per_rank, DataType type,
+                     const CollOptions& options = {});
+  void allgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
+                  std::span<const std::size_t> displacements, DataType type,
+                  const CollOptions& options = {});
+  Request iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
+                      std::span<const std::size_t> displacements, DataType type,
+                      const CollOptions& options = {});
+
   // ---- reductions ----
   // Counts are in elements of `type`. Every rank passes the same counts,
   // type and op (checked: kMismatch on every rank otherwise). An unknown

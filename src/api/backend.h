@@ -11,9 +11,11 @@
 #include <memory>
 #include <span>
 
+#include "codec/codec.h"
 #include "coll/validate.h"
 #include "common/status.h"
 #include "mccl/bootstrap.h"
+#include "mccl/options.h"
 #include "mccl/stats.h"
 #include "mccl/types.h"
 
@@ -53,6 +55,18 @@ class Backend {
                                                std::size_t count, DataType type, ReduceOp op) = 0;
   virtual std::shared_ptr<Operation> barrier() = 0;
 
+  // Data movement of `count` elements of `type` (allgatherv: counts and
+  // displacements in elements), compressed as `compress` says where the
+  // backend can (docs/compression.md). These defaults move the bytes
+  // exactly, as the calls above do: what the offload daemon does.
+  virtual std::shared_ptr<Operation> broadcast_typed(void* buffer, std::size_t count, DataType type,
+                                                     int root, const codec::Settings& compress);
+  virtual std::shared_ptr<Operation> allgatherv_typed(const void* send, bool in_place, void* recv,
+                                                      std::span<const std::size_t> counts,
+                                                      std::span<const std::size_t> displacements,
+                                                      DataType type,
+                                                      const codec::Settings& compress);
+
   // A call refused for invalid arguments (`why`), which its peers have
   // started or will start: a backend that numbers collectives here takes
   // the call's sequence number and tells the peers why
@@ -87,6 +101,7 @@ class CommState {
   int rank = 0;
   int size = 1;
   std::chrono::milliseconds timeout{60000};
+  Compression compression;  // the communicator's (CommOptions / MCCL_COLL_COMPRESS*)
   std::unique_ptr<Backend> backend;
 };
 

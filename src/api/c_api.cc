@@ -251,6 +251,10 @@ mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
     const mccl::McastTimeline& t = s.last_mcast;
     c.last_mcast = {t.started_ns,      t.first_sent_ns, t.last_sent_ns, t.first_arrival_ns,
                     t.last_arrival_ns, t.held_ns,       t.released_ns,  t.completed_ns};
+    c.compress_bytes_in = s.compress_bytes_in;
+    c.compress_bytes_out = s.compress_bytes_out;
+    c.compress_raw_fallbacks = s.compress_raw_fallbacks;
+    c.compress_max_bound = s.compress_max_bound;
     // A caller built against an older header has a shorter struct.
     std::memcpy(static_cast<void*>(stats), &c, std::min(size, sizeof c));
   });

@@ -5,6 +5,7 @@
 
 #include "api/backend.h"
 #include "api/boundary.h"
+#include "api/comm_checks.h"
 #include "api/options.h"
 #include "coll/validate.h"
 
@@ -18,6 +19,7 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
   st->size = bootstrap.size();
   const detail::ResolvedOptions opt = detail::resolve_options(options, st->rank);
   st->timeout = opt.timeout;
+  st->compression = opt.compression;
   st->backend = opt.progress == ProgressKind::kOffload
                     ? detail::make_offload_backend(bootstrap, opt)
                     : detail::make_engine_backend(bootstrap, opt);
@@ -34,25 +36,8 @@ Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
 
-namespace {
-void check_usable(const std::shared_ptr<detail::CommState>& st) {
-  if (!st) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "use of a moved-from mccl::Communicator; only assignment and destruction are "
-                "allowed on it");
-  }
-}
-
-// A call with invalid arguments throws here, but its peers have started (or
-// will start) the same collective: the backend tells them why it refused
-// (Backend::refuse), so they fail with this rank's reason instead of a
-// timeout or an unrelated mismatch.
-void refuse_if_invalid(detail::CommState& st, const common::Status& why) {
-  if (why.is_ok()) return;
-  st.backend->refuse(why);
-  why.throw_if_error();
-}
-}  // namespace
+using detail::check_usable;
+using detail::refuse_if_invalid;
 
 int Communicator::rank() const {
   check_usable(state_);

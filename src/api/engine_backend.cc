@@ -8,6 +8,7 @@
 #include "api/transports.h"
 #include "bootstrap/inprocess.h"
 #include "coll/collectives.h"
+#include "coll/compressed.h"
 #include "coll/refused_call.h"
 #include "common/log.h"
 #include "mccl/error.h"
@@ -88,6 +89,25 @@ class EngineBackend final : public Backend {
     return start(coll::make_allreduce(*ctx_, coll_, send, in_place, recv, count, type, op));
   }
   std::shared_ptr<Operation> barrier() override { return start(coll::make_barrier(*ctx_)); }
+  std::shared_ptr<Operation> broadcast_typed(void* buffer, std::size_t count, DataType type,
+                                             int root, const codec::Settings& compress) override {
+    if (compress.mode == codec::Mode::kOff || !codec::compressible(type)) {
+      return Backend::broadcast_typed(buffer, count, type, root, compress);
+    }
+    return start(
+        coll::make_compressed_broadcast(*ctx_, coll_, buffer, count, type, root, compress));
+  }
+  std::shared_ptr<Operation> allgatherv_typed(const void* send, bool in_place, void* recv,
+                                              std::span<const std::size_t> counts,
+                                              std::span<const std::size_t> displacements,
+                                              DataType type,
+                                              const codec::Settings& compress) override {
+    if (compress.mode == codec::Mode::kOff || !codec::compressible(type)) {
+      return Backend::allgatherv_typed(send, in_place, recv, counts, displacements, type, compress);
+    }
+    return start(coll::make_compressed_allgatherv(*ctx_, coll_, send, in_place, recv, counts,
+                                                  displacements, type, compress));
+  }
 
   void refuse(const common::Status& why) override {
     engine_->start(std::make_shared<coll::RefusedCall>(*ctx_, why));

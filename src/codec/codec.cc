@@ -1,7 +1,7 @@
 #include "codec/codec.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -91,7 +91,8 @@ common::Status decode_bound(const StreamHeader& h, std::span<const std::byte> pa
   const std::size_t es = size_of(h.type);
   std::size_t at = 0;
   for (std::uint64_t first = 0; first < h.count; first += h.block_elems) {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(h.block_elems, h.count - first));
+    const auto n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(h.block_elems, h.count - first));
     std::size_t used = 0;
     common::Status st =
         bound_decode_block(h.type, payload.subspan(at), n, h.param, out + first * es, used);
@@ -136,8 +137,8 @@ bool parse_mode(const std::string& text, Mode& out) {
 }
 
 bool compressible(DataType type) {
-  return type == DataType::kFloat32 || type == DataType::kFloat64 ||
-         type == DataType::kBFloat16 || type == DataType::kFloat16;
+  return type == DataType::kFloat32 || type == DataType::kFloat64 || type == DataType::kBFloat16 ||
+         type == DataType::kFloat16;
 }
 
 bool zfp_available() {
@@ -159,7 +160,8 @@ common::Status validate(const Settings& s, const std::string& what) {
                                       " must be a positive finite number (at most 1e300)");
     case Mode::kZfp:
       if (!zfp_available()) {
-        return common::unavailable_error(what + ": compression mode zfp needs libzfp, which this "
+        return common::unavailable_error(what +
+                                         ": compression mode zfp needs libzfp, which this "
                                          "build lacks (Debian: libzfp-dev, then reconfigure)");
       }
       if (s.zfp_rate >= 1 && s.zfp_rate <= 64) return common::Status::ok();
@@ -215,14 +217,16 @@ common::Status decode(std::span<const std::byte> in, DataType type, std::size_t 
       if (st.is_ok() && count > 0) std::memcpy(out, payload.data(), payload.size());
       return st;
     case Mode::kBf16:
-      if (type != DataType::kFloat32) return common::invalid_argument("compressed stream: bf16 of a non-float32 type");
+      if (type != DataType::kFloat32)
+        return common::invalid_argument("compressed stream: bf16 of a non-float32 type");
       st = expect_payload(payload, count * 2);
       if (st.is_ok()) bf16_decode(payload.data(), count, out);
       return st;
     case Mode::kBound:
       return decode_bound(h, payload, out);
     case Mode::kZfp:
-      if (!(h.param >= 1 && h.param <= 64)) return common::invalid_argument("compressed stream: bad zfp rate");
+      if (!(h.param >= 1 && h.param <= 64))
+        return common::invalid_argument("compressed stream: bad zfp rate");
       st = expect_payload(payload, zfp_max_bytes(type, count, h.param));
       return st.is_ok() ? zfp_decode(type, payload, count, h.param, out) : st;
   }

@@ -37,8 +37,8 @@ enum class Mode : std::uint8_t { kOff = 0, kBf16 = 1, kBound = 2, kZfp = 3 };
 
 struct Settings {
   Mode mode = Mode::kOff;
-  double bound = 0.0;     // kBound: absolute error bound, > 0 and finite
-  double zfp_rate = 16;   // kZfp: bits per value, in [1, 64]
+  double bound = 0.0;    // kBound: absolute error bound, > 0 and finite
+  double zfp_rate = 16;  // kZfp: bits per value, in [1, 64]
 };
 
 // "off", "bf16", "bound", "zfp".

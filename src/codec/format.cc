@@ -32,8 +32,7 @@ common::Status read_header(std::span<const std::byte> in, StreamHeader& out) {
   }
   const auto mode = std::to_integer<unsigned>(p[4]);
   const auto type = std::to_integer<unsigned>(p[5]);
-  if (mode > static_cast<unsigned>(Mode::kZfp) ||
-      type > static_cast<unsigned>(DataType::kUInt8)) {
+  if (mode > static_cast<unsigned>(Mode::kZfp) || type > static_cast<unsigned>(DataType::kUInt8)) {
     return common::invalid_argument("compressed stream: unknown mode " + std::to_string(mode) +
                                     " or type " + std::to_string(type));
   }

@@ -15,7 +15,7 @@ namespace mccl::codec {
 namespace {
 
 enum BlockKind : std::uint8_t { kQuantised = 0, kRaw = 1 };
-constexpr int kMaxShift = 2;     // grids 2*bound, bound, bound/2
+constexpr int kMaxShift = 2;  // grids 2*bound, bound, bound/2
 constexpr unsigned kMaxBits = 31;
 // Adding and subtracting 1.5 * 2^52 rounds a float64 of magnitude below
 // 2^51 to the nearest integer (ties to even) in the default rounding mode.

@@ -94,12 +94,12 @@ std::size_t zfp_max_bytes(DataType, std::size_t, double) { return 0; }
 common::Status zfp_encode(DataType, const std::byte*, std::size_t, double, std::byte*,
                           std::size_t& written) {
   written = 0;
-  return common::unavailable_error("MCCL_COLL_COMPRESS=zfp: this build has no libzfp "
-                                   "(Debian: libzfp-dev; reconfigure with MCCL_WITH_ZFP=ON)");
+  return common::unavailable_error(
+      "MCCL_COLL_COMPRESS=zfp: this build has no libzfp "
+      "(Debian: libzfp-dev; reconfigure with MCCL_WITH_ZFP=ON)");
 }
 
-common::Status zfp_decode(DataType, std::span<const std::byte>, std::size_t, double,
-                          std::byte*) {
+common::Status zfp_decode(DataType, std::span<const std::byte>, std::size_t, double, std::byte*) {
   return common::unavailable_error("compressed stream uses zfp, which this build lacks");
 }
 

@@ -1,6 +1,8 @@
 // src/codec: the error bound holds on every element of random, adversarial
 // and edge data; what cannot be bounded travels raw and bit-exact; integer
 // data is never compressed; corrupt streams are refused, never overrun.
+#include "codec/codec.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -10,7 +12,6 @@
 #include <random>
 #include <vector>
 
-#include "codec/codec.h"
 #include "common/half.h"
 
 namespace mccl::codec {
@@ -239,13 +240,13 @@ TEST(CodecBf16, RoundsToNearestEvenAndHalvesTheSize) {
   d[1] = -std::numeric_limits<double>::infinity();
   std::vector<float> v(d.begin(), d.end());
   std::vector<std::byte> enc;
-  ASSERT_TRUE(encode({Mode::kBf16}, DataType::kFloat32, as_bytes(std::span(v)).data(), v.size(),
-                     enc)
-                  .is_ok());
+  ASSERT_TRUE(
+      encode({Mode::kBf16}, DataType::kFloat32, as_bytes(std::span(v)).data(), v.size(), enc)
+          .is_ok());
   EXPECT_EQ(enc.size(), 32 + v.size() * 2);
   std::vector<float> out(v.size());
-  ASSERT_TRUE(decode(enc, DataType::kFloat32, v.size(), as_writable_bytes(std::span(out)).data())
-                  .is_ok());
+  ASSERT_TRUE(
+      decode(enc, DataType::kFloat32, v.size(), as_writable_bytes(std::span(out)).data()).is_ok());
   EXPECT_TRUE(std::isnan(out[0]));
   EXPECT_EQ(out[1], -std::numeric_limits<float>::infinity());
   for (std::size_t i = 2; i < v.size(); ++i) {
@@ -266,17 +267,17 @@ TEST(CodecZfp, FixedRateSizeAndRoundTrip) {
     std::vector<float> f(v.begin(), v.end());
     std::vector<std::byte> enc;
     EncodeInfo info;
-    ASSERT_TRUE(encode({Mode::kZfp, 0, rate}, DataType::kFloat32,
-                       as_bytes(std::span(f)).data(), f.size(), enc, &info)
+    ASSERT_TRUE(encode({Mode::kZfp, 0, rate}, DataType::kFloat32, as_bytes(std::span(f)).data(),
+                       f.size(), enc, &info)
                     .is_ok());
     EXPECT_FALSE(info.raw);
     EXPECT_NEAR(static_cast<double>(enc.size()), f.size() * rate / 8, 64);
     std::vector<float> out(f.size());
-    ASSERT_TRUE(
-        decode(enc, DataType::kFloat32, f.size(), as_writable_bytes(std::span(out)).data())
-            .is_ok());
+    ASSERT_TRUE(decode(enc, DataType::kFloat32, f.size(), as_writable_bytes(std::span(out)).data())
+                    .is_ok());
     double err = 0;
-    for (std::size_t i = 0; i < f.size(); ++i) err = std::max(err, double(std::fabs(out[i] - f[i])));
+    for (std::size_t i = 0; i < f.size(); ++i)
+      err = std::max(err, double(std::fabs(out[i] - f[i])));
     EXPECT_LT(err, rate == 16 ? 1e-2 : 0.5);  // zfp has no bound; this is a sanity check
   }
   std::vector<float> nan(100, 1.0f);
@@ -312,8 +313,8 @@ TEST(CodecDecode, RefusesCorruptOrMismatchedStreams) {
   std::vector<std::byte> out(data.size());
   EXPECT_FALSE(decode(enc, DataType::kFloat32, 2999, out.data()).is_ok());
   EXPECT_FALSE(decode(enc, DataType::kFloat64, 3000, out.data()).is_ok());
-  EXPECT_FALSE(decode(std::span(enc).first(enc.size() - 1), DataType::kFloat32, 3000, out.data())
-                   .is_ok());
+  EXPECT_FALSE(
+      decode(std::span(enc).first(enc.size() - 1), DataType::kFloat32, 3000, out.data()).is_ok());
   EXPECT_FALSE(decode(std::span(enc).first(10), DataType::kFloat32, 3000, out.data()).is_ok());
   auto bad = enc;
   bad[0] = std::byte{0};
