@@ -164,17 +164,17 @@ class MCCL_API Communicator {
   // the reduction of every rank's block `rank()` lands in `recv`
   // (count_per_rank elements). Not in place: `send` may not be kInPlace.
   void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DataType type,
-                      ReduceOp op);
+                      ReduceOp op, const CollOptions& options = {});
   Request ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DataType type,
-                          ReduceOp op);
+                          ReduceOp op, const CollOptions& options = {});
 
   // Block r of `send` has counts[r] elements (blocks back to back); `recv`
   // receives counts[rank()] elements. `counts` has one entry per rank and
   // need not outlive the call.
   void reduce_scatterv(const void* send, void* recv, std::span<const std::size_t> counts,
-                       DataType type, ReduceOp op);
+                       DataType type, ReduceOp op, const CollOptions& options = {});
   Request ireduce_scatterv(const void* send, void* recv, std::span<const std::size_t> counts,
-                           DataType type, ReduceOp op);
+                           DataType type, ReduceOp op, const CollOptions& options = {});
 
   // The element-wise reduction of every rank's `count` elements lands in
   // `recv` on every rank. `send` may be kInPlace (the vector is in `recv`).
@@ -182,8 +182,17 @@ class MCCL_API Communicator {
   // (MCCL_COLL_ALLREDUCE_ALGO): by default the ring reduce-scatter followed
   // by the multicast allgather, which injects about `count` elements' worth
   // of bytes per rank in all; recursive doubling for small vectors.
-  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
-  Request iallreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  //
+  // Compression (CollOptions, CommOptions, MCCL_COLL_COMPRESS): sums of
+  // float types under kBound are compressed (docs/compression.md): every
+  // rank quantises its input once and the ring adds integer codes exactly,
+  // so |result - exact sum| <= bound + ulp(result)/2 whatever N is, and the
+  // allreduce's result is bit-identical on every rank. Other ops and modes
+  // reduce exactly.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                 const CollOptions& options = {});
+  Request iallreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                     const CollOptions& options = {});
 
   void barrier();
   Request ibarrier();

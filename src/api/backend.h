@@ -47,12 +47,17 @@ class Backend {
   virtual std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
                                                 std::span<const std::size_t> counts,
                                                 std::span<const std::size_t> displacements) = 0;
+  // `compress`: the call's compression (kOff: exact); the engine backend
+  // compresses sums under kBound (coll/compressed.h), the offload daemon
+  // never does.
   virtual std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
                                                      std::span<const std::size_t> counts,
-                                                     DataType type, ReduceOp op) = 0;
+                                                     DataType type, ReduceOp op,
+                                                     const codec::Settings& compress) = 0;
   // `in_place`: the vector is already in `recv`.
   virtual std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
-                                               std::size_t count, DataType type, ReduceOp op) = 0;
+                                               std::size_t count, DataType type, ReduceOp op,
+                                               const codec::Settings& compress) = 0;
   virtual std::shared_ptr<Operation> barrier() = 0;
 
   // Data movement of `count` elements of `type` (allgatherv: counts and

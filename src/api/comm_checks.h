@@ -28,4 +28,8 @@ inline void refuse_if_invalid(CommState& st, const common::Status& why) {
   why.throw_if_error();
 }
 
+// The call's compression, else the communicator's; checked (refused on
+// every rank alike when invalid). kOff for types never compressed.
+codec::Settings compression_for(CommState& st, DataType type, const CollOptions& options);
+
 }  // namespace mccl::detail

@@ -101,51 +101,53 @@ void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per
 
 Request Communicator::ireduce_scatterv(const void* send, void* recv,
                                        std::span<const std::size_t> counts, DataType type,
-                                       ReduceOp op) {
+                                       ReduceOp op, const CollOptions& options) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "reduce_scatterv", [&] {
     refuse_if_invalid(
         *state_, coll::validate_reduce_scatterv(state_->rank, state_->size, send, send == kInPlace,
                                                 recv, counts, type, op));
-    return Request(state_, state_->backend->reduce_scatterv(send, recv, counts, type, op));
+    const codec::Settings s = detail::compression_for(*state_, type, options);
+    return Request(state_, state_->backend->reduce_scatterv(send, recv, counts, type, op, s));
   });
 }
 
 void Communicator::reduce_scatterv(const void* send, void* recv,
-                                   std::span<const std::size_t> counts, DataType type,
-                                   ReduceOp op) {
-  ireduce_scatterv(send, recv, counts, type, op).wait();
+                                   std::span<const std::size_t> counts, DataType type, ReduceOp op,
+                                   const CollOptions& options) {
+  ireduce_scatterv(send, recv, counts, type, op, options).wait();
 }
 
 Request Communicator::ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
-                                      DataType type, ReduceOp op) {
+                                      DataType type, ReduceOp op, const CollOptions& options) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "reduce_scatter", [&] {
     std::vector<std::size_t> counts(state_->size, count_per_rank);
-    return ireduce_scatterv(send, recv, counts, type, op);
+    return ireduce_scatterv(send, recv, counts, type, op, options);
   });
 }
 
 void Communicator::reduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
-                                  DataType type, ReduceOp op) {
-  ireduce_scatter(send, recv, count_per_rank, type, op).wait();
+                                  DataType type, ReduceOp op, const CollOptions& options) {
+  ireduce_scatter(send, recv, count_per_rank, type, op, options).wait();
 }
 
 Request Communicator::iallreduce(const void* send, void* recv, std::size_t count, DataType type,
-                                 ReduceOp op) {
+                                 ReduceOp op, const CollOptions& options) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "allreduce", [&] {
     const bool in_place = send == kInPlace;
     refuse_if_invalid(
         *state_, coll::validate_allreduce(state_->rank, send, in_place, recv, count, type, op));
-    return Request(
-        state_, state_->backend->allreduce(send, in_place || send == recv, recv, count, type, op));
+    const codec::Settings s = detail::compression_for(*state_, type, options);
+    return Request(state_, state_->backend->allreduce(send, in_place || send == recv, recv, count,
+                                                      type, op, s));
   });
 }
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type,
-                             ReduceOp op) {
-  iallreduce(send, recv, count, type, op).wait();
+                             ReduceOp op, const CollOptions& options) {
+  iallreduce(send, recv, count, type, op, options).wait();
 }
 
 Request Communicator::ibarrier() {

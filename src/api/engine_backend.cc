@@ -81,11 +81,21 @@ class EngineBackend final : public Backend {
   }
   std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
                                              std::span<const std::size_t> counts, DataType type,
-                                             ReduceOp op) override {
+                                             ReduceOp op,
+                                             const codec::Settings& compress) override {
+    if (coll::compressible_sum(ctx_->size(), type, op, compress)) {
+      return start(
+          coll::make_compressed_reduce_scatterv(*ctx_, coll_, send, recv, counts, type, compress));
+    }
     return start(coll::make_reduce_scatterv(*ctx_, coll_, send, recv, counts, type, op));
   }
   std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
-                                       std::size_t count, DataType type, ReduceOp op) override {
+                                       std::size_t count, DataType type, ReduceOp op,
+                                       const codec::Settings& compress) override {
+    if (coll::compressible_sum(ctx_->size(), type, op, compress) && coll_.multicast) {
+      return start(coll::make_compressed_allreduce(*ctx_, coll_, send, in_place, recv, count, type,
+                                                   compress));
+    }
     return start(coll::make_allreduce(*ctx_, coll_, send, in_place, recv, count, type, op));
   }
   std::shared_ptr<Operation> barrier() override { return start(coll::make_barrier(*ctx_)); }

@@ -16,6 +16,11 @@ namespace detail {
 
 namespace {
 
+codec::Settings settings_of_compression(const Compression& c) {
+  static_assert(static_cast<int>(CompressMode::kZfp) == static_cast<int>(codec::Mode::kZfp));
+  return {static_cast<codec::Mode>(c.mode), c.bound, c.zfp_rate};
+}
+
 std::vector<std::size_t> to_bytes(std::span<const std::size_t> v, std::size_t es) {
   std::vector<std::size_t> out(v.begin(), v.end());
   for (auto& x : out) x *= es;
@@ -24,9 +29,8 @@ std::vector<std::size_t> to_bytes(std::span<const std::size_t> v, std::size_t es
 
 }  // namespace
 
-std::shared_ptr<Operation> Backend::broadcast_typed(void* buffer, std::size_t count,
-                                                    DataType type, int root,
-                                                    const codec::Settings&) {
+std::shared_ptr<Operation> Backend::broadcast_typed(void* buffer, std::size_t count, DataType type,
+                                                    int root, const codec::Settings&) {
   return broadcast(buffer, count * size_of(type), root);
 }
 
@@ -38,17 +42,23 @@ std::shared_ptr<Operation> Backend::allgatherv_typed(const void* send, bool in_p
   return allgatherv(send, in_place, recv, to_bytes(counts, es), to_bytes(displacements, es));
 }
 
+codec::Settings compression_for(CommState& st, DataType type, const CollOptions& o) {
+  const codec::Settings s = settings_of_compression(o.compression.value_or(st.compression));
+  if (!codec::compressible(type) || s.mode == codec::Mode::kOff) return {};
+  const std::string what =
+      "rank " + std::to_string(st.rank) +
+      (o.compression ? ": CollOptions::compression" : ": the communicator's compression");
+  refuse_if_invalid(st, codec::validate(s, what));
+  return s;
+}
+
 }  // namespace detail
 
 namespace {
 
 using detail::check_usable;
+using detail::compression_for;
 using detail::refuse_if_invalid;
-
-codec::Settings settings_of(const Compression& c) {
-  static_assert(static_cast<int>(CompressMode::kZfp) == static_cast<int>(codec::Mode::kZfp));
-  return {static_cast<codec::Mode>(c.mode), c.bound, c.zfp_rate};
-}
 
 // The type is known and every count's bytes fit a size_t (checked before
 // anything multiplies them).
@@ -71,18 +81,6 @@ common::Status check_type_and_counts(int rank, DataType type, std::span<const st
   return common::Status::ok();
 }
 
-// The call's compression, else the communicator's; checked, so that a bad
-// one is refused on every rank alike. kOff for types never compressed.
-codec::Settings compression_for(detail::CommState& st, DataType type, const CollOptions& o) {
-  const codec::Settings s = settings_of(o.compression.value_or(st.compression));
-  if (!codec::compressible(type) || s.mode == codec::Mode::kOff) return {};
-  const std::string what =
-      "rank " + std::to_string(st.rank) +
-      (o.compression ? ": CollOptions::compression" : ": the communicator's compression");
-  refuse_if_invalid(st, codec::validate(s, what));
-  return s;
-}
-
 // Bytes the largest stream of `count` elements takes on the wire.
 std::size_t wire_bytes(const codec::Settings& s, DataType type, std::size_t count) {
   if (s.mode == codec::Mode::kOff) return count * size_of(type);
@@ -98,9 +96,9 @@ Request Communicator::ibroadcast(void* buffer, std::size_t count, DataType type,
     const std::size_t one[] = {count};
     refuse_if_invalid(*state_, check_type_and_counts(state_->rank, type, one, {}));
     const codec::Settings s = compression_for(*state_, type, options);
-    refuse_if_invalid(*state_, coll::validate_broadcast(state_->rank, state_->size, buffer,
-                                                        count * size_of(type), root,
-                                                        state_->backend->max_bytes()));
+    refuse_if_invalid(
+        *state_, coll::validate_broadcast(state_->rank, state_->size, buffer, count * size_of(type),
+                                          root, state_->backend->max_bytes()));
     refuse_if_invalid(*state_, coll::validate_allgather_size(state_->rank, state_->size,
                                                              wire_bytes(s, type, count),
                                                              state_->backend->max_bytes()));
@@ -113,8 +111,7 @@ void Communicator::broadcast(void* buffer, std::size_t count, DataType type, int
   ibroadcast(buffer, count, type, root, options).wait();
 }
 
-Request Communicator::iallgatherv(const void* send, void* recv,
-                                  std::span<const std::size_t> counts,
+Request Communicator::iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
                                   std::span<const std::size_t> displacements, DataType type,
                                   const CollOptions& options) {
   check_usable(state_);
@@ -123,17 +120,17 @@ Request Communicator::iallgatherv(const void* send, void* recv,
     const codec::Settings s = compression_for(*state_, type, options);
     const std::size_t es = size_of(type);
     const bool in_place = send == kInPlace;
-    std::vector<std::size_t> bytes(counts.begin(), counts.end()), displs(displacements.begin(),
-                                                                         displacements.end());
+    std::vector<std::size_t> bytes(counts.begin(), counts.end()),
+        displs(displacements.begin(), displacements.end());
     for (auto& b : bytes) b *= es;
     for (auto& d : displs) d *= es;
-    refuse_if_invalid(*state_, coll::validate_allgatherv(state_->rank, state_->size, send,
-                                                         in_place, recv, bytes, displs,
-                                                         state_->backend->max_bytes()));
+    refuse_if_invalid(
+        *state_, coll::validate_allgatherv(state_->rank, state_->size, send, in_place, recv, bytes,
+                                           displs, state_->backend->max_bytes()));
     for (std::size_t c : counts) {
-      refuse_if_invalid(*state_, coll::validate_allgather_size(state_->rank, state_->size,
-                                                               wire_bytes(s, type, c),
-                                                               state_->backend->max_bytes()));
+      refuse_if_invalid(
+          *state_, coll::validate_allgather_size(state_->rank, state_->size, wire_bytes(s, type, c),
+                                                 state_->backend->max_bytes()));
     }
     return Request(state_, state_->backend->allgatherv_typed(send, in_place, recv, counts,
                                                              displacements, type, s));

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "codec/bitpack.h"
 #include "codec/elements.h"
 #include "common/little_endian.h"
 
@@ -23,7 +24,6 @@ constexpr double kRoundMagic = 0x1.8p52;
 constexpr double kMaxSteps = 0x1p50;
 
 std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
-std::size_t packed_bytes(std::size_t n, unsigned bits) { return (n * bits + 63) / 64 * 8; }
 
 double grid_step(double bound, int shift) { return std::ldexp(2.0 * bound, -shift); }
 
@@ -38,46 +38,6 @@ void put_block_header(std::byte* out, BlockKind kind, unsigned bits, int shift, 
   out[2] = static_cast<std::byte>(shift);
   common::put_le<std::uint64_t>(out + 8,
                                 static_cast<std::uint64_t>(static_cast<std::int64_t>(base)));
-}
-
-void pack(const std::uint32_t* codes, std::size_t n, unsigned bits, std::byte* out) {
-  if (bits == 0) return;
-  std::uint64_t acc = 0;
-  unsigned fill = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    acc |= std::uint64_t{codes[i]} << fill;
-    fill += bits;
-    if (fill >= 64) {
-      std::memcpy(out, &acc, 8);
-      out += 8;
-      fill -= 64;
-      acc = fill == 0 ? 0 : std::uint64_t{codes[i]} >> (bits - fill);
-    }
-  }
-  if (fill > 0) std::memcpy(out, &acc, 8);
-}
-
-std::uint64_t word_at(const std::byte* in, std::size_t w) {
-  std::uint64_t v;
-  std::memcpy(&v, in + 8 * w, 8);
-  return v;
-}
-
-// Element i sits at bit i*bits; it spills into the next word only when it
-// does not fit in this one, so no word past the packed size is read.
-void unpack(const std::byte* in, std::size_t n, unsigned bits, std::uint32_t* codes) {
-  if (bits == 0) {
-    std::fill(codes, codes + n, 0u);
-    return;
-  }
-  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t p = i * bits;
-    const unsigned off = p % 64;
-    std::uint64_t v = word_at(in, p / 64) >> off;
-    if (off + bits > 64) v |= word_at(in, p / 64 + 1) << (64 - off);
-    codes[i] = static_cast<std::uint32_t>(v & mask);
-  }
 }
 
 // The block's smallest and largest value, and whether all are finite.

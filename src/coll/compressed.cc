@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "coll/chain_broadcast.h"
+#include "coll/compressed_steps.h"
 #include "coll/local_steps.h"
 #include "coll/ring_allgather.h"
 #include "coll/schedule.h"
@@ -16,16 +17,12 @@ namespace mccl::coll {
 
 namespace {
 
-// What the steps share: the encoded stream of every root and its size.
-struct Encoded {
-  std::vector<std::vector<std::byte>> streams;  // by rank
-  std::vector<std::uint64_t> sizes;             // by rank, exchanged as 8 bytes each
-};
-
-// counts[r] of a rank that is no root of the collective (a broadcast).
-constexpr std::size_t kNotARoot = ~std::size_t{0};
 // Keeps a compressed call's signature apart from an uncompressed one's.
 constexpr std::uint64_t kCompressedMark = 0xC0DEC;
+
+SizeLimit limit_for(const codec::Settings& s, DataType type) {
+  return [s, type](std::size_t count) { return codec::max_encoded_bytes(s, type, count); };
+}
 
 void mix_settings(Signature& sig, DataType type, const codec::Settings& s) {
   sig.mix(static_cast<std::uint64_t>(type)).mix(static_cast<std::uint64_t>(s.mode));
@@ -34,8 +31,9 @@ void mix_settings(Signature& sig, DataType type, const codec::Settings& s) {
 
 // Control messages: the size exchange's point-to-point data to step 1,
 // the multicast's to step 2; datagrams to step 2.
-std::shared_ptr<protocol::Operation> schedule_of(protocol::Context& ctx, const std::string& what,
-                                                 std::vector<std::shared_ptr<protocol::Operation>> steps) {
+std::shared_ptr<protocol::Operation> schedule_of(
+    protocol::Context& ctx, const std::string& what,
+    std::vector<std::shared_ptr<protocol::Operation>> steps) {
   auto route = [](const protocol::ControlHeader& h) -> std::size_t {
     return h.kind == protocol::ControlKind::kP2pData ? 1 : 2;
   };
@@ -68,14 +66,14 @@ std::shared_ptr<protocol::Operation> failed_step(protocol::Context& ctx, int roo
                                      [why] { return common::mismatch_error(why); });
 }
 
-// The multicast of the roots' encoded streams, once their sizes are known.
+}  // namespace
+
 std::shared_ptr<protocol::Operation> mcast_step(protocol::Context& ctx, const CollConfig& cfg,
                                                 std::shared_ptr<Encoded> enc,
-                                                std::vector<std::size_t> counts, DataType type,
-                                                codec::Settings s, std::uint64_t signature,
-                                                std::string what) {
+                                                std::vector<std::size_t> counts, SizeLimit limit_of,
+                                                std::uint64_t signature, std::string what) {
   const int concurrent = cfg.concurrent_roots;
-  auto build = [&ctx, enc, counts, type, s, signature, what,
+  auto build = [&ctx, enc, counts, limit_of, signature, what,
                 concurrent]() -> std::shared_ptr<protocol::Operation> {
     protocol::McastSpec spec;
     spec.what = what;
@@ -84,7 +82,7 @@ std::shared_ptr<protocol::Operation> mcast_step(protocol::Context& ctx, const Co
     for (std::size_t r = 0; r < counts.size(); ++r) {
       if (counts[r] == kNotARoot) continue;
       const std::uint64_t size = enc->sizes[r];
-      const std::size_t limit = codec::max_encoded_bytes(s, type, counts[r]);
+      const std::size_t limit = limit_of(counts[r]);
       if (size > limit) return failed_step(ctx, static_cast<int>(r), size, limit);
       if (static_cast<int>(r) != ctx.rank()) enc->streams[r].resize(size);
       spec.streams.push_back({static_cast<int>(r), enc->streams[r].data(), size});
@@ -93,6 +91,20 @@ std::shared_ptr<protocol::Operation> mcast_step(protocol::Context& ctx, const Co
   };
   return std::make_shared<DeferredStep>(ctx, what, std::move(build));
 }
+
+std::shared_ptr<protocol::Operation> size_exchange_step(protocol::Context& ctx,
+                                                        const CollConfig& cfg,
+                                                        const std::shared_ptr<Encoded>& enc,
+                                                        std::uint64_t signature) {
+  const int n = ctx.size();
+  std::vector<std::size_t> counts(n, sizeof(std::uint64_t)), displs(n);
+  for (int r = 0; r < n; ++r) displs[r] = static_cast<std::size_t>(r) * sizeof(std::uint64_t);
+  return std::make_shared<RingAllgather>(
+      ctx, BlockLayout{reinterpret_cast<std::byte*>(enc->sizes.data()), counts, displs}, signature,
+      cfg.segment_bytes);
+}
+
+namespace {
 
 // Decodes every root's stream into place, this rank's own included.
 std::shared_ptr<protocol::Operation> decode_step(protocol::Context& ctx,
@@ -126,10 +138,9 @@ void count_encoding(protocol::Context& ctx, const codec::Settings& s,
 }
 
 std::shared_ptr<protocol::Operation> make_compressed_broadcast(protocol::Context& ctx,
-                                                               const CollConfig& cfg,
-                                                               void* buffer, std::size_t count,
-                                                               DataType type, int root,
-                                                               const codec::Settings& s) {
+                                                               const CollConfig& cfg, void* buffer,
+                                                               std::size_t count, DataType type,
+                                                               int root, const codec::Settings& s) {
   Signature signature(CollKind::kBroadcast);
   signature.mix(static_cast<std::uint64_t>(root)).mix(count).mix(kCompressedMark);
   mix_settings(signature, type, s);
@@ -146,13 +157,12 @@ std::shared_ptr<protocol::Operation> make_compressed_broadcast(protocol::Context
                            codec::to_string(s.mode) + ")";
   std::vector<std::shared_ptr<protocol::Operation>> steps;
   steps.push_back(ctx.rank() == root ? encode_step(ctx, enc, root, buf, count, type, s)
-                                     : std::make_shared<LocalStep>(ctx, "encode", [] {
-                                         return common::Status::ok();
-                                       }));
-  steps.push_back(std::make_shared<ChainBroadcast>(
-      ctx, reinterpret_cast<std::byte*>(&enc->sizes[root]), sizeof(std::uint64_t), root, sig,
-      cfg.segment_bytes));
-  steps.push_back(mcast_step(ctx, cfg, enc, counts, type, s, sig, what));
+                                     : std::make_shared<LocalStep>(
+                                           ctx, "encode", [] { return common::Status::ok(); }));
+  steps.push_back(
+      std::make_shared<ChainBroadcast>(ctx, reinterpret_cast<std::byte*>(&enc->sizes[root]),
+                                       sizeof(std::uint64_t), root, sig, cfg.segment_bytes));
+  steps.push_back(mcast_step(ctx, cfg, enc, counts, limit_for(s, type), sig, what));
   steps.push_back(decode_step(ctx, enc, buf, counts, displs, type));
   return schedule_of(ctx, what, std::move(steps));
 }
@@ -178,14 +188,10 @@ std::shared_ptr<protocol::Operation> make_compressed_allgatherv(
   const std::string what = "compressed allgather of " + std::to_string(counts[me]) + " " +
                            to_string(type) + " from each rank (this one, " +
                            codec::to_string(s.mode) + ")";
-  std::vector<std::size_t> size_counts(n, sizeof(std::uint64_t)), size_displs(n);
-  for (int r = 0; r < n; ++r) size_displs[r] = static_cast<std::size_t>(r) * sizeof(std::uint64_t);
   std::vector<std::shared_ptr<protocol::Operation>> steps;
   steps.push_back(encode_step(ctx, enc, me, src, counts[me], type, s));
-  steps.push_back(std::make_shared<RingAllgather>(
-      ctx, BlockLayout{reinterpret_cast<std::byte*>(enc->sizes.data()), size_counts, size_displs},
-      sig, cfg.segment_bytes));
-  steps.push_back(mcast_step(ctx, cfg, enc, cv, type, s, sig, what));
+  steps.push_back(size_exchange_step(ctx, cfg, enc, sig));
+  steps.push_back(mcast_step(ctx, cfg, enc, cv, limit_for(s, type), sig, what));
   steps.push_back(decode_step(ctx, enc, out, cv, dv, type));
   return schedule_of(ctx, what, std::move(steps));
 }

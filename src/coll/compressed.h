@@ -27,10 +27,9 @@ namespace mccl::coll {
 // `count` elements of `type` at `buffer` from `root`; settings valid
 // (codec::validate) and not kOff, type a float type.
 std::shared_ptr<protocol::Operation> make_compressed_broadcast(protocol::Context& ctx,
-                                                               const CollConfig& cfg,
-                                                               void* buffer, std::size_t count,
-                                                               DataType type, int root,
-                                                               const codec::Settings& s);
+                                                               const CollConfig& cfg, void* buffer,
+                                                               std::size_t count, DataType type,
+                                                               int root, const codec::Settings& s);
 
 // Counts and displacements in elements of `type`; as make_allgatherv
 // otherwise.
@@ -39,7 +38,27 @@ std::shared_ptr<protocol::Operation> make_compressed_allgatherv(
     std::span<const std::size_t> counts, std::span<const std::size_t> displacements, DataType type,
     const codec::Settings& s);
 
+// Sums (ReduceOp::kSum) under Mode::kBound (compressed_reduce.cc,
+// codec/sum_codes.h): every rank quantises its input once onto the grid
+// of codec::sum_step(bound, N); the ring adds the integer codes exactly and
+// packs them on the wire; the result is dequantised once. The allreduce
+// then multicasts each block's packed codes (lossless), so every rank
+// dequantises the same codes: bit-identical, |result - exact| <= bound +
+// ulp(result)/2 whatever N is. Callers check compressible_sum() first.
+bool compressible_sum(int ranks, DataType type, ReduceOp op, const codec::Settings& s);
+
+// As make_reduce_scatterv, compressed.
+std::shared_ptr<protocol::Operation> make_compressed_reduce_scatterv(
+    protocol::Context& ctx, const CollConfig& cfg, const void* send, void* recv,
+    std::span<const std::size_t> counts, DataType type, const codec::Settings& s);
+
+// As make_allreduce (sum), compressed.
+std::shared_ptr<protocol::Operation> make_compressed_allreduce(
+    protocol::Context& ctx, const CollConfig& cfg, const void* send, bool in_place, void* recv,
+    std::size_t count, DataType type, const codec::Settings& s);
+
 // Adds one encoding to the communicator's statistics.
-void count_encoding(protocol::Context& ctx, const codec::Settings& s, const codec::EncodeInfo& info);
+void count_encoding(protocol::Context& ctx, const codec::Settings& s,
+                    const codec::EncodeInfo& info);
 
 }  // namespace mccl::coll

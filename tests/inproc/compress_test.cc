@@ -47,10 +47,10 @@ const Faults kFaults[] = {{"clean", {}},
 TEST(Compress, AllgatherWithinBoundAndBitIdenticalEverywhere) {
   for (const auto& f : kFaults) {
     for (int n : {1, 2, 3, 5}) {
-      for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{1023},
-                                std::size_t{50000}}) {
-        SCOPED_TRACE(std::string(f.name) + " n=" + std::to_string(n) + " count=" +
-                     std::to_string(count));
+      for (std::size_t count :
+           {std::size_t{0}, std::size_t{1}, std::size_t{1023}, std::size_t{50000}}) {
+        SCOPED_TRACE(std::string(f.name) + " n=" + std::to_string(n) +
+                     " count=" + std::to_string(count));
         auto comms = world_of(n, f.fabric);
         std::vector<std::vector<float>> in(n), out(n, std::vector<float>(count * n, -7.0f));
         for (int r = 0; r < n; ++r) in[r] = gaussian(count, 100 + r);
@@ -208,8 +208,8 @@ TEST(Compress, RanksDisagreeingOnCompressionFailWithMismatch) {
   std::vector<ErrorCode> codes(2);
   run_on_threads(comms, [&](Communicator& c) {
     const CollOptions o = c.rank() == 0 ? CollOptions{.compression = kBound} : CollOptions{};
-    codes[c.rank()] = code_of(
-        [&] { c.allgather(in.data(), out.data() + 0, in.size(), DataType::kFloat32, o); });
+    codes[c.rank()] =
+        code_of([&] { c.allgather(in.data(), out.data() + 0, in.size(), DataType::kFloat32, o); });
   });
   // Rank 1 runs the plain allgather, rank 0 the compressed one.
   EXPECT_NE(codes[0], ErrorCode::kOk);

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "codec/sum_codes.h"
 #include "common/half.h"
 
 namespace mccl::codec {
@@ -329,6 +330,47 @@ TEST(CodecDecode, RefusesCorruptOrMismatchedStreams) {
     (void)decode(c, DataType::kFloat32, 3000, o.data());
     ASSERT_EQ(o.back(), std::byte{0x5A});
   }
+}
+
+TEST(CodecSum, QuantisedSumsStayWithinTheBoundAndPackLosslessly) {
+  for (int ranks : {1, 2, 3, 8, 32}) {
+    const double bound = 1e-3, step = sum_step(bound, ranks);
+    std::vector<std::vector<float>> in(ranks);
+    std::vector<std::int64_t> total(3000, 0), codes(3000);
+    for (int r = 0; r < ranks; ++r) {
+      const auto g = gaussian(3000, 50.0, 60 + r);
+      in[r].assign(g.begin(), g.end());
+      quantise_for_sum(DataType::kFloat32, as_bytes(std::span(in[r])).data(), 3000, step, ranks,
+                       codes.data());
+      std::vector<std::byte> packed;
+      pack_codes(codes.data(), codes.size(), packed);
+      std::vector<std::int64_t> back(codes.size());
+      ASSERT_TRUE(unpack_codes(packed, back.size(), back.data()).is_ok());
+      ASSERT_EQ(back, codes);
+      EXPECT_FALSE(
+          unpack_codes(std::span(packed).first(packed.size() - 1), back.size(), back.data())
+              .is_ok());
+      for (std::size_t i = 0; i < total.size(); ++i) total[i] += codes[i];
+    }
+    std::vector<double> out(3000);
+    dequantise_sum(DataType::kFloat64, total.data(), total.size(), step,
+                   as_writable_bytes(std::span(out)).data());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      long double exact = 0;
+      for (int r = 0; r < ranks; ++r) exact += in[r][i];
+      ASSERT_LE(std::fabs(out[i] - static_cast<double>(exact)), bound) << ranks << " " << i;
+    }
+  }
+  // Values the grid cannot code are poisoned: their sums come out NaN.
+  const float bad[] = {NAN, INFINITY, 3e38f, 1.0f};
+  std::int64_t codes[4];
+  quantise_for_sum(DataType::kFloat32, reinterpret_cast<const std::byte*>(bad), 4,
+                   sum_step(1e-6, 4), 4, codes);
+  float out[4];
+  dequantise_sum(DataType::kFloat32, codes, 4, sum_step(1e-6, 4),
+                 reinterpret_cast<std::byte*>(out));
+  EXPECT_TRUE(std::isnan(out[0]) && std::isnan(out[1]) && std::isnan(out[2]));
+  EXPECT_NEAR(out[3], 1.0f, 1e-6);
 }
 
 }  // namespace
