@@ -20,8 +20,7 @@ enum : std::uint8_t { kPacked = 0, kRawCodes = 1 };
 constexpr double kRoundMagic = 0x1.8p52;  // see quantize.cc
 
 template <typename E>
-void quantise(const std::byte* in, std::size_t count, double step, int ranks,
-              std::int64_t* codes) {
+void quantise(const std::byte* in, std::size_t count, double step, int ranks, std::int64_t* codes) {
   using Bits = typename E::Bits;
   const double inv = 1.0 / step;
   const double limit = static_cast<double>(kSumSpan / ranks);
@@ -59,8 +58,8 @@ bool sum_supported(int ranks) { return ranks >= 1 && ranks < (1 << 17); }
 
 double sum_step(double bound, int ranks) { return 2.0 * bound / ranks * (1.0 - 0x1p-6); }
 
-void quantise_for_sum(DataType type, const std::byte* in, std::size_t count, double step,
-                      int ranks, std::int64_t* codes) {
+void quantise_for_sum(DataType type, const std::byte* in, std::size_t count, double step, int ranks,
+                      std::int64_t* codes) {
   with_element(type, [&]<typename E>() { quantise<E>(in, count, step, ranks, codes); });
 }
 

@@ -8,8 +8,8 @@
 // is s = 2b/n * (1 - 2^-6). Each input is off by at most s/2 plus the
 // float64 rounding of x * (1/s) (at most 2^-8 s for |x/s| < 2^44), the sum
 // of codes is exact, and dequantising Q*s in float64 errs by at most
-// 2^-9 s; in all at most b(1 - 2^-6)(1 + 2^-7 + 2^-8) < b. Narrowing to the datatype adds half a unit in its
-// last place:
+// 2^-9 s; in all at most b(1 - 2^-6)(1 + 2^-7 + 2^-8) < b. Narrowing to the datatype adds half a
+// unit in its last place:
 //   |result - sum_r x_r| <= b + ulp(result)/2, whatever n is.
 // An input that is NaN, +-Inf or beyond kSpan/n steps cannot be coded: it
 // becomes a poison code, and the elements it touches come out NaN.
@@ -34,8 +34,8 @@ bool sum_supported(int ranks);
 double sum_step(double bound, int ranks);
 
 // Codes of `count` elements of a float `type` at `in`.
-void quantise_for_sum(DataType type, const std::byte* in, std::size_t count, double step,
-                      int ranks, std::int64_t* codes);
+void quantise_for_sum(DataType type, const std::byte* in, std::size_t count, double step, int ranks,
+                      std::int64_t* codes);
 // The sum's codes back to `type` (poisoned ones to NaN).
 void dequantise_sum(DataType type, const std::int64_t* codes, std::size_t count, double step,
                     std::byte* out);

@@ -38,9 +38,9 @@ std::uint64_t signature_of(CollKind kind, DataType type, std::span<const std::si
 }
 
 std::shared_ptr<protocol::Operation> quantise_step(protocol::Context& ctx,
-                                                   std::shared_ptr<Sums> sums,
-                                                   const std::byte* in, std::size_t count,
-                                                   DataType type, const codec::Settings& s) {
+                                                   std::shared_ptr<Sums> sums, const std::byte* in,
+                                                   std::size_t count, DataType type,
+                                                   const codec::Settings& s) {
   return std::make_shared<LocalStep>(ctx, "quantise", [&ctx, sums, in, count, type, s] {
     if (sums->codes.size() != count) return common::internal_error("quantise: codes not sized");
     codec::quantise_for_sum(type, in, count, codec::sum_step(s.bound, ctx.size()), ctx.size(),
@@ -92,10 +92,12 @@ std::size_t packed_limit(std::size_t count) { return (count / 1024 + 1) * 16 + c
 
 // Dequantises every block's summed codes from the packed streams (this
 // rank's own too, so every rank runs the same bits through the same code).
-std::shared_ptr<protocol::Operation> gather_result_step(
-    protocol::Context& ctx, std::shared_ptr<Encoded> enc,
-    std::byte* out, std::vector<std::size_t> counts, std::vector<std::size_t> displs,
-    DataType type, const codec::Settings& s) {
+std::shared_ptr<protocol::Operation> gather_result_step(protocol::Context& ctx,
+                                                        std::shared_ptr<Encoded> enc,
+                                                        std::byte* out,
+                                                        std::vector<std::size_t> counts,
+                                                        std::vector<std::size_t> displs,
+                                                        DataType type, const codec::Settings& s) {
   return std::make_shared<LocalStep>(ctx, "dequantise", [=, &ctx] {
     const double step = codec::sum_step(s.bound, ctx.size());
     std::vector<std::int64_t> codes;
@@ -139,12 +141,9 @@ std::shared_ptr<protocol::Operation> make_compressed_reduce_scatterv(
   return std::make_shared<Schedule>(ctx, what, std::move(steps), route, -1);
 }
 
-std::shared_ptr<protocol::Operation> make_compressed_allreduce(protocol::Context& ctx,
-                                                               const CollConfig& cfg,
-                                                               const void* send, bool in_place,
-                                                               void* recv, std::size_t count,
-                                                               DataType type,
-                                                               const codec::Settings& s) {
+std::shared_ptr<protocol::Operation> make_compressed_allreduce(
+    protocol::Context& ctx, const CollConfig& cfg, const void* send, bool in_place, void* recv,
+    std::size_t count, DataType type, const codec::Settings& s) {
   const int n = ctx.size();
   const int me = ctx.rank();
   std::vector<std::size_t> counts(n), displs(n);

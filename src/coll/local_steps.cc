@@ -14,6 +14,12 @@ void DeferredStep::on_start(common::TimePoint now) {
   inner_ = build_();
   ctx_.adopt(*inner_, *this);
   inner_->on_start(now);
+  std::vector<Early> early = std::move(early_);
+  early_bytes_ = 0;
+  for (const auto& e : early) {
+    if (inner_->done()) break;
+    inner_->on_datagram(e.header, e.payload, now);
+  }
   settle();
 }
 
@@ -21,7 +27,13 @@ void DeferredStep::on_datagram(const protocol::DataHeader& h, std::span<const st
                                common::TimePoint now) {
   if (!inner_) {
     // A root ahead of this rank: its stream's size is not known here yet.
-    Counters::add(ctx_.counters().early_arrivals_dropped);
+    if (early_bytes_ + payload.size() > kEarlyBytes) {
+      Counters::add(ctx_.counters().early_arrivals_dropped);
+      return;
+    }
+    early_bytes_ += payload.size();
+    early_.push_back({h, {payload.begin(), payload.end()}});
+    Counters::add(ctx_.counters().early_arrivals_stored);
     return;
   }
   inner_->on_datagram(h, payload, now);

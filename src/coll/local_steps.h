@@ -5,14 +5,17 @@
 //   with its status: encoding, decoding. No messages.
 // - DeferredStep builds its operation when it starts, from what the steps
 //   before it left (the agreed sizes of encoded streams), and forwards to
-//   it. Datagrams that arrive before it is built are dropped and repaired
-//   later like any lost datagram; control messages never arrive early, as
-//   the schedule holds them until the step starts.
+//   it. Datagrams that arrive before it is built (a root that learnt the
+//   sizes first and already injects) are kept, up to kEarlyBytes, and
+//   handed over when it starts; beyond that they are dropped and repaired
+//   like any lost datagram. Control messages never arrive early, as the
+//   schedule holds them until the step starts.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "protocol/operation.h"
 
@@ -56,6 +59,13 @@ class DeferredStep final : public protocol::Operation {
  private:
   void settle();  // finishes when the inner operation has
 
+  static constexpr std::size_t kEarlyBytes = std::size_t{256} << 20;
+  struct Early {
+    protocol::DataHeader header;
+    std::vector<std::byte> payload;
+  };
+  std::vector<Early> early_;
+  std::size_t early_bytes_ = 0;
   std::string what_;
   Factory build_;
   std::shared_ptr<protocol::Operation> inner_;

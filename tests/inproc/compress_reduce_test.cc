@@ -54,8 +54,8 @@ TEST(CompressReduce, AllreduceBoundHoldsAtEveryTeamSizeAndRanksAgree) {
     std::vector<Request> reqs;
     const CollOptions o{.compression = Compression{CompressMode::kBound, bound}};
     for (int r = 0; r < n; ++r) {
-      reqs.push_back(w.comms[r].iallreduce(in[r].data(), out[r].data(), count,
-                                           DataType::kFloat32, ReduceOp::kSum, o));
+      reqs.push_back(w.comms[r].iallreduce(in[r].data(), out[r].data(), count, DataType::kFloat32,
+                                           ReduceOp::kSum, o));
     }
     drive(reqs, std::chrono::seconds(60), w.ptrs);
     for (int r = 1; r < n; ++r) EXPECT_EQ(out[r], out[0]) << "rank " << r;
@@ -96,7 +96,8 @@ TEST(CompressReduce, ReduceScatterBoundUnevenCountsFloat64AndBf16) {
             std::memcpy(in[r].data() + i * 8, &d, 8);
             values[r].push_back(d);
           } else {
-            const std::uint16_t h = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(g[i]) >> 16);
+            const std::uint16_t h =
+                static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(g[i]) >> 16);
             std::memcpy(in[r].data() + i * 2, &h, 2);
             values[r].push_back(std::bit_cast<float>(std::uint32_t{h} << 16));
           }
@@ -146,8 +147,8 @@ TEST(CompressReduce, LossyFabricNanPoisonsOnlyItsElementAndOtherOpsAreExact) {
   for (int r = 0; r < n; ++r) {
     reqs.push_back(w.comms[r].iallreduce(in[r].data(), out[r].data(), count, DataType::kFloat32,
                                          ReduceOp::kSum, o));
-    reqs.push_back(w.comms[r].iallreduce(in[r].data(), maxed[r].data(), count,
-                                         DataType::kFloat32, ReduceOp::kMax, o));
+    reqs.push_back(w.comms[r].iallreduce(in[r].data(), maxed[r].data(), count, DataType::kFloat32,
+                                         ReduceOp::kMax, o));
   }
   drive(reqs, std::chrono::seconds(60), w.ptrs);
   for (int r = 0; r < n; ++r) {
