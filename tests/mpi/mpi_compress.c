@@ -4,6 +4,7 @@
  * back within the bound (sums: bound + half an ulp) and the same on every
  * rank, and really compressed (not exact); every other datatype, and
  * MPI_MAX, come back byte-exact. */
+#define _POSIX_C_SOURCE 200809L /* rand_r */
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
   const int failed = check_failed();
   int any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0) printf("mpi_compress: %s\n", any ? "FAILED" : "PASS");
+  if (rank == 0) printf("RESULT: %s\n", any ? "FAIL" : "PASS");
   MPI_Finalize();
   return any ? 1 : 0;
 }
