@@ -67,7 +67,10 @@ static_assert(sizeof(mccl_mcast_timeline_t) == sizeof(mccl::McastTimeline),
 // older caller's padding bytes (possibly garbage) would otherwise be read
 // as the first field added later.
 static_assert(sizeof(mccl_comm_options_t) ==
-              offsetof(mccl_comm_options_t, setup_timeout_ms) + sizeof(std::int64_t));
+              offsetof(mccl_comm_options_t, compress_zfp_rate) + sizeof(double));
+static_assert(offsetof(mccl_comm_options_t, compress) ==
+                  offsetof(mccl_comm_options_t, setup_timeout_ms) + sizeof(std::int64_t),
+              "no padding before compress");
 static_assert(offsetof(mccl_comm_options_t, setup_timeout_ms) ==
                   offsetof(mccl_comm_options_t, progress_thread) + sizeof(mccl_progress_thread_t),
               "mccl_comm_options_t: setup_timeout_ms follows progress_thread without padding");
