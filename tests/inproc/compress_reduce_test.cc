@@ -16,14 +16,6 @@
 namespace mccl::testing {
 namespace {
 
-std::vector<float> gaussian(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
 double half_ulp(float r) {
   const float a = std::fabs(r);
   return 0.5 * (double(std::nextafter(a, INFINITY)) - a);
@@ -48,7 +40,7 @@ TEST(CompressReduce, AllreduceBoundHoldsAtEveryTeamSizeAndRanksAgree) {
     std::vector<std::vector<float>> in(n), out(n, std::vector<float>(count));
     std::vector<long double> exact(count, 0.0L);
     for (int r = 0; r < n; ++r) {
-      in[r] = gaussian(count, 17 + r);
+      in[r] = gaussian_floats(count, 17 + r);
       for (std::size_t i = 0; i < count; ++i) exact[i] += in[r][i];
     }
     std::vector<Request> reqs;
@@ -89,7 +81,7 @@ TEST(CompressReduce, ReduceScatterBoundUnevenCountsFloat64AndBf16) {
       std::vector<std::vector<std::byte>> out(n);
       for (int r = 0; r < n; ++r) {
         out[r].resize(counts[r] * es + 1);
-        const auto g = gaussian(total, 3 + r);
+        const auto g = gaussian_floats(total, 3 + r);
         for (std::size_t i = 0; i < total; ++i) {
           if (type == DataType::kFloat64) {
             const double d = g[i];
@@ -140,7 +132,7 @@ TEST(CompressReduce, LossyFabricNanPoisonsOnlyItsElementAndOtherOpsAreExact) {
   const std::size_t count = 20000;
   std::vector<std::vector<float>> in(n), out(n, std::vector<float>(count)),
       maxed(n, std::vector<float>(count));
-  for (int r = 0; r < n; ++r) in[r] = gaussian(count, 40 + r);
+  for (int r = 0; r < n; ++r) in[r] = gaussian_floats(count, 40 + r);
   in[1][123] = NAN;
   std::vector<Request> reqs;
   const CollOptions o{.compression = Compression{CompressMode::kBound, 1e-2}};

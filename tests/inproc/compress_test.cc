@@ -15,14 +15,6 @@
 namespace mccl::testing {
 namespace {
 
-std::vector<float> gaussian(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
 double max_error(const float* got, const float* want, std::size_t n) {
   double e = 0;
   for (std::size_t i = 0; i < n; ++i) e = std::max(e, std::fabs(double(got[i]) - want[i]));
@@ -53,7 +45,7 @@ TEST(Compress, AllgatherWithinBoundAndBitIdenticalEverywhere) {
                      " count=" + std::to_string(count));
         auto comms = world_of(n, f.fabric);
         std::vector<std::vector<float>> in(n), out(n, std::vector<float>(count * n, -7.0f));
-        for (int r = 0; r < n; ++r) in[r] = gaussian(count, 100 + r);
+        for (int r = 0; r < n; ++r) in[r] = gaussian_floats(count, 100 + r);
         run_on_threads(comms, [&](Communicator& c) {
           const int r = c.rank();
           c.allgather(in[r].data(), out[r].data(), count, DataType::kFloat32,
@@ -90,7 +82,7 @@ TEST(Compress, AllgathervUnevenAndZeroCountsInPlace) {
     auto comms = world_of(n, f.fabric);
     std::vector<std::vector<float>> in(n), out(n, std::vector<float>(total, 42.0f));
     for (int r = 0; r < n; ++r) {
-      in[r] = gaussian(counts[r], 7 + r);
+      in[r] = gaussian_floats(counts[r], 7 + r);
       std::copy(in[r].begin(), in[r].end(), out[r].begin() + displs[r]);  // in place
     }
     run_on_threads(comms, [&](Communicator& c) {
@@ -115,7 +107,7 @@ TEST(Compress, BroadcastEveryModeRootIncluded) {
       const int n = 3, root = 1;
       const std::size_t count = 30001;
       auto comms = world_of(n, f.fabric);
-      const auto original = gaussian(count, 3);
+      const auto original = gaussian_floats(count, 3);
       std::vector<std::vector<float>> buf(n, std::vector<float>(count, 0.0f));
       buf[root] = original;
       bool zfp_missing = false;
@@ -146,7 +138,7 @@ TEST(Compress, IntegersAndOffMoveExactly) {
   const std::size_t count = 5000;
   std::vector<std::vector<std::int32_t>> out(n, std::vector<std::int32_t>(count * n));
   std::vector<std::vector<float>> fout(n, std::vector<float>(count * n));
-  auto fin = gaussian(count, 9);
+  auto fin = gaussian_floats(count, 9);
   run_on_threads(comms, [&](Communicator& c) {
     std::vector<std::int32_t> in(count);
     for (std::size_t i = 0; i < count; ++i) in[i] = static_cast<std::int32_t>(i * 31 + c.rank());
