@@ -101,7 +101,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::broadcast(std::vector<at::Tenso
   const int root = static_cast<int>(opts.rootRank);
   at::Tensor host = host_view(t, root == rank_);
   return post(call, c10d::OpType::BROADCAST, tensors, [this, t, host, root] {
-    comm_.broadcast(host.data_ptr(), host.nbytes(), root);
+    if (auto type = float_type(host)) {
+      comm_.broadcast(host.data_ptr(), static_cast<std::size_t>(host.numel()), *type, root);
+    } else {
+      comm_.broadcast(host.data_ptr(), host.nbytes(), root);
+    }
     copy_back(t, host);
   });
 }
@@ -135,7 +139,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allgather(
     // One contiguous receive buffer, then each block to its tensor: torch's
     // output tensors are separate allocations.
     at::Tensor flat = at::empty({size_, host_in.numel()}, host_in.options());
-    comm_.allgather(host_in.data_ptr(), flat.data_ptr(), host_in.nbytes());
+    if (auto type = float_type(host_in)) {
+      comm_.allgather(host_in.data_ptr(), flat.data_ptr(),
+                      static_cast<std::size_t>(host_in.numel()), *type);
+    } else {
+      comm_.allgather(host_in.data_ptr(), flat.data_ptr(), host_in.nbytes());
+    }
     for (int r = 0; r < size_; ++r) outs[r].view({-1}).copy_(flat[r]);
   });
 }
@@ -156,8 +165,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_allgather_base(at::Tensor& out
   at::Tensor host_in = in_place ? input : host_view(input, true);
   return post(call, c10d::OpType::_ALLGATHER_BASE, {output},
               [this, output, host_out, host_in, in_place] {
-                comm_.allgather(in_place ? mccl::kInPlace : host_in.data_ptr(), host_out.data_ptr(),
-                                host_in.nbytes());
+                const void* send = in_place ? mccl::kInPlace : host_in.data_ptr();
+                if (auto type = float_type(host_in)) {
+                  comm_.allgather(send, host_out.data_ptr(),
+                                  static_cast<std::size_t>(host_in.numel()), *type);
+                } else {
+                  comm_.allgather(send, host_out.data_ptr(), host_in.nbytes());
+                }
                 copy_back(output, host_out);
               });
 }

@@ -29,6 +29,12 @@ void check_like(const std::string& call, const at::Tensor& t, const at::Tensor& 
 // The element type of a reduction; rejects the dtypes MCCL cannot reduce.
 mccl::DataType reduce_type(const std::string& call, const at::Tensor& t);
 
+// The MCCL float type of `t`'s dtype (float32, float64, bfloat16,
+// float16), or nothing: broadcasts and allgathers of float tensors go
+// through the typed calls, which compress where MCCL_COLL_COMPRESS says
+// (docs/compression.md); every other dtype moves as bytes, exactly.
+std::optional<mccl::DataType> float_type(const at::Tensor& t);
+
 // A reduction operator: the MCCL operator and whether the result is then
 // divided by the group size (AVG). Rejects what MCCL cannot serve.
 struct Reduction {
