@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Compression benchmark report: MCCL runs of bench/fabric/run.sh with
 --osu-arg --compress MODE, one output folder per mode, side by side.
 
