@@ -79,6 +79,7 @@ std::shared_ptr<protocol::Operation> mcast_step(protocol::Context& ctx, const Co
     spec.what = what;
     spec.signature = signature;
     spec.concurrent_roots = concurrent;
+    spec.on_stream_complete = [enc](int root) { return enc->finish(root); };
     for (std::size_t r = 0; r < counts.size(); ++r) {
       if (counts[r] == kNotARoot) continue;
       const std::uint64_t size = enc->sizes[r];
@@ -106,21 +107,26 @@ std::shared_ptr<protocol::Operation> size_exchange_step(protocol::Context& ctx,
 
 namespace {
 
-// Decodes every root's stream into place, this rank's own included.
+// Decodes every root's stream into place, this rank's own included: each
+// as soon as it is complete (Encoded::on_stream, from the multicast step),
+// and in the last step whatever is left.
 std::shared_ptr<protocol::Operation> decode_step(protocol::Context& ctx,
                                                  std::shared_ptr<Encoded> enc, std::byte* out,
                                                  std::vector<std::size_t> counts,
                                                  std::vector<std::size_t> displs, DataType type) {
-  return std::make_shared<LocalStep>(ctx, "decode", [&ctx, enc, out, counts, displs, type] {
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      if (counts[r] == kNotARoot || out == nullptr) continue;
-      common::Status st =
-          codec::decode(enc->streams[r], type, counts[r], out + displs[r] * size_of(type));
-      if (!st.is_ok()) {
-        return common::Status(st.code(), "rank " + std::to_string(ctx.rank()) +
-                                             ": decoding root rank " + std::to_string(r) +
-                                             "'s data: " + st.message());
-      }
+  enc->on_stream = [&ctx, enc_raw = enc.get(), out, counts, displs, type](int r) {
+    if (counts[r] == kNotARoot || out == nullptr) return common::Status::ok();
+    common::Status st =
+        codec::decode(enc_raw->streams[r], type, counts[r], out + displs[r] * size_of(type));
+    if (st.is_ok()) return st;
+    return common::Status(st.code(), "rank " + std::to_string(ctx.rank()) +
+                                         ": decoding root rank " + std::to_string(r) +
+                                         "'s data: " + st.message());
+  };
+  return std::make_shared<LocalStep>(ctx, "decode", [enc, n = counts.size()] {
+    for (std::size_t r = 0; r < n; ++r) {
+      common::Status st = enc->finish(static_cast<int>(r));
+      if (!st.is_ok()) return st;
     }
     return common::Status::ok();
   });

@@ -91,25 +91,31 @@ std::shared_ptr<protocol::Operation> dequantise_step(protocol::Context& ctx,
 std::size_t packed_limit(std::size_t count) { return (count / 1024 + 1) * 16 + count * 8; }
 
 // Dequantises every block's summed codes from the packed streams (this
-// rank's own too, so every rank runs the same bits through the same code).
+// rank's own too, so every rank runs the same bits through the same code),
+// each as soon as its stream is complete (Encoded::on_stream) and in the
+// last step whatever is left.
 std::shared_ptr<protocol::Operation> gather_result_step(protocol::Context& ctx,
                                                         std::shared_ptr<Encoded> enc,
                                                         std::byte* out,
                                                         std::vector<std::size_t> counts,
                                                         std::vector<std::size_t> displs,
                                                         DataType type, const codec::Settings& s) {
-  return std::make_shared<LocalStep>(ctx, "dequantise", [=, &ctx] {
-    const double step = codec::sum_step(s.bound, ctx.size());
-    std::vector<std::int64_t> codes;
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      codes.resize(counts[r]);
-      common::Status st = codec::unpack_codes(enc->streams[r], counts[r], codes.data());
-      if (!st.is_ok()) {
-        return common::Status(st.code(), "rank " + std::to_string(ctx.rank()) +
-                                             ": the summed block of rank " + std::to_string(r) +
-                                             ": " + st.message());
-      }
-      codec::dequantise_sum(type, codes.data(), counts[r], step, out + displs[r] * size_of(type));
+  const double step = codec::sum_step(s.bound, ctx.size());
+  enc->on_stream = [&ctx, enc_raw = enc.get(), out, counts, displs, type, step](int r) {
+    std::vector<std::int64_t> codes(counts[r]);
+    common::Status st = codec::unpack_codes(enc_raw->streams[r], counts[r], codes.data());
+    if (!st.is_ok()) {
+      return common::Status(st.code(), "rank " + std::to_string(ctx.rank()) +
+                                           ": the summed block of rank " + std::to_string(r) +
+                                           ": " + st.message());
+    }
+    codec::dequantise_sum(type, codes.data(), counts[r], step, out + displs[r] * size_of(type));
+    return common::Status::ok();
+  };
+  return std::make_shared<LocalStep>(ctx, "dequantise", [enc, n = counts.size()] {
+    for (std::size_t r = 0; r < n; ++r) {
+      common::Status st = enc->finish(static_cast<int>(r));
+      if (!st.is_ok()) return st;
     }
     return common::Status::ok();
   });

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coll/collectives.h"
+#include "common/status.h"
 
 namespace mccl::coll {
 
@@ -18,6 +19,19 @@ namespace mccl::coll {
 struct Encoded {
   std::vector<std::vector<std::byte>> streams;  // by rank
   std::vector<std::uint64_t> sizes;             // by rank, exchanged as 8 bytes each
+  // What to do with root r's stream once it is all here (decode it into
+  // place), run by finish(r) at most once per stream: by the multicast step
+  // as each stream completes, so that decoding overlaps with the streams
+  // still arriving, and by the last step for whatever is left.
+  std::function<common::Status(int root)> on_stream;
+  std::vector<bool> finished;  // by rank
+
+  common::Status finish(int root) {
+    if (finished.empty()) finished.assign(streams.size(), false);
+    if (finished[root] || !on_stream) return common::Status::ok();
+    finished[root] = true;
+    return on_stream(root);
+  }
 };
 
 // counts[r] of a rank that is no root of the collective (a broadcast).
