@@ -53,15 +53,8 @@ std::optional<mccl::DataType> float_type(const at::Tensor& t) {
 }
 
 mccl::DataType reduce_type(const std::string& call, const at::Tensor& t) {
+  if (auto type = float_type(t)) return *type;
   switch (t.scalar_type()) {
-    case at::kFloat:
-      return mccl::DataType::kFloat32;
-    case at::kDouble:
-      return mccl::DataType::kFloat64;
-    case at::kBFloat16:
-      return mccl::DataType::kBFloat16;
-    case at::kHalf:
-      return mccl::DataType::kFloat16;
     case at::kInt:
       return mccl::DataType::kInt32;
     case at::kLong:
