@@ -5,6 +5,7 @@
 #
 #   coll -> protocol -> transport -> common      (bootstrap, progress and topo
 #                                                  from the side)
+#   coll -> codec -> common                      (lossy compression, no transport)
 #   setup (the one creation path)                over protocol and every transport
 #   offload/client -> offload-wire -> common     (linked into libmccl)
 #   offload/daemon                               over setup, coll and the wire
@@ -24,7 +25,10 @@ set(MCCL_LAYER_ALLOW_topo "topo;common;mccl")
 set(MCCL_LAYER_ALLOW_bootstrap "bootstrap;transport-api;transport/sim;common;mccl")
 set(MCCL_LAYER_ALLOW_transport "transport-api;common;mccl")
 set(MCCL_LAYER_ALLOW_protocol "protocol;transport-api;common;mccl")
-set(MCCL_LAYER_ALLOW_coll "coll;protocol;transport-api;common;mccl")
+# The codec (compression inside the collectives) knows nothing of
+# transports or collectives.
+set(MCCL_LAYER_ALLOW_codec "codec;common;mccl")
+set(MCCL_LAYER_ALLOW_coll "coll;codec;protocol;transport-api;common;mccl")
 set(MCCL_LAYER_ALLOW_progress "progress;protocol;transport-api;topo;common;mccl")
 # Communicator creation picks and configures the transports themselves.
 set(MCCL_LAYER_ALLOW_setup
@@ -38,7 +42,7 @@ set(MCCL_LAYER_ALLOW_setup
 set(MCCL_LAYER_ALLOW_offload-wire "offload-wire;common;mccl")
 set(MCCL_LAYER_ALLOW_offload/client "offload/client;offload-wire;common;mccl")
 set(MCCL_LAYER_ALLOW_offload/daemon
-    "offload/daemon;offload-wire;setup;coll;protocol;transport-api;transport/sim;transport/udp;transport/tcp;transport/ucx;transport/ibud;common;mccl")
+    "offload/daemon;offload-wire;setup;coll;codec;protocol;transport-api;transport/sim;transport/udp;transport/tcp;transport/ucx;transport/ibud;common;mccl")
 set(MCCL_LAYERS_ABOVE_EVERYTHING "api;mpi;torch")
 set(MCCL_TRANSPORTS "sim;udp;tcp;ucx;ibud")
 set(MCCL_OFFLOAD_PARTS "client;daemon")

@@ -10,6 +10,8 @@ packages=(
   clang libfuzzer-14-dev
   # authentication of multicast datagrams (optional in CMake: MCCL_PROTO_AUTH)
   libsodium-dev
+  # ZFP fixed-rate compression (optional in CMake: MCCL_COLL_COMPRESS=zfp)
+  libzfp-dev
   # real transports and topology (cheap to have now, needed by later layers)
   libibverbs-dev librdmacm-dev rdma-core libucx-dev libhwloc-dev hwloc
   # the namespace fabric tests

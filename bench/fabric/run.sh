@@ -5,8 +5,8 @@
 #   sudo bench/fabric/run.sh --ranks N[,N...] --rate 1gbit --out DIR
 #        [--sizes S[,S...]] [--quick] [--mtu 1500|9000] [--scaling-ranks N,N...|none]
 #        [--scaling-size S] [--impls mccl,ompi-default,ompi-best]
-#        [--benches bcast,allgather,ag_rs_concurrent]
-#        [--mccl-env K=V]... [--pace-mbit M] [--label NAME] [--budget SECONDS]
+#        [--benches bcast,allgather,ag_rs_concurrent,reduce_scatter]
+#        [--mccl-env K=V]... [--osu-arg ARG]... [--pace-mbit M] [--label NAME] [--budget SECONDS]
 #        [--build-dir DIR] [--no-plots] [--no-rps]
 #
 # Builds one cluster (cluster.sh, unique name, torn down on exit) with as many hosts
@@ -17,7 +17,9 @@
 # plus the broadcast of --scaling-size at --scaling-ranks) runs:
 #   mccl          build/bench/osu/mccl_osu_{bcast,allgather,ag_rs} via launch.sh, with
 #                 MCCL_UDP_RATE_MBIT = 95% of the link rate (the interface: MCCL finds it)
-#                 (--pace-mbit overrides; 0 = unpaced), plus every --mccl-env;
+#                 (--pace-mbit overrides; 0 = unpaced), plus every --mccl-env, and
+#                 every --osu-arg on its command line (--osu-arg --compress
+#                 --osu-arg bound:0.01: float32 data, compressed; docs/compression.md);
 #   ompi-default  bench/fabric/mpi_coll_bench (built here with mpicc.openmpi) via
 #                 launch.sh --mpirun: --mca pml ob1 --mca btl tcp,self
 #                 --mca btl_tcp_if_include 10.201.0.0/24 (nothing bypasses the links);
@@ -55,7 +57,7 @@ orig_args=("$@")
 ranks="" rate="" out="" sizes="" quick=0 mtu=1500 scaling="" scaling_size=1048576
 impls="mccl ompi-default ompi-best" benches="bcast allgather ag_rs_concurrent" pace="" label="" budget=""
 build="$REPO/build" plots=1 rps=1
-mccl_env=()
+mccl_env=() osu_args=()
 while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
@@ -70,6 +72,7 @@ while (($#)); do
     --impls) impls=$(list_of "${2-}"); shift 2 ;;
     --benches) benches=$(list_of "${2-}"); shift 2 ;;
     --mccl-env) mccl_env+=("${2-}"); shift 2 ;;
+    --osu-arg) osu_args+=("${2-}"); shift 2 ;;
     --pace-mbit) pace=${2-}; shift 2 ;;
     --label) label=${2-}; shift 2 ;;
     --budget) budget=${2-}; shift 2 ;;
@@ -92,7 +95,10 @@ rate_mbit=$(awk -v r="${rate,,}" 'BEGIN {
 [[ -n $pace ]] || pace=$(awk -v r="$rate_mbit" 'BEGIN { print r * 0.95 }')
 for kv in "${mccl_env[@]}"; do [[ $kv =~ ^MCCL_[A-Z0-9_]+= ]] || usage_die "bad --mccl-env '$kv'"; done
 for i in $impls; do [[ $i =~ ^(mccl|ompi-default|ompi-best)$ ]] || usage_die "bad impl '$i'"; done
-for b in $benches; do [[ $b =~ ^(bcast|allgather|ag_rs_concurrent)$ ]] || usage_die "bad bench '$b'"; done
+for b in $benches; do [[ $b =~ ^(bcast|allgather|ag_rs_concurrent|reduce_scatter)$ ]] || usage_die "bad bench '$b'"; done
+# reduce_scatter (OSU's size: the whole vector of each rank) is MCCL's only.
+[[ " $benches " != *" reduce_scatter "* || $impls == mccl ]] ||
+  usage_die "--benches reduce_scatter needs --impls mccl"
 
 if [[ -z $sizes ]]; then
   if ((quick)); then sizes="8 4k 256k 4m"; else sizes="8 32 128 512 2k 8k 32k 128k 512k 2m 8m 16m"; fi
@@ -194,7 +200,7 @@ run_case() {
     for kv in "${mccl_env[@]}"; do envs+=(--env "$kv"); done
     "$FABRIC/launch.sh" --name "$name" --hosts "$n" --timeout "$tmo" "${envs[@]}" -- \
       "$build/bench/osu/$(mccl_program "$bench")" -m "$m:$m" -i "$iters" -x "$warm" -c -u 0 \
-      --json "$raw" --netdev veth0 --traffic-iters "$k" >"$log" 2>&1 || rc=$?
+      --json "$raw" --netdev veth0 --traffic-iters "$k" "${osu_args[@]}" >"$log" 2>&1 || rc=$?
   else
     local margs=() a
     local pair=()
@@ -215,7 +221,8 @@ run_case() {
     "$( [[ -s $raw ]] && awk -F'"p50_max_us":' '{ split($2, a, ","); printf "%.1f us", a[1] }' "$raw" || echo "no result")" >&2
 }
 
-if [[ " $benches " == *" bcast "* || " $benches " == *" allgather "* ]]; then
+if [[ " $benches " == *" bcast "* || " $benches " == *" allgather "* ||
+  " $benches " == *" reduce_scatter "* ]]; then
   cluster_up both
   for n in $ranks; do
     for bench in $benches; do

@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mccl/error.h"
@@ -50,6 +53,9 @@ constexpr StatField kStatFields[] = {
     {"eager_completions", &Stats::eager_completions},
     {"loss_reports_sent", &Stats::loss_reports_sent},
     {"rate_decreases", &Stats::rate_decreases},
+    {"compress_bytes_in", &Stats::compress_bytes_in},
+    {"compress_bytes_out", &Stats::compress_bytes_out},
+    {"compress_raw_fallbacks", &Stats::compress_raw_fallbacks},
 };
 constexpr std::size_t kNumStats = std::size(kStatFields);
 
@@ -111,6 +117,9 @@ void usage(const char* program) {
       "                             IFACE carried per collective (one rank per host/netns)\n"
       "      --traffic-iters K      after the timed loop, K back-to-back collectives whose\n"
       "                             IFACE counter deltas are reported per collective\n"
+      "      --compress MODE        float32 Gaussian data, compressed: off, bf16, bound:B\n"
+      "                             (absolute bound B), zfp:R (R bits per value); reports\n"
+      "                             the ratio and the largest error, -c checks the bound\n"
       "      --timeline             per rank, when each step of the timed multicast\n"
       "                             collectives happened (first/last datagram, everything\n"
       "                             held, release, return), from the first datagram sent,\n"
@@ -144,6 +153,38 @@ bool parse_sizes(const std::string& s, Options& o) {
   return true;
 }
 
+// compress_bytes_in / compress_bytes_out over every rank (1: nothing encoded).
+double compression_ratio(const double* st_sum) {
+  std::size_t in = kNumStats, out = kNumStats;
+  for (std::size_t k = 0; k < kNumStats; ++k) {
+    if (std::string_view(kStatFields[k].name) == "compress_bytes_in") in = k;
+    if (std::string_view(kStatFields[k].name) == "compress_bytes_out") out = k;
+  }
+  return st_sum[out] > 0 ? st_sum[in] / st_sum[out] : 1.0;
+}
+
+bool parse_compression(const char* text, Options& o) {
+  const std::string t = text;
+  const auto colon = t.find(':');
+  const std::string mode = t.substr(0, colon);
+  const double param = colon == std::string::npos ? 0.0 : std::atof(t.c_str() + colon + 1);
+  Compression c;
+  if (mode == "off") {
+    c.mode = CompressMode::kOff;
+  } else if (mode == "bf16") {
+    c.mode = CompressMode::kBf16;
+  } else if (mode == "bound" && param > 0) {
+    c = {CompressMode::kBound, param};
+  } else if (mode == "zfp" && param >= 1 && param <= 64) {
+    c = {CompressMode::kZfp, 0.0, param};
+  } else {
+    return false;
+  }
+  o.compression = c;
+  o.compress_text = t;
+  return true;
+}
+
 std::string json_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -157,7 +198,7 @@ std::string json_escape(const std::string& s) {
 
 int parse_options(int argc, char** argv, const char* program, const char* title, bool lead,
                   Options& o) {
-  enum { kJson = 1000, kStats, kNetdev, kTrafficIters, kTimeline };
+  enum { kJson = 1000, kStats, kNetdev, kTrafficIters, kTimeline, kCompress };
   static const option longs[] = {
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'v'},
@@ -172,6 +213,7 @@ int parse_options(int argc, char** argv, const char* program, const char* title,
       {"netdev", required_argument, nullptr, kNetdev},
       {"traffic-iters", required_argument, nullptr, kTrafficIters},
       {"timeline", no_argument, nullptr, kTimeline},
+      {"compress", required_argument, nullptr, kCompress},
       {nullptr, 0, nullptr, 0},
   };
   auto bad = [&](const char* what, int opt) {
@@ -232,6 +274,9 @@ int parse_options(int argc, char** argv, const char* program, const char* title,
         break;
       case kTimeline:
         o.timeline = true;
+        break;
+      case kCompress:
+        if (!parse_compression(optarg, o)) return bad("Invalid --compress", c);
         break;
       default:
         if (lead) usage(program);
@@ -332,6 +377,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     for (const auto& f : kStatFields) {
       mine.push_back(static_cast<double>(after.*f.member - before.*f.member));
     }
+    mine.push_back(coll.max_error ? coll.max_error() : 0.0);
     const std::size_t head = mine.size();
     mine.insert(mine.end(), times.begin(), times.end());
     const std::size_t tail = mine.size();
@@ -353,6 +399,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     double avg = 0, mn = at(0, 0), mx = at(0, 0), total_errors = 0;
     double max_net[4] = {0, 0, 0, 0};
     double st_sum[kNumStats] = {}, st_max[kNumStats] = {};
+    double max_error = 0;
     for (int r = 0; r < n; ++r) {
       avg += at(r, 0) / n;
       mn = std::min(mn, at(r, 0));
@@ -363,6 +410,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
         st_sum[k] += at(r, 6 + k);
         st_max[k] = std::max(st_max[k], at(r, 6 + k));
       }
+      max_error = std::max(max_error, at(r, 6 + kNumStats));
     }
     std::vector<double> slowest(static_cast<std::size_t>(iters), 0);
     for (int i = 0; i < iters; ++i) {
@@ -377,6 +425,11 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     }
     if (o.validate) std::printf("%*s", kFieldWidth, total_errors > 0 ? "Fail" : "Pass");
     std::printf("\n");
+    const double ratio = compression_ratio(st_sum);
+    if (o.compression) {
+      std::printf("#   compress %s: ratio %.3f, largest error %.3g%s\n", o.compress_text.c_str(),
+                  ratio, max_error, o.validate ? "" : " (checked only with -c)");
+    }
     if (o.stats) {
       std::printf("#   stats, %d iterations, sum/max over ranks:", iters);
       for (std::size_t k = 0; k < kNumStats; ++k) {
@@ -402,6 +455,10 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
                    "\"errors\":%.0f",
                    coll.bench, version_string(), n, bytes, avg, mn, mx, p50_max, iters, skip,
                    o.validate ? (total_errors > 0 ? "false" : "true") : "null", total_errors);
+      if (o.compression) {
+        std::fprintf(json, ",\"compress\":\"%s\",\"ratio\":%.4f,\"max_error\":%.6g",
+                     json_escape(o.compress_text).c_str(), ratio, o.validate ? max_error : -1.0);
+      }
       if (traffic) {
         std::fprintf(json,
                      ",\"netdev\":\"%s\",\"traffic_iters\":%d,\"tx_bytes_max\":%.1f,"
@@ -464,6 +521,38 @@ int benchmark_main(int argc, char** argv, const char* program, const char* title
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s: %s\n", program, to_string(e.code()), e.what());
     return 3;
+  }
+}
+
+float gaussian_value(int rank, std::size_t i, int iter) {
+  // A table of 2^20 Gaussian values made once, read from an offset that a
+  // hash of (rank, iter) picks: cheap enough to fill and check gigabytes,
+  // and every (rank, iter) sees Gaussian data that differ from the others'.
+  constexpr std::size_t kTable = std::size_t{1} << 20;
+  static const std::vector<float> table = [] {
+    std::mt19937 rng(1);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> t(kTable);
+    for (auto& x : t) x = d(rng);
+    return t;
+  }();
+  std::uint64_t z = (static_cast<std::uint64_t>(rank) << 32) ^ static_cast<std::uint32_t>(iter);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return table[(z + i) & (kTable - 1)];
+}
+
+bool within_guarantee(const std::optional<Compression>& c, float want, float got) {
+  if (!c || c->mode == CompressMode::kOff) return want == got;
+  const double err = std::fabs(static_cast<double>(got) - want);
+  switch (c->mode) {
+    case CompressMode::kBound:
+      return err <= c->bound;
+    case CompressMode::kBf16:
+      return err <= std::fabs(want) * 0x1p-8;
+    default:
+      return true;  // zfp promises no bound
   }
 }
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "mccl/communicator.h"
@@ -39,6 +40,12 @@ struct Options {
   std::string netdev;     // --netdev IFACE: read /sys/class/net/IFACE/statistics
   int traffic_iters = 0;  // --traffic-iters K: K untimed back-to-back collectives
   bool timeline = false;  // --timeline: per rank, when each step of a collective happened
+  // --compress off|bf16|bound:B|zfp:R: float32 data (Gaussian, sigma 1),
+  // moved by the typed calls with this compression (docs/compression.md);
+  // -c then checks the mode's guarantee instead of equality.
+  std::optional<Compression> compression;
+  std::string compress_text;
+  CollOptions call_options() const { return {.compression = compression}; }
 };
 
 // One collective, as the driver sees it. Buffers are the benchmark's own,
@@ -51,7 +58,19 @@ struct Collective {
   // arrived; check returns the number of wrong bytes on this rank.
   std::function<void(std::size_t bytes, int iter)> fill;
   std::function<std::size_t(std::size_t bytes, int iter)> check;
+  // With --compress: the largest |received - sent| this rank's checks saw
+  // since the last call (then reset); unset otherwise.
+  std::function<double()> max_error;
 };
+
+// The float32 value rank `rank` contributes at offset i in iteration
+// `iter` under --compress: Gaussian (sigma 1), deterministic.
+float gaussian_value(int rank, std::size_t i, int iter);
+
+// Whether `got` keeps the guarantee of `c` for the original `want`:
+// within the bound (kBound), within 2^-8 relative (kBf16), anything
+// (kZfp, which has none), equal (off).
+bool within_guarantee(const std::optional<Compression>& c, float want, float got);
 
 // The byte rank `rank` contributes at offset i in validated iteration
 // `iter` (never the poison value 0 for long).

@@ -1,14 +1,20 @@
 // mccl_osu_reduce_scatter: OSU's osu_reduce_scatter over MCCL. As in OSU the
 // size is the whole vector each rank contributes (float32, sum); rank r
 // receives counts[r] of its bytes/4 elements, the first (elements mod N)
-// ranks one more than the rest. Launch as mccl_osu_bcast.
+// ranks one more than the rest. Launch as mccl_osu_bcast. With --compress
+// the input is Gaussian and the call compresses (sums: under bound only);
+// -c then checks |result - exact| <= bound + n * 2^-24 * sum |x| (what n
+// float32 additions may round off).
+#include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "osu_common.h"
 #include "reduce_data.h"
 
 using mccl::bench::osu::Collective;
+using mccl::bench::osu::gaussian_value;
 using mccl::bench::osu::Options;
 using mccl::bench::osu::reduce_expected;
 using mccl::bench::osu::reduce_input;
@@ -17,6 +23,7 @@ namespace {
 // Sized for the largest message once, as OSU allocates.
 std::vector<float> send, recv;
 std::vector<std::size_t> counts;
+double largest_error = 0;
 
 // Splits bytes/4 elements over n ranks; returns rank `me`'s offset.
 std::size_t split(std::size_t bytes, int n, int me) {
@@ -41,11 +48,38 @@ int main(int argc, char** argv) {
         Collective c;
         c.bench = "reduce_scatter";
         c.title = "Reduce_scatter Latency Test";
-        c.run = [&comm, n, me](std::size_t bytes) {
+        const mccl::CollOptions call = o.call_options();
+        c.run = [&comm, n, me, call](std::size_t bytes) {
           split(bytes, n, me);
           comm.reduce_scatterv(send.data(), recv.data(), counts, mccl::DataType::kFloat32,
-                               mccl::ReduceOp::kSum);
+                               mccl::ReduceOp::kSum, call);
         };
+        if (o.compression) {
+          for (std::size_t i = 0; i < send.size(); ++i) send[i] = gaussian_value(me, i, -1);
+          c.fill = [me](std::size_t bytes, int iter) {
+            for (std::size_t i = 0; i < bytes / sizeof(float); ++i)
+              send[i] = gaussian_value(me, i, iter);
+          };
+          c.check = [n, me, comp = *o.compression](std::size_t bytes, int iter) {
+            const std::size_t offset = split(bytes, n, me);
+            const double bound = comp.mode == mccl::CompressMode::kBound ? comp.bound : 0.0;
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < counts[me]; ++i) {
+              double exact = 0, magnitude = 0;
+              for (int r = 0; r < n; ++r) {
+                const double x = gaussian_value(r, offset + i, iter);
+                exact += x;
+                magnitude += std::fabs(x);
+              }
+              const double err = std::fabs(recv[i] - exact);
+              largest_error = std::max(largest_error, err);
+              wrong += err > bound + n * 0x1p-24 * magnitude;
+            }
+            return wrong;
+          };
+          c.max_error = [] { return std::exchange(largest_error, 0.0); };
+          return c;
+        }
         c.fill = [me](std::size_t bytes, int iter) {
           for (std::size_t i = 0; i < bytes / sizeof(float); ++i)
             send[i] = reduce_input(me, i, iter);

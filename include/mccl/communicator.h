@@ -124,6 +124,33 @@ class MCCL_API Communicator {
   Request iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
                       std::span<const std::size_t> displacements);
 
+  // ---- typed data movement, which may compress (docs/compression.md) ----
+  // As the byte calls above, with counts (and displacements) in elements
+  // of `type`. Where the call's or else the communicator's Compression
+  // (CollOptions, CommOptions, MCCL_COLL_COMPRESS) is on and `type` is a
+  // float type, the data travels compressed and is lossy as that mode says:
+  // kBound keeps every element within the bound of the sender's original,
+  // and every rank, the sending root included (its own block is replaced by
+  // its decoded copy), ends with the same bits. Integer types and kOff move
+  // the bytes exactly. Every rank must pass the same compression
+  // (kMismatch otherwise); an invalid one (kBound without a positive bound,
+  // kZfp in a build without libzfp) throws kInvalidArgument/kUnavailable.
+  // Under the offload engine the data always moves exactly.
+  void broadcast(void* buffer, std::size_t count, DataType type, int root,
+                 const CollOptions& options = {});
+  Request ibroadcast(void* buffer, std::size_t count, DataType type, int root,
+                     const CollOptions& options = {});
+  void allgather(const void* send, void* recv, std::size_t count_per_rank, DataType type,
+                 const CollOptions& options = {});
+  Request iallgather(const void* send, void* recv, std::size_t count_per_rank, DataType type,
+                     const CollOptions& options = {});
+  void allgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
+                  std::span<const std::size_t> displacements, DataType type,
+                  const CollOptions& options = {});
+  Request iallgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
+                      std::span<const std::size_t> displacements, DataType type,
+                      const CollOptions& options = {});
+
   // ---- reductions ----
   // Counts are in elements of `type`. Every rank passes the same counts,
   // type and op (checked: kMismatch on every rank otherwise). An unknown
@@ -143,17 +170,17 @@ class MCCL_API Communicator {
   // the reduction of every rank's block `rank()` lands in `recv`
   // (count_per_rank elements). Not in place: `send` may not be kInPlace.
   void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DataType type,
-                      ReduceOp op);
+                      ReduceOp op, const CollOptions& options = {});
   Request ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DataType type,
-                          ReduceOp op);
+                          ReduceOp op, const CollOptions& options = {});
 
   // Block r of `send` has counts[r] elements (blocks back to back); `recv`
   // receives counts[rank()] elements. `counts` has one entry per rank and
   // need not outlive the call.
   void reduce_scatterv(const void* send, void* recv, std::span<const std::size_t> counts,
-                       DataType type, ReduceOp op);
+                       DataType type, ReduceOp op, const CollOptions& options = {});
   Request ireduce_scatterv(const void* send, void* recv, std::span<const std::size_t> counts,
-                           DataType type, ReduceOp op);
+                           DataType type, ReduceOp op, const CollOptions& options = {});
 
   // The element-wise reduction of every rank's `count` elements lands in
   // `recv` on every rank. `send` may be kInPlace (the vector is in `recv`).
@@ -161,8 +188,17 @@ class MCCL_API Communicator {
   // (MCCL_COLL_ALLREDUCE_ALGO): by default the ring reduce-scatter followed
   // by the multicast allgather, which injects about `count` elements' worth
   // of bytes per rank in all; recursive doubling for small vectors.
-  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
-  Request iallreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  //
+  // Compression (CollOptions, CommOptions, MCCL_COLL_COMPRESS): sums of
+  // float types under kBound are compressed (docs/compression.md): every
+  // rank quantises its input once and the ring adds integer codes exactly,
+  // so |result - exact sum| <= bound + ulp(result)/2 whatever N is, and the
+  // allreduce's result is bit-identical on every rank. Other ops and modes
+  // reduce exactly.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                 const CollOptions& options = {});
+  Request iallreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                     const CollOptions& options = {});
 
   void barrier();
   Request ibarrier();

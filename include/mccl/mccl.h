@@ -178,6 +178,15 @@ enum {
   MCCL_ALLREDUCE_ALGO_RING = 3,     /* point-to-point ring reduce-scatter + allgather */
   MCCL_ALLREDUCE_ALGO_RECURSIVE_DOUBLING = 4
 };
+/* Lossy compression of float data inside the collectives
+ * (docs/compression.md); every rank must choose alike. */
+enum {
+  MCCL_COMPRESS_UNSET = 0, /* MCCL_COLL_COMPRESS decides */
+  MCCL_COMPRESS_OFF = 1,
+  MCCL_COMPRESS_BF16 = 2,  /* float32 rounded to bfloat16 */
+  MCCL_COMPRESS_BOUND = 3, /* every element within compress_bound */
+  MCCL_COMPRESS_ZFP = 4    /* ZFP at compress_zfp_rate bits per value; no bound */
+};
 enum {
   MCCL_AUTH_UNSET = 0,
   MCCL_AUTH_ON = 1, /* MCCL_UNAVAILABLE at creation in a build without libsodium */
@@ -227,6 +236,15 @@ typedef struct mccl_comm_options_t {
    * rank fails with MCCL_UNAVAILABLE naming the unreachable ranks. Also
    * under MCCL_PROGRESS_OFFLOAD. (MCCL_TRANSPORT_SETUP_TIMEOUT_MS) */
   int64_t setup_timeout_ms;
+  /* MCCL_COMPRESS_*: compression of the typed broadcast and allgather(v)
+   * (mccl_broadcast_typed, mccl_allgather_typed) and of float sums
+   * (MCCL_COLL_COMPRESS); with compress_bound (> 0, for MCCL_COMPRESS_BOUND;
+   * MCCL_COLL_COMPRESS_BOUND) and compress_zfp_rate (bits per value, 0:
+   * 16; MCCL_COLL_COMPRESS_ZFP_RATE). */
+  int32_t compress;
+  int32_t reserved4; /* must be 0 */
+  double compress_bound;
+  double compress_zfp_rate;
 } mccl_comm_options_t;
 
 #define MCCL_COMM_OPTIONS_INIT MCCL_STRUCT_INIT_(mccl_comm_options_t)
@@ -331,6 +349,16 @@ typedef enum mccl_reduce_op_t {
   MCCL_MIN = 2,
   MCCL_MAX = 3
 } mccl_reduce_op_t;
+
+/* As mccl_broadcast and mccl_allgather with counts in elements of
+ * `datatype`: float data travel compressed where the communicator's
+ * compression says so (mccl_comm_options_t::compress, MCCL_COLL_COMPRESS;
+ * docs/compression.md), every rank (the root too) ending with the same
+ * bits; other datatypes move exactly. Blocking. */
+MCCL_API mccl_result_t mccl_broadcast_typed(mccl_comm_t comm, void* buffer, size_t count,
+                                            mccl_datatype_t datatype, int root);
+MCCL_API mccl_result_t mccl_allgather_typed(mccl_comm_t comm, const void* send, void* recv,
+                                            size_t count_per_rank, mccl_datatype_t datatype);
 
 /* `send` holds one block of `count_per_rank` elements per rank, block r for
  * rank r; the reduction of every rank's block for this rank lands in

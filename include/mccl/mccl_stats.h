@@ -60,6 +60,14 @@ typedef struct mccl_stats_t {
   uint64_t link_estimate_mbit;
   /* Not a counter: the last multicast collective's steps on this rank. */
   mccl_mcast_timeline_t last_mcast;
+  /* Compression (docs/compression.md): bytes of this rank's own data that
+   * compressed collectives encoded, before and after; encodings sent raw
+   * because the data did not compress; the largest absolute error bound
+   * in force (0: none). */
+  uint64_t compress_bytes_in;
+  uint64_t compress_bytes_out;
+  uint64_t compress_raw_fallbacks;
+  double compress_max_bound;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

@@ -26,6 +26,26 @@ enum class BroadcastAlgorithm { kAuto, kMulticast, kChain };
 // ring allreduce when the transport cannot multicast).
 enum class AllreduceAlgorithm { kAuto, kRsMulticast, kRing, kRecursiveDoubling };
 
+// Lossy compression of float data inside the collectives (docs/compression.md).
+// Only calls that name a float datatype (float32, float64, bfloat16,
+// float16) are compressed; integer data never is.
+enum class CompressMode {
+  kOff,    // exact
+  kBf16,   // float32 rounded to bfloat16 (nearest even): relative error <= 2^-8
+  kBound,  // every element within `bound` of the original; ranks bit-identical
+  kZfp,    // ZFP at `zfp_rate` bits per value (float32/float64): no bound
+};
+struct Compression {
+  CompressMode mode = CompressMode::kOff;
+  double bound = 0.0;      // kBound: the absolute error bound, > 0
+  double zfp_rate = 16.0;  // kZfp: bits per value, in [1, 64]
+};
+
+// Options of one call; a field that is set wins over the communicator's.
+struct CollOptions {
+  std::optional<Compression> compression;
+};
+
 struct CommOptions {
   // Datagram transport. kAuto picks the in-memory fabric for in-process
   // bootstraps. (MCCL_TRANSPORT)
@@ -66,6 +86,10 @@ struct CommOptions {
   // Applies under every engine (the offload daemon gets it in the hello).
   // (MCCL_TRANSPORT_SETUP_TIMEOUT_MS)
   std::optional<std::chrono::milliseconds> setup_timeout;
+  // Compression of the float collectives; every rank must choose alike
+  // (kMismatch otherwise). (MCCL_COLL_COMPRESS, MCCL_COLL_COMPRESS_BOUND,
+  // MCCL_COLL_COMPRESS_ZFP_RATE)
+  std::optional<Compression> compression;
 };
 
 }  // namespace mccl

@@ -61,6 +61,15 @@ struct Stats {
   std::uint64_t loss_reports_sent = 0;
   std::uint64_t rate_decreases = 0;
   std::uint64_t link_estimate_mbit = 0;
+  // Compression (docs/compression.md): the bytes of this rank's own data
+  // that compressed collectives encoded, before and after encoding; how
+  // many of those encodings were sent raw because the data did not
+  // compress (or was not floating point); and the largest absolute error
+  // bound in force (MCCL_COLL_COMPRESS=bound), 0 when none was.
+  std::uint64_t compress_bytes_in = 0;
+  std::uint64_t compress_bytes_out = 0;
+  std::uint64_t compress_raw_fallbacks = 0;
+  double compress_max_bound = 0.0;
   // Not a counter: the last multicast collective's steps on this rank.
   McastTimeline last_mcast;
 };

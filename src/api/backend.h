@@ -11,9 +11,11 @@
 #include <memory>
 #include <span>
 
+#include "codec/codec.h"
 #include "coll/validate.h"
 #include "common/status.h"
 #include "mccl/bootstrap.h"
+#include "mccl/options.h"
 #include "mccl/stats.h"
 #include "mccl/types.h"
 
@@ -47,12 +49,17 @@ class Backend {
   virtual std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
                                                 std::span<const std::size_t> counts,
                                                 std::span<const std::size_t> displacements) = 0;
+  // `compress`: the call's compression (kOff: exact); the engine backend
+  // compresses sums under kBound (coll/compressed.h), the offload daemon
+  // never does.
   virtual std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
                                                      std::span<const std::size_t> counts,
-                                                     DataType type, ReduceOp op) = 0;
+                                                     DataType type, ReduceOp op,
+                                                     const codec::Settings& compress) = 0;
   // `in_place`: the vector is already in `recv`.
   virtual std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
-                                               std::size_t count, DataType type, ReduceOp op) = 0;
+                                               std::size_t count, DataType type, ReduceOp op,
+                                               const codec::Settings& compress) = 0;
   virtual std::shared_ptr<Operation> barrier() = 0;
   // Bytes; arguments passed validate_alltoallv.
   virtual std::shared_ptr<Operation> alltoallv(const void* send,
@@ -64,6 +71,18 @@ class Backend {
   virtual std::shared_ptr<Operation> send(const void* buffer, std::size_t bytes, int peer,
                                           int tag) = 0;
   virtual std::shared_ptr<Operation> recv(void* buffer, std::size_t bytes, int source, int tag) = 0;
+
+  // Data movement of `count` elements of `type` (allgatherv: counts and
+  // displacements in elements), compressed as `compress` says where the
+  // backend can (docs/compression.md). These defaults move the bytes
+  // exactly, as the calls above do: what the offload daemon does.
+  virtual std::shared_ptr<Operation> broadcast_typed(void* buffer, std::size_t count, DataType type,
+                                                     int root, const codec::Settings& compress);
+  virtual std::shared_ptr<Operation> allgatherv_typed(const void* send, bool in_place, void* recv,
+                                                      std::span<const std::size_t> counts,
+                                                      std::span<const std::size_t> displacements,
+                                                      DataType type,
+                                                      const codec::Settings& compress);
 
   // A call refused for invalid arguments (`why`), which its peers have
   // started or will start: a backend that numbers collectives here takes
@@ -99,10 +118,8 @@ class CommState {
   int rank = 0;
   int size = 1;
   std::chrono::milliseconds timeout{60000};
+  Compression compression;  // the communicator's (CommOptions / MCCL_COLL_COMPRESS*)
   std::unique_ptr<Backend> backend;
 };
-
-// Throws kInvalidArgument for a moved-from Communicator (null state).
-void check_usable(const std::shared_ptr<CommState>& st);
 
 }  // namespace mccl::detail

@@ -67,7 +67,10 @@ static_assert(sizeof(mccl_mcast_timeline_t) == sizeof(mccl::McastTimeline),
 // older caller's padding bytes (possibly garbage) would otherwise be read
 // as the first field added later.
 static_assert(sizeof(mccl_comm_options_t) ==
-              offsetof(mccl_comm_options_t, setup_timeout_ms) + sizeof(std::int64_t));
+              offsetof(mccl_comm_options_t, compress_zfp_rate) + sizeof(double));
+static_assert(offsetof(mccl_comm_options_t, compress) ==
+                  offsetof(mccl_comm_options_t, setup_timeout_ms) + sizeof(std::int64_t),
+              "no padding before compress");
 static_assert(offsetof(mccl_comm_options_t, setup_timeout_ms) ==
                   offsetof(mccl_comm_options_t, progress_thread) + sizeof(mccl_progress_thread_t),
               "mccl_comm_options_t: setup_timeout_ms follows progress_thread without padding");
@@ -251,6 +254,10 @@ mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
     const mccl::McastTimeline& t = s.last_mcast;
     c.last_mcast = {t.started_ns,      t.first_sent_ns, t.last_sent_ns, t.first_arrival_ns,
                     t.last_arrival_ns, t.held_ns,       t.released_ns,  t.completed_ns};
+    c.compress_bytes_in = s.compress_bytes_in;
+    c.compress_bytes_out = s.compress_bytes_out;
+    c.compress_raw_fallbacks = s.compress_raw_fallbacks;
+    c.compress_max_bound = s.compress_max_bound;
     // A caller built against an older header has a shorter struct.
     std::memcpy(static_cast<void*>(stats), &c, std::min(size, sizeof c));
   });

@@ -142,6 +142,22 @@ mccl_result_t mccl_ibarrier(mccl_comm_t comm, mccl_request_t* request) {
   });
 }
 
+mccl_result_t mccl_broadcast_typed(mccl_comm_t comm, void* buffer, size_t count,
+                                   mccl_datatype_t datatype, int root) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    comm->comm.broadcast(buffer, count, to_cpp(datatype), root);
+  });
+}
+
+mccl_result_t mccl_allgather_typed(mccl_comm_t comm, const void* send, void* recv,
+                                   size_t count_per_rank, mccl_datatype_t datatype) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    comm->comm.allgather(to_send(send), recv, count_per_rank, to_cpp(datatype));
+  });
+}
+
 mccl_result_t mccl_reduce_scatter(mccl_comm_t comm, const void* send, void* recv,
                                   size_t count_per_rank, mccl_datatype_t datatype,
                                   mccl_reduce_op_t op) {

@@ -5,6 +5,7 @@
 
 #include "api/backend.h"
 #include "api/boundary.h"
+#include "api/comm_checks.h"
 #include "api/options.h"
 #include "bootstrap/idle.h"
 #include "coll/validate.h"
@@ -19,6 +20,7 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
   st->size = bootstrap.size();
   const detail::ResolvedOptions opt = detail::resolve_options(options, st->rank);
   st->timeout = opt.timeout;
+  st->compression = opt.compression;
   st->backend = opt.progress == ProgressKind::kOffload
                     ? detail::make_offload_backend(bootstrap, opt)
                     : detail::make_engine_backend(bootstrap, opt);
@@ -38,29 +40,8 @@ Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
 
-namespace detail {
-void check_usable(const std::shared_ptr<CommState>& st) {
-  if (!st) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "use of a moved-from mccl::Communicator; only assignment and destruction are "
-                "allowed on it");
-  }
-}
-}  // namespace detail
 using detail::check_usable;
-
-namespace {
-
-// A call with invalid arguments throws here, but its peers have started (or
-// will start) the same collective: the backend tells them why it refused
-// (Backend::refuse), so they fail with this rank's reason instead of a
-// timeout or an unrelated mismatch.
-void refuse_if_invalid(detail::CommState& st, const common::Status& why) {
-  if (why.is_ok()) return;
-  st.backend->refuse(why);
-  why.throw_if_error();
-}
-}  // namespace
+using detail::refuse_if_invalid;
 
 int Communicator::rank() const {
   check_usable(state_);
@@ -124,51 +105,53 @@ void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per
 
 Request Communicator::ireduce_scatterv(const void* send, void* recv,
                                        std::span<const std::size_t> counts, DataType type,
-                                       ReduceOp op) {
+                                       ReduceOp op, const CollOptions& options) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "reduce_scatterv", [&] {
     refuse_if_invalid(
         *state_, coll::validate_reduce_scatterv(state_->rank, state_->size, send, send == kInPlace,
                                                 recv, counts, type, op));
-    return Request(state_, state_->backend->reduce_scatterv(send, recv, counts, type, op));
+    const codec::Settings s = detail::compression_for(*state_, type, options);
+    return Request(state_, state_->backend->reduce_scatterv(send, recv, counts, type, op, s));
   });
 }
 
 void Communicator::reduce_scatterv(const void* send, void* recv,
-                                   std::span<const std::size_t> counts, DataType type,
-                                   ReduceOp op) {
-  ireduce_scatterv(send, recv, counts, type, op).wait();
+                                   std::span<const std::size_t> counts, DataType type, ReduceOp op,
+                                   const CollOptions& options) {
+  ireduce_scatterv(send, recv, counts, type, op, options).wait();
 }
 
 Request Communicator::ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
-                                      DataType type, ReduceOp op) {
+                                      DataType type, ReduceOp op, const CollOptions& options) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "reduce_scatter", [&] {
     std::vector<std::size_t> counts(state_->size, count_per_rank);
-    return ireduce_scatterv(send, recv, counts, type, op);
+    return ireduce_scatterv(send, recv, counts, type, op, options);
   });
 }
 
 void Communicator::reduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
-                                  DataType type, ReduceOp op) {
-  ireduce_scatter(send, recv, count_per_rank, type, op).wait();
+                                  DataType type, ReduceOp op, const CollOptions& options) {
+  ireduce_scatter(send, recv, count_per_rank, type, op, options).wait();
 }
 
 Request Communicator::iallreduce(const void* send, void* recv, std::size_t count, DataType type,
-                                 ReduceOp op) {
+                                 ReduceOp op, const CollOptions& options) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "allreduce", [&] {
     const bool in_place = send == kInPlace;
     refuse_if_invalid(
         *state_, coll::validate_allreduce(state_->rank, send, in_place, recv, count, type, op));
-    return Request(
-        state_, state_->backend->allreduce(send, in_place || send == recv, recv, count, type, op));
+    const codec::Settings s = detail::compression_for(*state_, type, options);
+    return Request(state_, state_->backend->allreduce(send, in_place || send == recv, recv, count,
+                                                      type, op, s));
   });
 }
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type,
-                             ReduceOp op) {
-  iallreduce(send, recv, count, type, op).wait();
+                             ReduceOp op, const CollOptions& options) {
+  iallreduce(send, recv, count, type, op, options).wait();
 }
 
 Request Communicator::ibarrier() {

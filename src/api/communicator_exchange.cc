@@ -6,6 +6,7 @@
 
 #include "api/backend.h"
 #include "api/boundary.h"
+#include "api/comm_checks.h"
 #include "coll/validate.h"
 #include "mccl/communicator.h"
 

@@ -8,6 +8,7 @@
 #include "api/transports.h"
 #include "bootstrap/inprocess.h"
 #include "coll/collectives.h"
+#include "coll/compressed.h"
 #include "coll/refused_call.h"
 #include "common/log.h"
 #include "mccl/error.h"
@@ -86,11 +87,21 @@ class EngineBackend final : public Backend {
   }
   std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
                                              std::span<const std::size_t> counts, DataType type,
-                                             ReduceOp op) override {
+                                             ReduceOp op,
+                                             const codec::Settings& compress) override {
+    if (coll::compressible_sum(ctx_->size(), type, op, compress)) {
+      return start(
+          coll::make_compressed_reduce_scatterv(*ctx_, coll_, send, recv, counts, type, compress));
+    }
     return start(coll::make_reduce_scatterv(*ctx_, coll_, send, recv, counts, type, op));
   }
   std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
-                                       std::size_t count, DataType type, ReduceOp op) override {
+                                       std::size_t count, DataType type, ReduceOp op,
+                                       const codec::Settings& compress) override {
+    if (coll::compressible_sum(ctx_->size(), type, op, compress) && coll_.multicast) {
+      return start(coll::make_compressed_allreduce(*ctx_, coll_, send, in_place, recv, count, type,
+                                                   compress));
+    }
     return start(coll::make_allreduce(*ctx_, coll_, send, in_place, recv, count, type, op));
   }
   std::shared_ptr<Operation> barrier() override { return start(coll::make_barrier(*ctx_)); }
@@ -110,6 +121,25 @@ class EngineBackend final : public Backend {
   std::shared_ptr<Operation> recv(void* buffer, std::size_t bytes, int source, int tag) override {
     return start(std::make_shared<protocol::P2pRecv>(*ctx_, static_cast<std::byte*>(buffer), bytes,
                                                      source, static_cast<std::uint32_t>(tag)));
+  }
+  std::shared_ptr<Operation> broadcast_typed(void* buffer, std::size_t count, DataType type,
+                                             int root, const codec::Settings& compress) override {
+    if (compress.mode == codec::Mode::kOff || !codec::compressible(type)) {
+      return Backend::broadcast_typed(buffer, count, type, root, compress);
+    }
+    return start(
+        coll::make_compressed_broadcast(*ctx_, coll_, buffer, count, type, root, compress));
+  }
+  std::shared_ptr<Operation> allgatherv_typed(const void* send, bool in_place, void* recv,
+                                              std::span<const std::size_t> counts,
+                                              std::span<const std::size_t> displacements,
+                                              DataType type,
+                                              const codec::Settings& compress) override {
+    if (compress.mode == codec::Mode::kOff || !codec::compressible(type)) {
+      return Backend::allgatherv_typed(send, in_place, recv, counts, displacements, type, compress);
+    }
+    return start(coll::make_compressed_allgatherv(*ctx_, coll_, send, in_place, recv, counts,
+                                                  displacements, type, compress));
   }
 
   void refuse(const common::Status& why) override {

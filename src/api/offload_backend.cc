@@ -77,11 +77,12 @@ class OffloadBackend final : public Backend {
   }
   std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
                                              std::span<const std::size_t> counts, DataType type,
-                                             ReduceOp op) override {
+                                             ReduceOp op, const codec::Settings&) override {
     return wrap(comm_->reduce_scatterv(send, recv, counts, type, op));
   }
   std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
-                                       std::size_t count, DataType type, ReduceOp op) override {
+                                       std::size_t count, DataType type, ReduceOp op,
+                                       const codec::Settings&) override {
     return wrap(comm_->allreduce(send, in_place, recv, count, type, op));
   }
   std::shared_ptr<Operation> barrier() override { return wrap(comm_->barrier()); }

@@ -39,6 +39,24 @@ AllreduceAlgorithm parse_allreduce(const std::string& v) {
   if (v == "recursive_doubling") return AllreduceAlgorithm::kRecursiveDoubling;
   return AllreduceAlgorithm::kAuto;
 }
+
+Compression compression_from_env(int rank) {
+  Compression c;
+  const std::string mode = s::kCollCompress.get();
+  if (mode == "bf16") c.mode = CompressMode::kBf16;
+  if (mode == "bound") c.mode = CompressMode::kBound;
+  if (mode == "zfp") c.mode = CompressMode::kZfp;
+  c.bound = s::kCollCompressBound.get_double();
+  c.zfp_rate = s::kCollCompressZfpRate.get_double();
+  if (c.mode == CompressMode::kBound && !(c.bound > 0 && c.bound <= 1e300)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "rank " + std::to_string(rank) +
+                    ": MCCL_COLL_COMPRESS=bound needs MCCL_COLL_COMPRESS_BOUND, a positive "
+                    "absolute error bound (e.g. 1e-3), not '" +
+                    s::kCollCompressBound.raw() + "'");
+  }
+  return c;
+}
 }  // namespace
 
 ResolvedOptions resolve_options(const CommOptions& o, int rank) {
@@ -80,6 +98,7 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
                                                    s::kCollRsShare.raw());
     }
   }
+  r.compression = o.compression.value_or(compression_from_env(rank));
   r.authenticate = o.authenticate;
   r.setup_timeout =
       o.setup_timeout.value_or(std::chrono::milliseconds(s::kTransportSetupTimeoutMs.get_int(1)));

@@ -31,6 +31,7 @@ struct ResolvedOptions {
   std::shared_ptr<progress::SharedThread> shared_progress;  // null: an engine of its own
   std::optional<bool> authenticate;  // unset: MCCL_PROTO_AUTH decides at creation
   std::chrono::milliseconds setup_timeout{5000};
+  Compression compression;  // checked per call (codec::validate)
 };
 
 // Throws mccl::Error(kInvalidArgument) naming the option or variable.

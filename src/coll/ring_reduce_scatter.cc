@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "codec/sum_codes.h"
 #include "coll/reduce_args.h"
 #include "coll/reduce_kernels.h"
 #include "protocol/context.h"
@@ -115,11 +116,14 @@ void RingReduceScatter::on_control(int peer, const ControlHeader& h,
   const auto block = static_cast<int>(tag);
   const std::size_t total = layout_.bytes[block];
   const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
-  if (off >= total || body.size() != std::min(segment_bytes_, total - off) ||
-      body.size() > expected_) {
+  if (off >= total ||
+      (!layout_.packed_codes && body.size() != std::min(segment_bytes_, total - off)) ||
+      std::min(segment_bytes_, total - off) > expected_) {
     Counters::add(ctx_.counters().dropped_invalid);
     return;
   }
+  if (layout_.packed_codes && !unpack(body, std::min(segment_bytes_, total - off))) return;
+  if (layout_.packed_codes) body = std::as_bytes(std::span(unpacked_));
   expected_ -= body.size();
   const std::size_t count = body.size() / size_of(layout_.type);
   const std::byte* mine = layout_.send + layout_.displs[block] + off;
@@ -155,16 +159,30 @@ void RingReduceScatter::drain() {
     h.root = args_;
     h.arg0 = kReduceScatterFlag | p.block;
     h.arg1 = p.segment;
-    common::Status st = ctx_.send_control(ctx_.right(), h, {p.data, p.len});
+    std::span<const std::byte> wire(p.data, p.len);
+    if (layout_.packed_codes && p.len > 0) {
+      codec::pack_codes(reinterpret_cast<const std::int64_t*>(p.data), p.len / 8, packed_);
+      wire = packed_;
+      Counters::add(ctx_.counters().compress_bytes_in, p.len / 8 * layout_.value_bytes);
+      Counters::add(ctx_.counters().compress_bytes_out, wire.size());
+    }
+    common::Status st = ctx_.send_control(ctx_.right(), h, wire);
     if (p.slot >= 0) free_slots_.push_back(p.slot);
     if (!st.is_ok()) {
       ctx_.poison(st);
       return;
     }
-    Counters::add(ctx_.counters().p2p_bytes_sent, p.len);
+    Counters::add(ctx_.counters().p2p_bytes_sent, wire.size());
     sent += p.len;
     if (p.len == 0) sent = 1;  // a marker still counts as a message sent
   }
+}
+
+bool RingReduceScatter::unpack(std::span<const std::byte> body, std::size_t raw_bytes) {
+  unpacked_.resize(raw_bytes / sizeof(std::int64_t));
+  common::Status st = codec::unpack_codes(body, unpacked_.size(), unpacked_.data());
+  if (!st.is_ok()) Counters::add(ctx_.counters().dropped_invalid);
+  return st.is_ok();
 }
 
 bool RingReduceScatter::needs(int peer) const {

@@ -47,6 +47,10 @@ struct ReduceLayout {
   std::byte* staging = nullptr;
   std::vector<std::size_t> bytes;   // per block
   std::vector<std::size_t> displs;  // per block, into send and staging
+  // The data are int64 codes of a compressed sum (codec/sum_codes.h): each
+  // segment travels packed (codec::pack_codes), a few bits per element.
+  bool packed_codes = false;
+  std::size_t value_bytes = 0;  // packed: bytes of the values coded (for the statistics)
 };
 
 class RingReduceScatter final : public protocol::Operation {
@@ -80,6 +84,9 @@ class RingReduceScatter final : public protocol::Operation {
                int slot);
   void drain();
   int take_slot();
+  // Unpacks a packed segment of `raw_bytes` into unpacked_; false (and
+  // counted as invalid) when it is malformed.
+  bool unpack(std::span<const std::byte> body, std::size_t raw_bytes);
 
   ReduceLayout layout_;
   std::uint64_t signature_;
@@ -91,6 +98,8 @@ class RingReduceScatter final : public protocol::Operation {
   std::deque<Pending> queue_;
   std::vector<std::vector<std::byte>> pool_;
   std::vector<int> free_slots_;
+  std::vector<std::byte> packed_;       // a segment being sent, packed
+  std::vector<std::int64_t> unpacked_;  // a segment received, unpacked
 };
 
 }  // namespace mccl::coll

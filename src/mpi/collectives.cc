@@ -18,6 +18,37 @@
 namespace mccl::mpi {
 namespace {
 
+// Compression (MCCL_COLL_COMPRESS, docs/compression.md) applies only to
+// data whose type signature is all MPI_FLOAT or all MPI_DOUBLE, which every
+// rank agrees on (MPI requires matching signatures): such calls go to MCCL
+// as typed calls, which compress as the communicator's settings say;
+// everything else moves as bytes, exactly.
+bool float_elements(MPI_Datatype type, DataType& out) {
+  const MPI_Datatype e = element_type(type);
+  if (e == MPI_FLOAT && type_size(MPI_FLOAT) == 4) {
+    out = DataType::kFloat32;
+    return true;
+  }
+  if (e == MPI_DOUBLE && type_size(MPI_DOUBLE) == 8) {
+    out = DataType::kFloat64;
+    return true;
+  }
+  return false;
+}
+
+// The byte counts and displacements of `g` in elements of `type`; false
+// when one is not a whole number of them (then the call moves bytes).
+bool in_elements(const std::vector<std::size_t>& bytes, DataType type,
+                 std::vector<std::size_t>& out) {
+  const std::size_t es = size_of(type);
+  out.clear();
+  for (std::size_t b : bytes) {
+    if (b % es != 0) return false;
+    out.push_back(b / es);
+  }
+  return true;
+}
+
 // Every reason to leave a call to MPI depends only on what the type
 // signature and the call's common arguments fix (datatype.h), so that all
 // ranks decide alike. A rank's own layout (datatype, displacements, in
@@ -207,8 +238,14 @@ int bcast(Kind kind, void* buf, int count, MPI_Datatype type, int root, MPI_Comm
     std::string err = finish();
     return err.empty() ? MPI_SUCCESS : raise_error(label, comm, true, kind_name(kind), err);
   }
+  DataType ftype;
+  const bool typed = float_elements(type, ftype);
   return run(
-      kind, route.flat, request, [&](Communicator& c) { return c.ibroadcast(data, n, root); },
+      kind, route.flat, request,
+      [&](Communicator& c) {
+        return typed ? c.ibroadcast(data, n / size_of(ftype), ftype, root)
+                     : c.ibroadcast(data, n, root);
+      },
       std::move(finish));
 }
 
@@ -250,9 +287,16 @@ int gatherv(Kind kind, const void* sendbuf, int scount, MPI_Datatype stype, void
     std::string err = gather_unpack(g);
     return err.empty() ? MPI_SUCCESS : raise_error(label, comm, true, kind_name(kind), err);
   }
+  DataType ftype;
+  std::vector<std::size_t> ecounts, edispls;
+  const bool typed = float_elements(rtype, ftype) && in_elements(g.counts, ftype, ecounts) &&
+                     in_elements(g.displs, ftype, edispls);
   return run(
       kind, route.flat, request,
-      [&](Communicator& c) { return c.iallgatherv(send, g.base, g.counts, g.displs); },
+      [&](Communicator& c) {
+        return typed ? c.iallgatherv(send, g.base, ecounts, edispls, ftype)
+                     : c.iallgatherv(send, g.base, g.counts, g.displs);
+      },
       std::move(finish));
 }
 

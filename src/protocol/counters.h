@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 
 #include "mccl/stats.h"
@@ -25,8 +26,20 @@ struct Counters {
   // McastTimeline of the last multicast collective, field by field.
   C last_started{0}, last_first_sent{0}, last_last_sent{0}, last_first_arrival{0};
   C last_last_arrival{0}, last_held{0}, last_released{0}, last_completed{0};
+  // Compression (coll/compressed.h): this rank's encodings.
+  C compress_bytes_in{0}, compress_bytes_out{0}, compress_raw_fallbacks{0};
+  C compress_max_bound_bits{0};  // float64 bits: positive doubles order as integers
 
   static void add(C& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+
+  // Raises the largest error bound in force to `bound` (>= 0).
+  void note_bound(double bound) {
+    const auto bits = std::bit_cast<std::uint64_t>(bound);
+    std::uint64_t seen = compress_max_bound_bits.load(std::memory_order_relaxed);
+    while (bits > seen &&
+           !compress_max_bound_bits.compare_exchange_weak(seen, bits, std::memory_order_relaxed)) {
+    }
+  }
 
   Stats snapshot() const {
     auto g = [](const C& c) { return c.load(std::memory_order_relaxed); };
@@ -51,6 +64,10 @@ struct Counters {
     s.loss_reports_sent = g(loss_reports_sent);
     s.rate_decreases = g(rate_decreases);
     s.link_estimate_mbit = g(link_estimate_mbit);
+    s.compress_bytes_in = g(compress_bytes_in);
+    s.compress_bytes_out = g(compress_bytes_out);
+    s.compress_raw_fallbacks = g(compress_raw_fallbacks);
+    s.compress_max_bound = std::bit_cast<double>(g(compress_max_bound_bits));
     s.last_mcast = {g(last_started),       g(last_first_sent),   g(last_last_sent),
                     g(last_first_arrival), g(last_last_arrival), g(last_held),
                     g(last_released),      g(last_completed)};

@@ -46,6 +46,19 @@ void McastCollective::on_start(TimePoint now) {
   start_ = last_activity_ = now;
   // Nobody else to send to: the stream is delivered by definition.
   if (own_ != nullptr && ctx_.size() == 1) own_->next_to_send = own_->chunks();
+  announced_.assign(streams_.size(), false);
+  for (auto& s : streams_) note_progress(s);
+}
+
+void McastCollective::note_progress(Stream& s) {
+  const auto i = static_cast<std::size_t>(&s - streams_.data());
+  // Datagrams may reach a schedule's step before it starts (schedule.h):
+  // on_start announces what is complete by then.
+  if (!spec_.on_stream_complete || announced_.size() != streams_.size()) return;
+  if (announced_[i] || !s.complete() || done()) return;
+  announced_[i] = true;
+  common::Status st = spec_.on_stream_complete(s.root());
+  if (!st.is_ok()) finish(std::move(st));
 }
 
 // ---- injection -------------------------------------------------------------
@@ -128,6 +141,7 @@ void McastCollective::on_datagram(const DataHeader& h, std::span<const std::byte
   }
   Counters::add(ctx_.counters().mcast_datagrams_received);
   Counters::add(ctx_.counters().mcast_bytes_received, payload.size());
+  note_progress(*s);
   s->seen_end = std::max<std::uint64_t>(s->seen_end, h.chunk_index + 1ull);
   if (s->wanted_count > 0) deferred_ready_ = true;
   last_activity_ = now;

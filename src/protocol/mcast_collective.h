@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ struct McastSpec {
   std::uint64_t signature = 0;      // digest of the arguments every rank must agree on
   std::vector<StreamSpec> streams;  // distinct roots, ascending
   int concurrent_roots = 0;         // 0 or >= streams.size(): all roots at once
+  // Called once per stream as soon as every byte of it is held here (this
+  // rank's own at start), on the engine's thread; an error fails the
+  // collective. Lets a caller work on a stream (decode it) while the
+  // others still arrive. Empty: nothing to call.
+  std::function<common::Status(int root)> on_stream_complete;
 };
 
 class McastCollective final : public Operation {
@@ -67,6 +73,9 @@ class McastCollective final : public Operation {
   void serve(Stream& s, std::uint64_t begin, std::uint64_t end);
   void serve_deferred();
 
+  // Calls spec_.on_stream_complete for `s` once it is complete.
+  void note_progress(Stream& s);
+
   bool holds_everything() const;
   // Holds everything, the right neighbour has not released it yet: leave a
   // copy of what it may ask for with the context and complete now, where
@@ -79,6 +88,7 @@ class McastCollective final : public Operation {
 
   McastSpec spec_;
   std::vector<Stream> streams_;
+  std::vector<bool> announced_;    // by stream: on_stream_complete was called
   std::vector<int> stream_index_;  // by root; -1 when the root has no stream here
   Stream* own_ = nullptr;          // this rank's stream, if it is a root
 

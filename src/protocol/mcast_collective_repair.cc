@@ -154,6 +154,7 @@ void McastCollective::on_repair_data(const ControlHeader& h, std::span<const std
   }
   std::uint64_t fresh = s->place_range(begin, end, body);
   Counters::add(ctx_.counters().dropped_duplicate, (end - begin) - fresh);
+  if (fresh > 0) note_progress(*s);
   if (fresh > 0 && s->wanted_count > 0) deferred_ready_ = true;
   last_activity_ = now;
 }

@@ -40,6 +40,21 @@ void check_like(const std::string& call, const at::Tensor& t, const at::Tensor& 
   }
 }
 
+std::optional<mccl::DataType> float_type(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat:
+      return mccl::DataType::kFloat32;
+    case at::kDouble:
+      return mccl::DataType::kFloat64;
+    case at::kBFloat16:
+      return mccl::DataType::kBFloat16;
+    case at::kHalf:
+      return mccl::DataType::kFloat16;
+    default:
+      return std::nullopt;
+  }
+}
+
 namespace {
 
 // The MCCL type that reduces `t` exactly under `op`, or a reason why none.
@@ -57,6 +72,14 @@ std::optional<mccl::DataType> mccl_type(at::ScalarType t, c10d::ReduceOp::RedOpT
       return mccl::DataType::kBFloat16;
     case at::kHalf:
       return mccl::DataType::kFloat16;
+    default:
+      return std::nullopt;
+  }
+}
+
+mccl::DataType reduce_type(const std::string& call, const at::Tensor& t) {
+  if (auto type = float_type(t)) return *type;
+  switch (t.scalar_type()) {
     case at::kInt:
       return mccl::DataType::kInt32;
     case at::kLong:

@@ -2,10 +2,19 @@
 
 #include <cstdlib>
 #include <exception>
+#include <random>
 #include <sstream>
 #include <thread>
 
 namespace mccl::testing {
+
+std::vector<float> gaussian_floats(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
 
 void fill(std::byte* p, std::size_t n, int rank, std::uint64_t salt) {
   for (std::size_t i = 0; i < n; ++i) p[i] = pattern(rank, i, salt);

@@ -43,6 +43,8 @@ inline std::byte pattern(int rank, std::size_t index, std::uint64_t salt) {
 }
 
 void fill(std::byte* p, std::size_t n, int rank, std::uint64_t salt);
+// n float32 values drawn from N(0, 1) with `seed` (compression tests).
+std::vector<float> gaussian_floats(std::size_t n, std::uint32_t seed);
 // Index of the first wrong byte, or n when all are right.
 std::size_t first_mismatch(const std::byte* p, std::size_t n, int rank, std::uint64_t salt);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -51,6 +52,49 @@ void run_ranks(int n, const std::function<void(mccl_comm_t, int)>& body) {
   }
   for (auto& t : threads) t.join();
   EXPECT_MCCL_OK(mccl_world_destroy(world));
+}
+
+// Compression from the C options: typed float allgather within the bound
+// and the same on every rank; the typed int allgather exact.
+TEST(CApi, CompressedTypedAllgatherKeepsTheBound) {
+  const int n = 3;
+  const std::size_t count = 5000;
+  std::vector<std::vector<float>> out(n, std::vector<float>(count * n));
+  mccl_world_t world = nullptr;
+  ASSERT_MCCL_OK(mccl_world_create(n, nullptr, &world));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      mccl_comm_options_t opts = MCCL_COMM_OPTIONS_INIT;
+      opts.timeout_ms = kTimeoutMs;
+      opts.compress = MCCL_COMPRESS_BOUND;
+      opts.compress_bound = 0.05;
+      mccl_comm_t comm = nullptr;
+      ASSERT_MCCL_OK(mccl_comm_create_inprocess(world, r, &opts, &comm));
+      std::vector<float> in(count);
+      for (std::size_t i = 0; i < count; ++i) in[i] = std::sin(0.001f * float(i + r * count));
+      EXPECT_MCCL_OK(mccl_allgather_typed(comm, in.data(), out[r].data(), count, MCCL_FLOAT32));
+      std::vector<std::int32_t> ints(count, r + 1), all(count * n);
+      EXPECT_MCCL_OK(mccl_allgather_typed(comm, ints.data(), all.data(), count, MCCL_INT32));
+      for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], int(i / count) + 1);
+      mccl_stats_t st = MCCL_STATS_INIT;
+      EXPECT_MCCL_OK(mccl_comm_stats(comm, &st));
+      EXPECT_EQ(st.compress_max_bound, 0.05);
+      EXPECT_LT(st.compress_bytes_out, st.compress_bytes_in);
+      EXPECT_MCCL_OK(mccl_comm_destroy(comm));
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_MCCL_OK(mccl_world_destroy(world));
+  float worst = 0;
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(out[r], out[0]);
+    for (std::size_t i = 0; i < count * n; ++i) {
+      worst = std::max(worst, std::fabs(out[r][i] - std::sin(0.001f * float(i))));
+    }
+  }
+  EXPECT_LE(worst, 0.05f + 1e-6f);  // the sine's own float rounding aside
+  EXPECT_GT(worst, 0.0f);
 }
 
 // ------------------------------------------------------ no communicator
@@ -150,6 +194,10 @@ TEST(CApi, CommOptionsAreChecked) {
   opts = MCCL_COMM_OPTIONS_INIT;
   opts.reserved = 1;
   EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  opts = MCCL_COMM_OPTIONS_INIT;
+  opts.compress = MCCL_COMPRESS_BOUND;  // and no bound
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("compress_bound"), std::string::npos);
   EXPECT_EQ(comm, nullptr);
   EXPECT_MCCL_OK(mccl_world_destroy(world));
 }

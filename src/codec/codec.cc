@@ -1,0 +1,246 @@
+#include "codec/codec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "codec/bf16.h"
+#include "codec/elements.h"
+#include "codec/format.h"
+#include "codec/quantize.h"
+#include "codec/zfp_codec.h"
+
+namespace mccl::codec {
+
+namespace {
+
+// kBound gives up on a stream whose first blocks shrink by less than 10%:
+// the codec would cost CPU and save next to nothing.
+constexpr std::size_t kProbeBlocks = 4;
+constexpr double kWorthIt = 0.9;
+
+bool all_finite(DataType type, const std::byte* in, std::size_t count) {
+  bool finite = true;
+  with_element(type, [&]<typename E>() {
+    using Bits = typename E::Bits;
+    for (std::size_t i = 0; i < count && finite; ++i) {
+      Bits b;
+      std::memcpy(&b, in + i * sizeof(Bits), sizeof(Bits));
+      finite = std::isfinite(E::widen(b));
+    }
+  });
+  return finite;
+}
+
+// The mode a stream of `type` really uses under `s` (before kBound's probe).
+Mode effective_mode(const Settings& s, DataType type, const std::byte* in, std::size_t count) {
+  if (!compressible(type) || count == 0) return Mode::kOff;
+  switch (s.mode) {
+    case Mode::kBf16:
+      return type == DataType::kFloat32 ? Mode::kBf16 : Mode::kOff;
+    case Mode::kZfp:
+      if (type != DataType::kFloat32 && type != DataType::kFloat64) return Mode::kOff;
+      return all_finite(type, in, count) ? Mode::kZfp : Mode::kOff;  // zfp breaks on NaN/Inf
+    default:
+      return s.mode;
+  }
+}
+
+std::size_t bound_payload_max(DataType type, std::size_t count) {
+  const std::size_t full = count / kBlockElems, tail = count % kBlockElems;
+  return full * bound_block_max_bytes(type, kBlockElems) +
+         (tail > 0 ? bound_block_max_bytes(type, tail) : 0);
+}
+
+// Writes kBound's blocks after the header; false when the probe says the
+// data does not compress (the caller then writes a raw stream).
+bool encode_bound(DataType type, const std::byte* in, std::size_t count, double bound,
+                  std::vector<std::byte>& out) {
+  const std::size_t es = size_of(type);
+  out.resize(kHeaderBytes + bound_payload_max(type, count));
+  std::size_t at = kHeaderBytes;
+  for (std::size_t first = 0, block = 0; first < count; first += kBlockElems, ++block) {
+    const std::size_t n = std::min<std::size_t>(kBlockElems, count - first);
+    at += bound_encode_block(type, in + first * es, n, bound, out.data() + at);
+    const std::size_t done = first + n;
+    if (block + 1 == kProbeBlocks || (block + 1 < kProbeBlocks && done == count)) {
+      if (static_cast<double>(at - kHeaderBytes) > kWorthIt * static_cast<double>(done * es)) {
+        return false;
+      }
+    }
+  }
+  out.resize(at);
+  return true;
+}
+
+void encode_raw(DataType type, const std::byte* in, std::size_t count,
+                std::vector<std::byte>& out) {
+  const std::size_t bytes = count * size_of(type);
+  out.resize(kHeaderBytes + bytes);
+  write_header({Mode::kOff, type, 0, count, 0.0}, out.data());
+  if (bytes > 0) std::memcpy(out.data() + kHeaderBytes, in, bytes);
+}
+
+common::Status decode_bound(const StreamHeader& h, std::span<const std::byte> payload,
+                            std::byte* out) {
+  if (h.block_elems == 0 || h.block_elems > kBlockElems || !(h.param > 0) ||
+      !std::isfinite(h.param)) {
+    return common::invalid_argument("compressed stream: bad block size or bound");
+  }
+  const std::size_t es = size_of(h.type);
+  std::size_t at = 0;
+  for (std::uint64_t first = 0; first < h.count; first += h.block_elems) {
+    const auto n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(h.block_elems, h.count - first));
+    std::size_t used = 0;
+    common::Status st =
+        bound_decode_block(h.type, payload.subspan(at), n, h.param, out + first * es, used);
+    if (!st.is_ok()) return st;
+    at += used;
+  }
+  if (at != payload.size()) return common::invalid_argument("compressed stream: trailing bytes");
+  return common::Status::ok();
+}
+
+common::Status expect_payload(std::span<const std::byte> payload, std::size_t bytes) {
+  if (payload.size() == bytes) return common::Status::ok();
+  return common::invalid_argument("compressed stream: payload of " +
+                                  std::to_string(payload.size()) + " bytes where " +
+                                  std::to_string(bytes) + " belong");
+}
+
+}  // namespace
+
+const char* to_string(Mode mode) {
+  switch (mode) {
+    case Mode::kOff:
+      return "off";
+    case Mode::kBf16:
+      return "bf16";
+    case Mode::kBound:
+      return "bound";
+    case Mode::kZfp:
+      return "zfp";
+  }
+  return "?";
+}
+
+bool parse_mode(const std::string& text, Mode& out) {
+  for (Mode m : {Mode::kOff, Mode::kBf16, Mode::kBound, Mode::kZfp}) {
+    if (text == to_string(m)) {
+      out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool compressible(DataType type) {
+  return type == DataType::kFloat32 || type == DataType::kFloat64 || type == DataType::kBFloat16 ||
+         type == DataType::kFloat16;
+}
+
+bool zfp_available() {
+#ifdef MCCL_HAVE_ZFP
+  return true;
+#else
+  return false;
+#endif
+}
+
+common::Status validate(const Settings& s, const std::string& what) {
+  switch (s.mode) {
+    case Mode::kOff:
+    case Mode::kBf16:
+      return common::Status::ok();
+    case Mode::kBound:
+      if (s.bound > 0 && s.bound <= 1e300) return common::Status::ok();
+      return common::invalid_argument(what + ": compression bound " + std::to_string(s.bound) +
+                                      " must be a positive finite number (at most 1e300)");
+    case Mode::kZfp:
+      if (!zfp_available()) {
+        return common::unavailable_error(what +
+                                         ": compression mode zfp needs libzfp, which this "
+                                         "build lacks (Debian: libzfp-dev, then reconfigure)");
+      }
+      if (s.zfp_rate >= 1 && s.zfp_rate <= 64) return common::Status::ok();
+      return common::invalid_argument(what + ": zfp rate " + std::to_string(s.zfp_rate) +
+                                      " must lie in [1, 64] bits per value");
+  }
+  return common::invalid_argument(what + ": unknown compression mode");
+}
+
+common::Status encode(const Settings& s, DataType type, const std::byte* in, std::size_t count,
+                      std::vector<std::byte>& out, EncodeInfo* info) {
+  EncodeInfo local;
+  EncodeInfo& i = info != nullptr ? *info : local;
+  i = {count * size_of(type), 0, true, 0.0};
+  const Mode mode = effective_mode(s, type, in, count);
+  if (mode == Mode::kBf16) {
+    out.resize(kHeaderBytes + count * 2);
+    write_header({Mode::kBf16, type, 0, count, 0.0}, out.data());
+    bf16_encode(in, count, out.data() + kHeaderBytes);
+    i.raw = false;
+  } else if (mode == Mode::kZfp) {
+    out.resize(kHeaderBytes + zfp_max_bytes(type, count, s.zfp_rate));
+    write_header({Mode::kZfp, type, 0, count, s.zfp_rate}, out.data());
+    std::size_t written = 0;
+    common::Status st = zfp_encode(type, in, count, s.zfp_rate, out.data() + kHeaderBytes, written);
+    if (!st.is_ok()) return st;
+    i.raw = false;
+  } else if (mode == Mode::kBound && encode_bound(type, in, count, s.bound, out)) {
+    write_header({Mode::kBound, type, kBlockElems, count, s.bound}, out.data());
+    i.raw = false;
+    i.bound = s.bound;
+  } else {
+    encode_raw(type, in, count, out);
+  }
+  i.encoded_bytes = out.size();
+  return common::Status::ok();
+}
+
+common::Status decode(std::span<const std::byte> in, DataType type, std::size_t count,
+                      std::byte* out) {
+  StreamHeader h;
+  common::Status st = read_header(in, h);
+  if (!st.is_ok()) return st;
+  if (h.type != type || h.count != count) {
+    return common::invalid_argument("compressed stream holds " + std::to_string(h.count) + " " +
+                                    mccl::to_string(h.type) + " where " + std::to_string(count) +
+                                    " " + mccl::to_string(type) + " were expected");
+  }
+  const auto payload = in.subspan(kHeaderBytes);
+  switch (h.mode) {
+    case Mode::kOff:
+      st = expect_payload(payload, count * size_of(type));
+      if (st.is_ok() && count > 0) std::memcpy(out, payload.data(), payload.size());
+      return st;
+    case Mode::kBf16:
+      if (type != DataType::kFloat32)
+        return common::invalid_argument("compressed stream: bf16 of a non-float32 type");
+      st = expect_payload(payload, count * 2);
+      if (st.is_ok()) bf16_decode(payload.data(), count, out);
+      return st;
+    case Mode::kBound:
+      return decode_bound(h, payload, out);
+    case Mode::kZfp:
+      if (!(h.param >= 1 && h.param <= 64))
+        return common::invalid_argument("compressed stream: bad zfp rate");
+      st = expect_payload(payload, zfp_max_bytes(type, count, h.param));
+      return st.is_ok() ? zfp_decode(type, payload, count, h.param, out) : st;
+  }
+  return common::invalid_argument("compressed stream: unknown mode");
+}
+
+std::size_t max_encoded_bytes(const Settings& s, DataType type, std::size_t count) {
+  std::size_t payload = count * size_of(type);
+  if (compressible(type) && s.mode == Mode::kBound) {
+    payload = std::max(payload, bound_payload_max(type, count));
+  } else if (compressible(type) && s.mode == Mode::kZfp) {
+    payload = std::max(payload, zfp_max_bytes(type, count, s.zfp_rate));
+  }
+  return kHeaderBytes + payload;
+}
+
+}  // namespace mccl::codec

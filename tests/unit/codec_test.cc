@@ -1,0 +1,377 @@
+// src/codec: the error bound holds on every element of random, adversarial
+// and edge data; what cannot be bounded travels raw and bit-exact; integer
+// data is never compressed; corrupt streams are refused, never overrun.
+#include "codec/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "codec/sum_codes.h"
+#include "common/half.h"
+
+namespace mccl::codec {
+namespace {
+
+constexpr std::size_t kBlock = 1024;  // codec/quantize.h's kBlockElems
+
+template <typename T>
+std::span<const std::byte> bytes_of(const std::vector<T>& v) {
+  return std::as_bytes(std::span(v));
+}
+
+double widen(DataType type, const std::byte* p) {
+  std::uint16_t h;
+  switch (type) {
+    case DataType::kFloat32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DataType::kFloat64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case DataType::kBFloat16:
+      std::memcpy(&h, p, 2);
+      return common::bf16_in(h);
+    default:
+      std::memcpy(&h, p, 2);
+      return common::fp16_in(h);
+  }
+}
+
+// Encodes and decodes `in` (count elements of `type`), checks every element
+// against `bound` (0: bit-exact), returns the encoded size.
+std::size_t round_trip(const Settings& s, DataType type, std::span<const std::byte> in,
+                       double bound, EncodeInfo* info_out = nullptr) {
+  const std::size_t es = size_of(type);
+  const std::size_t count = in.size() / es;
+  std::vector<std::byte> enc;
+  EncodeInfo info;
+  EXPECT_TRUE(encode(s, type, in.data(), count, enc, &info).is_ok());
+  EXPECT_EQ(info.encoded_bytes, enc.size());
+  EXPECT_LE(enc.size(), max_encoded_bytes(s, type, count));
+  std::vector<std::byte> out(in.size() + 1, std::byte{0x5A});  // one guard byte
+  common::Status st = decode(enc, type, count, out.data());
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(out.back(), std::byte{0x5A}) << "wrote past the end";
+  for (std::size_t i = 0; i < count; ++i) {
+    const double x = widen(type, in.data() + i * es);
+    const double y = widen(type, out.data() + i * es);
+    if (bound == 0 || !std::isfinite(x)) {
+      EXPECT_EQ(std::memcmp(in.data() + i * es, out.data() + i * es, es), 0) << "element " << i;
+    } else {
+      EXPECT_LE(std::fabs(y - x), bound) << "element " << i << ": " << x << " -> " << y;
+    }
+    if (::testing::Test::HasFailure()) break;
+  }
+  if (info_out != nullptr) *info_out = info;
+  return enc.size();
+}
+
+std::vector<std::byte> to_type(DataType type, const std::vector<double>& v) {
+  std::vector<std::byte> out(v.size() * size_of(type));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::byte* p = out.data() + i * size_of(type);
+    if (type == DataType::kFloat32) {
+      const float f = static_cast<float>(v[i]);
+      std::memcpy(p, &f, 4);
+    } else if (type == DataType::kFloat64) {
+      std::memcpy(p, &v[i], 8);
+    } else {
+      const std::uint16_t h = type == DataType::kBFloat16
+                                  ? common::bf16_out(static_cast<float>(v[i]))
+                                  : common::fp16_out(static_cast<float>(v[i]));
+      std::memcpy(p, &h, 2);
+    }
+  }
+  return out;
+}
+
+std::vector<double> gaussian(std::size_t n, double sigma, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> d(0.0, sigma);
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+const DataType kFloatTypes[] = {DataType::kFloat32, DataType::kFloat64, DataType::kBFloat16,
+                                DataType::kFloat16};
+
+TEST(CodecBound, GaussianEveryTypeManyBoundsAndSizes) {
+  for (DataType type : kFloatTypes) {
+    for (double bound : {1e-1, 1e-2, 1e-3, 1e-5}) {
+      for (std::size_t n : {0, 1, 2, 7, 1023, 1024, 1025, 3000, 4096}) {
+        SCOPED_TRACE(std::string(to_string(type)) + " bound " + std::to_string(bound) + " n " +
+                     std::to_string(n));
+        const auto data = to_type(type, gaussian(n, 1.0, static_cast<std::uint32_t>(n)));
+        round_trip({Mode::kBound, bound}, type, data, bound);
+      }
+    }
+  }
+}
+
+TEST(CodecBound, CompressesGaussianAtOneHundredthSigma) {
+  const auto data = to_type(DataType::kFloat32, gaussian(1 << 16, 2.5, 7));
+  EncodeInfo info;
+  const std::size_t enc = round_trip({Mode::kBound, 0.025}, DataType::kFloat32, data, 0.025, &info);
+  EXPECT_FALSE(info.raw);
+  EXPECT_EQ(info.bound, 0.025);
+  // About 9 bits per value for +-4.5 sigma on a grid of 0.05 sigma.
+  EXPECT_LT(static_cast<double>(enc), 0.32 * static_cast<double>(data.size()));
+}
+
+TEST(CodecBound, ConstantBlocksTakeOnlyTheirHeaders) {
+  const std::vector<double> v(10 * kBlock, 3.25);
+  const auto data = to_type(DataType::kFloat32, v);
+  const std::size_t enc = round_trip({Mode::kBound, 1e-3}, DataType::kFloat32, data, 1e-3);
+  EXPECT_LE(enc, 32 + 10 * 16u);
+}
+
+TEST(CodecBound, NanAndInfinityBlocksTravelRawAndBitExact) {
+  for (DataType type : kFloatTypes) {
+    auto v = gaussian(3 * kBlock + 5, 1.0, 3);
+    v[10] = std::numeric_limits<double>::quiet_NaN();
+    v[kBlock + 3] = std::numeric_limits<double>::infinity();
+    v[3 * kBlock + 4] = -std::numeric_limits<double>::infinity();
+    const auto data = to_type(type, v);
+    // Blocks 0, 1 and 3 raw (exact), block 2 quantised: every element is
+    // checked, non-finite ones for identical bits.
+    round_trip({Mode::kBound, 1e-2}, type, data, 1e-2);
+  }
+}
+
+TEST(CodecBound, AllNanStreamIsSentRawAndSaysSo) {
+  const std::vector<float> v(5000, std::numeric_limits<float>::quiet_NaN());
+  EncodeInfo info;
+  round_trip({Mode::kBound, 1.0}, DataType::kFloat32, bytes_of(v), 0, &info);
+  EXPECT_TRUE(info.raw);
+  EXPECT_EQ(info.encoded_bytes, 32 + v.size() * 4);
+}
+
+TEST(CodecBound, DenormalsAndSignedZeros) {
+  std::vector<float> v(3000);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = std::numeric_limits<float>::denorm_min() * static_cast<float>(i % 97);
+    if (i % 3 == 0) v[i] = -v[i];
+  }
+  v[5] = -0.0f;
+  round_trip({Mode::kBound, 1e-40}, DataType::kFloat32, bytes_of(v), 1e-40);
+  round_trip({Mode::kBound, 1e-3}, DataType::kFloat32, bytes_of(v), 1e-3);
+}
+
+TEST(CodecBound, RangesPastTheBoundsSpanFallBackRaw) {
+  // 1e30 next to 1 at bound 1e-3: 1e33 steps cannot be coded, the block is
+  // sent raw; and floats whose spacing exceeds the bound (1e8 at bound 1)
+  // can only be reproduced exactly.
+  std::vector<float> v(2 * kBlock);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (std::size_t i = 0; i < kBlock; ++i) v[i] = i % 2 ? 1e30f * u(rng) : u(rng);
+  for (std::size_t i = kBlock; i < v.size(); ++i) v[i] = 1e8f + 8.0f * static_cast<float>(i % 5);
+  round_trip({Mode::kBound, 1e-3}, DataType::kFloat32, bytes_of(v), 1e-3);
+  round_trip({Mode::kBound, 1.0}, DataType::kFloat32, bytes_of(v), 1.0);
+  std::vector<double> d = {1e300, -1e300, 1e-300, 0.0};
+  round_trip({Mode::kBound, 1e-3}, DataType::kFloat64, bytes_of(d), 1e-3);
+}
+
+TEST(CodecBound, AdversarialHalfStepsAndRoundingEdges) {
+  // Values exactly between grid points, and just either side of them, where
+  // the reconstruction's float rounding decides whether the bound holds.
+  for (double bound : {0.1, 1e-3, 0.3, 1.0 / 3.0}) {
+    std::vector<float> v;
+    for (int k = -2000; k < 2000; ++k) {
+      const double mid = (k + 0.5) * 2 * bound;
+      v.push_back(static_cast<float>(mid));
+      v.push_back(std::nextafter(static_cast<float>(mid), 1e30f));
+      v.push_back(std::nextafter(static_cast<float>(mid), -1e30f));
+    }
+    round_trip({Mode::kBound, bound}, DataType::kFloat32, bytes_of(v), bound);
+  }
+  // Large magnitudes where a float's spacing is close to the bound.
+  std::vector<float> big;
+  for (int i = 0; i < 4000; ++i) big.push_back(16777216.0f + 2.0f * static_cast<float>(i));
+  round_trip({Mode::kBound, 1.0}, DataType::kFloat32, bytes_of(big), 1.0);
+  round_trip({Mode::kBound, 1.5}, DataType::kFloat32, bytes_of(big), 1.5);
+}
+
+TEST(CodecBound, RandomBitPatternsEveryType) {
+  std::mt19937_64 rng(5);
+  for (DataType type : kFloatTypes) {
+    std::vector<std::byte> data(7 * kBlock * size_of(type) + 6 * size_of(type));
+    for (auto& b : data) b = static_cast<std::byte>(rng());
+    for (double bound : {1e-30, 1.0, 1e20}) round_trip({Mode::kBound, bound}, type, data, bound);
+  }
+}
+
+TEST(CodecBound, IncompressibleDataIsSentRaw) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1e6f, 1e6f);
+  std::vector<float> v(8 * kBlock);
+  for (auto& x : v) x = u(rng);
+  EncodeInfo info;
+  round_trip({Mode::kBound, 1e-9}, DataType::kFloat32, bytes_of(v), 0, &info);
+  EXPECT_TRUE(info.raw);
+  EXPECT_EQ(info.bound, 0.0);
+}
+
+TEST(CodecInteger, NeverCompressedWhateverTheMode) {
+  std::vector<std::int32_t> v(5000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int32_t>(i * 7919);
+  for (Mode m : {Mode::kBf16, Mode::kBound, Mode::kZfp}) {
+    EncodeInfo info;
+    round_trip({m, 0.5, 8}, DataType::kInt32, bytes_of(v), 0, &info);
+    EXPECT_TRUE(info.raw);
+  }
+  EXPECT_FALSE(compressible(DataType::kInt64));
+  EXPECT_FALSE(compressible(DataType::kUInt8));
+}
+
+TEST(CodecBf16, RoundsToNearestEvenAndHalvesTheSize) {
+  auto d = gaussian(5000, 3.0, 1);
+  d[0] = std::numeric_limits<double>::quiet_NaN();
+  d[1] = -std::numeric_limits<double>::infinity();
+  std::vector<float> v(d.begin(), d.end());
+  std::vector<std::byte> enc;
+  ASSERT_TRUE(
+      encode({Mode::kBf16}, DataType::kFloat32, as_bytes(std::span(v)).data(), v.size(), enc)
+          .is_ok());
+  EXPECT_EQ(enc.size(), 32 + v.size() * 2);
+  std::vector<float> out(v.size());
+  ASSERT_TRUE(
+      decode(enc, DataType::kFloat32, v.size(), as_writable_bytes(std::span(out)).data()).is_ok());
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_EQ(out[1], -std::numeric_limits<float>::infinity());
+  for (std::size_t i = 2; i < v.size(); ++i) {
+    EXPECT_EQ(out[i], common::bf16_in(common::bf16_out(v[i])));
+    EXPECT_LE(std::fabs(out[i] - v[i]), std::fabs(v[i]) * 0x1p-8);  // half a unit in the 8th bit
+  }
+  // Other types are not narrowed: they travel raw.
+  std::vector<double> dd(100, 1.0 / 3.0);
+  EncodeInfo info;
+  round_trip({Mode::kBf16}, DataType::kFloat64, bytes_of(dd), 0, &info);
+  EXPECT_TRUE(info.raw);
+}
+
+TEST(CodecZfp, FixedRateSizeAndRoundTrip) {
+  if (!zfp_available()) GTEST_SKIP() << "this build has no libzfp (Debian: libzfp-dev)";
+  const auto v = gaussian(10000, 1.0, 2);
+  for (double rate : {8.0, 16.0}) {
+    std::vector<float> f(v.begin(), v.end());
+    std::vector<std::byte> enc;
+    EncodeInfo info;
+    ASSERT_TRUE(encode({Mode::kZfp, 0, rate}, DataType::kFloat32, as_bytes(std::span(f)).data(),
+                       f.size(), enc, &info)
+                    .is_ok());
+    EXPECT_FALSE(info.raw);
+    EXPECT_NEAR(static_cast<double>(enc.size()), f.size() * rate / 8, 64);
+    std::vector<float> out(f.size());
+    ASSERT_TRUE(decode(enc, DataType::kFloat32, f.size(), as_writable_bytes(std::span(out)).data())
+                    .is_ok());
+    double err = 0;
+    for (std::size_t i = 0; i < f.size(); ++i)
+      err = std::max(err, double(std::fabs(out[i] - f[i])));
+    EXPECT_LT(err, rate == 16 ? 1e-2 : 0.5);  // zfp has no bound; this is a sanity check
+  }
+  std::vector<float> nan(100, 1.0f);
+  nan[50] = std::numeric_limits<float>::quiet_NaN();
+  EncodeInfo info;
+  round_trip({Mode::kZfp, 0, 8}, DataType::kFloat32, bytes_of(nan), 0, &info);
+  EXPECT_TRUE(info.raw);
+}
+
+TEST(CodecSettings, ValidateNamesTheProblem) {
+  EXPECT_TRUE(validate({Mode::kOff}, "x").is_ok());
+  EXPECT_TRUE(validate({Mode::kBound, 1e-3}, "x").is_ok());
+  for (double b : {0.0, -1.0, std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::quiet_NaN()}) {
+    const common::Status st = validate({Mode::kBound, b}, "MCCL_COLL_COMPRESS_BOUND");
+    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("MCCL_COLL_COMPRESS_BOUND"), std::string::npos);
+  }
+  if (zfp_available()) {
+    EXPECT_EQ(validate({Mode::kZfp, 0, 0.5}, "r").code(), ErrorCode::kInvalidArgument);
+  } else {
+    EXPECT_EQ(validate({Mode::kZfp, 0, 16}, "r").code(), ErrorCode::kUnavailable);
+  }
+  Mode m;
+  EXPECT_TRUE(parse_mode("bound", m) && m == Mode::kBound);
+  EXPECT_FALSE(parse_mode("lz4", m));
+}
+
+TEST(CodecDecode, RefusesCorruptOrMismatchedStreams) {
+  const auto data = to_type(DataType::kFloat32, gaussian(3000, 1.0, 4));
+  std::vector<std::byte> enc;
+  ASSERT_TRUE(encode({Mode::kBound, 1e-2}, DataType::kFloat32, data.data(), 3000, enc).is_ok());
+  std::vector<std::byte> out(data.size());
+  EXPECT_FALSE(decode(enc, DataType::kFloat32, 2999, out.data()).is_ok());
+  EXPECT_FALSE(decode(enc, DataType::kFloat64, 3000, out.data()).is_ok());
+  EXPECT_FALSE(
+      decode(std::span(enc).first(enc.size() - 1), DataType::kFloat32, 3000, out.data()).is_ok());
+  EXPECT_FALSE(decode(std::span(enc).first(10), DataType::kFloat32, 3000, out.data()).is_ok());
+  auto bad = enc;
+  bad[0] = std::byte{0};
+  EXPECT_FALSE(decode(bad, DataType::kFloat32, 3000, out.data()).is_ok());
+  // Flipped bytes anywhere: an error or some values, never a write past
+  // the buffer (the sanitizer builds check the reads).
+  std::mt19937 rng(8);
+  for (int i = 0; i < 2000; ++i) {
+    auto c = enc;
+    c[rng() % c.size()] ^= static_cast<std::byte>(1 + rng() % 255);
+    std::vector<std::byte> o(data.size() + 1, std::byte{0x5A});
+    (void)decode(c, DataType::kFloat32, 3000, o.data());
+    ASSERT_EQ(o.back(), std::byte{0x5A});
+  }
+}
+
+TEST(CodecSum, QuantisedSumsStayWithinTheBoundAndPackLosslessly) {
+  for (int ranks : {1, 2, 3, 8, 32}) {
+    const double bound = 1e-3, step = sum_step(bound, ranks);
+    std::vector<std::vector<float>> in(ranks);
+    std::vector<std::int64_t> total(3000, 0), codes(3000);
+    for (int r = 0; r < ranks; ++r) {
+      const auto g = gaussian(3000, 50.0, 60 + r);
+      in[r].assign(g.begin(), g.end());
+      quantise_for_sum(DataType::kFloat32, as_bytes(std::span(in[r])).data(), 3000, step, ranks,
+                       codes.data());
+      std::vector<std::byte> packed;
+      pack_codes(codes.data(), codes.size(), packed);
+      std::vector<std::int64_t> back(codes.size());
+      ASSERT_TRUE(unpack_codes(packed, back.size(), back.data()).is_ok());
+      ASSERT_EQ(back, codes);
+      EXPECT_FALSE(
+          unpack_codes(std::span(packed).first(packed.size() - 1), back.size(), back.data())
+              .is_ok());
+      for (std::size_t i = 0; i < total.size(); ++i) total[i] += codes[i];
+    }
+    std::vector<double> out(3000);
+    dequantise_sum(DataType::kFloat64, total.data(), total.size(), step,
+                   as_writable_bytes(std::span(out)).data());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      long double exact = 0;
+      for (int r = 0; r < ranks; ++r) exact += in[r][i];
+      ASSERT_LE(std::fabs(out[i] - static_cast<double>(exact)), bound) << ranks << " " << i;
+    }
+  }
+  // Values the grid cannot code are poisoned: their sums come out NaN.
+  const float bad[] = {NAN, INFINITY, 3e38f, 1.0f};
+  std::int64_t codes[4];
+  quantise_for_sum(DataType::kFloat32, reinterpret_cast<const std::byte*>(bad), 4,
+                   sum_step(1e-6, 4), 4, codes);
+  float out[4];
+  dequantise_sum(DataType::kFloat32, codes, 4, sum_step(1e-6, 4),
+                 reinterpret_cast<std::byte*>(out));
+  EXPECT_TRUE(std::isnan(out[0]) && std::isnan(out[1]) && std::isnan(out[2]));
+  EXPECT_NEAR(out[3], 1.0f, 1e-6);
+}
+
+}  // namespace
+}  // namespace mccl::codec
