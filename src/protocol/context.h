@@ -46,6 +46,11 @@ struct ProtocolConfig {
   common::Duration first_timeout = std::chrono::milliseconds(2);
   std::size_t repair_max_bytes = 64 << 10;
   std::size_t send_batch = 64;
+  // What all roots injecting at once may burst into one receiver's switch
+  // port (MCCL_PROTO_INCAST_BYTES): the transport splits it among the
+  // roots, and an allgather that lets every root inject (concurrent_roots
+  // 0) admits at most incast_roots() of them at once. Off here (0).
+  std::size_t incast_bytes = 0;
   // Eager completion: a collective whose right neighbour may still ask for
   // at most eager_bytes completes as soon as this rank holds everything,
   // leaving a copy of that much; all copies together stay under
@@ -73,6 +78,12 @@ struct ProtocolConfig {
 // Datagrams a root injects per progress call when MCCL_PROTO_SEND_BATCH is
 // 0 (the default): a budget in bytes, so `mtu` decides.
 std::size_t default_send_batch(std::size_t mtu);
+
+// The most roots an allgather lets inject at once under
+// ProtocolConfig::incast_bytes (0: no limit): each must be able to burst
+// kIncastRootDatagrams datagrams, or its pacing costs more than turns do.
+inline constexpr std::size_t kIncastRootDatagrams = 8;
+int incast_roots(const ProtocolConfig& c);
 
 // Reads every protocol setting from the MCCL_* registry.
 ProtocolConfig protocol_config_from_settings(std::size_t mtu);

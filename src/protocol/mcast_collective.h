@@ -91,6 +91,7 @@ class McastCollective final : public Operation {
   bool sent_release_ = false;
   bool deferred_ready_ = false;  // a chunk someone waits for may have arrived
   unsigned senders_ = 1;         // roots sharing each receiver's link (set once)
+  int turns_ = 0;                // roots injecting at once; 0: all of them
   common::TimePoint start_{};
   common::TimePoint last_activity_{};
   // When each step happened here (McastTimeline); TimePoint{}: not yet.
