@@ -43,7 +43,8 @@ Ops make_ops(simworld::World& w, const CaseSpec& spec, Buffers& b) {
       for (std::size_t i = 0; i < m; ++i) out[r * m + i] = pattern(r, i);
       std::vector<std::size_t> counts(static_cast<std::size_t>(n), m), displs(counts.size());
       for (std::size_t i = 0; i < displs.size(); ++i) displs[i] = i * m;
-      ops.push_back(coll::make_allgatherv(ctx, spec.coll, nullptr, true, out.data(), counts, displs));
+      ops.push_back(
+          coll::make_allgatherv(ctx, spec.coll, nullptr, true, out.data(), counts, displs));
     } else {
       // int32 sums: rank r's element e is (r + 1) * (e + 1), exact in int32.
       const std::size_t elems = m / 4;

@@ -14,9 +14,12 @@ bool size_of(const std::string& s, std::size_t& out) {
   if (end == s.c_str() || v < 0) return false;
   const std::string unit(end);
   double mult = 1;
-  if (unit == "k" || unit == "K") mult = 1024;
-  else if (unit == "m" || unit == "M") mult = 1024 * 1024;
-  else if (!unit.empty()) return false;
+  if (unit == "k" || unit == "K")
+    mult = 1024;
+  else if (unit == "m" || unit == "M")
+    mult = 1024 * 1024;
+  else if (!unit.empty())
+    return false;
   out = static_cast<std::size_t>(v * mult);
   return true;
 }
@@ -33,10 +36,14 @@ std::vector<std::string> split(const std::string& s) {
 bool parse_benches(const std::string& v, std::vector<Bench>& out) {
   out.clear();
   for (const auto& b : split(v)) {
-    if (b == "bcast") out.push_back(Bench::kBroadcast);
-    else if (b == "allgather") out.push_back(Bench::kAllgather);
-    else if (b == "reduce_scatter") out.push_back(Bench::kReduceScatter);
-    else return false;
+    if (b == "bcast")
+      out.push_back(Bench::kBroadcast);
+    else if (b == "allgather")
+      out.push_back(Bench::kAllgather);
+    else if (b == "reduce_scatter")
+      out.push_back(Bench::kReduceScatter);
+    else
+      return false;
   }
   return !out.empty();
 }
@@ -45,7 +52,8 @@ bool parse_one(const std::string& k, const std::string& v, Options& o) {
   if (k == "--ranks") {
     o.ranks.clear();
     for (const auto& r : split(v)) o.ranks.push_back(std::atoi(r.c_str()));
-    for (int r : o.ranks) if (r < 1) return false;
+    for (int r : o.ranks)
+      if (r < 1) return false;
     return !o.ranks.empty();
   }
   if (k == "--loss") {
@@ -68,6 +76,7 @@ bool parse_one(const std::string& k, const std::string& v, Options& o) {
   }
   if (k == "--link-gbit") return (o.link_gbit = std::atof(v.c_str())) > 0;
   if (k == "--latency-us") return (o.latency_us = std::atof(v.c_str())) >= 0;
+  if (k == "--tick-us") return (o.tick_us = std::atof(v.c_str())) >= 0;
   if (k == "--roots") return (o.roots = std::atoi(v.c_str())) >= 0;
   if (k == "--seed") return (o.seed = std::strtoull(v.c_str(), nullptr, 10)), true;
   if (k == "--wall-limit-s") {

@@ -20,12 +20,13 @@ struct Options {
   std::size_t ag_total = 2 << 20;  // allgather: m = min(ag_max, ag_total / N)
   std::size_t ag_max = 64 << 10;
   std::size_t rs_total = 1 << 20;  // reduce-scatter: block = rs_total / N
-  double link_gbit = 10;
+  double link_gbit = 1;
   std::size_t port_buffer = 512 << 10;
   std::size_t sender_burst = 256 << 10;
   std::optional<std::size_t> incast_budget;  // unset: MCCL_PROTO_INCAST_BYTES
-  int roots = 0;  // CollConfig::concurrent_roots
+  int roots = 0;                             // CollConfig::concurrent_roots
   double latency_us = 2;
+  double tick_us = 0;  // the driver's clock step; 0: one MTU's time on the link
   std::uint64_t seed = 7;
   common::Duration wall_limit = std::chrono::seconds(300);
   std::string label;

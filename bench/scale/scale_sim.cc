@@ -4,9 +4,10 @@
 //
 //   mccl_scale_sim [--ranks 2,4,...] [--benches bcast,allgather,reduce_scatter]
 //       [--loss 0,0.01] [--bcast-bytes 1m] [--ag-total 2m] [--ag-max 64k]
-//       [--rs-total 1m] [--link-gbit 10] [--port-buffer 512k]
+//       [--rs-total 1m] [--link-gbit 1] [--port-buffer 512k]
 //       [--sender-burst 256k] [--incast-budget 0] [--roots 0|auto|K]
-//       [--latency-us 2] [--wall-limit-s 300] [--label NAME] [--json FILE]
+//       [--latency-us 2] [--tick-us T] [--seed S] [--wall-limit-s 300]
+//       [--label NAME] [--json FILE]
 #include <malloc.h>
 
 #include <cstdio>
@@ -29,7 +30,8 @@ double heap_bytes() {
 
 // The incast budget the roots run under: the option's, else the setting's.
 std::size_t budget(const Options& o) {
-  return o.incast_budget ? *o.incast_budget : protocol::protocol_config_from_settings(1500).incast_bytes;
+  return o.incast_budget ? *o.incast_budget
+                         : protocol::protocol_config_from_settings(1500).incast_bytes;
 }
 
 simworld::WorldConfig world_config(const Options& o, int n, double loss) {
@@ -43,6 +45,12 @@ simworld::WorldConfig world_config(const Options& o, int n, double loss) {
   w.fabric.timed_reliable = true;
   w.fabric.latency = std::chrono::nanoseconds(static_cast<std::int64_t>(o.latency_us * 1e3));
   w.fabric.receive_depth = 1 << 20;  // the socket: the port model drops first
+  // A step of one datagram's time on the link: no sender can book more
+  // than its link allows between two looks at its receivers.
+  const double tick_us =
+      o.tick_us > 0 ? o.tick_us : static_cast<double>(w.fabric.mtu) * 8e-3 / o.link_gbit;
+  w.tick = std::chrono::nanoseconds(static_cast<std::int64_t>(tick_us * 1e3));
+  w.idle_step = std::max(w.idle_step, 4 * w.tick);
   w.protocol = protocol::protocol_config_from_settings(w.fabric.mtu);
   if (o.incast_budget) w.protocol.incast_bytes = *o.incast_budget;
   return w;
@@ -56,7 +64,8 @@ CaseSpec case_spec(const Options& o, Bench b, int n) {
   s.coll.concurrent_roots = o.roots;
   const auto ranks = static_cast<std::size_t>(n);
   if (b == Bench::kBroadcast) s.bytes = o.bcast_bytes;
-  if (b == Bench::kAllgather) s.bytes = std::max<std::size_t>(1, std::min(o.ag_max, o.ag_total / ranks));
+  if (b == Bench::kAllgather)
+    s.bytes = std::max<std::size_t>(1, std::min(o.ag_max, o.ag_total / ranks));
   if (b == Bench::kReduceScatter) s.bytes = std::max<std::size_t>(4, o.rs_total / ranks / 4 * 4);
   return s;
 }
@@ -90,8 +99,7 @@ void report(const Options& o, const CaseSpec& s, int n, double loss, const CaseR
       r.control_max, r.peers_mean, r.peers_max, static_cast<unsigned long long>(r.port_drops),
       static_cast<unsigned long long>(r.port_drops_max),
       static_cast<unsigned long long>(r.port_peak_bytes), r.injected_max, state_per_rank,
-      r.state_after_bytes,
-      static_cast<unsigned long long>(r.rounds), r.wall_s);
+      r.state_after_bytes, static_cast<unsigned long long>(r.rounds), r.wall_s);
   std::fflush(json);
 }
 
@@ -101,9 +109,10 @@ int run(const Options& o) {
     std::fprintf(stderr, "mccl_scale_sim: cannot open %s\n", o.json.c_str());
     return 1;
   }
-  std::printf("# link %g Gbit/s, port buffer %zu B, sender burst %zu B, incast budget %zu B, "
-              "roots %d, latency %g us (virtual time)\n",
-              o.link_gbit, o.port_buffer, o.sender_burst, budget(o), o.roots, o.latency_us);
+  std::printf(
+      "# link %g Gbit/s, port buffer %zu B, sender burst %zu B, incast budget %zu B, "
+      "roots %d, latency %g us (virtual time)\n",
+      o.link_gbit, o.port_buffer, o.sender_burst, budget(o), o.roots, o.latency_us);
   std::printf("%-14s %5s %9s %5s %11s %11s %6s %8s %8s %7s %6s %9s %9s %s\n", "# bench", "ranks",
               "bytes", "loss%", "time_us", "bound_us", "ratio", "repair/m", "excess/m", "ctl_max",
               "peers", "portdrops", "state_B", "result");

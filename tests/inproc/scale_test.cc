@@ -87,8 +87,8 @@ Shape allgather(int n, std::size_t m, double loss, std::size_t incast) {
     auto& b = bufs[static_cast<std::size_t>(r)];
     b.assign(m * static_cast<std::size_t>(n), std::byte{0});
     for (std::size_t i = 0; i < m; ++i) b[r * m + i] = value(r, i);
-    ops.push_back(coll::make_allgatherv(w.context(r), multicast(), nullptr, true, b.data(), counts,
-                                        displs));
+    ops.push_back(
+        coll::make_allgatherv(w.context(r), multicast(), nullptr, true, b.data(), counts, displs));
   }
   run(w, ops);
   for (int r = 0; r < n; ++r) {
