@@ -91,8 +91,7 @@ Context::Context(int rank, int size, std::uint32_t tag,
       adapt_rate_(config.rate.adapt &&
                   (dgram_->link_rate_unknown() ||
                    (config.rate.adapt_reported && dgram_->link_rate_reported()))),
-      rate_(config.rate),
-      loss_reported_(static_cast<std::size_t>(size)) {
+      rate_(config.rate) {
   if (config_.auth_key) mac_ = std::make_unique<DatagramMac>(*config_.auth_key);
   dgram_->set_incast_budget(config_.incast_bytes);
   if (adapt_rate_) apply_rate();

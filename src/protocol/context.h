@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -267,7 +268,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
     std::uint32_t seq = 0;
     common::TimePoint at{};
   };
-  std::vector<LossReported> loss_reported_;  // by root
+  // By root, only the roots this rank reported loss to: a vector by rank
+  // cost every rank 16·N bytes (16 KiB each at 1,024 ranks) for a hint.
+  std::unordered_map<std::uint32_t, LossReported> loss_reported_;
 
   bool in_reliable_poll_ = false;  // reliable_->poll() is running: poison() must not re-enter it
   bool seeking_abort_ = false;     // poison() reads only kAbort messages
