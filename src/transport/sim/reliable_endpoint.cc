@@ -136,9 +136,12 @@ common::TimePoint ReliableEndpoint::arrival(std::size_t peer, std::size_t bytes)
     self_->link_free_at = std::max(fabric_->now(), self_->link_free_at) + wire;
     sent = self_->link_free_at;
   }
-  const common::TimePoint out = config.port_buffer_bytes > 0
-                                    ? mesh_->states[peer]->book_port(sent, bytes, ns_per_byte)
-                                    : sent;
+  // The message streams through the port as it leaves the link (packets,
+  // not whole messages, are stored and forwarded): the port is busy for
+  // its wire time from when the first byte arrives.
+  const common::TimePoint out =
+      config.port_buffer_bytes > 0 ? mesh_->states[peer]->book_port(sent - wire, bytes, ns_per_byte)
+                                   : sent;
   return out + config.latency;
 }
 
