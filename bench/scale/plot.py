@@ -5,7 +5,8 @@
 
 Writes OUTDIR/scale_time.svg (completion time over the bound against N, per
 collective and loss) and OUTDIR/scale_control.svg (control messages and reliable
-peers per rank, the busiest rank, against N)."""
+peers per rank, the busiest rank, against N), and prints the rows of the label
+as a markdown table."""
 import argparse
 import json
 import math
@@ -54,6 +55,18 @@ def chart(title, ylabel, series, path):
         f.write("\n".join(out) + "\n")
 
 
+def table(rows):
+    print("| collective | N | m | loss | time | bound | time/bound | repairs/m (max) | "
+          "beyond loss/m | ctl msgs (max) | peers (max) | port drops | heap/rank |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %d | %d | %g%% | %.2f ms | %.2f ms | %.3f | %.3f | %.3f | %d | %d | %d | %.1f KiB |"
+              % (r["bench"], r["ranks"], r["bytes"], r["loss"] * 100, r["time_us"] / 1e3,
+                 r["bound_us"] / 1e3, r["ratio"], r["repairs_per_m_max"],
+                 r["excess_repair_per_m_max"], r["control_msgs_max"], r["peers_max"],
+                 r["port_drops"], r["state_bytes_per_rank"] / 1024))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("jsonl")
@@ -61,7 +74,9 @@ def main():
     ap.add_argument("--label", default="default")
     a = ap.parse_args()
     rows = [json.loads(l) for l in open(a.jsonl) if l.strip()]
-    rows = [r for r in rows if r.get("label") == a.label and r.get("exact")]
+    rows = [r for r in rows if r.get("label") == a.label]
+    table(rows)
+    rows = [r for r in rows if r.get("exact")]
     groups = {}
     for r in rows:
         groups.setdefault((r["bench"], r["loss"]), []).append(r)
