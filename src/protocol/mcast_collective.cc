@@ -35,7 +35,7 @@ McastCollective::McastCollective(Context& ctx, McastSpec spec)
     // As many turns as the budget needs, with the roots spread evenly over
     // them: each root sends at 1/turns_ of the link, so a last turn of a
     // few roots would leave most of it idle (64 roots in turns of 21, 21,
-    // 21 and 1 took 1.24x the bound in bench/scale, in turns of 16 1.0x).
+    // 21 and 1 took 1.24x the bound in bench/scale, in turns of 16 1.04x).
     const int rounds = (roots + turns_ - 1) / turns_;
     turns_ = (roots + rounds - 1) / rounds;
   }

@@ -1,6 +1,7 @@
 // The reliable multicast collective: one or more roots' streams under one
 // sequence number. A broadcast is one stream; an allgather(v) is one stream
-// per rank, with at most `concurrent_roots` roots injecting at once.
+// per rank, with at most `concurrent_roots` roots injecting at once (0: as
+// many as the incast budget, ProtocolConfig::incast_bytes, allows).
 //
 // The protocol (docs/wire-protocol.md has the diagrams):
 // - A root injects its stream as MTU-sized datagrams on the group, at its
@@ -36,7 +37,9 @@ struct McastSpec {
   std::string what;                 // for messages, e.g. "broadcast of 10 bytes from root 0"
   std::uint64_t signature = 0;      // digest of the arguments every rank must agree on
   std::vector<StreamSpec> streams;  // distinct roots, ascending
-  int concurrent_roots = 0;         // 0 or >= streams.size(): all roots at once
+  // 0: as many as ProtocolConfig::incast_bytes allows (all where that is
+  // 0), spread evenly over the turns; >= streams.size(): all at once.
+  int concurrent_roots = 0;
 };
 
 class McastCollective final : public Operation {
