@@ -62,7 +62,7 @@ def load(dirs):
                 "tx_packets_max": raw.get("tx_packets_max"),
                 "rx_packets_max": raw.get("rx_packets_max"),
                 "correct": ok, "iterations": raw.get("iterations"), "load1": p["load1"],
-                "config": p.get("config", []),
+                "config": p.get("config", []), "drops": p.get("drops"),
             }
             if "stats_sum" in raw:
                 # Per collective, summed over ranks; the timed loop's barriers are in
@@ -141,6 +141,21 @@ def summary(rows):
                "bytes a rank asked for per collective (mean over ranks) over m; ok: data "
                "checked every iteration (mccl/def/best); ag_rs_concurrent: links limited on "
                "injection only.")
+    return out
+
+
+def drops(rows):
+    """Where datagrams were lost, per case: run.sh's counts over the whole launch."""
+    out = []
+    for r in sorted(rows, key=key):
+        d = r.get("drops")
+        if not d:
+            continue
+        out.append("%-13s %-16s %3d ranks %9s: switch ports (qdisc) %d, hosts (qdisc) %d, "
+                   "UDP InErrors %d (RcvbufErrors %d), repairs %s*m per rank" % (
+                       label(r), r["bench"], r["ranks"], human(r["bytes_per_rank"]),
+                       d["switch_qdisc"], d["host_qdisc"], d["udp_in_errors"],
+                       d["udp_rcvbuf_errors"], repaired(r) or "-"))
     return out
 
 
@@ -305,6 +320,10 @@ def main():
             f.write(json.dumps(r) + "\n")
     loads = [r["load1"] for r in rows]
     lines = summary(rows)
+    lost = drops(rows)
+    if lost:
+        lines += ["", "Where datagrams were lost (packets over each whole launch; a GSO "
+                  "superpacket counts once):"] + ["  " + t for t in lost]
     lines += ["", "Targets (reported, never asserted):"] + ["  " + t for t in targets(
         rows, a.scaling_size)]
     if loads:

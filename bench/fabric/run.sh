@@ -177,6 +177,28 @@ points=$out/points.jsonl
 config_json=$(printf '"%s",' "MCCL_UDP_RATE_MBIT=$pace" "${mccl_env[@]}")
 config_json="[${config_json%,}]"
 
+# drop_counts: where datagrams were lost in the cluster, as four totals: packets the
+# switch's port qdiscs dropped (towards the hosts: incast), packets the hosts' own
+# qdiscs dropped (injection), and the hosts' Udp InErrors and RcvbufErrors
+# (/proc/net/snmp: socket buffers and checksums). With GSO a qdisc drops a whole
+# superpacket, counted once; with GRO a receive buffer may be a coalesced run.
+qdisc_drops() {
+  ip netns exec "$1" tc -s qdisc show 2>/dev/null |
+    awk '{ for (i = 1; i < NF; i++) if ($i == "(dropped") { sub(",", "", $(i + 1)); d += $(i + 1) } } END { print d + 0 }'
+}
+drop_counts() {
+  local i sw host=0 inerr=0 rcvbuf=0 v a b
+  sw=$(qdisc_drops "$name-sw")
+  for ((i = 0; i < hosts; i++)); do
+    v=$(qdisc_drops "$name-h$i")
+    host=$((host + v))
+    read -r a b < <(ip netns exec "$name-h$i" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $4, $6 }' /proc/net/snmp)
+    inerr=$((inerr + ${a:-0}))
+    rcvbuf=$((rcvbuf + ${b:-0}))
+  done
+  echo "$sw $host $inerr $rcvbuf"
+}
+
 # run_case IMPL BENCH RANKS BYTES: one launch, one JSON line in raw/, one in points.jsonl.
 run_case() {
   local impl=$1 bench=$2 n=$3 m=$4
@@ -192,8 +214,9 @@ run_case() {
   local tag="$impl${label:+-$label}-$bench-n$n-$m"
   local raw=$out/raw/$tag.json log=$out/logs/$tag.log
   rm -f "$raw"
-  local load rc=0 t0 t1
+  local load rc=0 t0 t1 drops0 drops1 drops_json
   load=$(cut -d' ' -f1 /proc/loadavg)
+  drops0=$(drop_counts)
   t0=$(date +%s.%N)
   if [[ $impl == mccl ]]; then
     local envs=(--env "MCCL_UDP_RATE_MBIT=$pace") kv
@@ -213,11 +236,17 @@ run_case() {
       --json "$raw" --netdev veth0 --traffic-iters "$k" >"$log" 2>&1 || rc=$?
   fi
   t1=$(date +%s.%N)
-  printf '{"impl":"%s","variant":"%s","bench":"%s","ranks":%d,"bytes_per_rank":%d,"rate_mbit":%s,"rate_side":"%s","mtu":%d,"rc":%d,"load1":%s,"wall_s":%.1f,"raw":"%s","config":%s}\n' \
+  drops1=$(drop_counts)
+  # Over the whole launch (warm-up, timed and traffic iterations alike).
+  drops_json=$(paste -d' ' <(echo "$drops0") <(echo "$drops1") | awk '{
+    printf "{\"switch_qdisc\":%d,\"host_qdisc\":%d,\"udp_in_errors\":%d,\"udp_rcvbuf_errors\":%d}",
+      $5 - $1, $6 - $2, $7 - $3, $8 - $4 }')
+  printf '{"impl":"%s","variant":"%s","bench":"%s","ranks":%d,"bytes_per_rank":%d,"rate_mbit":%s,"rate_side":"%s","mtu":%d,"rc":%d,"load1":%s,"wall_s":%.1f,"drops":%s,"raw":"%s","config":%s}\n' \
     "$impl" "$label" "$bench" "$n" "$m" "$rate_mbit" "$rate_side" "$mtu" "$rc" "$load" \
-    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "raw/$tag.json" \
+    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$drops_json" "raw/$tag.json" \
     "$([[ $impl == mccl ]] && echo "$config_json" || echo '[]')" >>"$points"
-  printf '%-13s %-16s %2d ranks %9d B: rc %d, load %s, %s\n' "$impl" "$bench" "$n" "$m" "$rc" "$load" \
+  printf "%-13s %-16s %2d ranks %9d B: rc %d, load %s, drops %s, %s\n" \
+    "$impl" "$bench" "$n" "$m" "$rc" "$load" "$drops_json" \
     "$( [[ -s $raw ]] && awk -F'"p50_max_us":' '{ split($2, a, ","); printf "%.1f us", a[1] }' "$raw" || echo "no result")" >&2
 }
 

@@ -57,7 +57,8 @@ struct CommOptions {
   // A timeout too long for the clock (past ~292 years, e.g.
   // milliseconds::max()) means no deadline at all: deadlines saturate.
   std::optional<std::chrono::milliseconds> timeout;
-  // How many roots of an allgather inject at once. (MCCL_COLL_ALLGATHER_ROOTS)
+  // How many roots of an allgather inject at once; 0: as many as the
+  // incast budget allows (MCCL_COLL_ALLGATHER_ROOTS, MCCL_PROTO_INCAST_BYTES)
   std::optional<int> allgather_concurrent_roots;
   std::optional<AllgatherAlgorithm> allgather_algorithm;  // MCCL_COLL_ALLGATHER_ALGO
   std::optional<BroadcastAlgorithm> broadcast_algorithm;  // MCCL_COLL_BCAST_ALGO

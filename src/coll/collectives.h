@@ -22,7 +22,7 @@ namespace mccl::coll {
 struct CollConfig {
   AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
-  int concurrent_roots = 0;               // 0: every root at once
+  int concurrent_roots = 0;               // 0: as the incast budget allows
   std::size_t segment_bytes = 128 << 10;  // point-to-point pipelining
   bool multicast = true;                  // the datagram transport can multicast
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;

@@ -46,6 +46,7 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
   c.repair_max_bytes = static_cast<std::size_t>(s::kProtoRepairMaxBytes.get_int(1024));
   c.send_batch = static_cast<std::size_t>(s::kProtoSendBatch.get_int(0, 4096));
   if (c.send_batch == 0) c.send_batch = default_send_batch(mtu);
+  c.incast_bytes = static_cast<std::size_t>(s::kProtoIncastBytes.get_int(0));
   c.checksum = s::kProtoChecksum.get_bool();
   c.eager_bytes = static_cast<std::size_t>(s::kProtoEagerBytes.get_int(0));
   c.eager_budget = static_cast<std::size_t>(s::kProtoEagerBudget.get_int(0));
@@ -60,6 +61,13 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
   c.rate.floor_bytes_per_s = s::kProtoRateFloorMbit.get_double() * kBytesPerMbit;
   c.rate.ceiling_bytes_per_s = s::kProtoRateCeilingMbit.get_double() * kBytesPerMbit;
   return c;
+}
+
+int incast_roots(const ProtocolConfig& c) {
+  if (c.incast_bytes == 0) return 0;
+  const std::size_t datagram = c.chunk_bytes + kDataHeaderBytes;
+  return static_cast<int>(
+      std::clamp<std::size_t>(c.incast_bytes / (kIncastRootDatagrams * datagram), 1, 1 << 20));
 }
 
 void enable_auth(ProtocolConfig& c, const AuthKey& key) {
@@ -85,9 +93,9 @@ Context::Context(int rank, int size, std::uint32_t tag,
       adapt_rate_(config.rate.adapt &&
                   (dgram_->link_rate_unknown() ||
                    (config.rate.adapt_reported && dgram_->link_rate_reported()))),
-      rate_(config.rate),
-      loss_reported_(static_cast<std::size_t>(size)) {
+      rate_(config.rate) {
   if (config_.auth_key) mac_ = std::make_unique<DatagramMac>(*config_.auth_key);
+  dgram_->set_incast_budget(config_.incast_bytes);
   if (adapt_rate_) apply_rate();
 }
 

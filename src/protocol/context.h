@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -47,6 +48,11 @@ struct ProtocolConfig {
   common::Duration first_timeout = std::chrono::milliseconds(2);
   std::size_t repair_max_bytes = 64 << 10;
   std::size_t send_batch = 64;
+  // What all roots injecting at once may burst into one receiver's switch
+  // port (MCCL_PROTO_INCAST_BYTES): the transport splits it among the
+  // roots, and an allgather that lets every root inject (concurrent_roots
+  // 0) admits at most incast_roots() of them at once. Off here (0).
+  std::size_t incast_bytes = 0;
   // Eager completion: a collective whose right neighbour may still ask for
   // at most eager_bytes completes as soon as this rank holds everything,
   // leaving a copy of that much; all copies together stay under
@@ -74,6 +80,12 @@ struct ProtocolConfig {
 // Datagrams a root injects per progress call when MCCL_PROTO_SEND_BATCH is
 // 0 (the default): a budget in bytes, so `mtu` decides.
 std::size_t default_send_batch(std::size_t mtu);
+
+// The most roots an allgather lets inject at once under
+// ProtocolConfig::incast_bytes (0: no limit): each must be able to burst
+// kIncastRootDatagrams datagrams, or its pacing costs more than turns do.
+inline constexpr std::size_t kIncastRootDatagrams = 8;
+int incast_roots(const ProtocolConfig& c);
 
 // Reads every protocol setting from the MCCL_* registry.
 ProtocolConfig protocol_config_from_settings(std::size_t mtu);
@@ -270,7 +282,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
     std::uint32_t seq = 0;
     common::TimePoint at{};
   };
-  std::vector<LossReported> loss_reported_;  // by root
+  // By root, only the roots this rank reported loss to: a vector by rank
+  // cost every rank 16·N bytes (16 KiB each at 1,024 ranks) for a hint.
+  std::unordered_map<std::uint32_t, LossReported> loss_reported_;
 
   bool in_reliable_poll_ = false;  // reliable_->poll() is running: poison() must not re-enter it
   bool seeking_abort_ = false;     // poison() reads only kAbort messages

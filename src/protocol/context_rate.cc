@@ -31,12 +31,18 @@ void Context::report_loss(std::uint32_t root, std::uint32_t seq, std::uint64_t s
                           std::uint64_t first, std::uint64_t count) {
   // A rank that knows its link rate assumes the roots know theirs: nobody
   // would listen, so nothing changes on the wire where the rate is known.
-  if (!adapt_rate_ || !poison_.is_ok() || root >= loss_reported_.size() ||
+  if (!adapt_rate_ || !poison_.is_ok() || root >= static_cast<std::uint32_t>(size_) ||
       static_cast<int>(root) == rank_) {
     return;
   }
   // One report per loss deadline per root and collective: a root answers
   // an episode once, and the reports of several receivers already reach it.
+  // The memory is a hint: forgetting it costs at most one report more, so
+  // it is dropped whole rather than let grow towards N entries.
+  constexpr std::size_t kRemembered = 256;
+  if (loss_reported_.size() >= kRemembered && !loss_reported_.contains(root)) {
+    loss_reported_.clear();
+  }
   LossReported& last = loss_reported_[root];
   if (last.sent && last.seq == seq && now_ - last.at < stall_deadline()) return;
   last = {true, seq, now_};

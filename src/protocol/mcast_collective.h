@@ -1,6 +1,7 @@
 // The reliable multicast collective: one or more roots' streams under one
 // sequence number. A broadcast is one stream; an allgather(v) is one stream
-// per rank, with at most `concurrent_roots` roots injecting at once.
+// per rank, with at most `concurrent_roots` roots injecting at once (0: as
+// many as the incast budget, ProtocolConfig::incast_bytes, allows).
 //
 // The protocol (docs/wire-protocol.md has the diagrams):
 // - A root injects its stream as MTU-sized datagrams on the group, at its
@@ -37,7 +38,9 @@ struct McastSpec {
   std::string what;                 // for messages, e.g. "broadcast of 10 bytes from root 0"
   std::uint64_t signature = 0;      // digest of the arguments every rank must agree on
   std::vector<StreamSpec> streams;  // distinct roots, ascending
-  int concurrent_roots = 0;         // 0 or >= streams.size(): all roots at once
+  // 0: as many as ProtocolConfig::incast_bytes allows (all where that is
+  // 0), spread evenly over the turns; >= streams.size(): all at once.
+  int concurrent_roots = 0;
   // Called once per stream as soon as every byte of it is held here (this
   // rank's own at start), on the engine's thread; an error fails the
   // collective. Lets a caller work on a stream (decode it) while the
@@ -101,6 +104,7 @@ class McastCollective final : public Operation {
   bool sent_release_ = false;
   bool deferred_ready_ = false;  // a chunk someone waits for may have arrived
   unsigned senders_ = 1;         // roots sharing each receiver's link (set once)
+  int turns_ = 0;                // roots injecting at once; 0: all of them
   common::TimePoint start_{};
   common::TimePoint last_activity_{};
   // When each step happened here (McastTimeline); TimePoint{}: not yet.

@@ -71,6 +71,11 @@ class DatagramTransport {
   // it from now on (1: the whole rate). Others ignore it. Cheap when
   // nothing changes; called before every send.
   virtual void share_link(unsigned senders) { (void)senders; }
+  // What all roots injecting at once may burst into one receiver's port
+  // (ProtocolConfig::incast_bytes; 0: no limit): a transport that paces
+  // with a burst keeps its burst to transport::root_burst_bytes (burst.h)
+  // of it. Others ignore it. Called once, before the first send.
+  virtual void set_incast_budget(std::size_t bytes) { (void)bytes; }
 
   // True where the transport could pace to a link rate but cannot tell it
   // (an interface that reports no speed, and none was given): it sends

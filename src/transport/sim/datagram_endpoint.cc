@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "transport/burst.h"
 #include "transport/sim/fabric_impl.h"
 
 namespace mccl::transport::sim {
@@ -46,6 +47,10 @@ class DatagramEndpoint final : public DatagramTransport {
     senders_ = std::max(1u, senders);
     repace();
   }
+  void set_incast_budget(std::size_t bytes) override {
+    incast_budget_ = bytes;
+    repace();
+  }
   bool link_rate_unknown() const override {
     return fabric_->config.hide_link_rate && fabric_->config.link_gbit_per_s > 0;
   }
@@ -62,10 +67,18 @@ class DatagramEndpoint final : public DatagramTransport {
   // share of the estimate it was given, whichever is slower.
   void repace() {
     if (fabric_->config.link_gbit_per_s <= 0) return;
-    const double link_ns_per_byte = 8.0 / fabric_->config.link_gbit_per_s;
-    ns_per_byte_ = fabric_->config.hide_link_rate
+    const FabricConfig& config = fabric_->config;
+    const double link_ns_per_byte = fabric_->link_ns_per_byte();
+    ns_per_byte_ = config.hide_link_rate
                        ? std::max(link_ns_per_byte, estimate_ns_per_byte_ * senders_)
                        : link_ns_per_byte * senders_;
+    // With a bucket the datagrams themselves go at the whole link rate
+    // while tokens last; the bucket refills at the share.
+    burst_ = config.sender_burst_bytes == 0
+                 ? 0.0
+                 : static_cast<double>(root_burst_bytes(config.sender_burst_bytes, senders_,
+                                                        incast_budget_, config.mtu));
+    tokens_ = std::min(tokens_, burst_);
     // The backlog a full send queue represents: max_in_flight datagrams
     // of MTU size waiting for the link.
     max_backlog_ = std::chrono::nanoseconds(static_cast<std::int64_t>(
@@ -96,6 +109,12 @@ class DatagramEndpoint final : public DatagramTransport {
   unsigned senders_ = 1;               // share_link()
   double estimate_ns_per_byte_ = 0.0;  // set_link_estimate(); 0: none given
   std::chrono::nanoseconds max_backlog_{0};
+  // The token bucket (FabricConfig::sender_burst_bytes); burst_ 0: none.
+  double burst_ = 0;
+  std::size_t incast_budget_ = 0;  // set_incast_budget()
+  double tokens_ = 0;
+  common::TimePoint tokens_at_{};
+  bool bucket_started_ = false;  // it starts full, at the first send
   std::uint64_t next_counter_ = 0;
   std::vector<Outgoing> scratch_;  // reused by send() so a batch costs no allocation
 };
@@ -104,7 +123,23 @@ bool DatagramEndpoint::book_link(common::TimePoint now, std::size_t bytes,
                                  common::TimePoint& arrival) {
   common::TimePoint depart = std::max(now, self_->link_free_at);
   if (depart - now > max_backlog_) return false;
-  auto wire = std::chrono::nanoseconds(std::llround(static_cast<double>(bytes) * ns_per_byte_));
+  double ns_per_byte = ns_per_byte_;
+  if (burst_ > 0) {
+    if (!bucket_started_) {
+      bucket_started_ = true;
+      tokens_ = burst_;
+      tokens_at_ = now;
+    }
+    const auto dt = static_cast<double>(std::chrono::nanoseconds(now - tokens_at_).count());
+    tokens_ = std::min(burst_, tokens_ + dt / ns_per_byte_);
+    tokens_at_ = now;
+    // As the UDP pacer: a datagram larger than the bucket passes once it is full.
+    const auto need = static_cast<double>(bytes);
+    if (tokens_ < need && tokens_ < burst_) return false;
+    tokens_ -= need;
+    ns_per_byte = fabric_->link_ns_per_byte();
+  }
+  auto wire = std::chrono::nanoseconds(std::llround(static_cast<double>(bytes) * ns_per_byte));
   self_->link_free_at = depart + wire;
   // The last bit leaves when serialisation ends; receivers see the
   // datagram only then.

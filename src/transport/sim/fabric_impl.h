@@ -12,10 +12,12 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/clock.h"
@@ -36,7 +38,21 @@ struct RankState {
   common::TimePoint link_free_at{};  // guarded by link_mu
   // The switch port towards this rank (FabricConfig::port_buffer_bytes).
   std::mutex port_mu;
-  common::TimePoint port_free_at{};  // guarded by port_mu
+  common::TimePoint port_free_at{};   // guarded by port_mu
+  std::uint64_t port_peak_bytes = 0;  // guarded by port_mu
+  // What the fabric took from this rank (Fabric::rank_counters).
+  std::atomic<std::uint64_t> port_drops{0}, port_drop_bytes{0}, lost{0}, lost_bytes{0};
+  // The peers it exchanged reliable messages with.
+  std::mutex peers_mu;
+  std::unordered_set<int> peers;  // guarded by peers_mu
+
+  void note_peer(int peer) {
+    std::lock_guard lock(peers_mu);
+    peers.insert(peer);
+  }
+  // Books this rank's port for `bytes` arriving at `at` without dropping
+  // (reliable traffic); returns when the last byte has left the port.
+  common::TimePoint book_port(common::TimePoint at, std::size_t bytes, double ns_per_byte);
 };
 
 struct GroupMember {
@@ -64,11 +80,17 @@ struct Outgoing {
 struct Message {
   int from = -1;
   std::vector<std::byte> data;
+  // When the receiver may see it (FabricConfig::timed_reliable; else the
+  // epoch: at once). A sender's messages arrive in the order it sent them,
+  // so delivering every ready message in queue order keeps that order.
+  common::TimePoint at{};
 };
 
 struct Mailbox {
   std::mutex mu;
   std::deque<Message> queue;  // guarded by mu; one FIFO keeps every sender's order
+  // The earliest `at` queued, for FabricImpl::next_arrival; caller holds mu.
+  std::optional<common::TimePoint> earliest() const;
 };
 
 // The reliable mesh of one group: fixed size, built whole at first join so
@@ -122,6 +144,13 @@ class FabricImpl {
   // Hands every datagram of `batch` from `sender` to every other live
   // member of `g`, through the fault model.
   void fan_out(Group& g, int sender, std::span<const Outgoing> batch);
+
+  RankCounters rank_counters(int rank);
+  std::optional<common::TimePoint> next_arrival();
+  // ns per byte of the whole link (0: no link model).
+  double link_ns_per_byte() const {
+    return config.link_gbit_per_s > 0 ? 8.0 / config.link_gbit_per_s : 0.0;
+  }
 
  private:
   std::shared_ptr<RankState> rank_state_locked(int rank);

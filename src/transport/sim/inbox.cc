@@ -81,4 +81,12 @@ std::size_t Inbox::pop_ready(common::TimePoint now, InboxEntry* out, std::size_t
   return n;
 }
 
+std::optional<common::TimePoint> Inbox::earliest() {
+  std::lock_guard lock(mu_);
+  std::optional<common::TimePoint> t;
+  if (ring_count_ > 0) t = ring_[ring_head_].at;
+  if (!held_.empty() && (!t || held_.front().at < *t)) t = held_.front().at;
+  return t;
+}
+
 }  // namespace mccl::transport::sim

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "common/clock.h"
@@ -44,6 +45,10 @@ class Inbox {
   // Moves up to `max` datagrams visible at `now` into `out`, earliest
   // first; returns how many. Takes the mutex itself.
   std::size_t pop_ready(common::TimePoint now, InboxEntry* out, std::size_t max);
+
+  // The time the earliest queued datagram becomes visible; nullopt when
+  // none is queued. Takes the mutex itself.
+  std::optional<common::TimePoint> earliest();
 
  private:
   std::size_t queued() const { return ring_count_ + held_.size(); }

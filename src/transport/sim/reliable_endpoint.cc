@@ -1,8 +1,11 @@
 // One rank's end of a group's reliable mesh on the simulated fabric.
-// Messages are delivered at once and exactly once: the mesh models the
-// repair channel's guarantees, not its speed.
+// Messages are delivered exactly once, at once or (FabricConfig::
+// timed_reliable) after their time on the sender's link and the receiver's
+// port: the mesh models the repair channel's guarantees and, if asked, its
+// speed, never its loss.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -23,7 +26,8 @@ class ReliableEndpoint final : public ReliableTransport {
         self_(mesh_->states[static_cast<std::size_t>(rank)]),
         mailbox_(mesh_->mailboxes[static_cast<std::size_t>(rank)]),
         rank_(rank),
-        reported_(static_cast<std::size_t>(size), false) {}
+        reported_(static_cast<std::size_t>(size), false),
+        talked_to_(static_cast<std::size_t>(size), false) {}
 
   int rank() const override { return rank_; }
   int size() const override { return mesh_->size; }
@@ -32,6 +36,8 @@ class ReliableEndpoint final : public ReliableTransport {
   common::Status poll(ReliableHandler& handler, std::size_t max, std::size_t& delivered) override;
 
  private:
+  // When a message of `bytes` sent now reaches `peer` (the epoch: at once).
+  common::TimePoint arrival(std::size_t peer, std::size_t bytes);
   // Reports peers that died and whose last messages have been handed over.
   void report_failures(ReliableHandler& handler);
   bool has_pending_from(int peer);
@@ -41,7 +47,8 @@ class ReliableEndpoint final : public ReliableTransport {
   std::shared_ptr<RankState> self_;
   std::shared_ptr<Mailbox> mailbox_;
   const int rank_;
-  std::vector<bool> reported_;  // peers already reported through on_peer_failure
+  std::vector<bool> reported_;   // peers already reported through on_peer_failure
+  std::vector<bool> talked_to_;  // peers sent to (RankState::peers knows already)
   std::uint64_t seen_kill_epoch_ = 0;
   bool recheck_failures_ = false;  // a dead peer still had messages queued
 };
@@ -59,7 +66,7 @@ common::Status ReliableEndpoint::send(int peer, std::span<const std::span<const 
   }
   std::size_t total = 0;
   for (const auto& part : parts) total += part.size();
-  Message m{rank_, std::vector<std::byte>(total)};
+  Message m{rank_, std::vector<std::byte>(total), arrival(p, total)};
   std::size_t off = 0;
   for (const auto& part : parts) {
     if (!part.empty()) std::memcpy(m.data.data() + off, part.data(), part.size());
@@ -68,6 +75,11 @@ common::Status ReliableEndpoint::send(int peer, std::span<const std::span<const 
   {
     std::lock_guard lock(mesh_->mailboxes[p]->mu);
     mesh_->mailboxes[p]->queue.push_back(std::move(m));
+  }
+  if (!talked_to_[p]) {
+    talked_to_[p] = true;
+    self_->note_peer(peer);
+    mesh_->states[p]->note_peer(rank_);
   }
   fabric_->counters.reliable_messages.fetch_add(1, std::memory_order_relaxed);
   fabric_->counters.reliable_bytes.fetch_add(total, std::memory_order_relaxed);
@@ -79,14 +91,23 @@ common::Status ReliableEndpoint::poll(ReliableHandler& handler, std::size_t max,
   delivered = 0;
   if (self_->is_dead()) return common::peer_failure(killed_message(rank_));
   std::array<Message, kPollChunk> ready;
+  const bool timed = fabric_->config.timed_reliable;
+  const common::TimePoint now = timed ? fabric_->now() : common::TimePoint{};
   while (delivered < max) {
     std::size_t want = std::min(kPollChunk, max - delivered);
     std::size_t n = 0;
     {
       std::lock_guard lock(mailbox_->mu);
-      while (n < want && !mailbox_->queue.empty()) {
-        ready[n++] = std::move(mailbox_->queue.front());
-        mailbox_->queue.pop_front();
+      auto& q = mailbox_->queue;
+      // Every message that has arrived, in queue order: one sender's
+      // arrive in the order it sent them, so its order is kept.
+      for (auto it = q.begin(); n < want && it != q.end();) {
+        if (timed && it->at > now) {
+          ++it;
+          continue;
+        }
+        ready[n++] = std::move(*it);
+        it = q.erase(it);
       }
     }
     for (std::size_t i = 0; i < n; ++i) {
@@ -100,6 +121,28 @@ common::Status ReliableEndpoint::poll(ReliableHandler& handler, std::size_t max,
   }
   report_failures(handler);
   return common::Status::ok();
+}
+
+common::TimePoint ReliableEndpoint::arrival(std::size_t peer, std::size_t bytes) {
+  const FabricConfig& config = fabric_->config;
+  const double ns_per_byte = fabric_->link_ns_per_byte();
+  if (!config.timed_reliable || ns_per_byte <= 0) return {};
+  const auto wire =
+      std::chrono::nanoseconds(std::llround(static_cast<double>(bytes) * ns_per_byte));
+  common::TimePoint sent;
+  {
+    // Behind whatever the rank's datagrams have booked on its link.
+    std::lock_guard lock(self_->link_mu);
+    self_->link_free_at = std::max(fabric_->now(), self_->link_free_at) + wire;
+    sent = self_->link_free_at;
+  }
+  // The message streams through the port as it leaves the link (packets,
+  // not whole messages, are stored and forwarded): the port is busy for
+  // its wire time from when the first byte arrives.
+  const common::TimePoint out =
+      config.port_buffer_bytes > 0 ? mesh_->states[peer]->book_port(sent - wire, bytes, ns_per_byte)
+                                   : sent;
+  return out + config.latency;
 }
 
 bool ReliableEndpoint::has_pending_from(int peer) {

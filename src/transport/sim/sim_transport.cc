@@ -69,13 +69,15 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
   for (const GroupMember& m : g.members) {
     if (m.rank == sender || m.state->is_dead()) continue;
     key.receiver = m.rank;
+    std::uint64_t rank_lost = 0, rank_lost_bytes = 0, rank_drops = 0, rank_drop_bytes = 0;
     std::unique_lock<std::mutex> port_lock;
     if (ports) port_lock = std::unique_lock(m.state->port_mu);
     std::lock_guard inbox_lock(m.inbox->mutex());
     for (const Outgoing& o : batch) {
       key.counter = o.counter;
       if (fault_happens(key, FaultKind::kLoss, config.loss)) {
-        ++lost;
+        ++rank_lost;
+        rank_lost_bytes += o.size;
         continue;
       }
       common::TimePoint at = o.at;
@@ -84,13 +86,17 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
         // would wait behind a full buffer is dropped, as a switch does.
         const common::TimePoint start = std::max(o.at, m.state->port_free_at);
         if (start - o.at > port_buffer) {
-          ++port_drops;
+          ++rank_drops;
+          rank_drop_bytes += o.size;
           continue;
         }
         m.state->port_free_at =
             start +
             std::chrono::nanoseconds(std::llround(static_cast<double>(o.size) * ns_per_byte));
         at = m.state->port_free_at;
+        const auto queued = static_cast<std::uint64_t>(
+            static_cast<double>(std::chrono::nanoseconds(at - o.at).count()) / ns_per_byte);
+        m.state->port_peak_bytes = std::max(m.state->port_peak_bytes, queued);
       }
       if (fault_happens(key, FaultKind::kReorder, config.reorder)) {
         at += reorder_delay(key);
@@ -115,6 +121,16 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
         if (!m.inbox->push(at, *data, o.size)) ++overrun;
       }
     }
+    lost += rank_lost;
+    port_drops += rank_drops;
+    if (rank_lost) {
+      m.state->lost.fetch_add(rank_lost, std::memory_order_relaxed);
+      m.state->lost_bytes.fetch_add(rank_lost_bytes, std::memory_order_relaxed);
+    }
+    if (rank_drops) {
+      m.state->port_drops.fetch_add(rank_drops, std::memory_order_relaxed);
+      m.state->port_drop_bytes.fetch_add(rank_drop_bytes, std::memory_order_relaxed);
+    }
   }
   members_lock.unlock();
 
@@ -127,6 +143,72 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
   add(counters.corrupted, corrupted);
   add(counters.overrun, overrun);
   add(counters.port_drops, port_drops);
+}
+
+common::TimePoint RankState::book_port(common::TimePoint at, std::size_t bytes,
+                                       double ns_per_byte) {
+  std::lock_guard lock(port_mu);
+  const common::TimePoint start = std::max(at, port_free_at);
+  port_free_at =
+      start + std::chrono::nanoseconds(std::llround(static_cast<double>(bytes) * ns_per_byte));
+  return port_free_at;
+}
+
+std::optional<common::TimePoint> Mailbox::earliest() const {
+  std::optional<common::TimePoint> t;
+  for (const Message& m : queue) {
+    if (!t || m.at < *t) t = m.at;
+  }
+  return t;
+}
+
+RankCounters FabricImpl::rank_counters(int rank) {
+  std::shared_ptr<RankState> s;
+  {
+    std::lock_guard lock(mu_);
+    auto it = ranks_.find(rank);
+    if (it == ranks_.end()) return {};
+    s = it->second;
+  }
+  RankCounters c;
+  c.port_drops = s->port_drops.load();
+  c.port_drop_bytes = s->port_drop_bytes.load();
+  c.lost = s->lost.load();
+  c.lost_bytes = s->lost_bytes.load();
+  {
+    std::lock_guard lock(s->port_mu);
+    c.port_peak_bytes = s->port_peak_bytes;
+  }
+  std::lock_guard lock(s->peers_mu);
+  c.reliable_peers = s->peers.size();
+  return c;
+}
+
+std::optional<common::TimePoint> FabricImpl::next_arrival() {
+  std::vector<std::shared_ptr<Group>> groups;
+  std::vector<std::shared_ptr<Mesh>> meshes;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, g] : groups_) groups.push_back(g);
+    for (auto& [id, m] : meshes_) meshes.push_back(m);
+  }
+  std::optional<common::TimePoint> t;
+  auto consider = [&t](std::optional<common::TimePoint> c) {
+    if (c && (!t || *c < *t)) t = c;
+  };
+  for (auto& g : groups) {
+    std::shared_lock lock(g->mu);
+    for (const GroupMember& m : g->members) {
+      if (!m.inbox->maybe_empty()) consider(m.inbox->earliest());
+    }
+  }
+  for (auto& m : meshes) {
+    for (auto& box : m->mailboxes) {
+      std::lock_guard lock(box->mu);
+      consider(box->earliest());
+    }
+  }
+  return t;
 }
 
 // ---- Fabric ----------------------------------------------------------------
@@ -184,6 +266,12 @@ FabricCounters Fabric::counters() const {
   out.reliable_messages = c.reliable_messages.load();
   out.reliable_bytes = c.reliable_bytes.load();
   return out;
+}
+
+RankCounters Fabric::rank_counters(int rank) const { return impl_->rank_counters(rank); }
+
+std::optional<std::chrono::steady_clock::time_point> Fabric::next_arrival() const {
+  return impl_->next_arrival();
 }
 
 }  // namespace mccl::transport::sim

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "transport/datagram.h"
@@ -33,6 +34,19 @@ struct FabricConfig {
   // that together send faster than one receiver's link). 0 = no port model.
   // With it, a sender's queue holds at most half a buffer's drain time.
   std::size_t port_buffer_bytes = 0;
+  // The senders' token bucket (needs a link rate): a root may send this
+  // many bytes at the whole link rate before its share of the rate
+  // (share_link) paces it, as a host's pacer with a bucket does (the UDP
+  // transport's). The bucket is sized by transport::root_burst_bytes from
+  // this, the roots injecting at once and the incast budget the protocol
+  // sets (set_incast_budget). 0: every datagram is paced at the share, no
+  // burst at all.
+  std::size_t sender_burst_bytes = 0;
+  // Reliable messages take time too: they queue on the sender's link
+  // behind its datagrams and on the receiver's port (never dropped, as
+  // TCP's own flow control would keep them), and arrive after the latency.
+  // Needs a link rate. Off: delivered at once.
+  bool timed_reliable = false;
   // The endpoints cannot tell the link rate (link_rate_unknown), as a NIC
   // that reports no speed: a root then sends at the whole link rate
   // whatever share_link() says, unless the protocol hands it an estimate
@@ -62,6 +76,19 @@ struct FabricCounters {
   std::uint64_t port_drops = 0;  // dropped by a receiver's full switch port
   std::uint64_t reliable_messages = 0;
   std::uint64_t reliable_bytes = 0;
+};
+
+// One rank's view of the fabric, summed over its groups: what its switch
+// port dropped, what the loss model took from it, and the peers it
+// exchanged reliable messages with (the connections a real transport would
+// have had to hold).
+struct RankCounters {
+  std::uint64_t port_drops = 0;  // datagrams its port dropped (full queue)
+  std::uint64_t port_drop_bytes = 0;
+  std::uint64_t lost = 0;  // datagrams the loss model dropped on the way to it
+  std::uint64_t lost_bytes = 0;
+  std::uint64_t port_peak_bytes = 0;  // the most its port queue ever held
+  std::size_t reliable_peers = 0;     // distinct peers it sent to or received from
 };
 
 class FabricImpl;
@@ -94,6 +121,13 @@ class Fabric {
   void inject(std::uint64_t group, std::span<const std::byte> datagram);
 
   FabricCounters counters() const;
+  // Zeros for a rank that never joined.
+  RankCounters rank_counters(int rank) const;
+
+  // The earliest time at which a datagram or message queued now becomes
+  // visible to its receiver; nullopt when nothing is queued. A driver of
+  // ranks in virtual time skips ahead to it when no rank has work.
+  std::optional<std::chrono::steady_clock::time_point> next_arrival() const;
 
   // The fabric's clock: the steady clock, or the virtual one
   // (FabricConfig::virtual_time), which advance() moves forward and which

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "transport/burst.h"
 
 namespace mccl::transport::udp {
 namespace {
@@ -92,15 +93,21 @@ std::size_t UdpEndpoint::burst_for(double bytes_per_s) const {
   // 256 KB, 437 ms with 20 ms' worth, which some runs paid for in drops.
   const std::size_t largest =
       gso_ ? kMaxGsoBytes + kMaxSegments * kIpUdpHeader : mtu_ + kIpUdpHeader;
-  return std::max(static_cast<std::size_t>(bytes_per_s * 2e-3), 4 * largest);
+  const std::size_t own = std::max(static_cast<std::size_t>(bytes_per_s * 2e-3), 4 * largest);
+  // With many roots at once their bursts together must fit a receiver's
+  // port (burst.h): 31 roots with four 64 KB runs each can put 8 MB into
+  // one port at once, whatever their rates add up to.
+  return root_burst_bytes(own, link_share_, incast_budget_, mtu_ + kIpUdpHeader);
 }
 
 void UdpEndpoint::repace() {
   const double bytes_per_s = link_bytes_per_s_ / link_share_;
+  const std::size_t burst = burst_for(bytes_per_s);
+  gso_run_bytes_ = std::max(mtu_, std::min(burst, kMaxGsoBytes));
   if (pacer_.enabled()) {
-    pacer_.set_rate(bytes_per_s, burst_for(bytes_per_s), common::now());
+    pacer_.set_rate(bytes_per_s, burst, common::now());
   } else {
-    pacer_ = Pacer(bytes_per_s, burst_for(bytes_per_s), common::now());
+    pacer_ = Pacer(bytes_per_s, burst, common::now());
   }
 }
 
@@ -108,6 +115,12 @@ void UdpEndpoint::share_link(unsigned senders) {
   senders = std::max(senders, 1u);
   if (senders == link_share_) return;
   link_share_ = senders;
+  if (pacer_.enabled()) repace();
+}
+
+void UdpEndpoint::set_incast_budget(std::size_t bytes) {
+  if (bytes == incast_budget_) return;
+  incast_budget_ = bytes;
   if (pacer_.enabled()) repace();
 }
 
@@ -141,7 +154,7 @@ std::size_t UdpEndpoint::build_messages(std::span<const OutDatagram> datagrams) 
       while (i + count < datagrams.size() && count < kMaxSegments &&
              size_of(datagrams[i + count - 1]) == segment) {
         const std::size_t next = size_of(datagrams[i + count]);
-        if (next == 0 || next > segment || total + next > kMaxGsoBytes) break;
+        if (next == 0 || next > segment || total + next > gso_run_bytes_) break;
         total += next;
         ++count;
       }

@@ -62,6 +62,7 @@ class UdpEndpoint final : public UdpTransport {
   bool link_rate_unknown() const override { return info_.rate_unknown; }
   bool link_rate_reported() const override { return info_.rate_reported; }
   void set_link_estimate(double bytes_per_s) override;
+  void set_incast_budget(std::size_t bytes) override;
   int wait_fd() const override { return recv_fd_.get(); }
   bool wait_fd_gates_poll() const override { return true; }  // poll() only reads the socket
 
@@ -135,7 +136,11 @@ class UdpEndpoint final : public UdpTransport {
 
   // Send side (touched only by send() and share_link()).
   Pacer pacer_;
-  unsigned link_share_ = 1;  // the pacer runs at link_bytes_per_s_ / link_share_
+  unsigned link_share_ = 1;        // the pacer runs at link_bytes_per_s_ / link_share_
+  std::size_t incast_budget_ = 0;  // set_incast_budget(); 0: no limit
+  // A GSO run's payload at most: kMaxGsoBytes, or less where the bucket is
+  // smaller (a run larger than the bucket would leave as one burst anyway).
+  std::size_t gso_run_bytes_ = kMaxGsoBytes;
   double link_bytes_per_s_;  // info_.rate_mbit, or the estimate where it is unknown; 0: unpaced
   std::vector<mmsghdr> send_msgs_;
   std::vector<iovec> send_iov_;               // two per datagram: header, payload
