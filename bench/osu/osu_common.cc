@@ -50,6 +50,7 @@ constexpr StatField kStatFields[] = {
     {"eager_completions", &Stats::eager_completions},
     {"loss_reports_sent", &Stats::loss_reports_sent},
     {"rate_decreases", &Stats::rate_decreases},
+    {"p2p_collectives", &Stats::p2p_collectives},
 };
 constexpr std::size_t kNumStats = std::size(kStatFields);
 

@@ -60,6 +60,9 @@ typedef struct mccl_stats_t {
   uint64_t link_estimate_mbit;
   /* Not a counter: the last multicast collective's steps on this rank. */
   mccl_mcast_timeline_t last_mcast;
+  /* Broadcasts and allgathers served point to point (binomial tree, Bruck,
+   * chain, ring) rather than by multicast (docs/algorithms.md). */
+  uint64_t p2p_collectives;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

@@ -61,6 +61,10 @@ struct Stats {
   std::uint64_t loss_reports_sent = 0;
   std::uint64_t rate_decreases = 0;
   std::uint64_t link_estimate_mbit = 0;
+  // Broadcasts and allgathers served point to point (binomial tree, Bruck,
+  // chain, ring) rather than by multicast: below the algorithm table's
+  // crossover, or as the user pinned them (docs/algorithms.md).
+  std::uint64_t p2p_collectives = 0;
   // Not a counter: the last multicast collective's steps on this rank.
   McastTimeline last_mcast;
 };

@@ -149,6 +149,7 @@ coll::CollConfig coll_config(const ResolvedOptions& opt) {
   c.allreduce = opt.allreduce;
   c.reduce_segment_bytes = opt.reduce_segment_bytes;
   c.allreduce_small_bytes = opt.allreduce_small_bytes;
+  c.multicast_from = opt.multicast_from;
   c.rs_share = opt.rs_share;
   return c;
 }

@@ -1,0 +1,35 @@
+// The measured crossovers of the algorithm table (algorithm.h): from which
+// size multicast beats the point-to-point algorithms, by team size.
+//
+// Written from bench/tune/crossover.sh's output (the command and the machine
+// are in docs/benchmarks.md, "Algorithm table"); rerun it and copy its
+// table here when the algorithms or the transports change.
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+
+namespace mccl::coll {
+
+struct Crossover {
+  int max_ranks;            // the row serves teams of up to this many ranks
+  std::size_t broadcast;    // bytes: multicast from here up
+  std::size_t allgather;    // bytes per rank: multicast from here up
+};
+
+// Rows by increasing max_ranks; the last serves every larger team.
+inline constexpr Crossover kMeasuredCrossovers[] = {
+    {2, 65536, 65536},
+    {4, 65536, 65536},
+    {8, 65536, 65536},
+    {1 << 30, 65536, 65536},
+};
+
+inline const Crossover& measured_crossover(int ranks) {
+  for (const Crossover& row : kMeasuredCrossovers) {
+    if (ranks <= row.max_ranks) return row;
+  }
+  return kMeasuredCrossovers[std::size(kMeasuredCrossovers) - 1];
+}
+
+}  // namespace mccl::coll
