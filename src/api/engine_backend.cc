@@ -127,7 +127,7 @@ std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protoc
   if (opt.progress == ProgressKind::kInline) {
     const auto spin = progress::inline_spin(opt.progress_spin, opt.progress_spin_set, local_ranks,
                                             progress::usable_cores());
-    return progress::make_inline_engine(ctx, spin);
+    return progress::make_inline_engine(ctx, spin, opt.progress_spin);
   }
   if (opt.shared_progress) return progress::make_shared_thread_engine(ctx, opt.shared_progress);
   progress::ThreadEngineConfig cfg;

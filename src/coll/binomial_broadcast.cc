@@ -9,7 +9,7 @@ namespace mccl::coll {
 
 BinomialBroadcast::BinomialBroadcast(protocol::Context& ctx, std::byte* buffer, std::size_t bytes,
                                      int root, std::uint64_t signature, std::size_t segment_bytes)
-    : P2pOperation(ctx, signature),
+    : P2pOperation(ctx, signature, bytes),
       buffer_(buffer),
       bytes_(bytes),
       root_(root),

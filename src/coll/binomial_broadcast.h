@@ -36,7 +36,7 @@ class BinomialBroadcast final : public P2pOperation {
   std::size_t bytes_;
   int root_;
   std::size_t segment_bytes_;
-  int parent_ = -1;           // -1 at the root
+  int parent_ = -1;            // -1 at the root
   std::vector<int> children_;  // largest subtree first
   std::size_t received_ = 0;
 };

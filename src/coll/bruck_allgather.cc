@@ -7,16 +7,17 @@
 
 namespace mccl::coll {
 
-BruckAllgather::BruckAllgather(protocol::Context& ctx, BlockLayout layout,
-                               std::uint64_t signature, std::size_t segment_bytes)
-    : P2pOperation(ctx, signature),
+BruckAllgather::BruckAllgather(protocol::Context& ctx, BlockLayout layout, std::uint64_t signature,
+                               std::size_t segment_bytes)
+    : P2pOperation(ctx, signature, total_bytes(layout)),
       layout_(std::move(layout)),
       segment_bytes_(std::max<std::size_t>(1, segment_bytes)) {
   const int n = ctx.size();
   const int r = ctx.rank();
   for (int d = 1; d < n; d *= 2) {
     Round round{(r - d + n) % n, (r + d) % n, (r + d) % n, std::min(d, n - d), 0};
-    for (int i = 0; i < round.blocks; ++i) round.bytes += layout_.counts[(round.first_block + i) % n];
+    for (int i = 0; i < round.blocks; ++i)
+      round.bytes += layout_.counts[(round.first_block + i) % n];
     rounds_.push_back(round);
   }
 }
@@ -64,7 +65,8 @@ void BruckAllgather::send_round(std::size_t k) {
   if (filled > 0) send_p2p(round.to, p2p_header(static_cast<std::uint32_t>(k), seg), segment);
 }
 
-void BruckAllgather::place(const Round& round, std::size_t offset, std::span<const std::byte> data) {
+void BruckAllgather::place(const Round& round, std::size_t offset,
+                           std::span<const std::byte> data) {
   const int n = ctx_.size();
   std::size_t start = 0;  // the stream offset where block i begins
   for (int i = 0; i < round.blocks && !data.empty(); ++i) {

@@ -36,11 +36,11 @@ class BruckAllgather final : public P2pOperation {
 
  private:
   struct Round {
-    int to;                // r - d
-    int from;              // r + d
-    int first_block;       // the first block received, r + d
-    int blocks;            // c
-    std::size_t bytes;     // received in this round
+    int to;             // r - d
+    int from;           // r + d
+    int first_block;    // the first block received, r + d
+    int blocks;         // c
+    std::size_t bytes;  // received in this round
     std::size_t received = 0;
   };
   void send_round(std::size_t k);

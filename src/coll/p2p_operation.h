@@ -15,11 +15,16 @@ namespace mccl::coll {
 
 class P2pOperation : public protocol::Operation {
  public:
-  P2pOperation(protocol::Context& ctx, std::uint64_t signature)
-      : Operation(ctx), signature_(signature) {}
+  // `bytes`: what the collective moves to each rank (its latency_bound()).
+  P2pOperation(protocol::Context& ctx, std::uint64_t signature, std::size_t bytes)
+      : Operation(ctx), signature_(signature), latency_bound_(bytes <= kLatencyBoundBytes) {}
 
   void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
                    common::TimePoint) final;
+  // Up to 64 KiB a point-to-point collective is a few round trips on any
+  // transport; beyond, its bytes dominate.
+  static constexpr std::size_t kLatencyBoundBytes = 64 << 10;
+  bool latency_bound() const final { return latency_bound_; }
 
  protected:
   std::uint64_t signature() const { return signature_; }
@@ -38,6 +43,7 @@ class P2pOperation : public protocol::Operation {
 
  private:
   std::uint64_t signature_;
+  bool latency_bound_;
 };
 
 }  // namespace mccl::coll

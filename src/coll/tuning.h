@@ -12,9 +12,9 @@
 namespace mccl::coll {
 
 struct Crossover {
-  int max_ranks;            // the row serves teams of up to this many ranks
-  std::size_t broadcast;    // bytes: multicast from here up
-  std::size_t allgather;    // bytes per rank: multicast from here up
+  int max_ranks;          // the row serves teams of up to this many ranks
+  std::size_t broadcast;  // bytes: multicast from here up
+  std::size_t allgather;  // bytes per rank: multicast from here up
 };
 
 // Rows by increasing max_ranks; the last serves every larger team.
