@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "mccl/export.h"
 #include "mccl/progress_thread.h"
 
 namespace mccl {
@@ -25,6 +26,9 @@ enum class ProgressKind { kInline, kThread, kOffload };
 // cannot multicast, the ring / pipelined chain above it (docs/algorithms.md).
 enum class AllgatherAlgorithm { kAuto, kMulticast, kRing, kBruck };
 enum class BroadcastAlgorithm { kAuto, kMulticast, kChain, kBinomial };
+// The settings' names: "multicast", "bruck", "binomial", ...
+MCCL_API const char* to_string(AllgatherAlgorithm a);
+MCCL_API const char* to_string(BroadcastAlgorithm a);
 // kAuto: recursive doubling below MCCL_COLL_ALLREDUCE_SMALL_BYTES, else the
 // ring reduce-scatter followed by the multicast allgather (the point-to-point
 // ring allreduce when the transport cannot multicast).

@@ -11,9 +11,11 @@
 #include <memory>
 #include <span>
 
+#include "coll/algorithm.h"
 #include "coll/validate.h"
 #include "common/status.h"
 #include "mccl/bootstrap.h"
+#include "mccl/options.h"
 #include "mccl/stats.h"
 #include "mccl/types.h"
 
@@ -87,6 +89,10 @@ class CommState {
   int rank = 0;
   int size = 1;
   std::chrono::milliseconds timeout{60000};
+  // What the algorithm table needs to say which algorithm a size gets.
+  BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
+  AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
+  coll::MulticastFrom multicast_from;
   std::unique_ptr<Backend> backend;
 };
 

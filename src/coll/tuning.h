@@ -18,11 +18,15 @@ struct Crossover {
 };
 
 // Rows by increasing max_ranks; the last serves every larger team.
+// Measured on the namespace cluster with 10 Gbit/s links, one rank per host,
+// RPS on, on a 2-core Intel Xeon (2026-11-25, docs/benchmarks.md "Small
+// collectives: the algorithm table"):
+//   bench/tune/crossover.sh --where fabric --rate 10gbit --ranks 2,4,8 --max-size 1m
+// The 8-rank row serves larger teams too: nothing larger was measured.
 inline constexpr Crossover kMeasuredCrossovers[] = {
-    {2, 65536, 65536},
-    {4, 65536, 65536},
-    {8, 65536, 65536},
-    {1 << 30, 65536, 65536},
+    {2, 32768, 524288},
+    {4, 131072, 32768},
+    {8, 131072, 32768},
 };
 
 inline const Crossover& measured_crossover(int ranks) {

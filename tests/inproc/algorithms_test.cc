@@ -200,6 +200,19 @@ TEST(AlgorithmTable, SmallPointToPointLargeMulticast) {
   EXPECT_GT(large.mcast_datagrams, 0u);
 }
 
+TEST(AlgorithmTable, CommunicatorSaysWhichAlgorithmASizeGets) {
+  InProcessWorld world(4, {.seed = 92});
+  auto comms = create_communicators(world);
+  EXPECT_EQ(comms[0].broadcast_algorithm(100), BroadcastAlgorithm::kBinomial);
+  EXPECT_EQ(comms[0].broadcast_algorithm(1 << 20), BroadcastAlgorithm::kMulticast);
+  EXPECT_EQ(comms[0].allgather_algorithm(100), AllgatherAlgorithm::kBruck);
+  EXPECT_EQ(comms[0].allgather_algorithm(1 << 20), AllgatherAlgorithm::kMulticast);
+  EXPECT_STREQ(to_string(BroadcastAlgorithm::kBinomial), "binomial");
+  EXPECT_STREQ(to_string(AllgatherAlgorithm::kBruck), "bruck");
+  auto pinned = create_communicators(world, {.broadcast_algorithm = BroadcastAlgorithm::kChain});
+  EXPECT_EQ(pinned[0].broadcast_algorithm(100), BroadcastAlgorithm::kChain);
+}
+
 TEST(AlgorithmTable, SettingsMoveTheCrossover) {
   const int n = 3;
   {
