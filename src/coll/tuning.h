@@ -26,7 +26,7 @@ struct Crossover {
 inline constexpr Crossover kMeasuredCrossovers[] = {
     {2, 32768, 524288},
     {4, 131072, 32768},
-    {8, 131072, 32768},
+    {8, 65536, 16384},
 };
 
 inline const Crossover& measured_crossover(int ranks) {
