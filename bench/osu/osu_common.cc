@@ -56,6 +56,7 @@ constexpr StatField kStatFields[] = {
     {"compress_bytes_in", &Stats::compress_bytes_in},
     {"compress_bytes_out", &Stats::compress_bytes_out},
     {"compress_raw_fallbacks", &Stats::compress_raw_fallbacks},
+    {"p2p_collectives", &Stats::p2p_collectives},
 };
 constexpr std::size_t kNumStats = std::size(kStatFields);
 

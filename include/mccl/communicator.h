@@ -254,6 +254,13 @@ class MCCL_API Communicator {
 
   Stats stats() const;
 
+  // The algorithm a broadcast of `bytes` runs on this communicator (an
+  // allgather(v) whose largest block has `block_bytes`): the one the
+  // options or settings pinned, else the algorithm table's choice for this
+  // size and team size (docs/algorithms.md). Never kAuto; not blocking.
+  BroadcastAlgorithm broadcast_algorithm(std::size_t bytes) const;
+  AllgatherAlgorithm allgather_algorithm(std::size_t block_bytes) const;
+
   // Memory for collective buffers. Under the offload engine it is shared
   // with mccl_offloadd, which then runs collectives whose buffers lie wholly
   // inside such blocks in place (zero copy); under the other engines it is

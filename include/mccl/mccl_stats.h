@@ -68,6 +68,9 @@ typedef struct mccl_stats_t {
   uint64_t compress_bytes_out;
   uint64_t compress_raw_fallbacks;
   double compress_max_bound;
+  /* Broadcasts and allgathers served point to point (binomial tree, Bruck,
+   * chain, ring) rather than by multicast (docs/algorithms.md). */
+  uint64_t p2p_collectives;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

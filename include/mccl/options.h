@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "mccl/export.h"
 #include "mccl/progress_thread.h"
 
 namespace mccl {
@@ -19,8 +20,15 @@ enum class TransportKind { kAuto, kSim, kUdp, kIb };
 // kThread: a pinned host thread does. kOffload: the mccl_offloadd daemon
 // runs it outside this process (started on first use; docs/offload.md).
 enum class ProgressKind { kInline, kThread, kOffload };
-enum class AllgatherAlgorithm { kAuto, kMulticast, kRing };
-enum class BroadcastAlgorithm { kAuto, kMulticast, kChain };
+// kAuto: the point-to-point Bruck allgather / binomial-tree broadcast below
+// the measured crossover (MCCL_COLL_ALLGATHER_MCAST_FROM_BYTES,
+// MCCL_COLL_BCAST_MCAST_FROM_BYTES), multicast from it up; where the transport
+// cannot multicast, the ring / pipelined chain above it (docs/algorithms.md).
+enum class AllgatherAlgorithm { kAuto, kMulticast, kRing, kBruck };
+enum class BroadcastAlgorithm { kAuto, kMulticast, kChain, kBinomial };
+// The settings' names: "multicast", "bruck", "binomial", ...
+MCCL_API const char* to_string(AllgatherAlgorithm a);
+MCCL_API const char* to_string(BroadcastAlgorithm a);
 // kAuto: recursive doubling below MCCL_COLL_ALLREDUCE_SMALL_BYTES, else the
 // ring reduce-scatter followed by the multicast allgather (the point-to-point
 // ring allreduce when the transport cannot multicast).

@@ -70,6 +70,10 @@ struct Stats {
   std::uint64_t compress_bytes_out = 0;
   std::uint64_t compress_raw_fallbacks = 0;
   double compress_max_bound = 0.0;
+  // Broadcasts and allgathers served point to point (binomial tree, Bruck,
+  // chain, ring) rather than by multicast: below the algorithm table's
+  // crossover, or as the user pinned them (docs/algorithms.md).
+  std::uint64_t p2p_collectives = 0;
   // Not a counter: the last multicast collective's steps on this rank.
   McastTimeline last_mcast;
 };

@@ -12,6 +12,7 @@
 #include <span>
 
 #include "codec/codec.h"
+#include "coll/algorithm.h"
 #include "coll/validate.h"
 #include "common/status.h"
 #include "mccl/bootstrap.h"
@@ -119,6 +120,10 @@ class CommState {
   int size = 1;
   std::chrono::milliseconds timeout{60000};
   Compression compression;  // the communicator's (CommOptions / MCCL_COLL_COMPRESS*)
+  // What the algorithm table needs to say which algorithm a size gets.
+  BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
+  AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
+  coll::MulticastFrom multicast_from;
   std::unique_ptr<Backend> backend;
 };
 

@@ -251,6 +251,7 @@ mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
     c.loss_reports_sent = s.loss_reports_sent;
     c.rate_decreases = s.rate_decreases;
     c.link_estimate_mbit = s.link_estimate_mbit;
+    c.p2p_collectives = s.p2p_collectives;
     const mccl::McastTimeline& t = s.last_mcast;
     c.last_mcast = {t.started_ns,      t.first_sent_ns, t.last_sent_ns, t.first_arrival_ns,
                     t.last_arrival_ns, t.held_ns,       t.released_ns,  t.completed_ns};

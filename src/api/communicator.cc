@@ -21,6 +21,9 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
   const detail::ResolvedOptions opt = detail::resolve_options(options, st->rank);
   st->timeout = opt.timeout;
   st->compression = opt.compression;
+  st->broadcast = opt.broadcast;
+  st->allgather = opt.allgather;
+  st->multicast_from = opt.multicast_from;
   st->backend = opt.progress == ProgressKind::kOffload
                     ? detail::make_offload_backend(bootstrap, opt)
                     : detail::make_engine_backend(bootstrap, opt);
@@ -171,5 +174,20 @@ Stats Communicator::stats() const {
   check_usable(state_);
   return state_->backend->stats(state_->timeout);
 }
+
+BroadcastAlgorithm Communicator::broadcast_algorithm(std::size_t bytes) const {
+  check_usable(state_);
+  return coll::choose_broadcast(state_->broadcast, true, state_->size, bytes,
+                                state_->multicast_from);
+}
+
+AllgatherAlgorithm Communicator::allgather_algorithm(std::size_t block_bytes) const {
+  check_usable(state_);
+  return coll::choose_allgather(state_->allgather, true, state_->size, block_bytes,
+                                state_->multicast_from);
+}
+
+const char* to_string(AllgatherAlgorithm a) { return coll::algorithm_name(a); }
+const char* to_string(BroadcastAlgorithm a) { return coll::algorithm_name(a); }
 
 }  // namespace mccl

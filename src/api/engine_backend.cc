@@ -180,7 +180,7 @@ std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protoc
   if (opt.progress == ProgressKind::kInline) {
     const auto spin = progress::inline_spin(opt.progress_spin, opt.progress_spin_set, local_ranks,
                                             progress::usable_cores());
-    return progress::make_inline_engine(ctx, spin);
+    return progress::make_inline_engine(ctx, spin, opt.progress_spin);
   }
   if (opt.shared_progress) return progress::make_shared_thread_engine(ctx, opt.shared_progress);
   progress::ThreadEngineConfig cfg;
@@ -202,6 +202,7 @@ coll::CollConfig coll_config(const ResolvedOptions& opt) {
   c.allreduce = opt.allreduce;
   c.reduce_segment_bytes = opt.reduce_segment_bytes;
   c.allreduce_small_bytes = opt.allreduce_small_bytes;
+  c.multicast_from = opt.multicast_from;
   c.rs_share = opt.rs_share;
   return c;
 }

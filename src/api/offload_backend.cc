@@ -26,6 +26,8 @@ offload::CollChoices choices_from(const ResolvedOptions& opt) {
   c.segment_bytes = opt.segment_bytes;
   c.reduce_segment_bytes = opt.reduce_segment_bytes;
   c.allreduce_small_bytes = opt.allreduce_small_bytes;
+  c.bcast_mcast_from = opt.multicast_from.broadcast;
+  c.allgather_mcast_from = opt.multicast_from.allgather;
   c.rs_share = opt.rs_share;
   c.authenticate = opt.authenticate ? (*opt.authenticate ? 1 : 0) : -1;
   c.setup_timeout_ms = static_cast<std::int32_t>(

@@ -26,11 +26,13 @@ ProgressKind parse_progress(const std::string& v) {
 AllgatherAlgorithm parse_allgather(const std::string& v) {
   if (v == "multicast") return AllgatherAlgorithm::kMulticast;
   if (v == "ring") return AllgatherAlgorithm::kRing;
+  if (v == "bruck") return AllgatherAlgorithm::kBruck;
   return AllgatherAlgorithm::kAuto;
 }
 BroadcastAlgorithm parse_broadcast(const std::string& v) {
   if (v == "multicast") return BroadcastAlgorithm::kMulticast;
   if (v == "chain") return BroadcastAlgorithm::kChain;
+  if (v == "binomial") return BroadcastAlgorithm::kBinomial;
   return BroadcastAlgorithm::kAuto;
 }
 AllreduceAlgorithm parse_allreduce(const std::string& v) {
@@ -82,6 +84,8 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.reduce_segment_bytes = static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int(1, 1 << 30));
   r.allreduce_small_bytes =
       static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int(0, std::int64_t{1} << 40));
+  r.multicast_from.broadcast = s::kCollBcastMcastFromBytes.get_int(-1, std::int64_t{1} << 40);
+  r.multicast_from.allgather = s::kCollAllgatherMcastFromBytes.get_int(-1, std::int64_t{1} << 40);
   if (o.reduce_scatter_send_share) {
     r.rs_share = *o.reduce_scatter_send_share;
     if (!(r.rs_share > 0.0 && r.rs_share <= 1.0)) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 
+#include "coll/algorithm.h"
 #include "mccl/options.h"
 
 namespace mccl::progress {
@@ -24,6 +25,7 @@ struct ResolvedOptions {
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;
   std::size_t reduce_segment_bytes = 64 << 10;
   std::size_t allreduce_small_bytes = 16 << 10;
+  coll::MulticastFrom multicast_from;  // -1: the measured crossovers
   double rs_share = 0.5;
   int progress_cpu = -1;
   std::chrono::microseconds progress_spin{50};

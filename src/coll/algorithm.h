@@ -1,34 +1,70 @@
 // The algorithm table: which algorithm serves a collective, by what the
-// user asked for and what the transport can do.
+// user asked for, what the transport can do, the team size and the size.
+//
+// Small broadcasts and allgathers go point to point (a binomial tree,
+// Bruck's allgather): a multicast collective pays for its completion
+// exchange and its per-collective state whatever its size, and a message
+// of a few KiB costs the same on one link as on many. From a crossover up
+// multicast wins, because the root injects each byte once. The crossovers
+// are measured (tuning.h); the choice depends only on arguments and
+// settings every rank shares, and the algorithm is part of the signature,
+// so ranks that differ find out at their first exchange.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
+#include "coll/tuning.h"
 #include "mccl/options.h"
 
 namespace mccl::coll {
 
-// Multicast whenever the transport multicasts, unless the user pinned one.
-inline BroadcastAlgorithm choose_broadcast(BroadcastAlgorithm asked, bool multicast) {
+// Where multicast starts to pay, in bytes (per rank for the allgather); a
+// negative setting means the measured table's value for `ranks`.
+struct MulticastFrom {
+  std::int64_t broadcast = -1;
+  std::int64_t allgather = -1;
+};
+
+inline std::size_t broadcast_multicast_from(const MulticastFrom& from, int ranks) {
+  return from.broadcast >= 0 ? static_cast<std::size_t>(from.broadcast)
+                             : measured_crossover(ranks).broadcast;
+}
+
+inline std::size_t allgather_multicast_from(const MulticastFrom& from, int ranks) {
+  return from.allgather >= 0 ? static_cast<std::size_t>(from.allgather)
+                             : measured_crossover(ranks).allgather;
+}
+
+// Without multicast: the binomial tree below the crossover (log2 N hops),
+// the pipelined chain above it (each rank sends the message once).
+inline BroadcastAlgorithm choose_broadcast(BroadcastAlgorithm asked, bool multicast, int ranks,
+                                           std::size_t bytes, const MulticastFrom& from) {
   if (asked != BroadcastAlgorithm::kAuto) return asked;
+  if (bytes < broadcast_multicast_from(from, ranks)) return BroadcastAlgorithm::kBinomial;
   return multicast ? BroadcastAlgorithm::kMulticast : BroadcastAlgorithm::kChain;
 }
 
-inline AllgatherAlgorithm choose_allgather(AllgatherAlgorithm asked, bool multicast) {
+// `block_bytes`: the largest block of the allgather(v).
+inline AllgatherAlgorithm choose_allgather(AllgatherAlgorithm asked, bool multicast, int ranks,
+                                           std::size_t block_bytes, const MulticastFrom& from) {
   if (asked != AllgatherAlgorithm::kAuto) return asked;
+  if (block_bytes < allgather_multicast_from(from, ranks)) return AllgatherAlgorithm::kBruck;
   return multicast ? AllgatherAlgorithm::kMulticast : AllgatherAlgorithm::kRing;
 }
 
 // Recursive doubling for small vectors (latency: log2 N rounds); above the
 // threshold the ring reduce-scatter and the multicast allgather, which
 // inject S bytes per rank in all against the ring allreduce's 2(N-1)/N S.
-// The choice depends only on arguments and settings every rank shares (the
-// algorithm is part of the signature, so ranks that differ find out).
 inline AllreduceAlgorithm choose_allreduce(AllreduceAlgorithm asked, bool multicast, int ranks,
                                            std::size_t bytes, std::size_t small_bytes) {
   if (asked != AllreduceAlgorithm::kAuto) return asked;
   if (ranks == 1 || bytes < small_bytes) return AllreduceAlgorithm::kRecursiveDoubling;
   return multicast ? AllreduceAlgorithm::kRsMulticast : AllreduceAlgorithm::kRing;
 }
+
+const char* algorithm_name(BroadcastAlgorithm a);
+const char* algorithm_name(AllgatherAlgorithm a);
+const char* algorithm_name(AllreduceAlgorithm a);
 
 }  // namespace mccl::coll

@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <string>
 
-#include "protocol/operation.h"
+#include "coll/p2p_operation.h"
 
 namespace mccl::coll {
 
-class ChainBroadcast final : public protocol::Operation {
+class ChainBroadcast final : public P2pOperation {
  public:
   ChainBroadcast(protocol::Context& ctx, std::byte* buffer, std::size_t bytes, int root,
                  std::uint64_t signature, std::size_t segment_bytes);
@@ -18,8 +18,6 @@ class ChainBroadcast final : public protocol::Operation {
   std::string describe() const override;
   std::string describe_wait() const override;
   void on_start(common::TimePoint now) override;
-  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                   common::TimePoint) override;
   void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
                   common::TimePoint now) override;
   void progress(common::TimePoint now) override;
@@ -31,7 +29,6 @@ class ChainBroadcast final : public protocol::Operation {
   std::byte* buffer_;
   std::size_t bytes_;
   int root_;
-  std::uint64_t signature_;
   std::size_t segment_bytes_;
   std::size_t received_ = 0;
 };

@@ -1,11 +1,14 @@
 #include "coll/collectives.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "coll/algorithm.h"
 #include "coll/alltoall.h"
 #include "coll/barrier.h"
+#include "coll/binomial_broadcast.h"
+#include "coll/bruck_allgather.h"
 #include "coll/chain_broadcast.h"
 #include "coll/ring_allgather.h"
 #include "coll/signature.h"
@@ -19,14 +22,20 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
   // The algorithm (and its segmenting) is part of what ranks must agree on:
   // a rank running another algorithm would otherwise just drop the others'
   // messages and time out instead of reporting the disagreement.
-  const BroadcastAlgorithm algo = choose_broadcast(cfg.broadcast, cfg.multicast);
+  const BroadcastAlgorithm algo =
+      choose_broadcast(cfg.broadcast, cfg.multicast, ctx.size(), bytes, cfg.multicast_from);
   Signature signature(CollKind::kBroadcast);
   signature.mix(static_cast<std::uint64_t>(root)).mix(bytes).mix(static_cast<std::uint64_t>(algo));
-  if (algo == BroadcastAlgorithm::kChain) signature.mix(cfg.segment_bytes);
+  if (algo != BroadcastAlgorithm::kMulticast) signature.mix(cfg.segment_bytes);
   const std::uint64_t sig = signature.value();
   auto* buf = static_cast<std::byte*>(buffer);
+  if (algo != BroadcastAlgorithm::kMulticast)
+    protocol::Counters::add(ctx.counters().p2p_collectives);
   if (algo == BroadcastAlgorithm::kChain) {
     return std::make_shared<ChainBroadcast>(ctx, buf, bytes, root, sig, cfg.segment_bytes);
+  }
+  if (algo == BroadcastAlgorithm::kBinomial) {
+    return std::make_shared<BinomialBroadcast>(ctx, buf, bytes, root, sig, cfg.segment_bytes);
   }
   protocol::McastSpec spec;
   spec.what = "broadcast of " + std::to_string(bytes) + " bytes from root " + std::to_string(root);
@@ -45,14 +54,20 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
   if (!in_place && counts[me] > 0 && send != own_block) {
     std::memmove(own_block, send, counts[me]);
   }
-  const AllgatherAlgorithm algo = choose_allgather(cfg.allgather, cfg.multicast);
+  const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  const AllgatherAlgorithm algo =
+      choose_allgather(cfg.allgather, cfg.multicast, ctx.size(), largest, cfg.multicast_from);
   Signature signature(CollKind::kAllgather);
   signature.mix(counts).mix(static_cast<std::uint64_t>(algo));
-  if (algo == AllgatherAlgorithm::kRing) signature.mix(cfg.segment_bytes);
+  if (algo != AllgatherAlgorithm::kMulticast) signature.mix(cfg.segment_bytes);
   const std::uint64_t sig = signature.value();
-  if (algo == AllgatherAlgorithm::kRing) {
+  if (algo != AllgatherAlgorithm::kMulticast) {
+    protocol::Counters::add(ctx.counters().p2p_collectives);
     BlockLayout layout{
         out, {counts.begin(), counts.end()}, {displacements.begin(), displacements.end()}};
+    if (algo == AllgatherAlgorithm::kBruck) {
+      return std::make_shared<BruckAllgather>(ctx, std::move(layout), sig, cfg.segment_bytes);
+    }
     return std::make_shared<RingAllgather>(ctx, std::move(layout), sig, cfg.segment_bytes);
   }
   return make_mcast_allgatherv(
@@ -86,6 +101,48 @@ std::shared_ptr<protocol::Operation> make_alltoallv(
       {send_displs.begin(), send_displs.end()}, static_cast<std::byte*>(recv),
       {recv_counts.begin(), recv_counts.end()}, {recv_displs.begin(), recv_displs.end()}};
   return std::make_shared<Alltoall>(ctx, std::move(layout), sig, cfg.segment_bytes);
+}
+
+const char* algorithm_name(BroadcastAlgorithm a) {
+  switch (a) {
+    case BroadcastAlgorithm::kMulticast:
+      return "multicast";
+    case BroadcastAlgorithm::kChain:
+      return "chain";
+    case BroadcastAlgorithm::kBinomial:
+      return "binomial";
+    case BroadcastAlgorithm::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+const char* algorithm_name(AllgatherAlgorithm a) {
+  switch (a) {
+    case AllgatherAlgorithm::kMulticast:
+      return "multicast";
+    case AllgatherAlgorithm::kRing:
+      return "ring";
+    case AllgatherAlgorithm::kBruck:
+      return "bruck";
+    case AllgatherAlgorithm::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+const char* algorithm_name(AllreduceAlgorithm a) {
+  switch (a) {
+    case AllreduceAlgorithm::kRsMulticast:
+      return "rs_mcast";
+    case AllreduceAlgorithm::kRing:
+      return "ring";
+    case AllreduceAlgorithm::kRecursiveDoubling:
+      return "recursive_doubling";
+    case AllreduceAlgorithm::kAuto:
+      break;
+  }
+  return "auto";
 }
 
 std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx) {

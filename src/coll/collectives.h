@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "coll/algorithm.h"
 #include "mccl/options.h"
 #include "mccl/types.h"
 #include "protocol/operation.h"
@@ -29,6 +30,7 @@ struct CollConfig {
   std::size_t reduce_segment_bytes = 64 << 10;   // ring reduce-scatter, recursive doubling
   std::size_t allreduce_small_bytes = 16 << 10;  // auto: recursive doubling below
   double rs_share = 0.5;                         // (0, 1]: see rs_send_budget
+  MulticastFrom multicast_from;                  // auto: the crossovers (algorithm.h)
 };
 
 std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,

@@ -25,20 +25,6 @@ namespace mccl::coll {
 
 namespace {
 
-const char* algorithm_name(AllreduceAlgorithm a) {
-  switch (a) {
-    case AllreduceAlgorithm::kAuto:
-      return "auto";
-    case AllreduceAlgorithm::kRsMulticast:
-      return "reduce-scatter + multicast allgather";
-    case AllreduceAlgorithm::kRing:
-      return "ring";
-    case AllreduceAlgorithm::kRecursiveDoubling:
-      return "recursive doubling";
-  }
-  return "?";
-}
-
 // The segment size in bytes, a whole number of elements (at least one).
 std::size_t element_segment(std::size_t segment_bytes, DataType type) {
   const std::size_t es = size_of(type);

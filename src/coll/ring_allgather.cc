@@ -9,13 +9,11 @@ namespace mccl::coll {
 
 using protocol::ControlHeader;
 using protocol::ControlKind;
-using protocol::Counters;
 
 RingAllgather::RingAllgather(protocol::Context& ctx, BlockLayout layout, std::uint64_t signature,
                              std::size_t segment_bytes)
-    : Operation(ctx),
+    : P2pOperation(ctx, signature, total_bytes(layout)),
       layout_(std::move(layout)),
-      signature_(signature),
       segment_bytes_(std::max<std::size_t>(1, segment_bytes)),
       received_(layout_.counts.size(), 0) {
   for (int r = 0; r < ctx.size(); ++r) {
@@ -40,18 +38,9 @@ void RingAllgather::send_block(int block) {
   const std::byte* base = layout_.recv + layout_.displacements[block];
   for (std::size_t seg = 0, off = 0; off < count; ++seg, off += segment_bytes_) {
     std::size_t len = std::min(segment_bytes_, count - off);
-    ControlHeader h;
-    h.kind = ControlKind::kP2pData;
-    h.seq = seq();
-    h.signature = signature_;
-    h.arg0 = static_cast<std::uint32_t>(block);
-    h.arg1 = static_cast<std::uint32_t>(seg);
-    common::Status st = ctx_.send_control(ctx_.right(), h, {base + off, len});
-    if (!st.is_ok()) {
-      ctx_.poison(st);
-      return;
-    }
-    Counters::add(ctx_.counters().p2p_bytes_sent, len);
+    const ControlHeader h =
+        p2p_header(static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(seg));
+    if (!send_p2p(ctx_.right(), h, {base + off, len})) return;
   }
 }
 
@@ -61,41 +50,27 @@ void RingAllgather::on_start(common::TimePoint) {
   if (ctx_.size() > 1) send_block(ctx_.rank());
 }
 
-void RingAllgather::on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                                common::TimePoint) {
-  Counters::add(ctx_.counters().dropped_invalid);
-}
-
 void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
                                common::TimePoint) {
-  if (h.signature != signature_) {
-    ctx_.poison(common::mismatch_error(
-        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
-        describe() + ") was called with other arguments on rank " + std::to_string(peer) +
-        ": every rank must pass the same counts"));
-    return;
-  }
+  if (!signature_matches(peer, h, "every rank must pass the same counts")) return;
   if (h.kind != ControlKind::kP2pData || peer != ctx_.left() ||
       h.arg0 >= static_cast<std::uint32_t>(ctx_.size()) ||
       h.arg0 == static_cast<std::uint32_t>(ctx_.rank())) {
-    Counters::add(ctx_.counters().dropped_invalid);
+    drop_invalid();
     return;
   }
   const auto block = static_cast<int>(h.arg0);
   const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
   const std::size_t count = layout_.counts[block];
   if (off >= count || body.size() != std::min(segment_bytes_, count - off)) {
-    Counters::add(ctx_.counters().dropped_invalid);
+    drop_invalid();
     return;
   }
   std::memcpy(layout_.recv + layout_.displacements[block] + off, body.data(), body.size());
   received_[block] += body.size();
   expected_ -= body.size();
   if (block != ctx_.right()) {
-    ControlHeader fwd = h;
-    common::Status st = ctx_.send_control(ctx_.right(), fwd, body);
-    if (!st.is_ok()) ctx_.poison(st);
-    Counters::add(ctx_.counters().p2p_bytes_sent, body.size());
+    send_p2p(ctx_.right(), h, body);
   }
 }
 

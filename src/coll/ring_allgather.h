@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/operation.h"
+#include "coll/p2p_operation.h"
 
 namespace mccl::coll {
 
@@ -18,7 +18,14 @@ struct BlockLayout {
   std::vector<std::size_t> displacements;
 };
 
-class RingAllgather final : public protocol::Operation {
+// The bytes of every block together.
+inline std::size_t total_bytes(const BlockLayout& layout) {
+  std::size_t total = 0;
+  for (std::size_t c : layout.counts) total += c;
+  return total;
+}
+
+class RingAllgather final : public P2pOperation {
  public:
   RingAllgather(protocol::Context& ctx, BlockLayout layout, std::uint64_t signature,
                 std::size_t segment_bytes);
@@ -26,8 +33,6 @@ class RingAllgather final : public protocol::Operation {
   std::string describe() const override;
   std::string describe_wait() const override;
   void on_start(common::TimePoint now) override;
-  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                   common::TimePoint) override;
   void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
                   common::TimePoint now) override;
   void progress(common::TimePoint now) override;
@@ -38,7 +43,6 @@ class RingAllgather final : public protocol::Operation {
   std::size_t segments(int block) const;
 
   BlockLayout layout_;
-  std::uint64_t signature_;
   std::size_t segment_bytes_;
   std::vector<std::size_t> received_;  // bytes received per block
   std::size_t expected_ = 0;           // bytes still to receive

@@ -30,6 +30,39 @@ void count_and_log(Kind kind, CommEntry* e, std::size_t bytes, const char* reaso
   }
 }
 
+// What the debug line says of a served call: for broadcasts and allgathers
+// the algorithm MCCL's table picks for its size (`bytes`: the message, or
+// an allgather's block). Static strings, so that count_and_log logs each
+// (kind, algorithm) once.
+const char* served_by(Kind kind, const Communicator& c, std::size_t bytes) {
+  switch (kind) {
+    case Kind::kBcast:
+    case Kind::kIbcast:
+      switch (c.broadcast_algorithm(bytes)) {
+        case BroadcastAlgorithm::kBinomial:
+          return "served by MCCL (binomial tree)";
+        case BroadcastAlgorithm::kChain:
+          return "served by MCCL (chain)";
+        default:
+          return "served by MCCL (multicast)";
+      }
+    case Kind::kAllgather:
+    case Kind::kAllgatherv:
+    case Kind::kIallgather:
+    case Kind::kIallgatherv:
+      switch (c.allgather_algorithm(bytes)) {
+        case AllgatherAlgorithm::kBruck:
+          return "served by MCCL (Bruck)";
+        case AllgatherAlgorithm::kRing:
+          return "served by MCCL (ring)";
+        default:
+          return "served by MCCL (multicast)";
+      }
+    default:
+      return "served by MCCL";
+  }
+}
+
 // A program that never called MPI_Init or MPI_Init_thread (MPI 4
 // sessions) gets no MCCL: a user who preloaded the library is told, once.
 void tell_not_initialized() {
@@ -104,7 +137,9 @@ Route decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, std::size_t bytes, c
   // measured faster, flat otherwise.
   const bool by_leaders = e->hier && (!e->mccl || leaders_serve(kind, bytes));
   count_and_log(kind, e, bytes,
-                by_leaders ? "served by MCCL among the hosts' leaders" : "served by MCCL", true);
+                by_leaders ? "served by MCCL among the hosts' leaders"
+                           : served_by(kind, e->mccl->comm, bytes),
+                true);
   if (by_leaders) return {nullptr, e->hier};
   return {e->mccl, nullptr};
 }

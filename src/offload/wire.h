@@ -30,7 +30,7 @@
 namespace mccl::offload {
 
 inline constexpr std::uint32_t kMagic = 0x4d43'4f46;  // "MCOF"
-inline constexpr std::uint32_t kVersion = 4;
+inline constexpr std::uint32_t kVersion = 5;
 
 enum class MsgType : std::uint32_t {
   kHello = 1,            // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
@@ -60,6 +60,9 @@ struct CollChoices {
   // ResolvedOptions::setup_timeout (> 0); 0 (an older client): the daemon's
   // MCCL_TRANSPORT_SETUP_TIMEOUT_MS.
   std::int32_t setup_timeout_ms = 0;
+  // coll::MulticastFrom: -1 the measured crossovers.
+  std::int64_t bcast_mcast_from = -1;
+  std::int64_t allgather_mcast_from = -1;
 };
 
 struct HelloMsg {
@@ -127,8 +130,8 @@ struct RingHeader {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 // Fixed layouts: a daemon built for another architecture (aarch64 on a
 // SmartNIC) must read what an x86-64 client wrote.
-static_assert(sizeof(CollChoices) == 56);
-static_assert(sizeof(HelloMsg) == 152);
+static_assert(sizeof(CollChoices) == 72);
+static_assert(sizeof(HelloMsg) == 168);
 static_assert(sizeof(Submission) == 72);
 static_assert(sizeof(Completion) == 512);
 

@@ -41,7 +41,11 @@ class Engine {
 };
 
 // The caller's thread drives progress inside poll() and wait(); wait()
-// spins up to `spin` after the last event before it sleeps.
+// spins up to `spin` after the last event before it sleeps, and up to
+// `latency_spin` while it waits for a latency-bound collective
+// (Operation::latency_bound: a small point-to-point one, whose next message
+// is microseconds away, so that a sleep and a wake-up would be most of its
+// time).
 //
 // How long that should be: `configured` (MCCL_PROGRESS_SPIN_US), except that
 // where ranks outnumber the cores of their machine a waiting call sleeps at
@@ -56,7 +60,8 @@ std::chrono::microseconds inline_spin(std::chrono::microseconds configured, bool
 int usable_cores();
 
 std::unique_ptr<Engine> make_inline_engine(
-    protocol::Context& ctx, std::chrono::microseconds spin = std::chrono::microseconds(50));
+    protocol::Context& ctx, std::chrono::microseconds spin = std::chrono::microseconds(50),
+    std::chrono::microseconds latency_spin = std::chrono::microseconds(50));
 
 struct ThreadEngineConfig {
   int cpu = -1;  // pin the thread here; -1 = do not pin

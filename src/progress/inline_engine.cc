@@ -19,7 +19,9 @@ namespace {
 
 class InlineEngine final : public Engine {
  public:
-  InlineEngine(protocol::Context& ctx, std::chrono::microseconds spin) : ctx_(ctx), spin_(spin) {}
+  InlineEngine(protocol::Context& ctx, std::chrono::microseconds spin,
+               std::chrono::microseconds latency_spin)
+      : ctx_(ctx), spin_(spin), latency_spin_(latency_spin) {}
 
   void start(const std::shared_ptr<protocol::Operation>& op) override {
     ctx_.start(op);
@@ -40,6 +42,7 @@ class InlineEngine final : public Engine {
     // descriptors (the in-memory fabric) it only yields, as before.
     std::vector<pollfd> fds;
     for (int fd : ctx_.wait_fds()) fds.push_back({fd, POLLIN, 0});
+    const auto spin = op.latency_bound() ? std::max(spin_, latency_spin_) : spin_;
     auto last_event = std::chrono::steady_clock::now();
     while (!op.done()) {
       if (deadline.expired()) return common::timeout_error("wait timed out");
@@ -47,7 +50,7 @@ class InlineEngine final : public Engine {
       if (op.done()) break;
       const auto now = std::chrono::steady_clock::now();
       if (events > 0) last_event = now;
-      if (!fds.empty() && now - last_event > spin_) {
+      if (!fds.empty() && now - last_event > spin) {
         (void)::poll(fds.data(), fds.size(), 1);
       } else {
         std::this_thread::yield();
@@ -58,7 +61,8 @@ class InlineEngine final : public Engine {
 
  private:
   protocol::Context& ctx_;
-  const std::chrono::microseconds spin_;  // after the last event, before sleeping
+  const std::chrono::microseconds spin_;          // after the last event, before sleeping
+  const std::chrono::microseconds latency_spin_;  // the same, for a latency-bound collective
 };
 
 }  // namespace
@@ -76,8 +80,9 @@ int usable_cores() {
   return std::max(1, CPU_COUNT(&set));
 }
 
-std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, std::chrono::microseconds spin) {
-  return std::make_unique<InlineEngine>(ctx, spin);
+std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, std::chrono::microseconds spin,
+                                           std::chrono::microseconds latency_spin) {
+  return std::make_unique<InlineEngine>(ctx, spin, latency_spin);
 }
 
 }  // namespace mccl::progress

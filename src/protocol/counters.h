@@ -22,6 +22,7 @@ struct Counters {
   C early_arrivals_stored{0}, early_arrivals_dropped{0};
   C collectives_completed{0};
   C eager_completions{0};
+  C p2p_collectives{0};
   C loss_reports_sent{0}, rate_decreases{0}, link_estimate_mbit{0};
   // McastTimeline of the last multicast collective, field by field.
   C last_started{0}, last_first_sent{0}, last_last_sent{0}, last_first_arrival{0};
@@ -61,6 +62,7 @@ struct Counters {
     s.early_arrivals_dropped = g(early_arrivals_dropped);
     s.collectives_completed = g(collectives_completed);
     s.eager_completions = g(eager_completions);
+    s.p2p_collectives = g(p2p_collectives);
     s.loss_reports_sent = g(loss_reports_sent);
     s.rate_decreases = g(rate_decreases);
     s.link_estimate_mbit = g(link_estimate_mbit);

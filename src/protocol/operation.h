@@ -54,6 +54,10 @@ class Operation {
   // that has finished its part may exit; only a dead peer still needed is
   // a failure.
   virtual bool needs(int peer) const = 0;
+  // Whether the collective's time is a few message latencies rather than
+  // its bytes (a small point-to-point collective): a waiter then spins for
+  // it even where it would otherwise sleep at once (progress/engine.h).
+  virtual bool latency_bound() const { return false; }
 
   bool done() const { return done_.load(std::memory_order_acquire); }
   // Valid once done(): ok, or why it failed.

@@ -52,6 +52,7 @@ py::dict stats_of(ProcessGroupMCCL& pg) {
   d["p2p_bytes_sent"] = s.p2p_bytes_sent;
   d["control_messages_sent"] = s.control_messages_sent;
   d["collectives_completed"] = s.collectives_completed;
+  d["p2p_collectives"] = s.p2p_collectives;
   return d;
 }
 

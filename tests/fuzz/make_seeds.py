@@ -86,7 +86,7 @@ def main():
     sub = struct.pack("<QIiQQQQQIIII", 1, 1, 0, 0x1000, 64, 0, 0, 0, 0, 0, 0, 0)
     write("offload_wire", "seed-rings", bytes([1 | (3 << 1)]) + hdr + comp + sub * 2)
 
-    # offload_session: a patch XORed over a valid hello (152 zeros keep it
+    # offload_session: a patch XORed over a valid hello (sizeof(HelloMsg) zeros keep it
     # valid), then actions: 0 frame (type, claimed length, n, n bytes),
     # 1 submission (72 bytes; addresses taken modulo the harness's arena),
     # 2 submission head moved ahead of the tail by a u16, 3 wait.
@@ -98,7 +98,7 @@ def main():
     def session_frame(t, body, claim=None):
         return bytes([0]) + struct.pack("<IIB", t, len(body) if claim is None else claim,
                                         len(body)) + body
-    valid = bytes(152)
+    valid = bytes(168)
     wait = bytes([3])
     write("offload_session", "seed-hello", valid)
     write("offload_session", "seed-broadcast", valid + submission(1, 1, 0x100, 64) + wait)

@@ -1,5 +1,6 @@
 // The allgather schedule with a bounded number of concurrent roots, and the
-// point-to-point fallbacks (ring allgather, chain broadcast), under loss.
+// point-to-point algorithms (ring and Bruck allgather, chain and binomial
+// broadcast), under loss.
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -39,7 +40,8 @@ class ConcurrentRoots : public ::testing::TestWithParam<RootsParam> {};
 TEST_P(ConcurrentRoots, ByteExact) {
   auto [n, roots, loss] = GetParam();
   SCOPED_TRACE("concurrent roots " + std::to_string(roots));
-  allgather_with(n, 50000, {.allgather_concurrent_roots = roots}, loss, 300 + n * 7 + roots);
+  allgather_with(n, 50000, multicast_only({.allgather_concurrent_roots = roots}), loss,
+                 300 + n * 7 + roots);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedule, ConcurrentRoots,
@@ -49,7 +51,7 @@ INSTANTIATE_TEST_SUITE_P(Schedule, ConcurrentRoots,
 TEST(ConcurrentRoots, OneRootAtATimeStillUsesMulticastOnly) {
   const int n = 6;
   InProcessWorld world(n, {.seed = 12});
-  auto comms = create_communicators(world, {.allgather_concurrent_roots = 1});
+  auto comms = create_communicators(world, multicast_only({.allgather_concurrent_roots = 1}));
   std::vector<std::vector<std::byte>> recv(n, std::vector<std::byte>(n * 30000));
   std::vector<std::vector<std::byte>> send(n, std::vector<std::byte>(30000));
   std::vector<Request> reqs;
@@ -66,13 +68,23 @@ TEST(ConcurrentRoots, OneRootAtATimeStillUsesMulticastOnly) {
   }
 }
 
-class Fallbacks : public ::testing::TestWithParam<std::tuple<int, std::size_t, double>> {};
+// The point-to-point algorithms: the bandwidth ones (ring, pipelined chain)
+// and the latency ones the algorithm table picks for small sizes (Bruck,
+// binomial tree), pinned so that every size runs them.
+struct PointToPoint {
+  AllgatherAlgorithm allgather;
+  BroadcastAlgorithm broadcast;
+};
+constexpr PointToPoint kRingChain{AllgatherAlgorithm::kRing, BroadcastAlgorithm::kChain};
+constexpr PointToPoint kBruckBinomial{AllgatherAlgorithm::kBruck, BroadcastAlgorithm::kBinomial};
 
-TEST_P(Fallbacks, RingAllgatherAndChainBroadcast) {
-  auto [n, m, loss] = GetParam();
+class Fallbacks
+    : public ::testing::TestWithParam<std::tuple<PointToPoint, int, std::size_t, double>> {};
+
+TEST_P(Fallbacks, AllgatherAndBroadcastByteExact) {
+  auto [algos, n, m, loss] = GetParam();
   const std::uint64_t seed = 700 + n + m;
-  CommOptions opts{.allgather_algorithm = AllgatherAlgorithm::kRing,
-                   .broadcast_algorithm = BroadcastAlgorithm::kChain};
+  CommOptions opts{.allgather_algorithm = algos.allgather, .broadcast_algorithm = algos.broadcast};
   allgather_with(n, m, opts, loss, seed);
 
   InProcessWorld world(n, {.loss = loss, .seed = seed});
@@ -88,15 +100,138 @@ TEST_P(Fallbacks, RingAllgatherAndChainBroadcast) {
           << "root " << root << " rank " << r;
     }
   }
-  // The fallbacks never touch multicast, and the ring makes each rank send
-  // (N-1) blocks.
+  // The point-to-point algorithms never touch multicast.
   for (int r = 0; r < n; ++r) EXPECT_EQ(comms[r].stats().mcast_datagrams_sent, 0u);
 }
 
+std::string point_to_point_name(
+    const ::testing::TestParamInfo<std::tuple<PointToPoint, int, std::size_t, double>>& info) {
+  auto [algos, n, m, loss] = info.param;
+  return std::string(algos.allgather == AllgatherAlgorithm::kRing ? "RingChain" : "BruckBinomial") +
+         "_n" + std::to_string(n) + "_m" + std::to_string(m) + (loss > 0 ? "_lossy" : "");
+}
+
+// Sizes: 0, 1, a sim datagram's payload and one either side of it, and one
+// that spans several 128 KiB segments.
 INSTANTIATE_TEST_SUITE_P(PointToPoint, Fallbacks,
-                         ::testing::Combine(::testing::Values(1, 2, 3, 5),
-                                            ::testing::Values(0, 1, 1461, 300000),
-                                            ::testing::Values(0.0, 0.1)));
+                         ::testing::Combine(::testing::Values(kRingChain, kBruckBinomial),
+                                            ::testing::Values(1, 2, 3, 5, 8),
+                                            ::testing::Values(0, 1, 1460, 1461, 1462, 300000),
+                                            ::testing::Values(0.0, 0.1)),
+                         point_to_point_name);
+
+// Bruck's allgatherv with uneven and zero counts, every team size to 9 (so
+// every shape of its last, partial round).
+TEST(Bruck, UnevenAndZeroCounts) {
+  for (int n = 1; n <= 9; ++n) {
+    SCOPED_TRACE("ranks " + std::to_string(n));
+    InProcessWorld world(n, {.seed = 40u + n});
+    auto comms = create_communicators(world, {.allgather_algorithm = AllgatherAlgorithm::kBruck});
+    std::vector<std::size_t> counts(n), displs(n);
+    std::size_t total = 0;
+    for (int r = 0; r < n; ++r) {
+      counts[r] = r % 3 == 1 ? 0 : 700 * r + 13;
+      displs[r] = total;
+      total += counts[r];
+    }
+    std::vector<std::vector<std::byte>> send(n), recv(n, std::vector<std::byte>(total));
+    std::vector<Request> reqs;
+    for (int r = 0; r < n; ++r) {
+      send[r].resize(counts[r]);
+      fill(send[r].data(), counts[r], r, 41);
+      reqs.push_back(comms[r].iallgatherv(send[r].data(), recv[r].data(), counts, displs));
+    }
+    drive(reqs, 60s);
+    for (int r = 0; r < n; ++r) {
+      for (int b = 0; b < n; ++b) {
+        ASSERT_EQ(first_mismatch(recv[r].data() + displs[b], counts[b], b, 41), counts[b])
+            << "rank " << r << " block " << b;
+      }
+    }
+  }
+}
+
+// The table's choice under kAuto, as the statistics show it: below the
+// crossover point to point, from it up multicast; the settings move the
+// crossover (0: multicast at every size).
+struct TableRun {
+  std::uint64_t p2p_collectives = 0;
+  std::uint64_t mcast_datagrams = 0;
+};
+
+TableRun broadcast_and_allgather(int n, std::size_t m) {
+  InProcessWorld world(n, {.seed = 90});
+  auto comms = create_communicators(world);
+  std::vector<std::vector<std::byte>> send(n, std::vector<std::byte>(m));
+  std::vector<std::vector<std::byte>> recv(n, std::vector<std::byte>(n * m));
+  std::vector<Request> reqs;
+  for (int r = 0; r < n; ++r) {
+    fill(send[r].data(), m, r, 90);
+    reqs.push_back(comms[r].ibroadcast(send[r].data(), m, 0));
+  }
+  drive(reqs, 60s);
+  reqs.clear();
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(first_mismatch(send[r].data(), m, 0, 90), m) << "broadcast, rank " << r;
+    fill(send[r].data(), m, r, 91);
+    reqs.push_back(comms[r].iallgather(send[r].data(), recv[r].data(), m));
+  }
+  drive(reqs, 60s);
+  TableRun out;
+  for (int r = 0; r < n; ++r) {
+    for (int b = 0; b < n; ++b) {
+      EXPECT_EQ(first_mismatch(recv[r].data() + b * m, m, b, 91), m) << "rank " << r;
+    }
+    Stats s = comms[r].stats();
+    out.p2p_collectives += s.p2p_collectives;
+    out.mcast_datagrams += s.mcast_datagrams_sent;
+  }
+  return out;
+}
+
+TEST(AlgorithmTable, SmallPointToPointLargeMulticast) {
+  const int n = 5;
+  TableRun small = broadcast_and_allgather(n, 100);
+  EXPECT_EQ(small.p2p_collectives, 2u * n)
+      << "a 100-byte broadcast and allgather go point to point";
+  EXPECT_EQ(small.mcast_datagrams, 0u);
+  TableRun large = broadcast_and_allgather(n, 1 << 20);
+  EXPECT_EQ(large.p2p_collectives, 0u) << "1 MiB is past every crossover of the table";
+  EXPECT_GT(large.mcast_datagrams, 0u);
+}
+
+TEST(AlgorithmTable, CommunicatorSaysWhichAlgorithmASizeGets) {
+  InProcessWorld world(4, {.seed = 92});
+  auto comms = create_communicators(world);
+  EXPECT_EQ(comms[0].broadcast_algorithm(100), BroadcastAlgorithm::kBinomial);
+  EXPECT_EQ(comms[0].broadcast_algorithm(1 << 20), BroadcastAlgorithm::kMulticast);
+  EXPECT_EQ(comms[0].allgather_algorithm(100), AllgatherAlgorithm::kBruck);
+  EXPECT_EQ(comms[0].allgather_algorithm(1 << 20), AllgatherAlgorithm::kMulticast);
+  EXPECT_STREQ(to_string(BroadcastAlgorithm::kBinomial), "binomial");
+  EXPECT_STREQ(to_string(AllgatherAlgorithm::kBruck), "bruck");
+  auto pinned = create_communicators(world, {.broadcast_algorithm = BroadcastAlgorithm::kChain});
+  EXPECT_EQ(pinned[0].broadcast_algorithm(100), BroadcastAlgorithm::kChain);
+}
+
+TEST(AlgorithmTable, SettingsMoveTheCrossover) {
+  const int n = 3;
+  {
+    ScopedEnv env;
+    env.set("MCCL_COLL_BCAST_MCAST_FROM_BYTES", "0");
+    env.set("MCCL_COLL_ALLGATHER_MCAST_FROM_BYTES", "0");
+    TableRun r = broadcast_and_allgather(n, 100);
+    EXPECT_EQ(r.p2p_collectives, 0u);
+    EXPECT_GT(r.mcast_datagrams, 0u);
+  }
+  {
+    ScopedEnv env;
+    env.set("MCCL_COLL_BCAST_MCAST_FROM_BYTES", "4000000");
+    env.set("MCCL_COLL_ALLGATHER_MCAST_FROM_BYTES", "4000000");
+    TableRun r = broadcast_and_allgather(n, 1 << 20);
+    EXPECT_EQ(r.p2p_collectives, 2u * n);
+    EXPECT_EQ(r.mcast_datagrams, 0u);
+  }
+}
 
 }  // namespace
 }  // namespace mccl::testing

@@ -19,7 +19,7 @@ TEST(Concurrency, TwentyInFlightWithLoss) {
   SimFabricOptions f{.loss = 0.1, .duplicate = 0.02, .reorder = 0.05, .seed = 2020};
   SCOPED_TRACE(describe(n, 0, f));
   InProcessWorld world(n, f);
-  auto comms = create_communicators(world);
+  auto comms = create_communicators(world, multicast_only());
   struct Op {
     bool bcast;
     int root;

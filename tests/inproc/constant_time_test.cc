@@ -16,7 +16,7 @@ struct PerRank {
 
 PerRank allgather_control_messages(int n, std::size_t m) {
   InProcessWorld world(n, {.seed = 77});
-  auto comms = create_communicators(world);
+  auto comms = create_communicators(world, multicast_only());
   std::vector<std::vector<std::byte>> send(n, std::vector<std::byte>(m));
   std::vector<std::vector<std::byte>> recv(n, std::vector<std::byte>(n * m));
   std::vector<Request> reqs;
@@ -58,7 +58,7 @@ TEST(ConstantTime, AllgatherControlMessagesDoNotGrowWithRanks) {
 TEST(ConstantTime, BroadcastControlMessagesDoNotGrowWithRanks) {
   for (int n : {2, 128}) {
     InProcessWorld world(n, {.seed = 78});
-    auto comms = create_communicators(world);
+    auto comms = create_communicators(world, multicast_only());
     std::vector<std::vector<std::byte>> bufs(n, std::vector<std::byte>(100000));
     fill(bufs[0].data(), bufs[0].size(), 0, 6);
     std::vector<Request> reqs;

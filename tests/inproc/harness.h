@@ -62,6 +62,16 @@ void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline,
 void run_on_threads(std::vector<Communicator>& comms,
                     const std::function<void(Communicator&)>& body);
 
+// `o` with broadcasts and allgathers on multicast at every size: for tests
+// of the multicast protocol (repairs, early arrivals, eager completion,
+// constant-time completion), whose small sizes the algorithm table would
+// otherwise serve point to point.
+inline CommOptions multicast_only(CommOptions o = {}) {
+  o.allgather_algorithm = AllgatherAlgorithm::kMulticast;
+  o.broadcast_algorithm = BroadcastAlgorithm::kMulticast;
+  return o;
+}
+
 // Sets environment variables for the communicators created in its scope
 // (the settings registry is read at creation) and restores them after.
 class ScopedEnv {

@@ -55,7 +55,7 @@ TEST(Overlap, EightAllgatherReduceScatterPairsWithLoss) {
   SimFabricOptions f{.loss = 0.1, .duplicate = 0.02, .reorder = 0.05, .seed = 4242};
   SCOPED_TRACE(describe(n, m, f));
   InProcessWorld world(n, f);
-  auto comms = create_communicators(world);
+  auto comms = create_communicators(world, multicast_only());
   std::vector<Layer> layers;
   for (int i = 0; i < kLayers; ++i) layers.push_back(make_layer(n, m, count, 100 + i));
   std::vector<Request> reqs;

@@ -22,9 +22,9 @@ TEST(SharedProgressThread, CollectivesOfSeveralCommunicatorsCompleteIndependentl
   const std::size_t m = 20000, count = 15001;
   InProcessWorld world(n, {.loss = 0.05, .duplicate = 0.01, .reorder = 0.05, .seed = 31});
   ProgressThread engine;
-  auto fsdp = create_communicators(world, {.progress_thread = engine});
-  auto dense = create_communicators(world, {.progress_thread = engine});
-  auto bcast = create_communicators(world, {.progress_thread = engine});
+  auto fsdp = create_communicators(world, multicast_only({.progress_thread = engine}));
+  auto dense = create_communicators(world, multicast_only({.progress_thread = engine}));
+  auto bcast = create_communicators(world, multicast_only({.progress_thread = engine}));
   EXPECT_EQ(engine.communicators(), 3 * n);
 
   // Independence: an allgather that rank 2 has not joined yet cannot end,

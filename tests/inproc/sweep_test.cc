@@ -1,6 +1,8 @@
-// The byte-exactness sweep: broadcast and allgather(v) over ranks, sizes,
-// roots and fault rates on the in-memory fabric, every rank driven
-// round-robin from the test's thread. Each case names its seed.
+// The byte-exactness sweep of the multicast protocol: broadcast and
+// allgather(v) over ranks, sizes, roots and fault rates on the in-memory
+// fabric, every rank driven round-robin from the test's thread, multicast
+// at every size (algorithms_test.cc sweeps the point-to-point algorithms
+// that the algorithm table picks for small sizes). Each case names its seed.
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -30,7 +32,7 @@ void broadcast_case(int n, std::size_t bytes, double loss, std::vector<int> root
   SimFabricOptions f = faults(loss, seed);
   SCOPED_TRACE(describe(n, bytes, f));
   InProcessWorld world(n, f);
-  auto comms = create_communicators(world);
+  auto comms = create_communicators(world, multicast_only());
   std::vector<std::vector<std::byte>> bufs(n, std::vector<std::byte>(bytes));
   for (int root : roots) {
     SCOPED_TRACE("root=" + std::to_string(root));
@@ -54,7 +56,7 @@ void allgather_case(int n, std::size_t m, double loss, std::uint64_t seed) {
   SimFabricOptions f = faults(loss, seed);
   SCOPED_TRACE(describe(n, m, f));
   InProcessWorld world(n, f);
-  auto comms = create_communicators(world);
+  auto comms = create_communicators(world, multicast_only());
   std::vector<std::vector<std::byte>> send(n, std::vector<std::byte>(m));
   std::vector<std::vector<std::byte>> recv(n, std::vector<std::byte>(n * m));
   std::vector<Request> reqs;

@@ -86,6 +86,7 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
     out.coll.segment_bytes = choices.segment_bytes;
     out.coll.reduce_segment_bytes = choices.reduce_segment_bytes;
     out.coll.allreduce_small_bytes = choices.allreduce_small_bytes;
+    out.coll.multicast_from = {choices.bcast_mcast_from, choices.allgather_mcast_from};
     out.coll.rs_share = choices.rs_share;
     return common::Status::ok();
   } catch (const Error& e) {

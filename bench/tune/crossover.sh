@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# crossover.sh — measures where multicast starts to beat the point-to-point
+# algorithms, and prints the rows of src/coll/tuning.h (the algorithm table).
+#
+#   bench/tune/crossover.sh --out DIR [--ranks 2,4,8] [--where fabric|loopback]
+#        [--rate 10gbit] [--max-size S] [-i ITER] [-x WARMUP] [--timeout S]
+#        [--build-dir DIR]
+#
+# For every team size N and both collectives it runs bench/osu's program twice,
+# every size from 1 B to --max-size (default 1m) in powers of two: once with the
+# point-to-point algorithm pinned (MCCL_COLL_BCAST_ALGO=binomial,
+# MCCL_COLL_ALLGATHER_ALGO=bruck) and once with multicast pinned. The crossover is
+# the smallest size from which multicast's p50_max_us (per iteration the slowest
+# rank, median over iterations) is below the point-to-point one's at that size and
+# at every larger size measured; --max-size*2 when it never is.
+#   --where fabric    (default; root) the namespace cluster of tests/fabric/cluster.sh,
+#                     one host per rank, links limited to --rate (default 10gbit,
+#                     so that wire time is small), RPS on, as bench/fabric/run.sh;
+#   --where loopback  mccl_run -n N on this host, UDP multicast on lo.
+# Output: DIR/results.jsonl (the programs' JSON lines plus "algo"), DIR/table.txt
+# (also printed: per N and collective, p2p and multicast microseconds per size and
+# the crossover), DIR/tuning_rows.txt (the rows to paste into src/coll/tuning.h),
+# DIR/machine.txt (CPU, load average at start and end, commit, command).
+# Exit: 0 done, 1 a run failed, 2 usage, 77 not root / tools missing (fabric).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+FABRIC=$REPO/tests/fabric
+PROG=tune/crossover.sh
+# shellcheck source=scripts/lib/cli.sh
+source "$REPO/scripts/lib/cli.sh"
+
+orig_args=("$@")
+out="" ranks="2,4,8" where=fabric rate=10gbit max_size=1048576 iters=300 warmup=30 tmo=300
+build="$REPO/build"
+while (($#)); do
+  case $1 in
+    --out) out=$2; shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
+    --where) where=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --max-size) max_size=$(size_of "$2"); shift 2 ;;
+    -i) iters=$2; shift 2 ;;
+    -x) warmup=$2; shift 2 ;;
+    --timeout) tmo=$2; shift 2 ;;
+    --build-dir) build=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) usage_die "unknown argument '$1'" ;;
+  esac
+done
+[[ -n $out ]] || usage_die "--out DIR is required"
+[[ $where == fabric || $where == loopback ]] || usage_die "--where is fabric or loopback"
+IFS=, read -r -a rank_list <<<"$ranks"
+for n in "${rank_list[@]}"; do [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) || usage_die "bad rank count '$n'"; done
+mkdir -p "$out/logs"
+: >"$out/results.jsonl"
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
+  echo "mccl: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "where: $where$([[ $where == fabric ]] && echo ", $rate links, RPS on")"
+  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "command: $0 ${orig_args[*]}"
+} >"$out/machine.txt"
+
+name=""
+cleanup() { [[ -z $name ]] || "$FABRIC/cluster.sh" down --name "$name" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+if [[ $where == fabric ]]; then
+  ((EUID == 0)) || { echo "$PROG: the namespace cluster needs root" >&2; exit 77; }
+  hosts=0
+  for n in "${rank_list[@]}"; do ((n > hosts)) && hosts=$n; done
+  name=tune$$
+  "$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rps >&2
+fi
+
+# run N BENCH ALGO_ENV ALGO: one program run, every size; JSON lines to results.jsonl.
+run() {
+  local n=$1 bench=$2 env=$3 algo=$4
+  local json=$out/logs/$2-n$1-$4.json log=$out/logs/$2-n$1-$4.log
+  local cmd=("$build/bench/osu/mccl_osu_$bench" -m "1:$max_size" -i "$iters" -x "$warmup" -c --json "$json")
+  rm -f "$json"
+  if [[ $where == fabric ]]; then
+    "$FABRIC/launch.sh" --name "$name" --hosts "$n" --timeout "$tmo" --env "$env" -- "${cmd[@]}" >"$log" 2>&1
+  else
+    MCCL_UDP_IFACE=lo timeout "$tmo" "$build/tools/mccl_run" -n "$n" -x "$env" "${cmd[@]}" >"$log" 2>&1
+  fi || { echo "$PROG: $bench at $n ranks ($algo) failed; see $log" >&2; return 1; }
+  sed "s/^{/{\"algo\":\"$algo\",/" "$json" >>"$out/results.jsonl"
+}
+
+rc=0
+for n in "${rank_list[@]}"; do
+  run "$n" bcast MCCL_COLL_BCAST_ALGO=binomial p2p || rc=1
+  run "$n" bcast MCCL_COLL_BCAST_ALGO=multicast multicast || rc=1
+  run "$n" allgather MCCL_COLL_ALLGATHER_ALGO=bruck p2p || rc=1
+  run "$n" allgather MCCL_COLL_ALLGATHER_ALGO=multicast multicast || rc=1
+done
+echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+
+python3 - "$out" "$max_size" <<'PY'
+import json, sys
+out, max_size = sys.argv[1], int(sys.argv[2])
+t = {}
+for line in open(f"{out}/results.jsonl"):
+    r = json.loads(line)
+    t.setdefault((r["bench"], r["ranks"]), {}).setdefault(r["algo"], {})[r["bytes_per_rank"]] = r["p50_max_us"]
+lines, cross = [], {}
+for (bench, n), algos in sorted(t.items()):
+    p2p, mc = algos.get("p2p", {}), algos.get("multicast", {})
+    sizes = sorted(set(p2p) & set(mc))
+    c = 2 * max_size
+    for s in reversed(sizes):
+        if mc[s] < p2p[s]:
+            c = s
+        else:
+            break
+    cross[(bench, n)] = c
+    lines.append(f"{bench} at {n} ranks: crossover {c} B")
+    lines.append("  bytes      p2p_us   mcast_us")
+    lines += [f"  {s:<9} {p2p[s]:>8.1f} {mc[s]:>9.1f}" for s in sizes]
+rows = []
+for n in sorted({n for _, n in t}):
+    rows.append(f"    {{{n}, {cross.get(('bcast', n), 2 * max_size)}, {cross.get(('allgather', n), 2 * max_size)}}},")
+text = "\n".join(lines) + "\n\ntuning.h rows {max_ranks, broadcast, allgather}:\n" + "\n".join(rows) + "\n"
+open(f"{out}/table.txt", "w").write(text)
+open(f"{out}/tuning_rows.txt", "w").write("\n".join(rows) + "\n")
+print(text)
+PY
+exit $rc

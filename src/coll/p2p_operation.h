@@ -1,0 +1,49 @@
+// What every point-to-point collective shares: it never takes a multicast
+// datagram (one that reaches it is counted invalid and dropped), its
+// messages are kP2pData under its signature, and a message under another
+// signature means a rank called the collective with other arguments, which
+// fails the collective on every rank that sees it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "protocol/operation.h"
+
+namespace mccl::coll {
+
+class P2pOperation : public protocol::Operation {
+ public:
+  // `bytes`: what the collective moves to each rank (its latency_bound()).
+  P2pOperation(protocol::Context& ctx, std::uint64_t signature, std::size_t bytes)
+      : Operation(ctx), signature_(signature), latency_bound_(bytes <= kLatencyBoundBytes) {}
+
+  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
+                   common::TimePoint) final;
+  // Up to 64 KiB a point-to-point collective is a few round trips on any
+  // transport; beyond, its bytes dominate.
+  static constexpr std::size_t kLatencyBoundBytes = 64 << 10;
+  bool latency_bound() const final { return latency_bound_; }
+
+ protected:
+  std::uint64_t signature() const { return signature_; }
+  // A kP2pData header of this collective with the caller's arguments.
+  protocol::ControlHeader p2p_header(std::uint32_t arg0, std::uint32_t arg1) const;
+  // Sends `body` to `peer` and counts it; a failure fails the collective.
+  // Returns whether it was sent.
+  bool send_p2p(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body);
+  // Whether `h` carries this collective's signature; if not, fails the
+  // collective with a message that names `peer` and ends with `must_match`
+  // ("every rank must pass the same size and root").
+  bool signature_matches(int peer, const protocol::ControlHeader& h, const char* must_match);
+  // Counts a message that is malformed for this collective (wrong sender,
+  // round, offset or length) and drops it.
+  void drop_invalid();
+
+ private:
+  std::uint64_t signature_;
+  bool latency_bound_;
+};
+
+}  // namespace mccl::coll
