@@ -32,7 +32,7 @@ set(MCCL_LAYER_ALLOW_coll "coll;codec;protocol;transport-api;common;mccl")
 set(MCCL_LAYER_ALLOW_progress "progress;protocol;transport-api;topo;common;mccl")
 # Ranks as tasks on the in-memory fabric in virtual time (bench/scale, the
 # in-process scale test): the collectives over the sim transport.
-set(MCCL_LAYER_ALLOW_simworld "simworld;coll;protocol;transport-api;transport/sim;common;mccl")
+set(MCCL_LAYER_ALLOW_simworld "simworld;coll;codec;protocol;transport-api;transport/sim;common;mccl")
 # Communicator creation picks and configures the transports themselves.
 set(MCCL_LAYER_ALLOW_setup
     "setup;protocol;transport-api;transport/sim;transport/udp;transport/tcp;transport/ucx;transport/ibud;common;mccl")

@@ -123,12 +123,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::broadcast(std::vector<at::Tenso
     // Float tensors through the typed call, which compresses where
     // MCCL_COLL_COMPRESS says; every other dtype as bytes.
     const auto type = float_type(host);
-    mccl::Request r =
-        type ? comm_.ibroadcast(host.data_ptr(), static_cast<std::size_t>(host.numel()), *type, root)
-             : comm_.ibroadcast(host.data_ptr(), host.nbytes(), root);
-    return Started{std::move(r),
-                   [t, host] { copy_back(t, host); },
-                   {host}};
+    mccl::Request r = type ? comm_.ibroadcast(host.data_ptr(),
+                                              static_cast<std::size_t>(host.numel()), *type, root)
+                           : comm_.ibroadcast(host.data_ptr(), host.nbytes(), root);
+    return Started{std::move(r), [t, host] { copy_back(t, host); }, {host}};
   });
 }
 

@@ -72,14 +72,6 @@ std::optional<mccl::DataType> mccl_type(at::ScalarType t, c10d::ReduceOp::RedOpT
       return mccl::DataType::kBFloat16;
     case at::kHalf:
       return mccl::DataType::kFloat16;
-    default:
-      return std::nullopt;
-  }
-}
-
-mccl::DataType reduce_type(const std::string& call, const at::Tensor& t) {
-  if (auto type = float_type(t)) return *type;
-  switch (t.scalar_type()) {
     case at::kInt:
       return mccl::DataType::kInt32;
     case at::kLong:
