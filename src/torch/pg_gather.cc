@@ -86,7 +86,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_allgather_base(at::Tensor& out
   return post(
       call, c10d::OpType::_ALLGATHER_BASE, {output}, [this, output, host_out, host_in, in_place] {
         const void* send = in_place ? mccl::kInPlace : host_in.data_ptr();
-        const auto type = float_type(host_in);
+        const auto type = float_type(host_in.scalar_type());
         mccl::Request r = type ? comm_.iallgather(send, host_out.data_ptr(),
                                                   static_cast<std::size_t>(host_in.numel()), *type)
                                : comm_.iallgather(send, host_out.data_ptr(), host_in.nbytes());

@@ -122,7 +122,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::broadcast(std::vector<at::Tenso
   return post(call, c10d::OpType::BROADCAST, tensors, [this, t, host, root] {
     // Float tensors through the typed call, which compresses where
     // MCCL_COLL_COMPRESS says; every other dtype as bytes.
-    const auto type = float_type(host);
+    const auto type = float_type(host.scalar_type());
     mccl::Request r = type ? comm_.ibroadcast(host.data_ptr(),
                                               static_cast<std::size_t>(host.numel()), *type, root)
                            : comm_.ibroadcast(host.data_ptr(), host.nbytes(), root);

@@ -40,8 +40,8 @@ void check_like(const std::string& call, const at::Tensor& t, const at::Tensor& 
   }
 }
 
-std::optional<mccl::DataType> float_type(const at::Tensor& t) {
-  switch (t.scalar_type()) {
+std::optional<mccl::DataType> float_type(at::ScalarType t) {
+  switch (t) {
     case at::kFloat:
       return mccl::DataType::kFloat32;
     case at::kDouble:
@@ -63,15 +63,8 @@ std::optional<mccl::DataType> mccl_type(at::ScalarType t, c10d::ReduceOp::RedOpT
   lanes = 1;
   const bool sum_like =
       op == c10d::ReduceOp::SUM || op == c10d::ReduceOp::AVG || op == c10d::ReduceOp::PREMUL_SUM;
+  if (auto f = float_type(t)) return f;
   switch (t) {
-    case at::kFloat:
-      return mccl::DataType::kFloat32;
-    case at::kDouble:
-      return mccl::DataType::kFloat64;
-    case at::kBFloat16:
-      return mccl::DataType::kBFloat16;
-    case at::kHalf:
-      return mccl::DataType::kFloat16;
     case at::kInt:
       return mccl::DataType::kInt32;
     case at::kLong:

@@ -26,11 +26,11 @@ void check_tensor(const std::string& call, const at::Tensor& t);
 // Same dtype and number of elements.
 void check_like(const std::string& call, const at::Tensor& t, const at::Tensor& like);
 
-// The MCCL float type of `t`'s dtype (float32, float64, bfloat16,
-// float16), or nothing: broadcasts and allgathers of float tensors go
+// The MCCL float type of dtype `t` (float32, float64, bfloat16, float16),
+// or nothing: broadcasts and allgathers of float tensors go
 // through the typed calls, which compress where MCCL_COLL_COMPRESS says
 // (docs/compression.md); every other dtype moves as bytes, exactly.
-std::optional<mccl::DataType> float_type(const at::Tensor& t);
+std::optional<mccl::DataType> float_type(at::ScalarType t);
 
 // How MCCL reduces a tensor under a torch ReduceOp: the element type and
 // how many of its elements one tensor element is (2 for a complex number,
