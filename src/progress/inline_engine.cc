@@ -44,10 +44,16 @@ class InlineEngine final : public Engine {
     for (int fd : ctx_.wait_fds()) fds.push_back({fd, POLLIN, 0});
     const auto spin = op.latency_bound() ? std::max(spin_, latency_spin_) : spin_;
     auto last_event = std::chrono::steady_clock::now();
-    while (!op.done()) {
-      if (deadline.expired()) return common::timeout_error("wait timed out");
+    while (!op.done() || ctx_.awaiting_connection()) {
+      if (deadline.expired()) {
+        return op.done() ? common::Status::ok() : common::timeout_error("wait timed out");
+      }
       const std::size_t events = progress_counting_sends(ctx_);
-      if (op.done()) break;
+      // Done, unless messages it sent still wait for a connection that
+      // only this thread's polling makes: a caller that went on to block
+      // elsewhere (an MPI call) would hold them back from a peer still
+      // waiting for them.
+      if (op.done() && !ctx_.awaiting_connection()) break;
       const auto now = std::chrono::steady_clock::now();
       if (events > 0) last_event = now;
       if (!fds.empty() && now - last_event > spin) {

@@ -124,6 +124,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // Descriptors that turn readable when traffic arrives (may be empty, as
   // for the in-memory fabric), for engines that sleep.
   std::vector<int> wait_fds() const;
+  // Messages wait for a connection this rank must make
+  // (ReliableTransport::awaiting_connection).
+  bool awaiting_connection() const { return reliable_->awaiting_connection(); }
 
   // For composite operations (coll/schedule.h): gives `child` the sequence
   // number and deadline of `parent`, which has been started. The child is

@@ -55,6 +55,11 @@ class ReliableTransport {
   // (protocol/poll_gate.h). False where poll() must run regardless (to
   // advance sends, say).
   virtual bool wait_fd_gates_poll() const { return false; }
+  // True while messages wait for a connection that only this rank's poll()
+  // can make (connections on demand): a caller that stops polling then
+  // holds them back, so an engine driven by the caller keeps polling until
+  // this is false before it returns from a wait. Must not block.
+  virtual bool awaiting_connection() const { return false; }
 };
 
 }  // namespace mccl::transport

@@ -97,7 +97,13 @@ TEST(MultiProcessUcx, SweepIsByteExact) {
 // the ranks' connections go once the communicator is created).
 TEST(MultiProcessScale, ConnectionsPerRankStayFewAtThirtyTwoRanks) {
   const int ranks = 32;
-  JobResult job = run_job(MCCL_SETUP_WORKER, {}, ranks, {{"MCCL_PROGRESS", "inline"}},
+  // Multicast pinned: its 4 KiB allgather would otherwise go through Bruck's
+  // exchange (docs/algorithms.md), which talks to 2 log2(N) peers, up to the
+  // cache's bound.
+  JobResult job = run_job(MCCL_SETUP_WORKER, {}, ranks,
+                          {{"MCCL_PROGRESS", "inline"},
+                           {"MCCL_COLL_BCAST_ALGO", "multicast"},
+                           {"MCCL_COLL_ALLGATHER_ALGO", "multicast"}},
                           std::chrono::seconds(120));
   ASSERT_FALSE(job.timed_out) << describe(job);
   int ring_only = 0;

@@ -65,6 +65,13 @@ std::size_t TcpEndpoint::queued_bytes(int peer) const {
   return n;
 }
 
+bool TcpEndpoint::awaiting_connection() const {
+  for (const Peer& p : peers_) {
+    if (!p.pending.empty() && p.link != Link::kFailed) return true;
+  }
+  return false;
+}
+
 TcpEndpoint::~TcpEndpoint() {
   // An orderly exit: what is queued gets a bounded chance to leave (a last
   // message sent just before destruction should not be lost to a peer that

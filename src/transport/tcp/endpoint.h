@@ -64,6 +64,7 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   common::Status send(int peer, std::span<const std::span<const std::byte>> parts) override;
   common::Status poll(ReliableHandler& handler, std::size_t max, std::size_t& delivered) override;
   int wait_fd() const override { return epoll_.get(); }
+  bool awaiting_connection() const override;
   bool wait_fd_gates_poll() const override { return true; }  // see tcp_transport.h
 
   TcpCounters counters() const override { return counters_; }
