@@ -106,7 +106,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   mccl::fuzz::StreamFromPeer peer(stream);
   tcp::TcpCounters counters;
-  tcp::Connection conn(3, tcp::Fd(peer.release()), counters);
+  // Control frames (goodbye, leaving, peer-failure news) in the stream are
+  // taken and dropped: this target checks the framing.
+  struct IgnoreControl final : tcp::ControlSink {
+    void on_control(int, tcp::wire::ControlKind, std::uint32_t) override {}
+  } sink;
+  tcp::Connection conn(3, tcp::Fd(peer.release()), counters, sink);
   Collect got;
   // Each pass delivers at least one message or reads to the end, so this
   // ends; the bound only turns a reader that stalls into a failed check.
