@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool ok = w::decode(in.first<w::kHeaderBytes>(), h, why);
     MCCL_FUZZ_CHECK(ok == why.empty());
     if (ok) {
-      MCCL_FUZZ_CHECK(h.kind >= w::Kind::kHello && h.kind <= w::Kind::kBye);
+      MCCL_FUZZ_CHECK(h.kind >= w::Kind::kHello && h.kind <= w::Kind::kDetach);
       std::array<std::byte, w::kHeaderBytes> again;
       w::encode(h, again);
       MCCL_FUZZ_CHECK(std::memcmp(again.data(), in.data(), w::kHeaderBytes) == 0);
