@@ -9,24 +9,29 @@ namespace mccl::coll {
 
 using protocol::ControlHeader;
 using protocol::ControlKind;
-using protocol::Counters;
+
+namespace {
+std::size_t bytes_sent(const ExchangeLayout& layout) {
+  std::size_t total = 0;
+  for (std::size_t c : layout.send_counts) total += c;
+  return total;
+}
+}  // namespace
 
 Alltoall::Alltoall(protocol::Context& ctx, ExchangeLayout layout, std::uint64_t signature,
                    std::size_t segment_bytes)
-    : Operation(ctx),
+    : P2pOperation(ctx, signature, bytes_sent(layout)),
       layout_(std::move(layout)),
-      signature_(signature),
       segment_bytes_(std::max<std::size_t>(1, segment_bytes)),
       received_(static_cast<std::size_t>(ctx.size()), 0),
       heard_(static_cast<std::size_t>(ctx.size()), false),
       missing_(ctx.size() - 1) {}
 
 std::string Alltoall::describe() const {
-  std::size_t out = 0, in = 0;
-  for (auto c : layout_.send_counts) out += c;
+  std::size_t in = 0;
   for (auto c : layout_.recv_counts) in += c;
-  return "alltoall sending " + std::to_string(out) + " and receiving " + std::to_string(in) +
-         " bytes on this rank";
+  return "alltoall sending " + std::to_string(bytes_sent(layout_)) + " and receiving " +
+         std::to_string(in) + " bytes on this rank";
 }
 
 std::string Alltoall::describe_wait() const {
@@ -41,21 +46,12 @@ std::string Alltoall::describe_wait() const {
 void Alltoall::send_block(int peer) {
   const std::size_t count = layout_.send_counts[peer];
   const std::byte* base = layout_.send + layout_.send_displs[peer];
-  ControlHeader h;
-  h.kind = ControlKind::kP2pData;
-  h.seq = seq();
-  h.signature = signature_;
+  ControlHeader h = p2p_header(0, static_cast<std::uint32_t>(count));
   h.root = static_cast<std::uint32_t>(std::uint64_t{count} >> 32);
-  h.arg1 = static_cast<std::uint32_t>(count);
   std::size_t off = 0;
   do {  // an empty block is one empty segment: the receiver learns its size
     const std::size_t len = std::min(segment_bytes_, count - off);
-    common::Status st = ctx_.send_control(peer, h, {base + off, len});
-    if (!st.is_ok()) {
-      ctx_.poison(st);
-      return;
-    }
-    Counters::add(ctx_.counters().p2p_bytes_sent, len);
+    if (!send_p2p(peer, h, {base + off, len})) return;
     off += len;
     ++h.arg0;
   } while (off < count);
@@ -70,11 +66,6 @@ void Alltoall::on_start(common::TimePoint) {
   // Rank r + 1 first, then r + 2, ...: at any moment the ranks send to
   // different peers instead of all to rank 0.
   for (int step = 1; step < n; ++step) send_block((me + step) % n);
-}
-
-void Alltoall::on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                           common::TimePoint) {
-  Counters::add(ctx_.counters().dropped_invalid);
 }
 
 bool Alltoall::valid_segment(int peer, const ControlHeader& h, std::size_t bytes) {
@@ -96,14 +87,14 @@ bool Alltoall::valid_segment(int peer, const ControlHeader& h, std::size_t bytes
 
 void Alltoall::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
                           common::TimePoint) {
-  if (h.signature != signature_) {
+  if (h.signature != signature()) {
     ctx_.poison(common::mismatch_error(
         "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
         describe() + ") was called as another collective on rank " + std::to_string(peer)));
     return;
   }
   if (!valid_segment(peer, h, body.size())) {
-    Counters::add(ctx_.counters().dropped_invalid);
+    drop_invalid();
     return;
   }
   if (!body.empty()) {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/operation.h"
+#include "coll/p2p_operation.h"
 
 namespace mccl::coll {
 
@@ -27,7 +27,7 @@ struct ExchangeLayout {
   std::vector<std::size_t> recv_counts, recv_displs;  // bytes, by source
 };
 
-class Alltoall final : public protocol::Operation {
+class Alltoall final : public P2pOperation {
  public:
   Alltoall(protocol::Context& ctx, ExchangeLayout layout, std::uint64_t signature,
            std::size_t segment_bytes);
@@ -35,8 +35,6 @@ class Alltoall final : public protocol::Operation {
   std::string describe() const override;
   std::string describe_wait() const override;
   void on_start(common::TimePoint now) override;
-  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                   common::TimePoint) override;
   void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
                   common::TimePoint now) override;
   void progress(common::TimePoint now) override;
@@ -47,7 +45,6 @@ class Alltoall final : public protocol::Operation {
   bool valid_segment(int peer, const protocol::ControlHeader& h, std::size_t bytes);
 
   ExchangeLayout layout_;
-  std::uint64_t signature_;
   std::size_t segment_bytes_;
   std::vector<std::size_t> received_;  // bytes so far, by source
   std::vector<bool> heard_;            // a segment (maybe empty) came, by source
