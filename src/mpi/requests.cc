@@ -195,6 +195,24 @@ int free_tracked(MPI_Request* handle) {
   return rc;
 }
 
+namespace {
+// Sleeps up to 1 ms on `running`'s collective (the engine wakes the caller
+// when it completes). False when there was nothing to sleep on: another
+// thread is using the communicator, or the request finished meanwhile.
+bool sleep_on(const std::shared_ptr<Pending>& running) {
+  if (!running) return false;
+  std::unique_lock<std::mutex> comm(running->owner->mu, std::try_to_lock);
+  if (!comm.owns_lock() || running->done) return false;
+  try {
+    running->req.wait(std::chrono::milliseconds(1));
+  } catch (const Error&) {
+    // A slice that ran out, or the collective's failure, which the next
+    // progress_all() records.
+  }
+  return true;
+}
+}  // namespace
+
 bool sleep_on_ours(int n, const MPI_Request reqs[]) {
   std::shared_ptr<Pending> running;
   {
@@ -207,18 +225,7 @@ bool sleep_on_ours(int n, const MPI_Request reqs[]) {
       if (!running && !it->second->done) running = it->second;
     }
   }
-  if (!running) return false;
-  // Another thread may be using the communicator, or may have finished the
-  // request meanwhile: then there is nothing to sleep on here.
-  std::unique_lock<std::mutex> comm(running->owner->mu, std::try_to_lock);
-  if (!comm.owns_lock() || running->done) return false;
-  try {
-    running->req.wait(std::chrono::milliseconds(1));
-  } catch (const Error&) {
-    // A slice that ran out, or the collective's failure, which the next
-    // progress_all() records.
-  }
-  return true;
+  return sleep_on(running);
 }
 
 void wait_served(McclComm& owner, Request& req, const char* what) {
@@ -257,10 +264,13 @@ void drain(const McclComm* only, const char* where) {
   for (;;) {
     progress_all();
     std::size_t pending = 0;
+    std::shared_ptr<Pending> running;
     {
       TablesGuard tables(tables_lock());
       for (auto& [h, p] : table()) {
-        if (!p->done && (only == nullptr || p->owner.get() == only)) ++pending;
+        if (p->done || (only != nullptr && p->owner.get() != only)) continue;
+        ++pending;
+        if (!running) running = p;
       }
     }
     if (pending == 0) return;
@@ -270,7 +280,10 @@ void drain(const McclComm* only, const char* where) {
       return;
     }
     poke();
-    std::this_thread::yield();
+    // Sleep, not yield: the ranks this one waits for need the cores. On 2
+    // cores, three ranks yielding in a loop here kept the fourth from
+    // running at all until the collective timed out.
+    if (!sleep_on(running)) std::this_thread::yield();
   }
 }
 }  // namespace

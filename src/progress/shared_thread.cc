@@ -128,8 +128,14 @@ class SharedThread {
       if (events > 0) last_event = t;
       if (t - last_event < cfg_.spin) continue;
       // Quiet: sleep until traffic or a new collective, but wake in time for
-      // the protocol's timers (loss deadlines) while collectives are open.
-      sleep_for(busy ? microseconds(100) : microseconds(10000));
+      // the protocol's timers while collectives are open (loss deadlines
+      // are at least 1 ms, a paced sender's bucket holds 2 ms). Arrivals
+      // wake the thread through the descriptors at once, so a shorter
+      // sleep gains no latency; it only wakes the thread thousands of
+      // times a second. On a host with more threads than cores (4 ranks,
+      // MPI spinning beside them, on 2 cores) 100 us sleeps starved whole
+      // ranks of the CPU for tens of seconds, until a collective timed out.
+      sleep_for(busy ? milliseconds(1) : milliseconds(10));
     }
   }
 
