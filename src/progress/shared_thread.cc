@@ -34,7 +34,6 @@ class SharedThread {
   struct Slot {
     protocol::Context* ctx;
     std::deque<std::shared_ptr<protocol::Operation>> pending;  // guarded by pending_mu_
-    bool has_fds = false;  // its transports have descriptors (set at join)
   };
 
   explicit SharedThread(const ThreadEngineConfig& cfg) : cfg_(cfg) {
@@ -52,9 +51,7 @@ class SharedThread {
   void join(Slot* slot) {
     std::lock_guard lock(mu_);
     slots_.push_back(slot);
-    const auto fds = slot->ctx->wait_fds();
-    for (int fd : fds) sleeper_.add(fd);
-    slot->has_fds = !fds.empty();
+    for (int fd : slot->ctx->wait_fds()) sleeper_.add(fd);
     wake();
   }
 
@@ -95,7 +92,6 @@ class SharedThread {
   std::size_t pass(bool& finished, bool& busy) {
     std::size_t events = 0;
     std::lock_guard lock(mu_);
-    has_fds_ = false;
     for (Slot* s : slots_) {
       std::deque<std::shared_ptr<protocol::Operation>> todo;
       {
@@ -107,12 +103,9 @@ class SharedThread {
       events += todo.size() + progress_counting_sends(*s->ctx);
       finished = finished || s->ctx->active() < before;
       busy = busy || !s->ctx->idle();
-      has_fds_ = has_fds_ || s->has_fds;
     }
     return events;
   }
-
-  void sleep_for(microseconds d) { sleeper_.sleep_for(d, has_fds_); }
 
   void run() {
     common::Status pinned = topo::bind_current_thread(cfg_.cpu);
@@ -135,13 +128,12 @@ class SharedThread {
       // times a second. On a host with more threads than cores (4 ranks,
       // MPI spinning beside them, on 2 cores) 100 us sleeps starved whole
       // ranks of the CPU for tens of seconds, until a collective timed out.
-      sleep_for(busy ? milliseconds(1) : milliseconds(10));
+      sleeper_.sleep_for(busy ? milliseconds(1) : milliseconds(10));
     }
   }
 
   ThreadEngineConfig cfg_;
   Sleeper sleeper_;
-  bool has_fds_ = false;  // touched by the thread only
   std::atomic<bool> stop_{false};
   std::mutex pending_mu_;  // guards every slot's pending queue, so start() never waits
   mutable std::mutex mu_;  // held during a pass; guards slots_; waiters check done() under it

@@ -6,8 +6,6 @@
 
 #include <cerrno>
 #include <cstdint>
-#include <ctime>
-#include <thread>
 
 namespace mccl::progress {
 
@@ -40,24 +38,9 @@ void Sleeper::wake() {
   [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
 }
 
-void Sleeper::sleep_for(microseconds d, bool has_fds) {
-  if (!has_fds && d < milliseconds(1)) {
-    // A short real sleep keeps oversubscribed cores usable.
-    std::this_thread::sleep_for(d);
-    return;
-  }
+void Sleeper::sleep_for(milliseconds d) {
   epoll_event events[16];
-  int n = -1;
-  if (have_pwait2_) {
-    const auto s = duration_cast<seconds>(d);
-    const timespec ts{static_cast<time_t>(s.count()),
-                      static_cast<long>(duration_cast<nanoseconds>(d - s).count())};
-    n = epoll_pwait2(epoll_fd_, events, 16, &ts, nullptr);
-    if (n < 0 && errno == ENOSYS) have_pwait2_ = false;
-  }
-  if (!have_pwait2_) {
-    n = epoll_wait(epoll_fd_, events, 16, static_cast<int>(ceil<milliseconds>(d).count()));
-  }
+  const int n = epoll_wait(epoll_fd_, events, 16, static_cast<int>(d.count()));
   for (int i = 0; i < n; ++i) {
     if (events[i].data.fd == wake_fd_) {
       std::uint64_t v;

@@ -23,21 +23,14 @@ class Sleeper {
   // From any thread: ends the current or the next sleep.
   void wake();
 
-  // Sleeps up to `d`, or until a watched descriptor is readable or wake()
-  // is called. `has_fds` says whether the transports' descriptors are
-  // watched: without them nothing but wake() can end the sleep, so a
-  // sub-millisecond wait is a plain short sleep. With them the wait is
-  // epoll_pwait2's, to the microsecond (a protocol timer 100 us away is not
-  // rounded up to a millisecond); where the kernel lacks it (before 5.11)
-  // epoll_wait's, rounded UP to whole milliseconds: truncated, the 100 us
-  // sleep of an open collective became epoll_wait(0), a busy loop that
-  // never gave the core away.
-  void sleep_for(std::chrono::microseconds d, bool has_fds);
+  // Sleeps up to `d` (whole milliseconds: the thread engine's sleeps are
+  // 1 and 10 ms, shared_thread.cc says why none is shorter), or until a
+  // watched descriptor is readable or wake() is called.
+  void sleep_for(std::chrono::milliseconds d);
 
  private:
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  bool have_pwait2_ = true;  // until the kernel says ENOSYS
 };
 
 }  // namespace mccl::progress
