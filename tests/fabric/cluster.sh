@@ -104,7 +104,10 @@ cluster_hosts() {
 
 # ---------------------------------------------------------------- loss rules
 
-# loss_rule PERCENT PORT -> prints the nft rule body
+# loss_rule PERCENT PORT -> prints the nft rule body. It matches only multicast from
+# another host: the input hook also sees the host's own multicast looped back
+# (IP_MULTICAST_LOOP), and dropping that copy models no loss on the wire (the sender
+# needs no repair of what it sent), yet the counter would report it as loss.
 loss_rule() {
   local pct=$1 port=$2 match
   if [[ $port == any ]]; then
@@ -112,6 +115,7 @@ loss_rule() {
   else
     match="udp dport $port"
   fi
+  match="fib saddr type != local $match"
   local whole=${pct%.*} frac=0
   [[ $pct != *.* ]] || frac=${pct#*.}00
   local bp=$((10#$whole * 100 + 10#${frac:0:2})) # basis points
