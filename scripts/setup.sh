@@ -8,8 +8,9 @@ packages=(
   build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # the sanitizer builds and fuzz targets of scripts/sanitize.sh (tests/fuzz)
   clang libfuzzer-14-dev
-  # authentication of multicast datagrams (optional in CMake: MCCL_PROTO_AUTH)
-  libsodium-dev
+  # authentication of multicast datagrams (optional in CMake: MCCL_PROTO_AUTH):
+  # the key agreement (libsodium) and the AES-256-GMAC tags (libcrypto)
+  libsodium-dev libssl-dev
   # ZFP fixed-rate compression (optional in CMake: MCCL_COLL_COMPRESS=zfp)
   libzfp-dev
   # real transports and topology (cheap to have now, needed by later layers)

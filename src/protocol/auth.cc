@@ -2,60 +2,40 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
 
 #include "common/log.h"
 #include "common/settings.h"
 
-#if MCCL_HAVE_SODIUM
+#if MCCL_HAVE_AUTH
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 #endif
 
 namespace mccl::protocol {
 
-#if MCCL_HAVE_SODIUM
+const char* to_string(MacKind k) {
+  switch (k) {
+    case MacKind::kNone:
+      return "none (built without authentication)";
+    case MacKind::kPoly1305:
+      return "Poly1305 (an MCCL release before AES-GMAC)";
+    case MacKind::kAesGmac:
+      return "AES-256-GMAC";
+  }
+  return "unknown";
+}
+
+#if MCCL_HAVE_AUTH
 
 void init_sodium() {
   if (sodium_init() < 0) std::abort();
 }
 
-namespace {
-
-// The one-time Poly1305 key of (seq64, root, chunk): block `chunk` of
-// ChaCha20-IETF under the communicator's key and the 12-byte nonce
-// seq64 (LE) || root (LE). Distinct (nonce, block) pairs give independent
-// keys.
-void one_time_key(const AuthKey& key, std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
-                  unsigned char otk[crypto_onetimeauth_KEYBYTES]) {
-  static_assert(crypto_stream_chacha20_ietf_NONCEBYTES == 12);
-  static_assert(crypto_stream_chacha20_ietf_KEYBYTES == std::tuple_size_v<AuthKey>);
-  static_assert(crypto_onetimeauth_BYTES == kMacBytes);
-  unsigned char nonce[12];
-  for (int i = 0; i < 8; ++i) nonce[i] = static_cast<unsigned char>(seq64 >> (8 * i));
-  for (int i = 0; i < 4; ++i) nonce[8 + i] = static_cast<unsigned char>(root >> (8 * i));
-  const unsigned char zeros[crypto_onetimeauth_KEYBYTES] = {};
-  crypto_stream_chacha20_ietf_xor_ic(otk, zeros, sizeof zeros, nonce, chunk,
-                                     reinterpret_cast<const unsigned char*>(key.data()));
-}
-
-void poly1305(const AuthKey& key, std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
-              std::span<const std::byte> header, std::span<const std::byte> payload,
-              unsigned char out[kMacBytes]) {
-  unsigned char otk[crypto_onetimeauth_KEYBYTES];
-  one_time_key(key, seq64, root, chunk, otk);
-  crypto_onetimeauth_state s;
-  crypto_onetimeauth_init(&s, otk);
-  crypto_onetimeauth_update(&s, reinterpret_cast<const unsigned char*>(header.data()),
-                            header.size());
-  crypto_onetimeauth_update(&s, reinterpret_cast<const unsigned char*>(payload.data()),
-                            payload.size());
-  crypto_onetimeauth_final(&s, out);
-  sodium_memzero(otk, sizeof otk);
-}
-
-}  // namespace
-
 bool auth_available() { return true; }
+MacKind mac_kind() { return MacKind::kAesGmac; }
 
 AuthKey random_auth_key() {
   init_sodium();
@@ -64,25 +44,83 @@ AuthKey random_auth_key() {
   return k;
 }
 
-DatagramMac::DatagramMac(const AuthKey& key) : key_(key) { init_sodium(); }
+namespace {
+
+constexpr int kIvBytes = 16;
+
+// A failure of OpenSSL on a context that was keyed successfully means a
+// broken library; no datagram can be sent or checked without it.
+[[noreturn]] void crypto_failed(const char* what) {
+  common::logf(common::LogLevel::kError, -1, "OpenSSL %s failed: cannot authenticate datagrams",
+               what);
+  std::abort();
+}
+
+}  // namespace
+
+// The key schedule is computed once; each tag re-initialises only the IV.
+struct DatagramMac::Gmac {
+  explicit Gmac(const AuthKey& key) : ctx(EVP_CIPHER_CTX_new()) {
+    const auto* k = reinterpret_cast<const unsigned char*>(key.data());
+    if (ctx == nullptr ||
+        EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, kIvBytes, nullptr) != 1 ||
+        EVP_EncryptInit_ex(ctx, nullptr, nullptr, k, nullptr) != 1) {
+      crypto_failed("AES-256-GCM set-up");
+    }
+  }
+  ~Gmac() { EVP_CIPHER_CTX_free(ctx); }
+
+  void tag(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
+           std::span<const std::byte> header, std::span<const std::byte> payload,
+           unsigned char out[kMacBytes]) {
+    unsigned char iv[kIvBytes];
+    for (int i = 0; i < 8; ++i) iv[i] = static_cast<unsigned char>(seq64 >> (8 * i));
+    for (int i = 0; i < 4; ++i) iv[8 + i] = static_cast<unsigned char>(root >> (8 * i));
+    for (int i = 0; i < 4; ++i) iv[12 + i] = static_cast<unsigned char>(chunk >> (8 * i));
+    std::lock_guard lock(mu);
+    int n = 0;
+    unsigned char none[1];  // GCM writes no output for an empty message
+    bool ok = EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, iv) == 1;
+    for (auto part : {header, payload}) {
+      if (ok && !part.empty()) {
+        ok =
+            EVP_EncryptUpdate(ctx, nullptr, &n, reinterpret_cast<const unsigned char*>(part.data()),
+                              static_cast<int>(part.size())) == 1;
+      }
+    }
+    ok = ok && EVP_EncryptFinal_ex(ctx, none, &n) == 1 &&
+         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kMacBytes), out) == 1;
+    if (!ok) crypto_failed("AES-256-GMAC");
+  }
+
+  std::mutex mu;
+  EVP_CIPHER_CTX* ctx;
+};
+
+DatagramMac::DatagramMac(const AuthKey& key)
+    : sender_(std::make_unique<Gmac>(key)), receiver_(std::make_unique<Gmac>(key)) {}
+
+DatagramMac::~DatagramMac() = default;
 
 void DatagramMac::compute(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
                           std::span<const std::byte> header, std::span<const std::byte> payload,
                           std::byte out[kMacBytes]) const {
-  poly1305(key_, seq64, root, chunk, header, payload, reinterpret_cast<unsigned char*>(out));
+  sender_->tag(seq64, root, chunk, header, payload, reinterpret_cast<unsigned char*>(out));
 }
 
 bool DatagramMac::verify(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
                          std::span<const std::byte> header, std::span<const std::byte> payload,
                          const std::byte tag[kMacBytes]) const {
   unsigned char want[kMacBytes];
-  poly1305(key_, seq64, root, chunk, header, payload, want);
-  return crypto_verify_16(want, reinterpret_cast<const unsigned char*>(tag)) == 0;
+  receiver_->tag(seq64, root, chunk, header, payload, want);
+  return CRYPTO_memcmp(want, tag, kMacBytes) == 0;
 }
 
-#else  // built without libsodium: auth is off; nothing constructs a DatagramMac
+#else  // built without authentication: nothing constructs a DatagramMac
 
 bool auth_available() { return false; }
+MacKind mac_kind() { return MacKind::kNone; }
 
 AuthKey random_auth_key() {
   std::random_device rd;
@@ -94,7 +132,10 @@ AuthKey random_auth_key() {
   return k;
 }
 
-DatagramMac::DatagramMac(const AuthKey& key) : key_(key) { std::abort(); }
+struct DatagramMac::Gmac {};
+
+DatagramMac::DatagramMac(const AuthKey&) { std::abort(); }
+DatagramMac::~DatagramMac() = default;
 
 void DatagramMac::compute(std::uint64_t, std::uint32_t, std::uint32_t, std::span<const std::byte>,
                           std::span<const std::byte>, std::byte*) const {
@@ -116,8 +157,9 @@ common::Status auth_mode(int rank, std::optional<bool> explicit_choice, AuthMode
     return common::unavailable_error(
         "rank " + std::to_string(rank) +
         ": authentication of datagrams is asked for (MCCL_PROTO_AUTH=on or "
-        "CommOptions::authenticate), but this build has no libsodium (Debian: libsodium-dev; "
-        "rebuild), so it cannot authenticate; ask for off or auto");
+        "CommOptions::authenticate), but this build has no libsodium or no libcrypto (Debian: "
+        "libsodium-dev and "
+        "libssl-dev; rebuild), so it cannot authenticate; ask for off or auto");
   }
   return common::Status::ok();
 }
@@ -130,7 +172,7 @@ std::string auth_mismatch(int other, bool theirs, bool mine) {
   return "rank " + std::to_string(other) + " authenticates multicast datagrams " +
          (theirs ? "(on)" : "(off)") + " and this rank " + (mine ? "(on)" : "(off)") +
          ": every rank must resolve MCCL_PROTO_AUTH the same (set it alike; 'auto' is off in a "
-         "build without libsodium and on InfiniBand)";
+         "build without authentication and on InfiniBand)";
 }
 
 }  // namespace mccl::protocol

@@ -2,13 +2,13 @@
 
 #include <cstring>
 
-#if MCCL_HAVE_SODIUM
+#if MCCL_HAVE_AUTH
 #include <sodium.h>
 #endif
 
 namespace mccl::protocol {
 
-#if MCCL_HAVE_SODIUM
+#if MCCL_HAVE_AUTH
 
 namespace {
 

@@ -104,7 +104,7 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   mine.transport = p.transport;
   mine.checksum = common::settings::kProtoChecksum.get_bool();
   mine.ib_usable = p.ib_usable;
-  mine.auth_built = protocol::auth_available();
+  mine.auth_mac = protocol::mac_kind();
   mine.offloaded = p.offloaded;
   mine.machine = p.machine;
   // Round 1 of the key agreement rides on the hello. Drawn whether or not
@@ -142,7 +142,8 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   }
   // Authentication, now that the transport is known ("auto" is off on InfiniBand).
   auto auth_of = [&](const Hello& h) {
-    return protocol::auth_resolved(h.auth_mode, h.auth_built, out.transport != TransportKind::kIb);
+    return protocol::auth_resolved(h.auth_mode, h.auth_mac != protocol::MacKind::kNone,
+                                   out.transport != TransportKind::kIb);
   };
   out.auth = auth_of(mine);
   out.auth_auto = out.auth && std::all_of(hellos.begin(), hellos.end(), [](const Hello& h) {
@@ -151,6 +152,13 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   for (int r = 0; r < size; ++r) {
     if (auth_of(hellos[r]) != out.auth) {
       return common::mismatch_error(who + protocol::auth_mismatch(r, auth_of(hellos[r]), out.auth));
+    }
+    if (out.auth && hellos[r].auth_mac != mine.auth_mac) {
+      return common::mismatch_error(who + "rank " + std::to_string(r) + " tags datagrams with " +
+                                    protocol::to_string(hellos[r].auth_mac) +
+                                    " and this rank with " + protocol::to_string(mine.auth_mac) +
+                                    ": build every rank from one MCCL release, or set "
+                                    "MCCL_PROTO_AUTH=off on every rank");
     }
   }
   // Every rank has come this far alike (the checks above fail on all ranks

@@ -13,7 +13,7 @@
 //       16     1  checksum    MCCL_PROTO_CHECKSUM (0/1)
 //       17     1  ib_usable   this rank has an active InfiniBand port (0/1)
 //       18     1  auth_mode   protocol::AuthMode
-//       19     1  auth_built  built with libsodium (0/1)
+//       19     1  auth_mac    protocol::MacKind this build tags datagrams with
 //       20     1  offloaded   the protocol runs in mccl_offloadd (0/1)
 //       21     3  zero
 //       24     8  machine     topo::machine_id(); 0 unknown
@@ -38,7 +38,7 @@ struct Hello {
   bool checksum = false;   // a rank that checks CRCs would drop a non-checking root's data
   bool ib_usable = false;  // auto picks InfiniBand only when every rank has it
   protocol::AuthMode auth_mode = protocol::AuthMode::kAuto;  // a MAC-less root's data is dropped
-  bool auth_built = false;         // with libsodium ("auto" is off without)
+  protocol::MacKind auth_mac = protocol::MacKind::kNone;     // kNone: "auto" is off
   bool offloaded = false;          // daemon and in-process engines run different exchanges
   std::uint64_t machine = 0;       // ranks on one machine spread their progress threads
   protocol::KeyShare key_share{};  // never the key itself: the store may be read by others

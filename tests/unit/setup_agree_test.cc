@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "protocol/auth.h"
 #include "reliable_test_support.h"
 #include "setup/agree.h"
+#include "setup/hello.h"
 
 namespace mccl::setup {
 namespace {
@@ -24,17 +26,28 @@ struct Outcome {
   common::Status status = common::Status::ok();
 };
 
+// Rewrites the bytes rank `rank` contributes to its first exchange (the
+// hello): stands for a rank built from another release.
+using HelloEdit = std::function<void(int rank, std::vector<std::byte>& hello)>;
+
 // Runs agree_on_hello then agree_on_link on one thread per rank, rank r
 // bringing links[r] and `authenticate` (unset: MCCL_PROTO_AUTH).
 std::vector<Outcome> agree(const std::vector<LinkFacts>& links,
-                           std::optional<bool> authenticate = std::nullopt) {
+                           std::optional<bool> authenticate = std::nullopt,
+                           const HelloEdit& edit = {}) {
   const int n = static_cast<int>(links.size());
   transport::test::ThreadAllgather oob(n);
   std::vector<Outcome> out(links.size());
   std::vector<std::thread> ranks;
   for (int r = 0; r < n; ++r) {
     ranks.emplace_back([&, r] {
-      const auto my_oob = [&](std::span<const std::byte> mine) { return oob(r, mine); };
+      bool first = true;
+      const auto my_oob = [&, r](std::span<const std::byte> mine) {
+        std::vector<std::byte> bytes(mine.begin(), mine.end());
+        if (first && edit) edit(r, bytes);
+        first = false;
+        return oob(r, bytes);
+      };
       Proposal p;
       p.transport = TransportKind::kUdp;
       p.authenticate = authenticate;
@@ -66,7 +79,7 @@ TEST_F(SetupAgree, TheSmallestDatagramWins) {
 }
 
 TEST_F(SetupAgree, AutoAuthenticatesWhereNoKnownLinkIsFast) {
-  if (!protocol::auth_available()) GTEST_SKIP() << "built without libsodium";
+  if (!protocol::auth_available()) GTEST_SKIP() << "built without authentication";
   // Unknown (lo, veth), 1 Gbit/s and exactly the default limit.
   const auto out = agree({{1500, 0}, {1500, 1000}, {1500, 2500}});
   for (const auto& o : out) {
@@ -84,7 +97,7 @@ TEST_F(SetupAgree, AutoIsOffOnEveryRankWhenOneRanksLinkIsFast) {
 }
 
 TEST_F(SetupAgree, TheLimitIsASetting) {
-  if (!protocol::auth_available()) GTEST_SKIP() << "built without libsodium";
+  if (!protocol::auth_available()) GTEST_SKIP() << "built without authentication";
   ::setenv("MCCL_PROTO_AUTH_AUTO_MAX_MBIT", "25000", 1);
   for (const auto& o : agree({{1500, 10000}, {1500, 10000}})) {
     ASSERT_TRUE(o.status.is_ok()) << o.status.message();
@@ -108,6 +121,39 @@ TEST_F(SetupAgree, AnExplicitChoiceIsKeptAtAnyRate) {
     ASSERT_TRUE(o.status.is_ok()) << o.status.message();
     EXPECT_FALSE(o.agreed.auth);
   }
+}
+
+// A rank of an older release tags datagrams with Poly1305: every datagram
+// would fail the others' checks, so creation fails on every rank, naming it.
+TEST_F(SetupAgree, RanksThatTagDatagramsDifferentlyFailCreationNamingTheRank) {
+  if (!protocol::auth_available()) GTEST_SKIP() << "built without authentication";
+  const auto older = [](int rank, std::vector<std::byte>& hello) {
+    ASSERT_EQ(hello.size(), kHelloBytes);
+    if (rank == 1) hello[19] = static_cast<std::byte>(protocol::MacKind::kPoly1305);
+  };
+  const auto out = agree({{1500, 0}, {1500, 0}, {1500, 0}}, true, older);
+  for (const auto& o : out) {  // rank 1 too reads its (edited) hello from the exchange
+    EXPECT_EQ(o.status.code(), ErrorCode::kMismatch) << o.status.message();
+    EXPECT_NE(o.status.message().find("rank 1 tags datagrams with Poly1305"), std::string::npos)
+        << o.status.message();
+  }
+  // With authentication off the MAC does not matter.
+  for (const auto& o : agree({{1500, 0}, {1500, 0}}, false, older)) {
+    EXPECT_TRUE(o.status.is_ok()) << o.status.message();
+  }
+}
+
+TEST(Hello, CarriesTheMacKindAndRefusesAnUnknownOne) {
+  Hello h;
+  h.tag = 7;
+  h.auth_mac = protocol::MacKind::kAesGmac;
+  std::array<std::byte, kHelloBytes> bytes;
+  encode_hello(h, bytes);
+  Hello back;
+  ASSERT_TRUE(decode_hello(bytes, back));
+  EXPECT_EQ(back.auth_mac, protocol::MacKind::kAesGmac);
+  bytes[19] = std::byte{3};
+  EXPECT_FALSE(decode_hello(bytes, back));
 }
 
 TEST_F(SetupAgree, DatagramsTooSmallForDataFailEveryRank) {
