@@ -191,7 +191,7 @@ enum {
 };
 enum {
   MCCL_AUTH_UNSET = 0,
-  MCCL_AUTH_ON = 1, /* MCCL_UNAVAILABLE at creation in a build without libsodium */
+  MCCL_AUTH_ON = 1, /* MCCL_UNAVAILABLE at creation in a build without authentication */
   MCCL_AUTH_OFF = 2
 };
 

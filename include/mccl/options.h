@@ -84,10 +84,11 @@ struct CommOptions {
   std::optional<ProgressThread> progress_thread;
   // Authenticate every multicast datagram with a MAC under a key agreed at
   // creation (docs/security.md); every rank must choose alike. True fails
-  // creation with kUnavailable in a build without libsodium. Unset: the
-  // environment, whose "auto" is on where the build can, except over
-  // InfiniBand UD and where a rank's link is known to be faster than
-  // MCCL_PROTO_AUTH_AUTO_MAX_MBIT. (MCCL_PROTO_AUTH)
+  // creation with kUnavailable in a build without authentication
+  // (libsodium and libcrypto). Unset: the environment, whose "auto" is on
+  // where the build can, except over InfiniBand UD and, where
+  // MCCL_PROTO_AUTH_AUTO_MAX_MBIT is set, where a rank's link is known to
+  // be faster. (MCCL_PROTO_AUTH)
   std::optional<bool> authenticate;
   // How long creating the communicator waits for the reliable mesh to
   // connect and for every rank to hear the multicast group; then every rank

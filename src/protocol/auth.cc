@@ -10,8 +10,9 @@
 
 #if MCCL_HAVE_AUTH
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <sodium.h>
+
+#include "protocol/gmac.h"
 #endif
 
 namespace mccl::protocol {
@@ -44,75 +45,39 @@ AuthKey random_auth_key() {
   return k;
 }
 
-namespace {
-
-constexpr int kIvBytes = 16;
-
-// A failure of OpenSSL on a context that was keyed successfully means a
-// broken library; no datagram can be sent or checked without it.
-[[noreturn]] void crypto_failed(const char* what) {
-  common::logf(common::LogLevel::kError, -1, "OpenSSL %s failed: cannot authenticate datagrams",
-               what);
-  std::abort();
-}
-
-}  // namespace
-
-// The key schedule is computed once; each tag re-initialises only the IV.
-struct DatagramMac::Gmac {
-  explicit Gmac(const AuthKey& key) : ctx(EVP_CIPHER_CTX_new()) {
-    const auto* k = reinterpret_cast<const unsigned char*>(key.data());
-    if (ctx == nullptr ||
-        EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
-        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, kIvBytes, nullptr) != 1 ||
-        EVP_EncryptInit_ex(ctx, nullptr, nullptr, k, nullptr) != 1) {
-      crypto_failed("AES-256-GCM set-up");
-    }
-  }
-  ~Gmac() { EVP_CIPHER_CTX_free(ctx); }
+struct DatagramMac::Side {
+  explicit Side(const AuthKey& key) : gmac(key) {}
 
   void tag(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
            std::span<const std::byte> header, std::span<const std::byte> payload,
-           unsigned char out[kMacBytes]) {
-    unsigned char iv[kIvBytes];
-    for (int i = 0; i < 8; ++i) iv[i] = static_cast<unsigned char>(seq64 >> (8 * i));
-    for (int i = 0; i < 4; ++i) iv[8 + i] = static_cast<unsigned char>(root >> (8 * i));
-    for (int i = 0; i < 4; ++i) iv[12 + i] = static_cast<unsigned char>(chunk >> (8 * i));
+           std::byte out[kMacBytes]) {
+    std::byte iv[kGmacIvBytes];
+    for (int i = 0; i < 8; ++i) iv[i] = static_cast<std::byte>(seq64 >> (8 * i));
+    for (int i = 0; i < 4; ++i) iv[8 + i] = static_cast<std::byte>(root >> (8 * i));
+    for (int i = 0; i < 4; ++i) iv[12 + i] = static_cast<std::byte>(chunk >> (8 * i));
     std::lock_guard lock(mu);
-    int n = 0;
-    unsigned char none[1];  // GCM writes no output for an empty message
-    bool ok = EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, iv) == 1;
-    for (auto part : {header, payload}) {
-      if (ok && !part.empty()) {
-        ok =
-            EVP_EncryptUpdate(ctx, nullptr, &n, reinterpret_cast<const unsigned char*>(part.data()),
-                              static_cast<int>(part.size())) == 1;
-      }
-    }
-    ok = ok && EVP_EncryptFinal_ex(ctx, none, &n) == 1 &&
-         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kMacBytes), out) == 1;
-    if (!ok) crypto_failed("AES-256-GMAC");
+    gmac.tag(iv, header, payload, out);
   }
 
   std::mutex mu;
-  EVP_CIPHER_CTX* ctx;
+  Gmac gmac;
 };
 
 DatagramMac::DatagramMac(const AuthKey& key)
-    : sender_(std::make_unique<Gmac>(key)), receiver_(std::make_unique<Gmac>(key)) {}
+    : sender_(std::make_unique<Side>(key)), receiver_(std::make_unique<Side>(key)) {}
 
 DatagramMac::~DatagramMac() = default;
 
 void DatagramMac::compute(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
                           std::span<const std::byte> header, std::span<const std::byte> payload,
                           std::byte out[kMacBytes]) const {
-  sender_->tag(seq64, root, chunk, header, payload, reinterpret_cast<unsigned char*>(out));
+  sender_->tag(seq64, root, chunk, header, payload, out);
 }
 
 bool DatagramMac::verify(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
                          std::span<const std::byte> header, std::span<const std::byte> payload,
                          const std::byte tag[kMacBytes]) const {
-  unsigned char want[kMacBytes];
+  std::byte want[kMacBytes];
   receiver_->tag(seq64, root, chunk, header, payload, want);
   return CRYPTO_memcmp(want, tag, kMacBytes) == 0;
 }
@@ -132,7 +97,7 @@ AuthKey random_auth_key() {
   return k;
 }
 
-struct DatagramMac::Gmac {};
+struct DatagramMac::Side {};
 
 DatagramMac::DatagramMac(const AuthKey&) { std::abort(); }
 DatagramMac::~DatagramMac() = default;

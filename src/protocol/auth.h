@@ -68,9 +68,9 @@ bool auth_resolved(AuthMode mode, bool built, bool auto_on);
 // and this rank to `mine`; every setup path uses it.
 std::string auth_mismatch(int other, bool theirs, bool mine);
 
-// Computes and checks the tags of one communicator's datagrams. Thread-safe:
-// a sender and a receiver on two threads each take their own AES context
-// (each behind a lock that is uncontended in the common case).
+// Computes and checks the tags of one communicator's datagrams (gmac.h).
+// Thread-safe: a sender and a receiver on two threads each take their own
+// AES context (each behind a lock that is uncontended in the common case).
 class DatagramMac {
  public:
   explicit DatagramMac(const AuthKey& key);
@@ -89,9 +89,9 @@ class DatagramMac {
               const std::byte tag[kMacBytes]) const;
 
  private:
-  struct Gmac;  // one keyed AES-256-GCM context and its lock
-  std::unique_ptr<Gmac> sender_;
-  std::unique_ptr<Gmac> receiver_;
+  struct Side;  // one keyed Gmac and its lock
+  std::unique_ptr<Side> sender_;
+  std::unique_ptr<Side> receiver_;
 };
 
 }  // namespace mccl::protocol

@@ -212,7 +212,7 @@ LinkFacts link_facts(const transport::DatagramTransport& dgram) {
 }
 
 bool auto_auth_at_rate(std::uint32_t fastest_mbit, std::uint32_t max_mbit) {
-  return fastest_mbit <= max_mbit;
+  return max_mbit == 0 || fastest_mbit <= max_mbit;
 }
 
 common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport::OobAllgather& oob,
@@ -262,9 +262,12 @@ common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport
     const auto max_mbit =
         static_cast<std::uint32_t>(common::settings::kProtoAuthAutoMaxMbit.get_int(0));
     agreed.auth = auto_auth_at_rate(fastest, max_mbit);
-    if (agreed.auth) {
+    if (agreed.auth && max_mbit == 0) {
       common::logf(common::LogLevel::kInfo, rank,
-                   "multicast datagrams authenticated (Poly1305; MCCL_PROTO_AUTH=auto, fastest "
+                   "multicast datagrams authenticated (AES-256-GMAC; MCCL_PROTO_AUTH=auto)");
+    } else if (agreed.auth) {
+      common::logf(common::LogLevel::kInfo, rank,
+                   "multicast datagrams authenticated (AES-256-GMAC; MCCL_PROTO_AUTH=auto, fastest "
                    "known link %u Mbit/s <= MCCL_PROTO_AUTH_AUTO_MAX_MBIT %u)",
                    fastest, max_mbit);
     } else {

@@ -78,14 +78,15 @@ LinkFacts link_facts(const transport::DatagramTransport& dgram);
 // Every rank must cut streams the same way, so the smallest datagram any
 // rank's network carries wins (kUnavailable when it leaves no room for
 // data). `agreed.auth` turns off when `agreed.auth_auto` and some rank's
-// known link rate exceeds MCCL_PROTO_AUTH_AUTO_MAX_MBIT: the tags' CPU cost
-// grows with the rate (docs/security.md), and every rank sees the same
-// rates, so every rank decides the same.
+// known link rate exceeds MCCL_PROTO_AUTH_AUTO_MAX_MBIT where that is set
+// (not by default: docs/security.md), and every rank sees the same rates,
+// so every rank decides the same.
 common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport::OobAllgather& oob,
                              const std::string& who, Agreement& agreed, std::uint32_t& mtu);
 
 // The rule agree_on_link applies, apart for tests: whether `auto`
-// authenticates when the fastest known link runs at `fastest_mbit`.
+// authenticates when the fastest known link runs at `fastest_mbit`
+// (`max_mbit` 0: at any rate).
 bool auto_auth_at_rate(std::uint32_t fastest_mbit, std::uint32_t max_mbit);
 
 }  // namespace mccl::setup

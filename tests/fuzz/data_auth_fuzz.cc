@@ -1,6 +1,6 @@
 // Fuzzes the authenticated decoder of multicast datagrams (src/protocol/
 // wire.cc, decode_data with a DataAuth; MCCL_PROTO_AUTH). The fuzzer cannot
-// forge a Poly1305 tag, so it may sign the datagram itself with the
+// forge a GMAC tag, so it may sign the datagram itself with the
 // receiver's key (then every bounds check after the MAC is reached), and
 // then spoil it. Input:
 //

@@ -102,7 +102,7 @@ void expect_mismatch_everywhere(int n, const CommOptions& options,
 // datagrams (a MAC-less one fails the flag check, and the other way round):
 // creation fails on every rank, naming the rank that differs.
 TEST_P(Mismatch, AuthenticationSettingDiffers) {
-  if (!MCCL_TEST_HAVE_AUTH) GTEST_SKIP() << "built without libsodium: auth cannot be on";
+  if (!MCCL_TEST_HAVE_AUTH) GTEST_SKIP() << "built without authentication: auth cannot be on";
   const int n = 3;
   InProcessWorld world(n);
   std::vector<ErrorCode> codes(n, ErrorCode::kOk);

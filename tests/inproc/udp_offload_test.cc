@@ -26,7 +26,8 @@ class UdpOffload : public ::testing::TestWithParam<Param> {};
 
 TEST_P(UdpOffload, BroadcastAndAllgatherAreByteExactUnderLoss) {
   const auto [gso, gro, auth] = GetParam();
-  if (auth && !MCCL_TEST_HAVE_AUTH) GTEST_SKIP() << "built without libsodium: auth cannot be on";
+  if (auth && !MCCL_TEST_HAVE_AUTH)
+    GTEST_SKIP() << "built without authentication: auth cannot be on";
   const std::size_t kChunk = 1472 - (auth ? 56 : 40);  // payload of a full datagram
   const std::size_t kRun = 44 * kChunk;                // payload of a full GSO run (64 KB)
   ScopedEnv env;

@@ -76,7 +76,7 @@ TEST(CApiNetwork, AuthenticateIsCheckedAndApplied) {
     o.authenticate = auth;
     OneRank one;
     const mccl_result_t rc = one.create(&o);
-    // On: MCCL_UNAVAILABLE is the documented answer of a build without libsodium.
+    // On: MCCL_UNAVAILABLE is the documented answer of a build without authentication.
     if (auth == MCCL_AUTH_ON && rc == MCCL_UNAVAILABLE) continue;
     ASSERT_EQ(rc, MCCL_OK) << auth << ": " << mccl_last_error();
     unsigned char b[100] = {7};

@@ -1,5 +1,5 @@
 // Authenticated datagrams (MCCL_PROTO_AUTH, protocol/auth.h, docs/security.md):
-// the MAC on the wire, its one-time keys across sequence-number wrap, and a
+// the MAC on the wire, its IVs across sequence-number wrap, and a
 // forger on the sim fabric who knows the group, the tag, the sequence
 // number and the layout, and sends datagrams with a valid CRC.
 #include <gtest/gtest.h>
@@ -39,7 +39,7 @@ DataCheck check(const DatagramMac& mac, const Bytes& d, std::uint32_t ref = 7,
 class WireAuth : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!auth_available()) GTEST_SKIP() << "built without libsodium";
+    if (!auth_available()) GTEST_SKIP() << "built without authentication";
   }
 };
 
@@ -146,7 +146,7 @@ std::vector<Bytes> forgeries(std::uint64_t total, const AuthKey& real_key) {
 }
 
 TEST(ProtocolAuth, ForgedDatagramsAreDroppedAndTheBroadcastIsExact) {
-  if (!auth_available()) GTEST_SKIP() << "built without libsodium";
+  if (!auth_available()) GTEST_SKIP() << "built without authentication";
   const int n = 3;
   const AuthKey key = random_auth_key();
   Rig rig(n, clean(), with_auth(key));
@@ -169,7 +169,7 @@ TEST(ProtocolAuth, ForgedDatagramsAreDroppedAndTheBroadcastIsExact) {
 }
 
 TEST(ProtocolAuth, AllgatherUnderAForgedFloodIsExact) {
-  if (!auth_available()) GTEST_SKIP() << "built without libsodium";
+  if (!auth_available()) GTEST_SKIP() << "built without authentication";
   const int n = 4;
   const AuthKey key = random_auth_key();
   Rig rig(n, lossy(0.02, /*seed=*/4242), with_auth(key));

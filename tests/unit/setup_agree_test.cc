@@ -78,17 +78,18 @@ TEST_F(SetupAgree, TheSmallestDatagramWins) {
   }
 }
 
-TEST_F(SetupAgree, AutoAuthenticatesWhereNoKnownLinkIsFast) {
+TEST_F(SetupAgree, AutoAuthenticatesAtEveryRateByDefault) {
   if (!protocol::auth_available()) GTEST_SKIP() << "built without authentication";
-  // Unknown (lo, veth), 1 Gbit/s and exactly the default limit.
-  const auto out = agree({{1500, 0}, {1500, 1000}, {1500, 2500}});
+  // Unknown (lo, veth), 1 Gbit/s and 400 Gbit/s.
+  const auto out = agree({{1500, 0}, {1500, 1000}, {1500, 400000}});
   for (const auto& o : out) {
     ASSERT_TRUE(o.status.is_ok()) << o.status.message();
     EXPECT_TRUE(o.agreed.auth);
   }
 }
 
-TEST_F(SetupAgree, AutoIsOffOnEveryRankWhenOneRanksLinkIsFast) {
+TEST_F(SetupAgree, AutoIsOffOnEveryRankWhenOneRanksLinkIsAboveTheSetLimit) {
+  ::setenv("MCCL_PROTO_AUTH_AUTO_MAX_MBIT", "2500", 1);
   const auto out = agree({{1500, 1000}, {1500, 10000}, {1500, 0}});
   for (const auto& o : out) {
     ASSERT_TRUE(o.status.is_ok()) << o.status.message();
@@ -165,6 +166,7 @@ TEST_F(SetupAgree, DatagramsTooSmallForDataFailEveryRank) {
 }
 
 TEST(AutoAuthAtRate, UnknownCountsAsSlowAndTheLimitIsInclusive) {
+  EXPECT_TRUE(auto_auth_at_rate(400000, 0));
   EXPECT_TRUE(auto_auth_at_rate(0, 2500));
   EXPECT_TRUE(auto_auth_at_rate(2500, 2500));
   EXPECT_FALSE(auto_auth_at_rate(2501, 2500));

@@ -75,7 +75,8 @@ bool contains(const Bytes& hay, std::span<const std::byte> needle) {
 class SetupKey : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!protocol::auth_available()) GTEST_SKIP() << "built without libsodium: no key to agree on";
+    if (!protocol::auth_available())
+      GTEST_SKIP() << "built without authentication: no key to agree on";
     ::unsetenv("MCCL_PROTO_AUTH");
   }
 };

@@ -114,7 +114,7 @@ TEST_P(UdpAuth, ForgedDatagramsOnTheGroup) {
   const auto auth = std::get<0>(GetParam());
   const auto gso = std::get<1>(GetParam());
   const auto gro = std::get<2>(GetParam());
-  if (auth && !auth_available()) GTEST_SKIP() << "built without libsodium";
+  if (auth && !auth_available()) GTEST_SKIP() << "built without authentication";
   ProtocolConfig pc = patient();
   pc.chunk_bytes = static_cast<std::uint32_t>(kDatagram - kDataHeaderBytes);
   const AuthKey key = random_auth_key();
@@ -135,7 +135,7 @@ TEST_P(UdpAuth, ForgedDatagramsOnTheGroup) {
 
   Forger forger(group);
   // A MAC under a key of the forger's own; only where MACs exist (a build
-  // without libsodium aborts on constructing one).
+  // without authentication aborts on constructing one).
   std::optional<DatagramMac> guess;
   if (auth) guess.emplace(random_auth_key());
   std::vector<Bytes> lies;
