@@ -22,7 +22,9 @@
  * more collectives back to back (between two barriers) measure what each
  * rank's interface carried per collective (/sys/class/net/IFACE/statistics;
  * one rank per host or network namespace). Rank 0 appends one JSON line per
- * size to FILE (the same keys as bench/osu/'s --json) and prints a table.
+ * size to FILE (the same keys as bench/osu/'s --json, cpu_s_per_gb among
+ * them: each rank's CPU seconds inside the timed collectives per GB of
+ * bytes_per_rank) and prints a table.
  * --thread-level starts MPI with MPI_Init_thread at that level (default:
  * MPI_Init); bench/mpi/thread_level.sh compares MPI_THREAD_MULTIPLE with
  * MPI_THREAD_SERIALIZED under libmccl_mpi.
@@ -33,6 +35,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* CPU time (user and system, every thread) of this process so far. */
+static double process_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 static unsigned char pattern(int rank, size_t i, int iter) {
   return (unsigned char)(((size_t)(rank + 1) * 131 + i * 7 + (size_t)iter * 13 + 1) & 0xFF);
@@ -235,17 +245,20 @@ int main(int argc, char** argv) {
   int status = 0;
   double* times = malloc(sizeof(double) * (size_t)iters);
   double* slowest = malloc(sizeof(double) * (size_t)iters);
+  double* cpu_all = malloc(sizeof(double) * (size_t)b.size);
   for (size_t m = min_size; m <= max_size && m > 0; m *= 2) {
-    double errors = 0, sum = 0, net[4] = {0, 0, 0, 0};
+    double errors = 0, sum = 0, net[4] = {0, 0, 0, 0}, cpu_ns = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < iters + warmup; ++i) {
       if (validate) {
         fill(&b, m, i);
         MPI_Barrier(MPI_COMM_WORLD);
       }
+      double c0 = process_cpu_ns();
       double t0 = MPI_Wtime();
       run_one(&b, m);
       double t1 = MPI_Wtime();
+      if (i >= warmup) cpu_ns += process_cpu_ns() - c0;
       MPI_Barrier(MPI_COMM_WORLD);
       if (validate) errors += check(&b, m, i);
       if (i >= warmup) times[i - warmup] = (t1 - t0) * 1e6;
@@ -272,6 +285,7 @@ int main(int argc, char** argv) {
     MPI_Reduce(net, net_max, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(times, slowest, iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&errors, &total_errors, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Gather(&cpu_ns, 1, MPI_DOUBLE, cpu_all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (b.rank == 0) {
       avg /= b.size;
       qsort(slowest, (size_t)iters, sizeof(double), cmp_double);
@@ -292,7 +306,11 @@ int main(int argc, char** argv) {
                   "\"rx_bytes_max\":%.1f,\"tx_packets_max\":%.2f,\"rx_packets_max\":%.2f",
                   netdev, traffic_iters, net_max[0], net_max[1], net_max[2], net_max[3]);
         }
-        fprintf(json, "}\n");
+        fprintf(json, ",\"cpu_s_per_gb\":[");
+        for (int r = 0; r < b.size; ++r) {
+          fprintf(json, "%s%.4f", r ? "," : "", cpu_all[r] / ((double)iters * (double)m));
+        }
+        fprintf(json, "]}\n");
         fflush(json);
       }
     }
@@ -304,6 +322,7 @@ int main(int argc, char** argv) {
   if (json != NULL) fclose(json);
   free(times);
   free(slowest);
+  free(cpu_all);
   free(b.send);
   free(b.recv);
   free(b.rs_send);

@@ -23,10 +23,17 @@
 # Both programs time each broadcast between barriers on every rank; the figure is
 # p50_max_us (per iteration the slowest rank, median over iterations), and
 # Gbit/s = SIZE * 8 / p50_max_us / 1000 (payload bits over one broadcast's time).
-# Every iteration's data is checked (-c).
+# Every iteration's data is checked (-c). Beside each figure: each side's CPU seconds
+# per GB broadcast (the programs' cpu_s_per_gb: user and system time of every thread
+# of the root, rank 0, and of the receiver, rank 1, inside the timed broadcasts; on
+# loopback the kernel's receive work runs partly in the sender's system time), and the
+# physical limit: one core's memcpy bandwidth for SIZE bytes (bench/loopback/memcpy_bw.c,
+# measured before and after the reps; the summary uses their mean) and each
+# implementation's fraction of it (payload bytes per second over memcpy's).
 #
 # Output: DIR/results.jsonl (one line per run: impl, variant, label, rep, bytes,
-# p50_max_us, gbit_s, validated, rc, load1 at the start of the run, ...),
+# p50_max_us, gbit_s, cpu_s_per_gb_root, cpu_s_per_gb_receiver, validated, rc, load1
+# at the start of the run, ...), DIR/memcpy.jsonl (memcpy_bw's two lines),
 # DIR/summary.txt (also printed: per impl and variant the median Gbit/s over reps and
 # min..max), DIR/machine.txt (date, nproc, kernel, loadavg at start and end, git rev,
 # command), DIR/raw/*.json (the programs' JSON lines), DIR/logs/*.log.
@@ -106,7 +113,7 @@ for v in "${variants[@]}"; do
 done
 if ((${#vnames[@]} == 0)); then vnames=(default); venvs=(""); fi
 
-for t in timeout awk sort; do command -v "$t" >/dev/null 2>&1 || skip "missing tool: $t (coreutils, gawk/mawk)"; done
+for t in timeout awk sort cc; do command -v "$t" >/dev/null 2>&1 || skip "missing tool: $t (coreutils, gawk/mawk, build-essential)"; done
 if [[ " $impls " == *" ompi"* ]]; then
   for t in mpicc.openmpi mpirun.openmpi; do
     command -v "$t" >/dev/null 2>&1 || skip "missing $t: apt-get install openmpi-bin libopenmpi-dev (or --impls mccl)"
@@ -145,6 +152,10 @@ if [[ " $impls " == *" ompi"* ]]; then
   mpicc.openmpi -O2 -o "$out/bin/mpi_coll_bench" "$REPO/bench/fabric/mpi_coll_bench.c" ||
     die "mpicc.openmpi failed to build bench/fabric/mpi_coll_bench.c"
 fi
+cc -O2 -o "$out/bin/memcpy_bw" "$REPO/bench/loopback/memcpy_bw.c" ||
+  die "cc failed to build bench/loopback/memcpy_bw.c"
+memcpy_file=$out/memcpy.jsonl
+"$out/bin/memcpy_bw" "$size" >>"$memcpy_file" || die "memcpy_bw failed"
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -203,11 +214,17 @@ run_one() {
   MCCL_LOOPBACK_RUN_ID=$run_id timeout -k 5 "$tmo" "${cmd[@]}" </dev/null >>"$log" 2>&1 || rc=$?
   t1=$EPOCHREALTIME
   kill_strays
-  local p50="" validated=null
+  local p50="" validated=null cpu_root=null cpu_recv=null cpus
   if [[ -s $raw ]]; then
     p50=$(sed -n 's/.*"p50_max_us":\([0-9.eE+-]*\).*/\1/p' "$raw" | tail -1)
     validated=$(sed -n 's/.*"validated":\([a-z]*\).*/\1/p' "$raw" | tail -1)
     [[ -n $validated ]] || validated=null
+    cpus=$(sed -n 's/.*"cpu_s_per_gb":\[\([0-9.eE+,-]*\)\].*/\1/p' "$raw" | tail -1)
+    if [[ $cpus == *,* ]]; then
+      cpu_root=${cpus%%,*}
+      cpu_recv=${cpus#*,}
+      cpu_recv=${cpu_recv%%,*}
+    fi
   fi
   local gbps=null
   if [[ -n $p50 ]]; then
@@ -215,8 +232,8 @@ run_one() {
   else
     p50=null
   fi
-  printf '{"impl":"%s","variant":"%s","label":"%s","rep":%d,"bytes":%d,"iterations":%d,"warmup":%d,"p50_max_us":%s,"gbit_s":%s,"validated":%s,"rc":%d,"load1":%s,"wall_s":%s,"env":%s,"raw":"%s","log":"%s"}\n' \
-    "$impl" "$variant" "$label" "$rep" "$size" "$iters" "$warmup" "$p50" "$gbps" "$validated" "$rc" "$load" \
+  printf '{"impl":"%s","variant":"%s","label":"%s","rep":%d,"bytes":%d,"iterations":%d,"warmup":%d,"p50_max_us":%s,"gbit_s":%s,"cpu_s_per_gb_root":%s,"cpu_s_per_gb_receiver":%s,"validated":%s,"rc":%d,"load1":%s,"wall_s":%s,"env":%s,"raw":"%s","log":"%s"}\n' \
+    "$impl" "$variant" "$label" "$rep" "$size" "$iters" "$warmup" "$p50" "$gbps" "$cpu_root" "$cpu_recv" "$validated" "$rc" "$load" \
     "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
     "$(if [[ $impl == mccl ]]; then json_list "${envs[@]}"; else json_list; fi)" \
     "raw/$tag.json" "logs/$tag.log" >>"$results"
@@ -234,34 +251,55 @@ for ((rep = 1; rep <= reps; rep++)); do
     fi
   done
 done
-echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+"$out/bin/memcpy_bw" "$size" >>"$memcpy_file" || die "memcpy_bw failed"
+memcpy_gbyte_s=$(sed -n 's/.*"memcpy_gbyte_s":\([0-9.]*\).*/\1/p' "$memcpy_file" |
+  awk '{ s += $1; n++ } END { if (n) printf "%.3f", s / n }')
+{
+  echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "memcpy, one core, $size bytes: $(sed -n 's/.*"memcpy_gbyte_s":\([0-9.]*\).*/\1/p' "$memcpy_file" |
+    paste -sd' ') GB/s (before, after the reps)"
+} >>"$out/machine.txt"
 
 # Summary: per impl/variant (in the order first run), median Gbit/s over the reps that
 # gave a validated result, min..max, and how many failed.
-awk -v size="$size" '
+awk -v size="$size" -v memcpy="$memcpy_gbyte_s" '
   function field(k,    r) {
     if (match($0, "\"" k "\":(\"[^\"]*\"|[^,}]*)")) {
       r = substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3); gsub(/"/, "", r); return r
     }
     return ""
   }
+  # median of the first m entries of arr[key, 1..m]
+  function med(arr, key, m,    i, j, x, a) {
+    for (i = 1; i <= m; i++) a[i] = arr[key, i]
+    for (i = 2; i <= m; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+    lo = a[1]; hi = a[m]
+    return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+  }
   {
     key = field("impl") (field("variant") != "" ? "/" field("variant") : "")
-    if (!(key in n)) { order[++nk] = key; n[key] = 0; bad[key] = 0 }
+    if (!(key in n)) { order[++nk] = key; n[key] = 0; bad[key] = 0; nc[key] = 0 }
     g = field("gbit_s"); lab = field("label")
-    if (field("rc") == "0" && field("validated") == "true" && g != "null" && g != "") v[key, ++n[key]] = g + 0
-    else bad[key]++
+    if (field("rc") == "0" && field("validated") == "true" && g != "null" && g != "") {
+      v[key, ++n[key]] = g + 0
+      cr = field("cpu_s_per_gb_root"); cv = field("cpu_s_per_gb_receiver")
+      if (cr != "null" && cr != "" && cv != "null" && cv != "") {
+        nc[key]++; croot[key, nc[key]] = cr + 0; crecv[key, nc[key]] = cv + 0
+      }
+    } else bad[key]++
   }
   END {
     printf "broadcast of %d bytes, 2 ranks on loopback, unpaced%s; Gbit/s = payload bits / p50 of the slowest rank\n", size, (lab != "" ? ", label " lab : "")
-    printf "%-28s %10s %21s %6s %7s\n", "impl/variant", "median", "min..max", "reps", "failed"
+    printf "one core'"'"'s memcpy of %d bytes: %.2f GB/s (%.1f Gbit/s); CPU s/GB: each side'"'"'s CPU seconds per GB broadcast (medians)\n", size, memcpy, memcpy * 8
+    printf "%-28s %10s %21s %9s %9s %9s %6s %7s\n", "impl/variant", "median", "min..max", "/memcpy", "cpu root", "cpu recv", "reps", "failed"
     for (k = 1; k <= nk; k++) {
       key = order[k]; m = n[key]
-      for (i = 1; i <= m; i++) a[i] = v[key, i]
-      for (i = 2; i <= m; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-      if (m == 0) { printf "%-28s %10s %21s %6d %7d\n", key, "-", "-", 0, bad[key]; continue }
-      med = (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-      printf "%-28s %10.3f %10.3f..%-9.3f %6d %7d\n", key, med, a[1], a[m], m, bad[key]
+      if (m == 0) { printf "%-28s %10s %21s %9s %9s %9s %6d %7d\n", key, "-", "-", "-", "-", "-", 0, bad[key]; continue }
+      g = med(v, key, m); glo = lo; ghi = hi
+      frac = memcpy > 0 ? sprintf("%.2f", g / 8 / memcpy) : "-"
+      cr = nc[key] ? sprintf("%.3f", med(croot, key, nc[key])) : "-"
+      cv = nc[key] ? sprintf("%.3f", med(crecv, key, nc[key])) : "-"
+      printf "%-28s %10.3f %10.3f..%-9.3f %9s %9s %9s %6d %7d\n", key, g, glo, ghi, frac, cr, cv, m, bad[key]
     }
   }' "$results" >"$out/summary.txt"
 cat "$out/summary.txt"

@@ -324,6 +324,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     std::vector<double> times(static_cast<std::size_t>(iters));
     Timeline timeline(o.timeline ? iters : 0);
     double errors = 0;
+    double cpu_ns = 0;  // this process's CPU time inside the timed collectives
     Stats before{};
     comm.barrier();
     for (int i = 0; i < iters + skip; ++i) {
@@ -339,13 +340,13 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
         }
         comm.barrier();
       }
-      const double cpu0 = o.timeline ? process_cpu_ns() : 0;
+      const double cpu0 = process_cpu_ns();
       const auto t0 = Clock::now();
       coll.run(bytes);
       const auto t1 = Clock::now();
-      if (o.timeline && i >= skip) {
-        timeline.record(i - skip, t0, t1, process_cpu_ns() - cpu0, comm.stats().last_mcast);
-      }
+      const double cpu = process_cpu_ns() - cpu0;
+      if (i >= skip) cpu_ns += cpu;
+      if (o.timeline && i >= skip) timeline.record(i - skip, t0, t1, cpu, comm.stats().last_mcast);
       comm.barrier();
       if (o.validate) errors += static_cast<double>(coll.check(bytes, i));
       if (i >= skip) times[i - skip] = std::chrono::duration<double, std::micro>(t1 - t0).count();
@@ -379,6 +380,8 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
       mine.push_back(static_cast<double>(after.*f.member - before.*f.member));
     }
     mine.push_back(coll.max_error ? coll.max_error() : 0.0);
+    const std::size_t cpu_at = mine.size();
+    mine.push_back(cpu_ns);
     const std::size_t head = mine.size();
     mine.insert(mine.end(), times.begin(), times.end());
     const std::size_t tail = mine.size();
@@ -475,6 +478,14 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
         }
         std::fprintf(json, "}");
       }
+      // CPU seconds per GB of bytes_per_rank moved by the timed collectives,
+      // each rank (all its threads, user and system; rank 0 first).
+      std::fprintf(json, ",\"cpu_s_per_gb\":[");
+      for (int r = 0; r < n; ++r) {
+        std::fprintf(json, "%s%.4f", r ? "," : "",
+                     at(r, cpu_at) / (static_cast<double>(iters) * static_cast<double>(bytes)));
+      }
+      std::fprintf(json, "]");
       if (o.timeline) timeline.report(steps, n, iters, json);
       std::fprintf(json, "}\n");
       std::fflush(json);
