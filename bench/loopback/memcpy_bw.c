@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
     copies += k;
   }
   qsort(rate, kSlices, sizeof rate[0], cmp_double);
-  printf("{\"memcpy_gbyte_s\":%.3f,\"bytes\":%zu,\"copies\":%ld}\n", rate[kSlices / 2], size, copies);
+  printf("{\"memcpy_gbyte_s\":%.3f,\"bytes\":%zu,\"copies\":%ld}\n", rate[kSlices / 2], size,
+         copies);
   free(src);
   free(dst);
   return 0;

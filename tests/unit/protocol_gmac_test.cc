@@ -57,7 +57,8 @@ struct Inputs {
 std::vector<std::size_t> payload_lengths() {
   std::vector<std::size_t> v;
   for (std::size_t n = 0; n <= 1100; ++n) v.push_back(n);
-  for (std::size_t n : {1416, 1432, 4095, 4096, 4097, 8916, 8932, 8972, 9000, 65507}) v.push_back(n);
+  for (std::size_t n : {1416, 1432, 4095, 4096, 4097, 8916, 8932, 8972, 9000, 65507})
+    v.push_back(n);
   return v;
 }
 
