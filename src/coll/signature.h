@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <span>
 
+#include "common/hash.h"
+
 namespace mccl::coll {
 
 enum class CollKind : std::uint64_t {
@@ -23,11 +25,7 @@ class Signature {
  public:
   explicit Signature(CollKind kind) { mix(static_cast<std::uint64_t>(kind)); }
   Signature& mix(std::uint64_t v) {
-    // FNV-1a over the value's bytes, then a final avalanche in value().
-    for (int i = 0; i < 8; ++i) {
-      h_ ^= (v >> (8 * i)) & 0xFF;
-      h_ *= 0x100000001b3ull;
-    }
+    h_.add(v);  // FNV-1a over the value's bytes, then a final avalanche in value()
     return *this;
   }
   Signature& mix(std::span<const std::size_t> values) {
@@ -36,7 +34,7 @@ class Signature {
     return *this;
   }
   std::uint64_t value() const {
-    std::uint64_t x = h_;
+    std::uint64_t x = h_.value();
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
@@ -44,7 +42,7 @@ class Signature {
   }
 
  private:
-  std::uint64_t h_ = 0xcbf29ce484222325ull;
+  common::Fnv1a64 h_;
 };
 
 }  // namespace mccl::coll

@@ -7,17 +7,9 @@
 
 #include <cstdint>
 
-namespace mccl::common {
+#include "common/hash.h"  // mix64, the mixing step
 
-// splitmix64's finaliser: every input bit affects every output bit.
-constexpr std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x;
-}
+namespace mccl::common {
 
 // A host-byte-order IPv4 group in 239/8, the administratively scoped block
 // (RFC 2365), drawn from the low 32 bits of `hash`. The second octet avoids

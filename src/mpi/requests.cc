@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "mccl/error.h"
 #include "mpi/log.h"
 
@@ -111,9 +112,11 @@ class MpiPoker {
 
 Clock::time_point backstop() {
   // MCCL fails a collective by itself after MCCL_COLL_TIMEOUT_MS; this only
-  // guards against a wait that never ends for any other reason.
-  return Clock::now() + std::chrono::milliseconds(global().settings.timeout_ms) +
-         std::chrono::seconds(10);
+  // guards against a wait that never ends for any other reason. Saturating:
+  // the setting may be as large as INT64_MAX ms ("never").
+  const auto at =
+      common::saturating_add(Clock::now(), std::chrono::milliseconds(global().settings.timeout_ms));
+  return common::saturating_add(at, std::chrono::seconds(10));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/log.h"
 #include "offload/daemon/session.h"
 
 namespace mccl::offload::daemon {
@@ -348,9 +349,12 @@ void run_session(int sock) {
 bool session_trouble() { return g_trouble.load(); }
 
 void say(const char* fmt, const std::string& a) {
-  std::fprintf(stderr, "mccl_offloadd[%d]: ", static_cast<int>(::getpid()));
-  std::fprintf(stderr, fmt, a.c_str());
-  std::fprintf(stderr, "\n");
+  // Through the library's logger: one write per line, so lines of the
+  // daemon's sessions (threads) and of other processes never interleave.
+  char text[1024];
+  std::snprintf(text, sizeof text, fmt, a.c_str());
+  common::log_message(common::LogLevel::kWarn, -1,
+                      "mccl_offloadd[" + std::to_string(::getpid()) + "]: " + text);
 }
 
 }  // namespace mccl::offload::daemon

@@ -30,8 +30,8 @@ void run_session(int sock);
 // keep (a failed creation, a client that died).
 bool session_trouble();
 
-// A line on the daemon's stderr (its log): "mccl_offloadd[PID]: " and
-// `fmt` with `a` for its %s.
+// A warning on the daemon's stderr (its log), through common/log.h in one
+// write: "mccl_offloadd[PID]: " and `fmt` with `a` for its %s.
 void say(const char* fmt, const std::string& a);
 
 // The "DMA" into the client: process_vm_readv (write false) or

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "common/hash.h"
+
 namespace mccl::transport::sim {
 
 enum class FaultKind : std::uint64_t {
@@ -22,13 +24,6 @@ enum class FaultKind : std::uint64_t {
 // Sender id of datagrams injected by Fabric::inject: no rank can have it.
 inline constexpr int kStrangerRank = -1;
 
-inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Names one (datagram, receiver) pair; the kind is mixed in last so each
 // kind of fault is an independent coin.
 struct FaultKey {
@@ -40,12 +35,12 @@ struct FaultKey {
 };
 
 inline std::uint64_t fault_hash(const FaultKey& k, FaultKind kind) {
-  std::uint64_t h = splitmix64(k.seed);
-  h = splitmix64(h ^ k.group);
-  h = splitmix64(h ^ static_cast<std::uint32_t>(k.sender));
-  h = splitmix64(h ^ k.counter);
-  h = splitmix64(h ^ static_cast<std::uint32_t>(k.receiver));
-  return splitmix64(h ^ static_cast<std::uint64_t>(kind));
+  std::uint64_t h = common::splitmix64(k.seed);
+  h = common::splitmix64(h ^ k.group);
+  h = common::splitmix64(h ^ static_cast<std::uint32_t>(k.sender));
+  h = common::splitmix64(h ^ k.counter);
+  h = common::splitmix64(h ^ static_cast<std::uint32_t>(k.receiver));
+  return common::splitmix64(h ^ static_cast<std::uint64_t>(kind));
 }
 
 // True with probability `p`, decided by the top 53 bits of the hash.

@@ -2,6 +2,7 @@
 // (wire.h): no struct is ever copied onto the wire.
 #include "transport/ucx/wire.h"
 
+#include "common/hash.h"
 #include "common/little_endian.h"
 
 namespace mccl::transport::ucx::wire {
@@ -68,19 +69,9 @@ bool decode(std::span<const std::byte> in, AmHeader& h) {
 }
 
 std::uint64_t session_of(std::span<const std::uint64_t> nonces) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (std::uint64_t n : nonces) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (n >> (8 * i)) & 0xff;
-      h *= 0x100000001b3ull;
-    }
-  }
-  // splitmix64 finaliser: spreads the last bytes over every bit.
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  return h ^ (h >> 31);
+  common::Fnv1a64 h;
+  for (std::uint64_t n : nonces) h.add(n);
+  return common::mix64(h.value());  // spreads the last bytes over every bit
 }
 
 }  // namespace mccl::transport::ucx::wire

@@ -10,20 +10,11 @@
 #include <cstring>
 #include <string>
 
+#include "common/hash.h"
 #include "common/log.h"
 #include "transport/udp/endpoint.h"
 
 namespace mccl::transport::udp {
-namespace {
-
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 void UdpEndpoint::count_truncated() {
   counters_.truncated.fetch_add(1, std::memory_order_relaxed);
@@ -73,8 +64,8 @@ bool UdpEndpoint::rejected(const sockaddr_in& from, int flags, std::size_t datag
 }
 
 bool UdpEndpoint::test_drop() {
-  if (info_.test_drop_permille > 0 &&
-      splitmix(drop_state_) % 1000 < static_cast<std::uint64_t>(info_.test_drop_permille)) {
+  if (info_.test_drop_permille > 0 && common::splitmix64_next(drop_state_) % 1000 <
+                                          static_cast<std::uint64_t>(info_.test_drop_permille)) {
     counters_.test_dropped.fetch_add(1, std::memory_order_relaxed);
     return true;
   }

@@ -1,5 +1,6 @@
 #include "transport/udp/group.h"
 
+#include "common/hash.h"
 #include "common/multicast_group.h"
 #include "transport/udp/interface.h"
 
@@ -7,9 +8,7 @@ namespace mccl::transport::udp {
 namespace {
 
 std::uint64_t group_hash(std::uint32_t comm_tag, std::uint64_t job_salt) {
-  using common::mix64;
-  return mix64(mix64(job_salt + 0x9E3779B97F4A7C15ull) ^
-               (static_cast<std::uint64_t>(comm_tag) + 1));
+  return common::mix64(common::splitmix64(job_salt) ^ (static_cast<std::uint64_t>(comm_tag) + 1));
 }
 
 }  // namespace
