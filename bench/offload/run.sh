@@ -33,9 +33,8 @@ cluster=$root/tests/fabric/cluster.sh launch=$root/tests/fabric/launch.sh
 name=offb$$
 tmp=$(mktemp -d)
 # The daemons' sockets carry the cluster's name (MCCL_OFFLOAD_JOB) so that
-# what launch.sh's final kill of stray processes leaves can be removed.
-trap '"$cluster" down --name "$name" >/dev/null 2>&1 || true; rm -rf "$tmp";
-  rm -f "/tmp/mccl-offload-$(id -u)-$name-"*' EXIT
+# `cluster.sh down` removes what its kill of stray processes leaves.
+trap '"$cluster" down --name "$name" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 "$cluster" up --name "$name" --hosts "$hosts" --rate 1gbit --mtu 1500
 
 for ((rep = 1; rep <= reps; rep++)); do

@@ -236,7 +236,10 @@ cmd_down() {
   local name=$1 ns pids
   local nss
   nss=$(cluster_namespaces "$name")
-  [[ -n $nss ]] || return 0
+  if [[ -z $nss ]]; then
+    remove_offload_files "$name"
+    return 0
+  fi
   # A namespace outlives `ip netns del` while a process is inside it; end what still
   # runs there (only processes inside this run's namespaces).
   for ns in $nss; do
@@ -251,7 +254,19 @@ cmd_down() {
     vlog "ip netns del $ns"
     ip netns del "$ns" 2>/dev/null || true
   done
+  remove_offload_files "$name"
   return 0
+}
+
+# remove_offload_files NAME: the sockets, locks and logs of the offload daemons of a
+# job named NAME (MCCL_OFFLOAD_JOB=NAME, as the tests and benches name their jobs after
+# the cluster), in the private directory of src/common/private_dir.h. Those daemons
+# were killed with the namespaces, so nothing else removes their files.
+remove_offload_files() {
+  local private
+  private=/tmp/mccl-$(id -u)
+  [[ -z ${XDG_RUNTIME_DIR:-} || ! -d $XDG_RUNTIME_DIR ]] || private=$XDG_RUNTIME_DIR
+  rm -f "$private/mccl-offload-$1-"*
 }
 
 # ---------------------------------------------------------------- up

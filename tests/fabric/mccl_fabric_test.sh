@@ -117,7 +117,6 @@ cleanup() {
   "$CLUSTER" down --name "$NAME" >/dev/null 2>&1 || true
   for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$TMP"
-  rm -f "/tmp/mccl-offload-$(id -u)-$NAME-"*
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
@@ -152,7 +151,7 @@ run_ranks() {
   while (($#)) && [[ $1 != -- ]]; do opts+=("$1"); shift; done
   shift
   # MCCL_OFFLOAD_JOB: under the offload engine the daemons' sockets carry the
-  # cluster's name, so cleanup can remove what launch.sh's final kill leaves.
+  # cluster's name, so `cluster.sh down` removes what the final kill leaves.
   "$LAUNCH" --name "$NAME" --hosts "$n" --env MCCL_OFFLOAD_JOB="$NAME" "${opts[@]}" \
     -- "$WORKER" "$@" >"$out" 2>&1 || rc=$?
   return "$rc"

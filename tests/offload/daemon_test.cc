@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -478,6 +479,69 @@ TEST_F(OffloadRogueClient, SubmissionToABrokenCommunicatorCompletesAtOnceUnstage
   const long grew_kib = proc_status_kib(a.pid(), "VmPeak:") - peak_before;
   EXPECT_LT(grew_kib, 1024 * 1024) << "KiB of address space: staging for 4 GiB?";
   ::munmap(unreadable, kBytes);
+}
+
+// A unix socket file at `path`, left behind as a killed process leaves it;
+// the listening descriptor is returned (close it to leave only the file).
+int socket_file(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << path;
+  return fd;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// Found by a run of the suite that left 2,000 files in the private
+// directory: the sockets and locks of daemons killed with their network
+// namespaces. A starting daemon removes those whose lock nobody holds, and
+// nothing else: not a live daemon's, not other files, not the logs.
+TEST_F(OffloadRogueClient, AStartingDaemonRemovesTheFilesOfKilledDaemonsOnly) {
+  // A daemon that really ran, killed.
+  Daemon& killed = start_daemon("mccl-offload-killed-3");
+  const auto listening = [](Daemon& d) {
+    const auto until = common::now() + 10s;
+    while (common::now() < until) {
+      if (d.log().find("listening on") != std::string::npos) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  };
+  ASSERT_TRUE(listening(killed)) << killed.log();
+  ASSERT_EQ(::kill(killed.pid(), SIGKILL), 0);
+  ASSERT_TRUE(killed.exits_within(5s));
+  ASSERT_TRUE(exists(killed.socket()));
+  ASSERT_TRUE(exists(killed.socket() + ".lock"));
+  // Files as another killed daemon left them (made after the first daemon
+  // started: it would have swept them).
+  const std::string old_sock = dir_ + "/mccl-offload-old-1.sock";
+  ::close(socket_file(old_sock));
+  { std::ofstream(old_sock + ".lock") << ""; }
+  // A live daemon's files: its lock is held.
+  const std::string live_sock = dir_ + "/mccl-offload-live-2.sock";
+  const int live_listen = socket_file(live_sock);
+  const int live_lock = ::open((live_sock + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  ASSERT_EQ(::flock(live_lock, LOCK_EX | LOCK_NB), 0);
+  { std::ofstream(dir_ + "/mccl-offload-notes.txt") << "kept"; }
+
+  Daemon& d = start_daemon("d");
+  ASSERT_TRUE(listening(d)) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr("removed the socket and lock of 2 daemon(s)"));
+  EXPECT_FALSE(exists(old_sock));
+  EXPECT_FALSE(exists(old_sock + ".lock"));
+  EXPECT_FALSE(exists(killed.socket()));
+  EXPECT_FALSE(exists(killed.socket() + ".lock"));
+  EXPECT_TRUE(exists(dir_ + "/mccl-offload-killed-3.log")) << "a killed daemon's log is kept";
+  EXPECT_TRUE(exists(live_sock));
+  EXPECT_TRUE(exists(live_sock + ".lock"));
+  EXPECT_TRUE(exists(dir_ + "/mccl-offload-notes.txt"));
+  ::close(live_lock);
+  ::close(live_listen);
 }
 
 }  // namespace

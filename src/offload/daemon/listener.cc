@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "offload/daemon/daemon.h"
 #include "offload/daemon/session.h"
+#include "offload/daemon/stale.h"
 #include "offload/socket_path.h"
 
 namespace mccl::offload::daemon {
@@ -57,6 +58,15 @@ int run_daemon(const DaemonConfig& config) {
     ::close(lock);
     return 0;  // another daemon serves this path
   }
+  // The lock must still be the file at lock_path: one unlinked between our
+  // open and our flock (by a daemon exiting, or one sweeping stale files)
+  // would let a later daemon lock a fresh file and serve the path too.
+  struct stat at_path {};
+  if (::stat(lock_path.c_str(), &at_path) != 0 || at_path.st_ino != lock_stat.st_ino ||
+      at_path.st_dev != lock_stat.st_dev) {
+    ::close(lock);
+    return 0;  // the client starts another daemon if none answers
+  }
   // Only a stale socket of ours is replaced; anything else is someone
   // else's and stays (the clients refuse it too).
   if (auto st = check_socket_path(path); !st) {
@@ -65,6 +75,9 @@ int run_daemon(const DaemonConfig& config) {
     return 1;
   }
   ::unlink(path.c_str());
+  if (const int n = remove_stale_daemon_files(path); n > 0) {
+    say("removed the socket and lock of %s", std::to_string(n) + " daemon(s) that were killed");
+  }
   int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
