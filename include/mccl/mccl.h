@@ -390,6 +390,43 @@ MCCL_API mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void*
                                        mccl_datatype_t datatype, mccl_reduce_op_t op,
                                        mccl_request_t* request);
 
+/* ------------------------------------- exchanges and point-to-point
+ *
+ * Over the reliable transport (no multicast); under the offload engine
+ * they fail with MCCL_UNAVAILABLE. */
+
+/* Collective: blocks of `bytes_per_rank` bytes, block r of `send` to rank
+ * r, and rank r's block for this rank at recv + r * bytes_per_rank. Not in
+ * place (send and recv must not overlap). */
+MCCL_API mccl_result_t mccl_alltoall(mccl_comm_t comm, const void* send, void* recv,
+                                     size_t bytes_per_rank);
+MCCL_API mccl_result_t mccl_ialltoall(mccl_comm_t comm, const void* send, void* recv,
+                                      size_t bytes_per_rank, mccl_request_t* request);
+
+/* Pass as mccl_recv's `source` to take a message from any rank. */
+#define MCCL_ANY_SOURCE (-1)
+
+/* Not collective: between this rank and `peer` only. A message goes to the
+ * first receive posted on `peer` that names this rank (or MCCL_ANY_SOURCE)
+ * and the same `tag` (>= 0); messages between two ranks with one tag are
+ * taken in the order they were sent. A send is buffered: it returns once
+ * its bytes are copied to the transport, whether or not a receive is
+ * posted, so two ranks may send to each other and then receive. A
+ * receive's `bytes` must equal the message's (MCCL_INVALID_ARGUMENT on the
+ * receiver); one that no message matches within the communicator's
+ * timeout fails with MCCL_TIMEOUT and the communicator stays usable. An
+ * out-of-range peer or source, or a negative tag, is
+ * MCCL_INVALID_ARGUMENT. mccl_recv's `source_out` (may be NULL) receives
+ * the rank the message came from. */
+MCCL_API mccl_result_t mccl_send(mccl_comm_t comm, const void* buffer, size_t bytes, int peer,
+                                 int tag);
+MCCL_API mccl_result_t mccl_isend(mccl_comm_t comm, const void* buffer, size_t bytes, int peer,
+                                  int tag, mccl_request_t* request);
+MCCL_API mccl_result_t mccl_recv(mccl_comm_t comm, void* buffer, size_t bytes, int source, int tag,
+                                 int* source_out);
+MCCL_API mccl_result_t mccl_irecv(mccl_comm_t comm, void* buffer, size_t bytes, int source, int tag,
+                                  mccl_request_t* request);
+
 /* -------------------------------------------------------------- requests */
 
 /* Never blocks: advances progress once and sets *done to 1 when the
@@ -403,6 +440,11 @@ MCCL_API mccl_result_t mccl_test(mccl_request_t request, int* done);
  * means the collective is still in flight: wait again or free the request.
  * Does not free the request. */
 MCCL_API mccl_result_t mccl_wait(mccl_request_t request, int64_t timeout_ms);
+
+/* For a completed mccl_irecv: the rank whose message it took (the answer to
+ * MCCL_ANY_SOURCE); -1 for other requests and before completion. Never
+ * blocks. */
+MCCL_API mccl_result_t mccl_request_source(mccl_request_t request, int* source);
 
 /* Releases a request. If the collective has not completed, first waits for
  * it (up to the communicator's timeout) so that its buffers are never

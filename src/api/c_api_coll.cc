@@ -22,6 +22,9 @@ using mccl::ErrorCode;
 
 const void* to_send(const void* send) { return send == MCCL_IN_PLACE ? mccl::kInPlace : send; }
 
+// mccl_recv's source passes through unchanged.
+static_assert(MCCL_ANY_SOURCE == mccl::kAnySource);
+
 // Any value converts (both C++ enums are int-based): the communicator
 // rejects those outside the enum with a message naming them.
 mccl::DataType to_cpp(const mccl_datatype_t& t) {
@@ -225,6 +228,78 @@ mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, si
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.iallreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
     });
+  });
+}
+
+mccl_result_t mccl_alltoall(mccl_comm_t comm, const void* send, void* recv, size_t bytes_per_rank) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require_buffer(send, bytes_per_rank, "send");
+    require_buffer(recv, bytes_per_rank, "recv");
+    comm->comm.alltoall(send, recv, bytes_per_rank);
+  });
+}
+
+mccl_result_t mccl_ialltoall(mccl_comm_t comm, const void* send, void* recv, size_t bytes_per_rank,
+                             mccl_request_t* request) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require(request, "request");
+    require_buffer(send, bytes_per_rank, "send");
+    require_buffer(recv, bytes_per_rank, "recv");
+    start_request(comm, request, [&](mccl_request_s& r) {
+      r.request = comm->comm.ialltoall(send, recv, bytes_per_rank);
+    });
+  });
+}
+
+mccl_result_t mccl_send(mccl_comm_t comm, const void* buffer, size_t bytes, int peer, int tag) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require_buffer(buffer, bytes, "buffer");
+    comm->comm.send(buffer, bytes, peer, tag);
+  });
+}
+
+mccl_result_t mccl_isend(mccl_comm_t comm, const void* buffer, size_t bytes, int peer, int tag,
+                         mccl_request_t* request) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require(request, "request");
+    require_buffer(buffer, bytes, "buffer");
+    start_request(comm, request, [&](mccl_request_s& r) {
+      r.request = comm->comm.isend(buffer, bytes, peer, tag);
+    });
+  });
+}
+
+mccl_result_t mccl_recv(mccl_comm_t comm, void* buffer, size_t bytes, int source, int tag,
+                        int* source_out) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require_buffer(buffer, bytes, "buffer");
+    const int from = comm->comm.recv(buffer, bytes, source, tag);
+    if (source_out != nullptr) *source_out = from;
+  });
+}
+
+mccl_result_t mccl_irecv(mccl_comm_t comm, void* buffer, size_t bytes, int source, int tag,
+                         mccl_request_t* request) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require(request, "request");
+    require_buffer(buffer, bytes, "buffer");
+    start_request(comm, request, [&](mccl_request_s& r) {
+      r.request = comm->comm.irecv(buffer, bytes, source, tag);
+    });
+  });
+}
+
+mccl_result_t mccl_request_source(mccl_request_t request, int* source) {
+  return guard(__func__, [&] {
+    require_request(request);
+    require(source, "source");
+    *source = request->done ? request->request.source() : -1;
   });
 }
 

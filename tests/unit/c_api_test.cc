@@ -439,6 +439,76 @@ TEST_P(CApiRanks, StatsAndRequestOwnership) {
   });
 }
 
+// Exchanges and point-to-point through the C API: alltoall, blocking and
+// nonblocking; a ring of sends received from any source, whose source is
+// reported; and the arguments the calls refuse, named.
+TEST_P(CApiRanks, AlltoallBlockingAndNonblocking) {
+  const int n = GetParam();
+  run_ranks(n, [n](mccl_comm_t comm, int rank) {
+    constexpr std::size_t kBytes = 1001;
+    std::vector<unsigned char> send(kBytes * n), recv(kBytes * n, 0);
+    for (int to = 0; to < n; ++to) {
+      for (std::size_t i = 0; i < kBytes; ++i) send[to * kBytes + i] = pattern(rank * 7 + to, i);
+    }
+    ASSERT_MCCL_OK(mccl_alltoall(comm, send.data(), recv.data(), kBytes));
+    for (int from = 0; from < n; ++from) {
+      for (std::size_t i = 0; i < kBytes; ++i) {
+        ASSERT_EQ(recv[from * kBytes + i], pattern(from * 7 + rank, i)) << "from " << from;
+      }
+    }
+    std::fill(recv.begin(), recv.end(), 0);
+    mccl_request_t req = nullptr;
+    ASSERT_MCCL_OK(mccl_ialltoall(comm, send.data(), recv.data(), kBytes, &req));
+    ASSERT_MCCL_OK(mccl_wait(req, kTimeoutMs));
+    EXPECT_MCCL_OK(mccl_request_free(req));
+    for (int from = 0; from < n; ++from) {
+      ASSERT_EQ(recv[from * kBytes], pattern(from * 7 + rank, 0)) << "from " << from;
+    }
+  });
+}
+
+TEST_P(CApiRanks, SendRecvRingFromAnySource) {
+  const int n = GetParam();
+  run_ranks(n, [n](mccl_comm_t comm, int rank) {
+    constexpr std::size_t kBytes = 70000;
+    const int right = (rank + 1) % n, left = (rank + n - 1) % n;
+    std::vector<unsigned char> out(kBytes), in(kBytes, 0);
+    for (std::size_t i = 0; i < kBytes; ++i) out[i] = pattern(rank, i);
+    // Buffered sends: every rank sends before it receives.
+    ASSERT_MCCL_OK(mccl_send(comm, out.data(), kBytes, right, 5));
+    int from = -2;
+    ASSERT_MCCL_OK(mccl_recv(comm, in.data(), kBytes, MCCL_ANY_SOURCE, 5, &from));
+    EXPECT_EQ(from, left);
+    for (std::size_t i = 0; i < kBytes; i += 997) ASSERT_EQ(in[i], pattern(left, i));
+    // Nonblocking, the other way round, with the source from the request.
+    mccl_request_t rreq = nullptr, sreq = nullptr;
+    ASSERT_MCCL_OK(mccl_irecv(comm, in.data(), kBytes, MCCL_ANY_SOURCE, 6, &rreq));
+    int source = -2;
+    ASSERT_MCCL_OK(mccl_request_source(rreq, &source));
+    EXPECT_EQ(source, -1) << "no source before completion";
+    ASSERT_MCCL_OK(mccl_isend(comm, out.data(), kBytes, left, 6, &sreq));
+    ASSERT_MCCL_OK(mccl_wait(sreq, kTimeoutMs));
+    ASSERT_MCCL_OK(mccl_wait(rreq, kTimeoutMs));
+    ASSERT_MCCL_OK(mccl_request_source(rreq, &source));
+    EXPECT_EQ(source, right);
+    EXPECT_EQ(in[1], pattern(right, 1));
+    EXPECT_MCCL_OK(mccl_request_free(sreq));
+    EXPECT_MCCL_OK(mccl_request_free(rreq));
+    // Refused, naming what is wrong; nothing is sent, so no receive waits.
+    unsigned char b = 0;
+    EXPECT_EQ(mccl_send(comm, &b, 1, n, 0), MCCL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mccl_last_error()).find("peer"), std::string::npos) << mccl_last_error();
+    EXPECT_EQ(mccl_send(comm, &b, 1, right, -1), MCCL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mccl_last_error()).find("tag"), std::string::npos) << mccl_last_error();
+    EXPECT_EQ(mccl_send(comm, nullptr, 1, right, 0), MCCL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mccl_last_error()).find("buffer"), std::string::npos)
+        << mccl_last_error();
+    EXPECT_EQ(mccl_irecv(comm, &b, 1, left, 0, nullptr), MCCL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mccl_last_error()).find("request"), std::string::npos)
+        << mccl_last_error();
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, CApiRanks, ::testing::Values(1, 2, 3),
                          [](const auto& p) { return std::to_string(p.param) + "ranks"; });
 
