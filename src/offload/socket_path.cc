@@ -59,7 +59,7 @@ common::Status default_socket_path(std::string& out) {
     if (a != std::string::npos && b != std::string::npos && b > a + 1)
       ns = l.substr(a + 1, b - a - 1);
   }
-  out = dir + "/mccl-offload-" + job + "-" + ns + ".sock";
+  out = dir + "/" + std::string(kSocketPrefix) + job + "-" + ns + ".sock";
   return common::Status::ok();
 }
 

@@ -8,10 +8,14 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
 namespace mccl::offload {
+
+// The start of every default socket's file name (and so of its lock and log).
+inline constexpr std::string_view kSocketPrefix = "mccl-offload-";
 
 // MCCL_OFFLOAD_SOCKET, else <common::private_dir>/mccl-offload-<job>-<netns>.sock
 // with the job from MCCL_OFFLOAD_JOB, else from MCCL_BOOTSTRAP_ADDR, else

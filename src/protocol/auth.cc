@@ -5,6 +5,7 @@
 #include <mutex>
 #include <random>
 
+#include "common/little_endian.h"
 #include "common/log.h"
 #include "common/settings.h"
 
@@ -52,9 +53,9 @@ struct DatagramMac::Side {
            std::span<const std::byte> header, std::span<const std::byte> payload,
            std::byte out[kMacBytes]) {
     std::byte iv[kGmacIvBytes];
-    for (int i = 0; i < 8; ++i) iv[i] = static_cast<std::byte>(seq64 >> (8 * i));
-    for (int i = 0; i < 4; ++i) iv[8 + i] = static_cast<std::byte>(root >> (8 * i));
-    for (int i = 0; i < 4; ++i) iv[12 + i] = static_cast<std::byte>(chunk >> (8 * i));
+    common::put_le(iv, seq64);
+    common::put_le(iv + 8, root);
+    common::put_le(iv + 12, chunk);
     std::lock_guard lock(mu);
     gmac.tag(iv, header, payload, out);
   }

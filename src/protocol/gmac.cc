@@ -182,15 +182,6 @@ MCCL_GHASH_TARGET __m128i ghash(__m128i y, const std::byte* powers, const std::b
   return y;
 }
 
-MCCL_GHASH_TARGET void fill_powers(const unsigned char h_block[16], std::byte* powers) {
-  const __m128i h = reflect(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h_block)));
-  __m128i p = h;
-  for (std::size_t k = 1; k <= Gmac::kStepBlocks; ++k) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(powers + (Gmac::kStepBlocks - k) * 16), p);
-    p = gfmul(p, h);
-  }
-}
-
 // A 16-byte block holding a 64-bit big-endian number in bytes `at`..`at`+7.
 MCCL_GHASH_TARGET inline __m128i be64_block(std::uint64_t v, int at) {
   unsigned char b[16] = {};
@@ -198,18 +189,36 @@ MCCL_GHASH_TARGET inline __m128i be64_block(std::uint64_t v, int at) {
   return reflect(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
 }
 
+// The powers of H, and the IV's length block times H: the part of every
+// J0 that does not depend on the IV (see ghash_of_datagram).
+MCCL_GHASH_TARGET void fill_powers(const unsigned char h_block[16], std::byte* powers,
+                                   std::byte* iv_term) {
+  const __m128i h = reflect(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h_block)));
+  __m128i p = h;
+  for (std::size_t k = 1; k <= Gmac::kStepBlocks; ++k) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(powers + (Gmac::kStepBlocks - k) * 16), p);
+    p = gfmul(p, h);
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(iv_term), gfmul(be64_block(kGmacIvBytes * 8, 8), h));
+}
+
 // The two GHASH values of a tag: J0, the counter block whose encryption
-// masks the tag, from an IV that is not 12 bytes long
-// (GHASH(IV || 0^64 || [bits of IV]_64)); and S, the GHASH of the
-// associated data `header` || `payload` and the lengths block.
-MCCL_GHASH_TARGET void ghash_of_datagram(const std::byte* powers, const std::byte iv[kGmacIvBytes],
+// masks the tag, from an IV that is not 12 bytes long:
+// GHASH(IV || 0^64 || [bits of IV]_64) = IV·H^2 + L·H, L·H being
+// `iv_term`; and S, the GHASH of the associated data `header` || `payload`
+// and the lengths block.
+MCCL_GHASH_TARGET void ghash_of_datagram(const std::byte* powers, const std::byte* iv_term,
+                                         const std::byte iv[kGmacIvBytes],
                                          std::span<const std::byte> header,
                                          std::span<const std::byte> payload, unsigned char j0[16],
                                          unsigned char s[16]) {
-  const __m128i h =
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(powers + (Gmac::kStepBlocks - 1) * 16));
-  __m128i j = gfmul(reflect(_mm_loadu_si128(reinterpret_cast<const __m128i*>(iv))), h);
-  j = gfmul(_mm_xor_si128(j, be64_block(kGmacIvBytes * 8, 8)), h);
+  const auto power = [powers](std::size_t k) {  // H^k, k <= kStepBlocks
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(powers + (Gmac::kStepBlocks - k) * 16));
+  };
+  const __m128i h = power(1);
+  const __m128i j =
+      _mm_xor_si128(gfmul(reflect(_mm_loadu_si128(reinterpret_cast<const __m128i*>(iv))), power(2)),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(iv_term)));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(j0), reflect(j));
 
   // The header and the payload's first bytes up to a block boundary, so
@@ -235,7 +244,7 @@ Gmac::Gmac(const AuthKey& key, bool force_portable) : ssl_(std::make_unique<Open
   unsigned char zero[16] = {};
   unsigned char h[16];
   ssl_->encrypt_block(zero, h);
-  fill_powers(h, powers_);
+  fill_powers(h, powers_, iv_term_);
   OPENSSL_cleanse(h, sizeof h);
   vector_ = true;
 #else
@@ -243,7 +252,10 @@ Gmac::Gmac(const AuthKey& key, bool force_portable) : ssl_(std::make_unique<Open
 #endif
 }
 
-Gmac::~Gmac() { OPENSSL_cleanse(powers_, sizeof powers_); }
+Gmac::~Gmac() {
+  OPENSSL_cleanse(powers_, sizeof powers_);
+  OPENSSL_cleanse(iv_term_, sizeof iv_term_);
+}
 
 void Gmac::tag(const std::byte iv[kGmacIvBytes], std::span<const std::byte> header,
                std::span<const std::byte> payload, std::byte out[kMacBytes]) {
@@ -253,7 +265,7 @@ void Gmac::tag(const std::byte iv[kGmacIvBytes], std::span<const std::byte> head
     unsigned char j0[16];
     unsigned char s[16];
     unsigned char mask[16];
-    ghash_of_datagram(powers_, iv, header, payload, j0, s);
+    ghash_of_datagram(powers_, iv_term_, iv, header, payload, j0, s);
     ssl_->encrypt_block(j0, mask);
     for (std::size_t i = 0; i < kMacBytes; ++i) out[i] = std::byte(s[i] ^ mask[i]);
     return;

@@ -56,6 +56,8 @@ class Gmac {
   // H^kStepBlocks..H^1 then three zero blocks (what a step's last, partial
   // 4-block load reads beyond H^1), byte-reflected, for the vector GHASH.
   alignas(64) std::byte powers_[(kStepBlocks + 3) * 16] = {};
+  // The IV's length block times H, reflected: J0's part common to every IV.
+  alignas(16) std::byte iv_term_[16] = {};
 };
 
 }  // namespace mccl::protocol

@@ -14,12 +14,11 @@ namespace mccl::offload::daemon {
 
 namespace {
 
-constexpr std::string_view kPrefix = "mccl-offload-";
 constexpr std::string_view kLockSuffix = ".sock.lock";
 
 bool is_daemon_lock_name(std::string_view name) {
-  return name.size() > kPrefix.size() + kLockSuffix.size() && name.starts_with(kPrefix) &&
-         name.ends_with(kLockSuffix);
+  return name.size() > kSocketPrefix.size() + kLockSuffix.size() &&
+         name.starts_with(kSocketPrefix) && name.ends_with(kLockSuffix);
 }
 
 // Removes `lock` and its socket when no daemon holds the lock. The lock is
