@@ -28,10 +28,14 @@ double heap_bytes() {
   return static_cast<double>(mi.uordblks + mi.hblkhd);
 }
 
+// Every rank's link rate, which the setting's incast budget follows where
+// it is auto, as the ranks of a real communicator agree on it.
+std::uint32_t link_mbit(const Options& o) { return static_cast<std::uint32_t>(o.link_gbit * 1e3); }
+
 // The incast budget the roots run under: the option's, else the setting's.
 std::size_t budget(const Options& o) {
   return o.incast_budget ? *o.incast_budget
-                         : protocol::protocol_config_from_settings(1500).incast_bytes;
+                         : protocol::protocol_config_from_settings(1500, link_mbit(o)).incast_bytes;
 }
 
 simworld::WorldConfig world_config(const Options& o, int n, double loss) {
@@ -51,7 +55,7 @@ simworld::WorldConfig world_config(const Options& o, int n, double loss) {
       o.tick_us > 0 ? o.tick_us : static_cast<double>(w.fabric.mtu) * 8e-3 / o.link_gbit;
   w.tick = std::chrono::nanoseconds(static_cast<std::int64_t>(tick_us * 1e3));
   w.idle_step = std::max(w.idle_step, 4 * w.tick);
-  w.protocol = protocol::protocol_config_from_settings(w.fabric.mtu);
+  w.protocol = protocol::protocol_config_from_settings(w.fabric.mtu, link_mbit(o));
   if (o.incast_budget) w.protocol.incast_bytes = *o.incast_budget;
   return w;
 }

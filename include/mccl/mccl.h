@@ -205,8 +205,9 @@ typedef struct mccl_comm_options_t {
    * default of mccl_wait, in milliseconds (MCCL_COLL_TIMEOUT_MS); INT64_MAX
    * (any value past the clock's ~292-year range) means no deadline */
   int64_t timeout_ms;
-  /* > 0: that many roots of an allgather inject at once; -1: all of them
-   * (MCCL_COLL_ALLGATHER_ROOTS) */
+  /* > 0: that many roots of an allgather inject at once; -1: as many as
+   * the incast budget allows, all of them where it is 0
+   * (MCCL_COLL_ALLGATHER_ROOTS=0, MCCL_PROTO_INCAST_BYTES) */
   int32_t allgather_concurrent_roots;
   /* MCCL_ALLGATHER_ALGO_* (MCCL_COLL_ALLGATHER_ALGO) */
   int32_t allgather_algorithm;

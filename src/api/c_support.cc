@@ -153,9 +153,10 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   if (c.allgather_concurrent_roots < -1) {
     invalid("options->allgather_concurrent_roots is " +
             std::to_string(c.allgather_concurrent_roots) +
-            "; expected > 0, -1 (all roots) or 0 (unset)");
+            "; expected > 0, -1 (as the incast budget allows) or 0 (unset)");
   }
-  // The C++ option spells "all roots" as 0; C keeps 0 for "unset".
+  // The C++ option spells "as the incast budget allows" as 0; C keeps 0 for
+  // "unset".
   if (c.allgather_concurrent_roots == -1) o.allgather_concurrent_roots = 0;
   if (c.allgather_concurrent_roots > 0) o.allgather_concurrent_roots = c.allgather_concurrent_roots;
   static constexpr bool kAuth[] = {true, false};

@@ -1,5 +1,5 @@
 // What every Communicator call does first (communicator.cc and
-// communicator_typed.cc): refuse a moved-from communicator, and refuse
+// typed_calls.cc): refuse a moved-from communicator, and refuse
 // invalid arguments in a way the peers hear about.
 #pragma once
 

@@ -5,7 +5,6 @@
 
 #include "api/backend.h"
 #include "api/options.h"
-#include "api/transports.h"
 #include "bootstrap/inprocess.h"
 #include "coll/collectives.h"
 #include "coll/compressed.h"
@@ -16,7 +15,7 @@
 #include "progress/linger.h"
 #include "progress/shared_thread.h"
 #include "protocol/context.h"
-#include "setup/agree.h"
+#include "setup/bring_up.h"
 #include "topo/placement.h"
 
 namespace mccl::detail {
@@ -215,57 +214,34 @@ void throw_if_error(const common::Status& s) {
 
 std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const ResolvedOptions& opt) {
   const int rank = bootstrap.rank(), size = bootstrap.size();
-  const std::string who = "rank " + std::to_string(rank) + ": ";
   auto oob = [&](std::span<const std::byte> mine) {
     return bootstrap.allgather(mine, opt.timeout);
   };
-
-  // 1. Agree on the transport, the tag (and the salt that keeps two jobs'
-  //    groups apart) and the key that authenticates the group's datagrams.
-  //    Ranks in one process share the in-memory fabric; real processes use
-  //    the network: InfiniBand where every rank has it, else UDP.
-  setup::Proposal mine;
-  mine.transport = opt.transport;
-  mine.machine = topo::machine_id();
-  mine.authenticate = opt.authenticate;
-  if (mine.transport == TransportKind::kAuto) {
-    if (mccl::bootstrap::as_in_process(bootstrap) != nullptr) {
-      mine.transport = TransportKind::kSim;
-    } else {
-      std::string why;
-      mine.ib_usable = ib_usable(why);
-      common::logf(common::LogLevel::kInfo, rank, "InfiniBand %s (%s)",
-                   mine.ib_usable ? "usable" : "not usable", why.c_str());
-    }
-  }
-  setup::Agreement agreed;
-  throw_if_error(setup::agree_on_hello(rank, size, mine, oob, who, agreed));
-
-  // 2. The transports (the reliable side exchanges its addresses itself).
-  Transports net = make_transports(agreed.transport, bootstrap, agreed.tag, agreed.salt,
-                                   opt.timeout, opt.setup_timeout);
-
-  // 3. The chunk size.
-  std::uint32_t mtu = 0;
-  throw_if_error(
-      setup::agree_on_link(rank, size, setup::link_facts(*net.dgram), oob, who, agreed, mtu));
-  common::logf(common::LogLevel::kInfo, rank, "communicator of %d ranks on %s, mtu %u", size,
-               net.description.c_str(), mtu);
-
-  protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(mtu);
-  if (agreed.auth) protocol::enable_auth(pc, agreed.key);
-  pc.op_timeout = common::saturating_duration(opt.timeout);
+  // Ranks in one process share the in-memory fabric; real processes use
+  // the network (setup/bring_up.h).
+  const auto* inproc = mccl::bootstrap::as_in_process(bootstrap);
+  setup::BringUpRequest req;
+  req.rank = rank;
+  req.size = size;
+  req.proposal.transport = opt.transport;
+  req.proposal.machine = topo::machine_id();
+  req.proposal.authenticate = opt.authenticate;
+  req.timeout = opt.timeout;
+  req.setup_timeout = opt.setup_timeout;
+  req.fabric = inproc != nullptr ? &inproc->fabric() : nullptr;
   // Under the inline engine a rank moves only inside its own calls: one that
   // completed eagerly and then blocks elsewhere (an MPI receive, a barrier
   // of another library) would starve its neighbour's repairs. Eager
   // completion needs an engine that serves on its own.
-  if (opt.progress == ProgressKind::kInline) pc.eager_bytes = 0;
-  auto backend = std::make_unique<EngineBackend>(
-      std::make_unique<protocol::Context>(rank, size, agreed.tag, std::move(net.dgram),
-                                          std::move(net.reliable), pc),
-      coll_config(opt), coll::max_stream_bytes(pc.chunk_bytes), opt.timeout);
+  req.eager_completion = opt.progress != ProgressKind::kInline;
+  setup::BroughtUp up;
+  throw_if_error(setup::bring_up(req, oob, "rank " + std::to_string(rank) + ": ", up));
+
+  const std::size_t max_bytes = coll::max_stream_bytes(up.ctx->config().chunk_bytes);
+  auto backend =
+      std::make_unique<EngineBackend>(std::move(up.ctx), coll_config(opt), max_bytes, opt.timeout);
   backend->set_engine(
-      make_engine(opt, backend->context(), net.iface, agreed.local_index, agreed.local_ranks));
+      make_engine(opt, backend->context(), up.iface, up.agreed.local_index, up.agreed.local_ranks));
   return backend;
 }
 

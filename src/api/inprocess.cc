@@ -8,7 +8,6 @@
 
 #include "bootstrap/inprocess.h"
 #include "mccl/error.h"
-#include "transport/sim/sim_transport.h"
 
 namespace mccl {
 
@@ -20,22 +19,6 @@ class InProcessWorld::Impl {
   std::shared_ptr<::mccl::bootstrap::InProcessExchange> exchange;
   std::shared_ptr<transport::sim::Fabric> fabric;
 };
-
-namespace {
-transport::sim::FabricConfig to_fabric_config(const SimFabricOptions& o) {
-  transport::sim::FabricConfig c;
-  c.loss = o.loss;
-  c.duplicate = o.duplicate;
-  c.reorder = o.reorder;
-  c.corrupt = o.corrupt;
-  c.latency = o.latency;
-  c.link_gbit_per_s = o.link_gbit_per_s;
-  c.mtu = o.mtu;
-  c.receive_depth = o.receive_depth;
-  c.seed = o.seed;
-  return c;
-}
-}  // namespace
 
 InProcessWorld::InProcessWorld(int size, const SimFabricOptions& fabric) {
   if (size < 1) {
@@ -73,7 +56,7 @@ InProcessWorld::InProcessWorld(int size, const SimFabricOptions& fabric) {
   }
   impl_ = std::make_shared<Impl>();
   impl_->exchange = std::make_shared<::mccl::bootstrap::InProcessExchange>(size);
-  impl_->fabric = std::make_shared<transport::sim::Fabric>(to_fabric_config(fabric));
+  impl_->fabric = ::mccl::bootstrap::make_in_process_fabric(fabric);
 }
 
 InProcessWorld::~InProcessWorld() = default;
@@ -95,7 +78,7 @@ void InProcessWorld::kill_rank(int rank) {
     throw Error(ErrorCode::kInvalidArgument,
                 "InProcessWorld::kill_rank: rank " + std::to_string(rank) + " is out of range");
   }
-  impl_->fabric->kill_rank(rank);
+  ::mccl::bootstrap::kill_in_process_rank(*impl_->fabric, rank);
 }
 
 std::vector<Communicator> create_communicators(InProcessWorld& world, const CommOptions& options) {

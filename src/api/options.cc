@@ -73,9 +73,11 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.concurrent_roots = o.allgather_concurrent_roots.value_or(
       static_cast<int>(s::kCollAllgatherRoots.get_int(0, 1 << 20)));
   if (r.concurrent_roots < 0) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "rank " + std::to_string(rank) +
-                    ": CommOptions::allgather_concurrent_roots must be >= 0 (0 means all)");
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        "rank " + std::to_string(rank) +
+            ": CommOptions::allgather_concurrent_roots must be >= 0 (0: as the incast budget "
+            "allows)");
   }
   r.allgather = o.allgather_algorithm.value_or(parse_allgather(s::kCollAllgatherAlgo.get()));
   r.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));

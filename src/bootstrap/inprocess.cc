@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "mccl/error.h"
+#include "transport/sim/sim_transport.h"
 
 namespace mccl::bootstrap {
 
@@ -57,5 +58,21 @@ std::vector<std::byte> InProcessExchange::allgather(int rank, std::span<const st
 const InProcessBootstrap* as_in_process(const Bootstrap& b) {
   return dynamic_cast<const InProcessBootstrap*>(&b);
 }
+
+std::shared_ptr<transport::sim::Fabric> make_in_process_fabric(const SimFabricOptions& o) {
+  transport::sim::FabricConfig c;
+  c.loss = o.loss;
+  c.duplicate = o.duplicate;
+  c.reorder = o.reorder;
+  c.corrupt = o.corrupt;
+  c.latency = o.latency;
+  c.link_gbit_per_s = o.link_gbit_per_s;
+  c.mtu = o.mtu;
+  c.receive_depth = o.receive_depth;
+  c.seed = o.seed;
+  return std::make_shared<transport::sim::Fabric>(c);
+}
+
+void kill_in_process_rank(transport::sim::Fabric& fabric, int rank) { fabric.kill_rank(rank); }
 
 }  // namespace mccl::bootstrap

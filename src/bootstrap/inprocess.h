@@ -13,9 +13,10 @@
 #include <vector>
 
 #include "mccl/bootstrap.h"
+#include "mccl/inprocess.h"
 
 namespace mccl::transport::sim {
-class Fabric;  // carried for the api layer, never touched here
+class Fabric;
 }
 
 namespace mccl::bootstrap {
@@ -75,5 +76,13 @@ class InProcessBootstrap final : public Bootstrap {
 // here rather than a virtual on mccl::Bootstrap, whose vtable users'
 // subclasses are compiled against.
 const InProcessBootstrap* as_in_process(const Bootstrap& b);
+
+// The in-memory fabric of a world of ranks as threads, from its public
+// options (already checked by the caller, mccl::InProcessWorld).
+std::shared_ptr<transport::sim::Fabric> make_in_process_fabric(const SimFabricOptions& options);
+
+// Makes `rank` of `fabric` stop sending and receiving, as if its process
+// had died (InProcessWorld::kill_rank).
+void kill_in_process_rank(transport::sim::Fabric& fabric, int rank);
 
 }  // namespace mccl::bootstrap

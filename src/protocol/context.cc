@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/seq.h"
 #include "common/settings.h"
+#include "protocol/incast.h"
 
 namespace mccl::protocol {
 
@@ -33,7 +34,7 @@ std::size_t default_send_batch(std::size_t mtu) {
   return std::clamp<std::size_t>((384u << 10) / std::max<std::size_t>(mtu, 1), 64, 1024);
 }
 
-ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
+ProtocolConfig protocol_config_from_settings(std::size_t mtu, std::uint32_t slowest_link_mbit) {
   namespace s = common::settings;
   ProtocolConfig c;
   c.chunk_bytes = static_cast<std::uint32_t>(mtu - kDataHeaderBytes);
@@ -46,7 +47,7 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu) {
   c.repair_max_bytes = static_cast<std::size_t>(s::kProtoRepairMaxBytes.get_int(1024));
   c.send_batch = static_cast<std::size_t>(s::kProtoSendBatch.get_int(0, 4096));
   if (c.send_batch == 0) c.send_batch = default_send_batch(mtu);
-  c.incast_bytes = static_cast<std::size_t>(s::kProtoIncastBytes.get_int(0));
+  c.incast_bytes = incast_bytes_from_settings(slowest_link_mbit);
   c.checksum = s::kProtoChecksum.get_bool();
   c.eager_bytes = static_cast<std::size_t>(s::kProtoEagerBytes.get_int(0));
   c.eager_budget = static_cast<std::size_t>(s::kProtoEagerBudget.get_int(0));

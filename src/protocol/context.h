@@ -87,8 +87,11 @@ std::size_t default_send_batch(std::size_t mtu);
 inline constexpr std::size_t kIncastRootDatagrams = 8;
 int incast_roots(const ProtocolConfig& c);
 
-// Reads every protocol setting from the MCCL_* registry.
-ProtocolConfig protocol_config_from_settings(std::size_t mtu);
+// Reads every protocol setting from the MCCL_* registry. The incast budget
+// follows `slowest_link_mbit`, the slowest link rate any rank knows (0:
+// none), where MCCL_PROTO_INCAST_BYTES is auto (incast.h); every rank
+// passes the same, so every rank admits the same roots at once.
+ProtocolConfig protocol_config_from_settings(std::size_t mtu, std::uint32_t slowest_link_mbit = 0);
 
 // Authenticates datagrams under `key`: the MAC takes kMacBytes of each
 // datagram from its payload (chunk_bytes shrinks by that much).

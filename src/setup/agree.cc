@@ -247,12 +247,16 @@ common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport
     }
   }
   mtu = mine.mtu;
+  agreed.slowest_link_mbit = 0;
   std::uint32_t fastest = 0;
   int fastest_rank = 0;
   for (int r = 0; r < size; ++r) {
     const std::byte* at = all.data() + r * bytes.size();
     mtu = std::min(mtu, common::get_le<std::uint32_t>(at));
     const auto rate = common::get_le<std::uint32_t>(at + 4);
+    if (rate > 0 && (agreed.slowest_link_mbit == 0 || rate < agreed.slowest_link_mbit)) {
+      agreed.slowest_link_mbit = rate;
+    }
     if (rate > fastest) {
       fastest = rate;
       fastest_rank = r;

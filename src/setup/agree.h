@@ -43,6 +43,9 @@ struct Agreement {
   // Agreed by every rank through protocol/group_key.h, never sent; used
   // when `auth`. agree_on_link checks that every rank holds the same.
   protocol::AuthKey key{};
+  // The slowest link rate any rank knows (agree_on_link), 0 when none
+  // does: the incast budget follows it (protocol/incast.h).
+  std::uint32_t slowest_link_mbit = 0;
   int local_index = 0;  // lower ranks on this rank's machine
   int local_ranks = 1;  // ranks on this rank's machine (one kernel, shared CPUs), itself included
 };
@@ -72,7 +75,8 @@ struct LinkFacts {
 // This rank's facts from its datagram transport (the rate only for UDP).
 LinkFacts link_facts(const transport::DatagramTransport& dgram);
 
-// The chunk size and, where every rank left it to auto, authentication;
+// The chunk size, the slowest known link rate and, where every rank left
+// it to auto, authentication;
 // when authenticating, kMismatch unless every rank agreed on the same key.
 //
 // Every rank must cut streams the same way, so the smallest datagram any

@@ -6,6 +6,10 @@
 // overruns the ports and lives on repairs.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "mccl/error.h"
+#include "protocol/incast.h"
 #include "protocol_rig.h"
 
 namespace mccl::protocol::test {
@@ -55,6 +59,39 @@ TEST(ProtocolIncast, RootsIgnoringTheShareOverrunThePorts) {
   const Outcome o = allgather(false);
   EXPECT_GT(o.port_drops, 0u);
   EXPECT_GT(o.repair_bytes_max, kBlock / 2) << "expected the incast to be repaired";
+}
+
+// MCCL_PROTO_INCAST_BYTES=auto follows the slowest known link: 4 ms of it,
+// never under 256 KiB (100 Mbit/s, or no rate known) nor over 4 MiB.
+TEST(ProtocolIncastBudget, AutoFollowsTheSlowestKnownLinkWithinItsBounds) {
+  EXPECT_EQ(auto_incast_bytes(0), kIncastAutoMinBytes);
+  EXPECT_EQ(auto_incast_bytes(100), kIncastAutoMinBytes);
+  EXPECT_EQ(auto_incast_bytes(1000), 500000u);
+  EXPECT_EQ(auto_incast_bytes(2500), 1250000u);
+  EXPECT_EQ(auto_incast_bytes(10000), kIncastAutoMaxBytes);
+  EXPECT_EQ(auto_incast_bytes(400000), kIncastAutoMaxBytes);
+}
+
+TEST(ProtocolIncastBudget, TheSettingIsAutoOrBytes) {
+  ::unsetenv("MCCL_PROTO_INCAST_BYTES");
+  EXPECT_EQ(incast_bytes_from_settings(1000), auto_incast_bytes(1000));
+  ::setenv("MCCL_PROTO_INCAST_BYTES", "auto", 1);
+  EXPECT_EQ(incast_bytes_from_settings(0), kIncastAutoMinBytes);
+  ::setenv("MCCL_PROTO_INCAST_BYTES", "131072", 1);
+  EXPECT_EQ(incast_bytes_from_settings(10000), 131072u);
+  ::setenv("MCCL_PROTO_INCAST_BYTES", "0", 1);
+  EXPECT_EQ(incast_bytes_from_settings(1000), 0u);
+  for (const char* bad : {"-1", "256k", "lots", "12 "}) {
+    ::setenv("MCCL_PROTO_INCAST_BYTES", bad, 1);
+    try {
+      (void)incast_bytes_from_settings(1000);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("MCCL_PROTO_INCAST_BYTES"), std::string::npos);
+    }
+  }
+  ::unsetenv("MCCL_PROTO_INCAST_BYTES");
 }
 
 }  // namespace

@@ -78,6 +78,18 @@ TEST_F(SetupAgree, TheSmallestDatagramWins) {
   }
 }
 
+TEST_F(SetupAgree, EveryRankKnowsTheSlowestKnownLink) {
+  // Unknown rates (0) do not count; every rank agrees on the same.
+  for (const auto& o : agree({{1500, 0}, {1500, 10000}, {1500, 1000}, {1500, 0}})) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_EQ(o.agreed.slowest_link_mbit, 1000u);
+  }
+  for (const auto& o : agree({{1500, 0}, {1500, 0}})) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_EQ(o.agreed.slowest_link_mbit, 0u);
+  }
+}
+
 TEST_F(SetupAgree, AutoAuthenticatesAtEveryRateByDefault) {
   if (!protocol::auth_available()) GTEST_SKIP() << "built without authentication";
   // Unknown (lo, veth), 1 Gbit/s and 400 Gbit/s.

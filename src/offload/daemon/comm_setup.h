@@ -1,8 +1,7 @@
-// Builds one rank's protocol context inside the daemon with the agreements
-// the application's engines use (src/setup): the hello (tag, salt, key,
-// checksum, authentication), the interface, UDP multicast + TCP reliable
-// transports (each step's outcome agreed, the group probed), the chunk size. Every exchange goes
-// through `oob` (relayed to the client's bootstrap).
+// Builds one rank's protocol context inside the daemon through the one
+// creation path the application's engines use (setup/bring_up.h), over UDP
+// multicast. Every exchange goes through `oob` (relayed to the client's
+// bootstrap).
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// mccl-offloadd: the offloaded progress engine, the model of a SmartNIC's
+// mccl_offloadd: the offloaded progress engine, the model of a SmartNIC's
 // Arm cores. The daemon owns the transports and runs protocol::Context and
 // the coll operations for the application processes (clients) of one job
 // on this host, one session thread per client: a session builds the
