@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "mccl/bootstrap.h"
 #include "mccl/error.h"
@@ -254,6 +255,29 @@ class MCCL_API Communicator {
 
   Stats stats() const;
 
+  // ---- Elastic membership (docs/elastic.md) ----
+  // Makes every collective in flight and every later one on this
+  // communicator fail with kPeerFailure ("revoked by rank R"), here and on
+  // every rank this one still reaches, which hears it directly. Not
+  // collective; does not block for long (at most until this rank's engine
+  // takes the request). What remains to do with a revoked communicator is
+  // shrink() it or destroy it.
+  void revoke();
+  // Collective over the ranks still alive, each of which must call it
+  // (typically after a collective failed with kPeerFailure); blocking.
+  // Revokes this communicator, agrees with every survivor on the ranks
+  // that failed, and returns a communicator of the survivors: their ranks
+  // keep their order (a survivor's new rank is its old rank minus the
+  // failed ranks below it), its options are this one's, and its transports
+  // and multicast group are new. `failed`, when given, receives the failed
+  // ranks (ranks of this communicator, ascending), the same on every
+  // survivor. No rank coordinates: any ranks may have died, rank 0
+  // included, and a survivor that dies during the shrink is agreed on
+  // again. Throws kTimeout (after the communicator's timeout) when a rank
+  // neither answers nor fails, naming it; kUnavailable under the offload
+  // engine. This communicator stays revoked; destroy it when done.
+  Communicator shrink(std::vector<int>* failed = nullptr);
+
   // The algorithm a broadcast of `bytes` runs on this communicator (an
   // allgather(v) whose largest block has `block_bytes`): the one the
   // options or settings pinned, else the algorithm table's choice for this
@@ -270,6 +294,7 @@ class MCCL_API Communicator {
   void deallocate(void* p);
 
  private:
+  explicit Communicator(std::shared_ptr<detail::CommState> state);
   std::shared_ptr<detail::CommState> state_;
 };
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "codec/codec.h"
 #include "coll/algorithm.h"
@@ -105,6 +106,14 @@ class Backend {
   // The largest per-rank size the wire carries (coll::max_stream_bytes of
   // the chunk size).
   virtual std::size_t max_bytes() const = 0;
+
+  // Elastic membership (docs/elastic.md). revoke: every collective in
+  // flight and later fails, here and on every rank it reaches; does not
+  // block. shrink: revokes, agrees with every survivor on the failed ranks
+  // (`failed`, ascending ranks of this communicator) and returns the
+  // survivors' backend; blocking and collective over the survivors.
+  virtual void revoke() = 0;
+  virtual std::unique_ptr<Backend> shrink(std::vector<int>& failed) = 0;
 };
 
 // Blocking and collective over `bootstrap`; throw mccl::Error naming the

@@ -1,7 +1,9 @@
 // The in-process backend: a protocol context in this process, driven by an
 // engine (inline: the caller's thread; thread: a host progress thread).
+#include <algorithm>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "api/backend.h"
 #include "api/options.h"
@@ -59,12 +61,80 @@ class EngineOperation final : public Operation {
   int rank_;
 };
 
+std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protocol::Context& ctx,
+                                              const std::string& iface, int local_index,
+                                              int local_ranks) {
+  if (opt.progress == ProgressKind::kInline) {
+    const auto spin = progress::inline_spin(opt.progress_spin, opt.progress_spin_set, local_ranks,
+                                            progress::usable_cores());
+    return progress::make_inline_engine(ctx, spin, opt.progress_spin);
+  }
+  if (opt.shared_progress) return progress::make_shared_thread_engine(ctx, opt.shared_progress);
+  progress::ThreadEngineConfig cfg;
+  topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface, local_index);
+  cfg.cpu = where.cpu;
+  cfg.spin = opt.progress_spin;
+  common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
+               where.reason.c_str());
+  return progress::make_thread_engine(ctx, cfg);
+}
+
+coll::CollConfig coll_config(const ResolvedOptions& opt) {
+  coll::CollConfig c;
+  c.allgather = opt.allgather;
+  c.broadcast = opt.broadcast;
+  c.concurrent_roots = opt.concurrent_roots;
+  c.segment_bytes = opt.segment_bytes;
+  c.multicast = true;
+  c.allreduce = opt.allreduce;
+  c.reduce_segment_bytes = opt.reduce_segment_bytes;
+  c.allreduce_small_bytes = opt.allreduce_small_bytes;
+  c.multicast_from = opt.multicast_from;
+  c.rs_share = opt.rs_share;
+  return c;
+}
+
+void throw_if_error(const common::Status& s) {
+  if (!s.is_ok()) throw Error(s.code(), s.message());
+}
+
+// `fabric`, `sim_node`: an in-process world's fabric and this rank's place
+// in it (null, -1 for processes).
+setup::BringUpRequest bring_up_request(const ResolvedOptions& opt, int rank, int size,
+                                       transport::sim::Fabric* fabric, int sim_node) {
+  setup::BringUpRequest req;
+  req.rank = rank;
+  req.size = size;
+  req.proposal.transport = opt.transport;
+  req.proposal.machine = topo::machine_id();
+  req.proposal.authenticate = opt.authenticate;
+  req.timeout = opt.timeout;
+  req.setup_timeout = opt.setup_timeout;
+  req.fabric = fabric;
+  req.sim_node = sim_node;
+  // Under the inline engine a rank moves only inside its own calls: one that
+  // completed eagerly and then blocks elsewhere (an MPI receive, a barrier
+  // of another library) would starve its neighbour's repairs. Eager
+  // completion needs an engine that serves on its own.
+  req.eager_completion = opt.progress != ProgressKind::kInline;
+  return req;
+}
+
 class EngineBackend final : public Backend {
  public:
-  EngineBackend(std::unique_ptr<protocol::Context> ctx, coll::CollConfig coll,
-                std::size_t max_bytes, std::chrono::milliseconds timeout)
-      : ctx_(std::move(ctx)), coll_(coll), max_bytes_(max_bytes), timeout_(timeout) {}
-  void set_engine(std::unique_ptr<progress::Engine> engine) { engine_ = std::move(engine); }
+  // Over the context `up` brought up, with its engine. `fabric`: an
+  // in-process world's, for a shrink's communicator (null for processes).
+  EngineBackend(setup::BroughtUp up, const ResolvedOptions& opt, transport::sim::Fabric* fabric,
+                int sim_node)
+      : ctx_(std::move(up.ctx)),
+        coll_(coll_config(opt)),
+        max_bytes_(coll::max_stream_bytes(ctx_->config().chunk_bytes)),
+        timeout_(opt.timeout),
+        opt_(opt),
+        fabric_(fabric),
+        sim_node_(sim_node) {
+    engine_ = make_engine(opt, *ctx_, up.iface, up.agreed.local_index, up.agreed.local_ranks);
+  }
 
   ~EngineBackend() override {
     // A rank that completed small collectives eagerly is still its right
@@ -159,10 +229,75 @@ class EngineBackend final : public Backend {
 
   protocol::Context& context() { return *ctx_; }
 
+  void revoke() override { revoke_on_engine(); }
+
+  std::unique_ptr<Backend> shrink(std::vector<int>& failed) override {
+    const int rank = ctx_->rank(), size = ctx_->size();
+    revoke_on_engine();
+    for (int attempt = 1;; ++attempt) {
+      run(std::make_shared<protocol::AgreeOnFailed>(*ctx_, failed));
+      std::vector<int> members;
+      for (int r = 0; r < size; ++r) {
+        if (!std::binary_search(failed.begin(), failed.end(), r)) members.push_back(r);
+      }
+      const int new_rank = static_cast<int>(std::lower_bound(members.begin(), members.end(), rank) -
+                                            members.begin());
+      auto oob = [&](std::span<const std::byte> mine) {
+        std::vector<std::byte> all;
+        run(std::make_shared<protocol::SurvivorExchange>(*ctx_, members, mine, all));
+        return all;
+      };
+      const std::string who = "rank " + std::to_string(new_rank) + " (rank " +
+                              std::to_string(rank) + " before the shrink): ";
+      setup::BroughtUp up;
+      const common::Status st = setup::bring_up(
+          bring_up_request(opt_, new_rank, static_cast<int>(members.size()), fabric_, sim_node_),
+          oob, who, up);
+      if (st.is_ok()) {
+        auto next = std::make_unique<EngineBackend>(std::move(up), opt_, fabric_, sim_node_);
+        // Once it completes every survivor is done with this communicator's
+        // transport, which its owner may then close. A survivor that dies
+        // meanwhile fails it: every survivor still gets the communicator,
+        // whose next collective fails, as after any death, and is shrunk.
+        try {
+          next->barrier()->wait(timeout_);
+        } catch (const Error& e) {
+          if (e.code() != ErrorCode::kPeerFailure) throw;
+        }
+        return next;
+      }
+      // A survivor died after the agreement: agree again, without it.
+      if (st.code() != ErrorCode::kPeerFailure || attempt == kShrinkAttempts) throw_if_error(st);
+      common::logf(common::LogLevel::kInfo, rank, "shrink attempt %d failed (%s); agreeing again",
+                   attempt, st.message().c_str());
+    }
+  }
+
  private:
   std::shared_ptr<Operation> start(std::shared_ptr<protocol::Operation> op) {
     engine_->start(op);
     return std::make_shared<EngineOperation>(std::move(op), *engine_, ctx_->rank());
+  }
+
+  // Creations of the survivors' communicator that a failure may interrupt
+  // before shrink gives up.
+  static constexpr int kShrinkAttempts = 4;
+
+  // Poisons the context on the engine's thread and tells every rank.
+  void revoke_on_engine() {
+    auto op = std::make_shared<protocol::Revoke>(*ctx_);
+    engine_->start(op);
+    (void)engine_->wait(*op, common::Deadline::after(timeout_));
+  }
+
+  // Runs a membership operation of shrink to its end; throws its failure.
+  void run(const std::shared_ptr<protocol::MembershipOp>& op) {
+    engine_->start(op);
+    // The operation has the collective timeout itself (protocol/membership.h).
+    const auto slack = std::chrono::seconds(1);
+    common::Status st = engine_->wait(*op, common::Deadline::after(timeout_ + slack));
+    if (st.is_ok()) st = op->status();
+    throw_if_error(st);
   }
 
   // Destroyed in reverse order: the engine before the context it drives.
@@ -170,45 +305,11 @@ class EngineBackend final : public Backend {
   coll::CollConfig coll_;
   std::size_t max_bytes_;
   std::chrono::milliseconds timeout_;
+  ResolvedOptions opt_;                       // for the communicators shrink() creates
+  transport::sim::Fabric* fabric_ = nullptr;  // the in-process world's, or null
+  int sim_node_ = -1;                         // this rank's node in that world
   std::unique_ptr<progress::Engine> engine_;
 };
-
-std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protocol::Context& ctx,
-                                              const std::string& iface, int local_index,
-                                              int local_ranks) {
-  if (opt.progress == ProgressKind::kInline) {
-    const auto spin = progress::inline_spin(opt.progress_spin, opt.progress_spin_set, local_ranks,
-                                            progress::usable_cores());
-    return progress::make_inline_engine(ctx, spin, opt.progress_spin);
-  }
-  if (opt.shared_progress) return progress::make_shared_thread_engine(ctx, opt.shared_progress);
-  progress::ThreadEngineConfig cfg;
-  topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface, local_index);
-  cfg.cpu = where.cpu;
-  cfg.spin = opt.progress_spin;
-  common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
-               where.reason.c_str());
-  return progress::make_thread_engine(ctx, cfg);
-}
-
-coll::CollConfig coll_config(const ResolvedOptions& opt) {
-  coll::CollConfig c;
-  c.allgather = opt.allgather;
-  c.broadcast = opt.broadcast;
-  c.concurrent_roots = opt.concurrent_roots;
-  c.segment_bytes = opt.segment_bytes;
-  c.multicast = true;
-  c.allreduce = opt.allreduce;
-  c.reduce_segment_bytes = opt.reduce_segment_bytes;
-  c.allreduce_small_bytes = opt.allreduce_small_bytes;
-  c.multicast_from = opt.multicast_from;
-  c.rs_share = opt.rs_share;
-  return c;
-}
-
-void throw_if_error(const common::Status& s) {
-  if (!s.is_ok()) throw Error(s.code(), s.message());
-}
 
 }  // namespace
 
@@ -220,29 +321,12 @@ std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const Resolve
   // Ranks in one process share the in-memory fabric; real processes use
   // the network (setup/bring_up.h).
   const auto* inproc = mccl::bootstrap::as_in_process(bootstrap);
-  setup::BringUpRequest req;
-  req.rank = rank;
-  req.size = size;
-  req.proposal.transport = opt.transport;
-  req.proposal.machine = topo::machine_id();
-  req.proposal.authenticate = opt.authenticate;
-  req.timeout = opt.timeout;
-  req.setup_timeout = opt.setup_timeout;
-  req.fabric = inproc != nullptr ? &inproc->fabric() : nullptr;
-  // Under the inline engine a rank moves only inside its own calls: one that
-  // completed eagerly and then blocks elsewhere (an MPI receive, a barrier
-  // of another library) would starve its neighbour's repairs. Eager
-  // completion needs an engine that serves on its own.
-  req.eager_completion = opt.progress != ProgressKind::kInline;
+  const setup::BringUpRequest req =
+      bring_up_request(opt, rank, size, inproc != nullptr ? &inproc->fabric() : nullptr,
+                       inproc != nullptr ? rank : -1);
   setup::BroughtUp up;
   throw_if_error(setup::bring_up(req, oob, "rank " + std::to_string(rank) + ": ", up));
-
-  const std::size_t max_bytes = coll::max_stream_bytes(up.ctx->config().chunk_bytes);
-  auto backend =
-      std::make_unique<EngineBackend>(std::move(up.ctx), coll_config(opt), max_bytes, opt.timeout);
-  backend->set_engine(
-      make_engine(opt, backend->context(), up.iface, up.agreed.local_index, up.agreed.local_ranks));
-  return backend;
+  return std::make_unique<EngineBackend>(std::move(up), opt, req.fabric, req.sim_node);
 }
 
 }  // namespace mccl::detail

@@ -124,6 +124,10 @@ class OffloadBackend final : public Backend {
   // chunk any network allows (creation refuses smaller).
   std::size_t max_bytes() const override { return coll::max_stream_bytes(65); }
 
+  // The daemon runs the protocol; it does not shrink yet (docs/elastic.md).
+  void revoke() override { not_served("revoke"); }
+  std::unique_ptr<Backend> shrink(std::vector<int>&) override { not_served("shrink"); }
+
  private:
   [[noreturn]] void not_served(const char* call) const {
     throw Error(ErrorCode::kUnavailable,

@@ -103,6 +103,10 @@ Context::Context(int rank, int size, std::uint32_t tag,
 Context::~Context() = default;
 
 void Context::start(const std::shared_ptr<Operation>& op) {
+  if (auto member = std::dynamic_pointer_cast<MembershipOp>(op)) {
+    membership_.start(member, read_clock());
+    return;
+  }
   if (op->point_to_point()) {
     start_point_to_point(op, read_clock());
     return;
@@ -181,6 +185,7 @@ std::size_t Context::progress() {
   retire_finished();
   if (!eager_.empty()) expire_eager(now_);
   if (!failed_peers_.empty()) check_failed_peers();
+  membership_.progress(now_);
   in_progress_ = false;
   return n + m;
 }
@@ -273,6 +278,10 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     Counters::add(counters_.dropped_invalid);
     return;
   }
+  if (h.kind == ControlKind::kMembership) {  // whatever state this communicator is in
+    membership_.on_message(peer, h, body);
+    return;
+  }
   if (seeking_abort_ && h.kind != ControlKind::kAbort) return;  // see poison()
   if (h.kind == ControlKind::kLossReport) {
     // About this rank's sending, not about one collective: it may well
@@ -335,6 +344,33 @@ void Context::on_peer_failure(int peer, const Status& why) {
                                  std::to_string(peer) + " failed (" + why.message() + ")"));
   // Nobody else asks for the eager copies.
   if (peer == right()) clear_eager();
+  membership_.on_peer_failure(peer);
+}
+
+std::vector<int> Context::failed_peer_ranks() const {
+  std::vector<int> ranks;
+  for (const auto& [peer, why] : failed_peers_) ranks.push_back(peer);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+void Context::revoke(const Status& why) {
+  poison(why);
+  if (size_ < 2) return;
+  // poison() told the neighbours; a revoke reaches every rank directly, so
+  // no rank depends on a chain of survivors to hear it.
+  ControlHeader h;
+  h.kind = ControlKind::kAbort;
+  h.arg0 = static_cast<std::uint32_t>(poison_.code());
+  h.arg1 = static_cast<std::uint32_t>(rank_);
+  auto text = std::as_bytes(std::span(poison_.message()));
+  const std::vector<int> failed = failed_peer_ranks();
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_ || p == left() || p == right()) continue;
+    if (std::binary_search(failed.begin(), failed.end(), p)) continue;
+    (void)send_control(p, h, text);
+  }
 }
 
 void Context::check_failed_peers() {

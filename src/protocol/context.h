@@ -28,6 +28,7 @@
 #include "common/status.h"
 #include "protocol/counters.h"
 #include "protocol/early_store.h"
+#include "protocol/membership.h"
 #include "protocol/operation.h"
 #include "protocol/p2p.h"
 #include "protocol/poll_gate.h"
@@ -123,7 +124,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // Collectives in flight and receives not yet complete: an engine
   // notices an operation's completion by this count falling.
   bool idle() const { return active() == 0; }
-  std::size_t active() const { return active_.size() + mailbox_.pending(); }
+  std::size_t active() const { return active_.size() + mailbox_.pending() + membership_.pending(); }
   // Descriptors that turn readable when traffic arrives (may be empty, as
   // for the in-memory fabric), for engines that sleep.
   std::vector<int> wait_fds() const;
@@ -176,6 +177,12 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // value: it often lies in failed_peers_, which the reliable poll inside
   // may grow (and reallocate) before `why` is stored.
   void poison(common::Status why);
+  // Poisons the context with `why` and tells every other rank still
+  // connected (not only the neighbours, as poison() does), so that every
+  // rank's collectives fail at once. For shrink (docs/elastic.md).
+  void revoke(const common::Status& why);
+  // Ranks whose connection to this one ended, ascending.
+  std::vector<int> failed_peer_ranks() const;
 
   // ---- eager completion (context_eager.cc) ----
   // A stream the right neighbour may still ask for, copied.
@@ -299,6 +306,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   std::vector<std::pair<int, common::Status>> failed_peers_;
   bool in_progress_ = false;
   bool backlogged_ = false;
+  // Shrink's exchanges (membership.h), which run on a poisoned context.
+  Membership membership_{*this};
 };
 
 }  // namespace mccl::protocol

@@ -139,7 +139,7 @@ bool decode_control(std::span<const std::byte> m, std::uint32_t expected_tag, Co
   if (common::get_le<std::uint16_t>(p) != kControlMagic) return false;
   if (std::to_integer<std::uint8_t>(p[2]) != kWireVersion) return false;
   auto kind = std::to_integer<std::uint8_t>(p[3]);
-  if (kind < 1 || kind > static_cast<std::uint8_t>(ControlKind::kP2pMessage)) return false;
+  if (kind < 1 || kind > static_cast<std::uint8_t>(ControlKind::kMembership)) return false;
   h.kind = static_cast<ControlKind>(kind);
   h.comm_tag = common::get_le<std::uint32_t>(p + 4);
   if (h.comm_tag != expected_tag) return false;
@@ -174,6 +174,8 @@ const char* to_string(ControlKind k) {
       return "loss-report";
     case ControlKind::kP2pMessage:
       return "p2p-message";
+    case ControlKind::kMembership:
+      return "membership";
   }
   return "?";
 }

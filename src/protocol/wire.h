@@ -117,6 +117,8 @@ enum class ControlKind : std::uint8_t {
   kLossReport = 9,     // to `root`: arg0 = first chunk of its stream lost, arg1 = chunks lost
   kP2pMessage = 10,    // send/receive (protocol/p2p.h): seq = message number, root = tag,
                        // signature = total bytes, arg0 = segment index; body = bytes
+  kMembership = 11,    // shrink (protocol/membership.h): seq = exchange number, arg0 = round,
+                       // arg1 = flags; body = the exchange's bytes
 };
 const char* to_string(ControlKind k);
 

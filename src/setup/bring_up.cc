@@ -39,6 +39,7 @@ common::Status bring_up_steps(const BringUpRequest& req, const transport::OobAll
   tr.timeout = req.timeout;
   tr.setup_timeout = req.setup_timeout;
   tr.fabric = req.fabric;
+  tr.sim_node = req.sim_node;
   tr.udp_iface = req.udp_iface;
   Transports net;
   st = make_transports(out.agreed.transport, tr, oob, net);

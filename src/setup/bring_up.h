@@ -40,7 +40,8 @@ struct BringUpRequest {
   std::chrono::milliseconds timeout{0};        // each exchange; the collectives' deadline
   std::chrono::milliseconds setup_timeout{0};  // connections and the multicast probe
   transport::sim::Fabric* fabric = nullptr;    // an in-process world's in-memory fabric
-  std::optional<std::string> udp_iface;        // stands in for MCCL_UDP_IFACE
+  int sim_node = -1;  // this rank's node on `fabric` (its world rank); -1: `rank`
+  std::optional<std::string> udp_iface;  // stands in for MCCL_UDP_IFACE
   // Off where nothing serves a rank between its own calls (the inline
   // engine): ProtocolConfig::eager_bytes is then 0.
   bool eager_completion = true;

@@ -32,8 +32,8 @@ common::Status make_sim(const TransportRequest& req, Transports& t) {
         "transport 'sim' needs an in-process bootstrap (mccl::InProcessWorld)");
   }
   // Each communicator gets its own group, named by its tag.
-  t.dgram = req.fabric->join_datagram(req.tag, req.rank);
-  t.reliable = req.fabric->join_reliable(req.tag, req.rank, req.size);
+  t.dgram = req.fabric->join_datagram(req.tag, req.rank, req.sim_node);
+  t.reliable = req.fabric->join_reliable(req.tag, req.rank, req.size, req.sim_node);
   t.description = "sim";
   return common::Status::ok();
 }

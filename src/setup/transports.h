@@ -41,6 +41,8 @@ struct TransportRequest {
   std::chrono::milliseconds setup_timeout{0};
   // An in-process world's fabric (ranks as threads); needed by kSim only.
   transport::sim::Fabric* fabric = nullptr;
+  // This rank's node on that fabric (its rank in the world); -1: `rank`.
+  int sim_node = -1;
   // Stands in for MCCL_UDP_IFACE (the offload daemon passes its client's).
   std::optional<std::string> udp_iface;
 };

@@ -368,7 +368,7 @@ Bytes make_message(const ControlHeader& h, const Bytes& body = {}) {
 
 TEST(WireControl, RoundTripEveryKindWithBody) {
   Bytes body = make_payload(37);
-  for (int k = 1; k <= static_cast<int>(ControlKind::kP2pMessage); ++k) {
+  for (int k = 1; k <= static_cast<int>(ControlKind::kMembership); ++k) {
     ControlHeader in = sample_control();
     in.kind = static_cast<ControlKind>(k);
     Bytes m = make_message(in, body);
@@ -415,8 +415,8 @@ TEST(WireControl, HeaderOnlyMessageHasAnEmptyBody) {
 }
 
 TEST(WireControl, UnknownKindRejected) {
-  // 10 is kP2pMessage, the last kind.
-  for (unsigned k : {0u, 11u, 255u}) {
+  // 11 is kMembership, the last kind.
+  for (unsigned k : {0u, 12u, 255u}) {
     Bytes m = make_message(sample_control());
     m[3] = std::byte(k);
     ControlHeader out;

@@ -18,10 +18,10 @@ constexpr std::size_t kPollChunk = 32;
 
 class DatagramEndpoint final : public DatagramTransport {
  public:
-  DatagramEndpoint(std::shared_ptr<FabricImpl> fabric, std::uint64_t group, int rank)
+  DatagramEndpoint(std::shared_ptr<FabricImpl> fabric, std::uint64_t group, int rank, int node)
       : fabric_(std::move(fabric)),
         group_(fabric_->group(group)),
-        self_(fabric_->rank_state(rank)),
+        self_(fabric_->rank_state(node)),
         inbox_(std::make_shared<Inbox>(fabric_->config.receive_depth)),
         rank_(rank) {
     share_link(1);
@@ -210,8 +210,8 @@ common::Status DatagramEndpoint::poll(DatagramHandler& handler, std::size_t max,
 }  // namespace
 
 std::unique_ptr<DatagramTransport> make_datagram_endpoint(std::shared_ptr<FabricImpl> fabric,
-                                                          std::uint64_t group, int rank) {
-  return std::make_unique<DatagramEndpoint>(std::move(fabric), group, rank);
+                                                          std::uint64_t group, int rank, int node) {
+  return std::make_unique<DatagramEndpoint>(std::move(fabric), group, rank, node);
 }
 
 }  // namespace mccl::transport::sim

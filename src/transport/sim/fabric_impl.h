@@ -127,8 +127,9 @@ class FabricImpl {
 
   std::shared_ptr<Group> group(std::uint64_t id);
   // Throws mccl::Error(kInvalidArgument) when `size` disagrees with the
-  // size the mesh was created with.
-  std::shared_ptr<Mesh> mesh(std::uint64_t id, int size);
+  // size the mesh was created with. Member `rank` runs on `node`'s state
+  // (the others on their rank's until they join).
+  std::shared_ptr<Mesh> mesh(std::uint64_t id, int size, int rank, int node);
   std::shared_ptr<RankState> rank_state(int rank);
   void kill(int rank);
 
@@ -169,9 +170,11 @@ inline std::string dead_peer_message(int rank) {
   return "peer rank " + std::to_string(rank) + " is dead";
 }
 
+// `node`: the RankState the member runs on (Fabric::join_datagram).
 std::unique_ptr<DatagramTransport> make_datagram_endpoint(std::shared_ptr<FabricImpl> fabric,
-                                                          std::uint64_t group, int rank);
+                                                          std::uint64_t group, int rank, int node);
 std::unique_ptr<ReliableTransport> make_reliable_endpoint(std::shared_ptr<FabricImpl> fabric,
-                                                          std::uint64_t group, int rank, int size);
+                                                          std::uint64_t group, int rank, int size,
+                                                          int node);
 
 }  // namespace mccl::transport::sim

@@ -20,9 +20,10 @@ constexpr std::size_t kPollChunk = 16;
 
 class ReliableEndpoint final : public ReliableTransport {
  public:
-  ReliableEndpoint(std::shared_ptr<FabricImpl> fabric, std::uint64_t group, int rank, int size)
+  ReliableEndpoint(std::shared_ptr<FabricImpl> fabric, std::uint64_t group, int rank, int size,
+                   int node)
       : fabric_(std::move(fabric)),
-        mesh_(fabric_->mesh(group, size)),
+        mesh_(fabric_->mesh(group, size, rank, node)),
         self_(mesh_->states[static_cast<std::size_t>(rank)]),
         mailbox_(mesh_->mailboxes[static_cast<std::size_t>(rank)]),
         rank_(rank),
@@ -173,8 +174,9 @@ void ReliableEndpoint::report_failures(ReliableHandler& handler) {
 }  // namespace
 
 std::unique_ptr<ReliableTransport> make_reliable_endpoint(std::shared_ptr<FabricImpl> fabric,
-                                                          std::uint64_t group, int rank, int size) {
-  return std::make_unique<ReliableEndpoint>(std::move(fabric), group, rank, size);
+                                                          std::uint64_t group, int rank, int size,
+                                                          int node) {
+  return std::make_unique<ReliableEndpoint>(std::move(fabric), group, rank, size, node);
 }
 
 }  // namespace mccl::transport::sim

@@ -31,7 +31,7 @@ std::shared_ptr<RankState> FabricImpl::rank_state(int rank) {
   return rank_state_locked(rank);
 }
 
-std::shared_ptr<Mesh> FabricImpl::mesh(std::uint64_t id, int size) {
+std::shared_ptr<Mesh> FabricImpl::mesh(std::uint64_t id, int size, int rank, int node) {
   std::lock_guard lock(mu_);
   auto& m = meshes_[id];
   if (!m) {
@@ -46,6 +46,9 @@ std::shared_ptr<Mesh> FabricImpl::mesh(std::uint64_t id, int size) {
                 "sim fabric: reliable group " + std::to_string(id) + " has " +
                     std::to_string(m->size) + " ranks, joined with size " + std::to_string(size));
   }
+  // Peers read the states only once every member has joined (creation's
+  // exchanges come after the joins, under the exchanges' locks).
+  if (node != rank) m->states[static_cast<std::size_t>(rank)] = rank_state_locked(node);
   return m;
 }
 
@@ -219,21 +222,22 @@ Fabric::~Fabric() = default;
 
 const FabricConfig& Fabric::config() const { return impl_->config; }
 
-std::unique_ptr<DatagramTransport> Fabric::join_datagram(std::uint64_t group, int rank) {
+std::unique_ptr<DatagramTransport> Fabric::join_datagram(std::uint64_t group, int rank, int node) {
   if (rank < 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "sim fabric: rank " + std::to_string(rank) + " is negative");
   }
-  return make_datagram_endpoint(impl_, group, rank);
+  return make_datagram_endpoint(impl_, group, rank, node < 0 ? rank : node);
 }
 
-std::unique_ptr<ReliableTransport> Fabric::join_reliable(std::uint64_t group, int rank, int size) {
+std::unique_ptr<ReliableTransport> Fabric::join_reliable(std::uint64_t group, int rank, int size,
+                                                         int node) {
   if (size <= 0 || rank < 0 || rank >= size) {
     throw Error(ErrorCode::kInvalidArgument, "sim fabric: rank " + std::to_string(rank) +
                                                  " is outside a mesh of " + std::to_string(size) +
                                                  " ranks");
   }
-  return make_reliable_endpoint(impl_, group, rank, size);
+  return make_reliable_endpoint(impl_, group, rank, size, node < 0 ? rank : node);
 }
 
 void Fabric::kill_rank(int rank) { impl_->kill(rank); }

@@ -105,15 +105,19 @@ class Fabric {
   // Joins `rank` to multicast group `group` (a communicator's tag). The
   // endpoint receives every datagram any member sends to the group, its own
   // excluded (caps().loopback is false). Endpoints may outlive the Fabric
-  // object only if they are not used after it is gone.
-  std::unique_ptr<DatagramTransport> join_datagram(std::uint64_t group, int rank);
+  // object only if they are not used after it is gone. `node`: the process
+  // (NIC) the member runs in, which kill_rank() and the link model name;
+  // -1 for `rank` itself. They differ in a communicator made by a shrink,
+  // whose ranks are renumbered.
+  std::unique_ptr<DatagramTransport> join_datagram(std::uint64_t group, int rank, int node = -1);
 
-  // The reliable mesh of `size` ranks named by `group`.
-  std::unique_ptr<ReliableTransport> join_reliable(std::uint64_t group, int rank, int size);
+  // The reliable mesh of `size` ranks named by `group`; `node` as above.
+  std::unique_ptr<ReliableTransport> join_reliable(std::uint64_t group, int rank, int size,
+                                                   int node = -1);
 
-  // `rank` dies in every group: its sends and polls fail, its datagrams stop,
-  // and every other member's reliable poll reports it once through
-  // on_peer_failure.
+  // Node `rank` dies in every group: its sends and polls fail, its
+  // datagrams stop, and every other member's reliable poll reports it once
+  // through on_peer_failure.
   void kill_rank(int rank);
 
   // Test hook: delivers `datagram` to every member of `group` as if sent by

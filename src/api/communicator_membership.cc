@@ -1,0 +1,42 @@
+// Communicator::revoke and Communicator::shrink (docs/elastic.md).
+#include <algorithm>
+#include <vector>
+
+#include "api/backend.h"
+#include "api/boundary.h"
+#include "api/comm_checks.h"
+#include "mccl/communicator.h"
+
+namespace mccl {
+
+Communicator::Communicator(std::shared_ptr<detail::CommState> state) : state_(std::move(state)) {}
+
+void Communicator::revoke() {
+  detail::check_usable(state_);
+  detail::at_boundary(state_->rank, "revoke", [&] { state_->backend->revoke(); });
+}
+
+Communicator Communicator::shrink(std::vector<int>* failed) {
+  detail::check_usable(state_);
+  auto next = detail::at_boundary(state_->rank, "shrink", [&] {
+    std::vector<int> gone;
+    auto st = std::make_shared<detail::CommState>(detail::CommState{
+        .rank = 0,
+        .size = 0,
+        .timeout = state_->timeout,
+        .compression = state_->compression,
+        .broadcast = state_->broadcast,
+        .allgather = state_->allgather,
+        .multicast_from = state_->multicast_from,
+        .backend = state_->backend->shrink(gone),
+    });
+    const auto below = std::lower_bound(gone.begin(), gone.end(), state_->rank) - gone.begin();
+    st->rank = state_->rank - static_cast<int>(below);
+    st->size = state_->size - static_cast<int>(gone.size());
+    if (failed != nullptr) *failed = std::move(gone);
+    return st;
+  });
+  return Communicator(std::move(next));
+}
+
+}  // namespace mccl

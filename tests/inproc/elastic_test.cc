@@ -1,0 +1,237 @@
+// Elastic membership on the in-memory fabric (docs/elastic.md): a rank
+// dies (InProcessWorld::kill_rank) during a collective, every survivor sees
+// the collective fail, shrinks, and the survivors' communicator runs
+// collectives byte-exact; revoke() fails every rank's collective at once.
+// Under every engine; the offload engine refuses (it does not shrink yet).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.h"
+
+namespace mccl::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+enum class Coll { kBroadcast, kAllgather, kReduceScatter, kAllreduce };
+
+const char* name(Coll c) {
+  switch (c) {
+    case Coll::kBroadcast:
+      return "broadcast";
+    case Coll::kAllgather:
+      return "allgather";
+    case Coll::kReduceScatter:
+      return "reduce_scatter";
+    case Coll::kAllreduce:
+      return "allreduce";
+  }
+  return "?";
+}
+
+// Starts `coll` (64 Ki int32 per rank, large enough to be in flight when a
+// rank dies) and returns its request; `keep` holds the buffers.
+Request start(Communicator& c, Coll coll, std::vector<std::vector<std::int32_t>>& keep) {
+  constexpr std::size_t kCount = 64 << 10;
+  const auto n = static_cast<std::size_t>(c.size());
+  keep.assign(2, std::vector<std::int32_t>(kCount * n, c.rank() + 1));
+  switch (coll) {
+    case Coll::kBroadcast:
+      return c.ibroadcast(keep[0].data(), kCount * 4, 0);
+    case Coll::kAllgather:
+      return c.iallgather(keep[0].data(), keep[1].data(), kCount * 4);
+    case Coll::kReduceScatter:
+      return c.ireduce_scatter(keep[0].data(), keep[1].data(), kCount, DataType::kInt32,
+                               ReduceOp::kSum);
+    case Coll::kAllreduce:
+      return c.iallreduce(keep[0].data(), keep[1].data(), kCount, DataType::kInt32, ReduceOp::kSum);
+  }
+  return {};
+}
+
+// Runs an allgather, a broadcast from the last rank and an allreduce on
+// `c`, checking every byte; `salt` makes each call's data its own.
+void expect_collectives_work(Communicator& c, int salt) {
+  const int n = c.size(), r = c.rank();
+  constexpr std::size_t kBytes = 40000;
+  std::vector<std::uint8_t> mine(kBytes), all(kBytes * n);
+  auto byte_of = [&](int rank, std::size_t i) {
+    return static_cast<std::uint8_t>(rank * 31 + i * 7 + salt);
+  };
+  for (std::size_t i = 0; i < kBytes; ++i) mine[i] = byte_of(r, i);
+  c.allgather(mine.data(), all.data(), kBytes);
+  for (int q = 0; q < n; ++q) {
+    for (std::size_t i = 0; i < kBytes; ++i) {
+      ASSERT_EQ(all[q * kBytes + i], byte_of(q, i)) << "rank " << r << ": block " << q;
+    }
+  }
+  std::vector<std::uint8_t> b(kBytes);
+  if (r == n - 1) b = mine;
+  c.broadcast(b.data(), kBytes, n - 1);
+  for (std::size_t i = 0; i < kBytes; ++i) ASSERT_EQ(b[i], byte_of(n - 1, i));
+  std::vector<std::int32_t> x(1000, r + salt), sum(1000);
+  c.allreduce(x.data(), sum.data(), x.size(), DataType::kInt32, ReduceOp::kSum);
+  const std::int32_t want = n * (n - 1) / 2 + n * salt;
+  for (std::int32_t v : sum) ASSERT_EQ(v, want);
+}
+
+class Elastic : public EngineTest {
+ protected:
+  // `victims` die during `coll` on an `n`-rank world; every survivor must
+  // see the collective fail, shrink, agree on `victims` and run
+  // collectives on the n - |victims| ranks left.
+  void kill_and_shrink(int n, std::vector<int> victims, Coll coll) {
+    SCOPED_TRACE(std::string(name(coll)) + ", " + std::to_string(n) + " ranks");
+    InProcessWorld world(n, {.seed = 77});
+    auto comms = create_communicators(world, options({.timeout = 20s}));
+    std::atomic<int> dead{0};
+    const int survivors = n - static_cast<int>(victims.size());
+    std::vector<std::vector<int>> agreed(n);
+    std::vector<int> new_rank(n, -1), new_size(n, -1);
+    run_on_threads(comms, [&](Communicator& c) {
+      const int r = c.rank();
+      std::vector<std::vector<std::int32_t>> keep;
+      Request req = start(c, coll, keep);
+      if (std::find(victims.begin(), victims.end(), r) != victims.end()) {
+        world.kill_rank(r);  // dies with its part posted
+        ++dead;
+        (void)code_of([&] { req.wait(5s); });  // fails: this rank is dead
+        return;
+      }
+      while (dead.load() < static_cast<int>(victims.size())) std::this_thread::yield();
+      std::string msg;
+      const ErrorCode code = code_of([&] { req.wait(); }, &msg);
+      // A rank may have completed before the deaths; the next collective
+      // then fails instead.
+      if (code == ErrorCode::kOk) {
+        EXPECT_EQ(code_of([&] { c.barrier(); }, &msg), ErrorCode::kPeerFailure) << msg;
+      } else {
+        EXPECT_EQ(code, ErrorCode::kPeerFailure) << "rank " << r << ": " << msg;
+      }
+      Communicator next = c.shrink(&agreed[r]);
+      new_rank[r] = next.rank();
+      new_size[r] = next.size();
+      expect_collectives_work(next, 3);
+      expect_collectives_work(next, 5);
+    });
+    std::sort(victims.begin(), victims.end());
+    int expected_rank = 0;
+    for (int r = 0; r < n; ++r) {
+      if (std::binary_search(victims.begin(), victims.end(), r)) continue;
+      EXPECT_EQ(agreed[r], victims) << "rank " << r;
+      EXPECT_EQ(new_size[r], survivors) << "rank " << r;
+      EXPECT_EQ(new_rank[r], expected_rank++) << "rank " << r;
+    }
+  }
+};
+
+TEST_P(Elastic, AKilledRankIsShrunkAwayDuringEveryCollective) {
+  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  for (Coll coll : {Coll::kBroadcast, Coll::kAllgather, Coll::kReduceScatter, Coll::kAllreduce}) {
+    kill_and_shrink(4, {2}, coll);
+  }
+}
+
+TEST_P(Elastic, EightRanksLoseOne) {
+  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  kill_and_shrink(8, {5}, Coll::kAllgather);
+}
+
+TEST_P(Elastic, RankZeroDies) {
+  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  kill_and_shrink(4, {0}, Coll::kAllreduce);
+}
+
+TEST_P(Elastic, TwoNeighboursDieAtOnce) {
+  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  // Ranks 1 and 3 of 4: each survivor's both ring neighbours are gone.
+  kill_and_shrink(4, {1, 3}, Coll::kBroadcast);
+  kill_and_shrink(8, {3, 4}, Coll::kAllgather);
+}
+
+TEST_P(Elastic, RevokeFailsEveryRanksCollectiveAndShrinkKeepsEveryone) {
+  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  const int n = 4;
+  InProcessWorld world(n, {.seed = 78});
+  auto comms = create_communicators(world, options({.timeout = 20s}));
+  std::vector<ErrorCode> codes(n, ErrorCode::kOk);
+  std::vector<std::string> msgs(n);
+  std::vector<std::vector<int>> agreed(n, {-1});
+  run_on_threads(comms, [&](Communicator& c) {
+    const int r = c.rank();
+    if (r == 1) {
+      c.revoke();
+    } else {
+      // Waits for rank 1, which never joins: only the revoke ends it.
+      std::vector<std::uint8_t> buf(100000);
+      codes[r] = code_of([&] { c.broadcast(buf.data(), buf.size(), 1); }, &msgs[r]);
+    }
+    Communicator next = c.shrink(&agreed[r]);
+    EXPECT_EQ(next.size(), n);
+    EXPECT_EQ(next.rank(), r);
+    expect_collectives_work(next, 9);
+    // The revoked communicator stays revoked.
+    EXPECT_EQ(code_of([&] { c.barrier(); }), ErrorCode::kPeerFailure);
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_TRUE(agreed[r].empty()) << "rank " << r;
+    if (r == 1) continue;
+    EXPECT_EQ(codes[r], ErrorCode::kPeerFailure) << "rank " << r << ": " << msgs[r];
+    EXPECT_NE(msgs[r].find("revoked by rank 1"), std::string::npos) << msgs[r];
+  }
+}
+
+TEST_P(Elastic, ShrinkTwiceInARow) {
+  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  const int n = 6;
+  InProcessWorld world(n, {.seed = 79});
+  auto comms = create_communicators(world, options({.timeout = 20s}));
+  std::atomic<int> dead{0};
+  run_on_threads(comms, [&](Communicator& c) {
+    if (c.rank() == 4) {
+      world.kill_rank(4);
+      ++dead;
+      return;
+    }
+    while (dead.load() < 1) std::this_thread::yield();
+    std::vector<int> failed;
+    Communicator once = c.shrink(&failed);
+    EXPECT_EQ(failed, std::vector<int>{4});
+    // Rank 0 of the shrunk communicator (rank 0 here too) leaves next.
+    if (once.rank() == 0) {
+      world.kill_rank(0);
+      ++dead;
+      return;
+    }
+    while (dead.load() < 2) std::this_thread::yield();
+    Communicator twice = once.shrink(&failed);
+    EXPECT_EQ(failed, std::vector<int>{0});
+    EXPECT_EQ(twice.size(), 4);
+    expect_collectives_work(twice, 11);
+  });
+}
+
+TEST_P(Elastic, ShrinkIsRefused) {
+  if (!offload()) GTEST_SKIP() << "the other engines shrink";
+  InProcessWorld world(2);
+  auto comms = create_communicators(world, options());
+  run_on_threads(comms, [&](Communicator& c) {
+    std::string msg;
+    EXPECT_EQ(code_of([&] { (void)c.shrink(); }, &msg), ErrorCode::kUnavailable);
+    EXPECT_NE(msg.find("shrink"), std::string::npos) << msg;
+    EXPECT_EQ(code_of([&] { c.revoke(); }), ErrorCode::kUnavailable);
+  });
+}
+
+MCCL_TEST_EVERY_ENGINE(Elastic);
+
+}  // namespace
+}  // namespace mccl::testing
