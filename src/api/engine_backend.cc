@@ -12,6 +12,7 @@
 #include "coll/compressed.h"
 #include "coll/refused_call.h"
 #include "common/log.h"
+#include "common/test_kill.h"
 #include "mccl/error.h"
 #include "progress/engine.h"
 #include "progress/linger.h"
@@ -236,6 +237,7 @@ class EngineBackend final : public Backend {
     revoke_on_engine();
     for (int attempt = 1;; ++attempt) {
       run(std::make_shared<protocol::AgreeOnFailed>(*ctx_, failed));
+      common::kill_here_if_asked("shrink-agreed");
       std::vector<int> members;
       for (int r = 0; r < size; ++r) {
         if (!std::binary_search(failed.begin(), failed.end(), r)) members.push_back(r);
@@ -255,6 +257,7 @@ class EngineBackend final : public Backend {
           oob, who, up);
       if (st.is_ok()) {
         auto next = std::make_unique<EngineBackend>(std::move(up), opt_, fabric_, sim_node_);
+        common::kill_here_if_asked("shrink-created");
         // Once it completes every survivor is done with this communicator's
         // transport, which its owner may then close. A survivor that dies
         // meanwhile fails it: every survivor still gets the communicator,
