@@ -278,6 +278,31 @@ MCCL_API mccl_result_t mccl_comm_size(mccl_comm_t comm, int* size);
  * to overlap computation with a request in flight; harmless otherwise). */
 MCCL_API mccl_result_t mccl_comm_progress(mccl_comm_t comm);
 
+/* Elastic membership (docs/elastic.md).
+ *
+ * mccl_comm_revoke: every collective in flight and every later one on
+ * `comm` fails with MCCL_PEER_FAILURE ("revoked by rank R"), here and on
+ * every rank this one still reaches. Not collective; does not block for
+ * long. MCCL_UNAVAILABLE under MCCL_PROGRESS_OFFLOAD.
+ *
+ * mccl_comm_shrink: collective over the ranks of `comm` still alive, each
+ * of which calls it (typically after a call failed with
+ * MCCL_PEER_FAILURE); blocking. Revokes `comm`, agrees with every survivor
+ * on the ranks that failed and creates the survivors' communicator: *out
+ * is a new handle, the survivors keep their order (a new rank is the old
+ * rank minus the failed ranks below it). No rank coordinates, rank 0 may
+ * be among the dead, and a survivor that dies meanwhile is agreed on
+ * again. The failed ranks (ranks of `comm`, ascending, the same on every
+ * survivor) go to `failed`, at most `failed_capacity` of them (`failed`
+ * may be NULL when the capacity is 0), and their number to *failed_count
+ * when it is not NULL. MCCL_TIMEOUT (after the communicator's timeout)
+ * naming a rank that neither answers nor fails; MCCL_UNAVAILABLE under
+ * MCCL_PROGRESS_OFFLOAD. `comm` stays revoked and must still be destroyed
+ * (its requests freed first). */
+MCCL_API mccl_result_t mccl_comm_revoke(mccl_comm_t comm);
+MCCL_API mccl_result_t mccl_comm_shrink(mccl_comm_t comm, int* failed, int failed_capacity,
+                                        int* failed_count, mccl_comm_t* out);
+
 /* Memory for collective buffers. Under MCCL_PROGRESS_OFFLOAD it is shared
  * with the mccl_offloadd daemon, which then runs collectives whose buffers
  * lie wholly inside such blocks in place (zero copy); under the other

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "api/c_support.h"
 #include "mccl/communicator.h"
@@ -190,6 +191,30 @@ mccl_result_t mccl_comm_progress(mccl_comm_t comm) {
   return guard(__func__, [&] {
     require_comm(comm);
     comm->comm.progress();
+  });
+}
+
+mccl_result_t mccl_comm_revoke(mccl_comm_t comm) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    comm->comm.revoke();
+  });
+}
+
+mccl_result_t mccl_comm_shrink(mccl_comm_t comm, int* failed, int failed_capacity,
+                               int* failed_count, mccl_comm_t* out) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require(out, "out");
+    if (failed_capacity < 0) invalid("failed_capacity is negative");
+    if (failed_capacity > 0) require(failed, "failed");
+    std::vector<int> gone;
+    auto c = std::make_unique<mccl_comm_s>(*comm, comm->comm.shrink(&gone));
+    const std::size_t shown = std::min(gone.size(), static_cast<std::size_t>(failed_capacity));
+    std::copy_n(gone.begin(), shown, failed);
+    if (failed_count != nullptr) *failed_count = static_cast<int>(gone.size());
+    register_handle(c.get(), HandleKind::kComm);
+    *out = c.release();
   });
 }
 

@@ -51,6 +51,9 @@ struct mccl_comm_s {
   mccl_comm_s(std::shared_ptr<mccl::InProcessWorld> w, std::shared_ptr<mccl::Bootstrap> b,
               const mccl::CommOptions& options)
       : world(std::move(w)), bootstrap(std::move(b)), comm(*bootstrap, options) {}
+  // The survivors' communicator of a shrink of `from`.
+  mccl_comm_s(const mccl_comm_s& from, mccl::Communicator shrunk)
+      : world(from.world), bootstrap(from.bootstrap), comm(std::move(shrunk)) {}
 };
 
 struct mccl_request_s {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -513,3 +514,57 @@ INSTANTIATE_TEST_SUITE_P(Ranks, CApiRanks, ::testing::Values(1, 2, 3),
                          [](const auto& p) { return std::to_string(p.param) + "ranks"; });
 
 }  // namespace
+
+// Elastic membership from C: rank 1 of 3 dies; the survivors' barrier
+// fails with MCCL_PEER_FAILURE, they shrink, learn that rank 1 failed and
+// run an allgather on the two ranks left. Arguments are checked.
+TEST(CApiElastic, SurvivorsShrinkAndGoOn) {
+  constexpr int n = 3;
+  mccl_world_t world = nullptr;
+  mccl_sim_options_t sim = MCCL_SIM_OPTIONS_INIT;
+  ASSERT_MCCL_OK(mccl_world_create(n, &sim, &world));
+  std::atomic<bool> killed{false};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      mccl_comm_options_t opts = MCCL_COMM_OPTIONS_INIT;
+      opts.timeout_ms = kTimeoutMs;
+      opts.progress = MCCL_PROGRESS_THREAD;
+      mccl_comm_t comm = nullptr;
+      ASSERT_MCCL_OK(mccl_comm_create_inprocess(world, r, &opts, &comm));
+      if (r == 1) {
+        EXPECT_MCCL_OK(mccl_world_kill_rank(world, 1));
+        killed = true;
+      } else {
+        while (!killed) std::this_thread::yield();
+        EXPECT_EQ(mccl_barrier(comm), MCCL_PEER_FAILURE);
+        mccl_comm_t next = nullptr;
+        int failed[4] = {-1, -1, -1, -1}, count = -1;
+        EXPECT_EQ(mccl_comm_shrink(comm, failed, -1, &count, &next), MCCL_INVALID_ARGUMENT);
+        EXPECT_EQ(mccl_comm_shrink(comm, nullptr, 2, &count, &next), MCCL_INVALID_ARGUMENT);
+        EXPECT_EQ(mccl_comm_shrink(comm, failed, 4, &count, nullptr), MCCL_INVALID_ARGUMENT);
+        ASSERT_MCCL_OK(mccl_comm_shrink(comm, failed, 4, &count, &next));
+        EXPECT_EQ(count, 1);
+        EXPECT_EQ(failed[0], 1);
+        EXPECT_EQ(failed[1], -1);
+        int rank = -1, size = -1;
+        EXPECT_MCCL_OK(mccl_comm_rank(next, &rank));
+        EXPECT_MCCL_OK(mccl_comm_size(next, &size));
+        EXPECT_EQ(rank, r == 0 ? 0 : 1);
+        EXPECT_EQ(size, 2);
+        std::vector<unsigned char> mine(1000), all(2000);
+        for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = pattern(rank, i);
+        EXPECT_MCCL_OK(mccl_allgather(next, mine.data(), all.data(), mine.size()));
+        for (int q = 0; q < 2; ++q) {
+          for (std::size_t i = 0; i < mine.size(); ++i) ASSERT_EQ(all[q * 1000 + i], pattern(q, i));
+        }
+        EXPECT_EQ(mccl_barrier(comm), MCCL_PEER_FAILURE);  // the old one stays revoked
+        EXPECT_MCCL_OK(mccl_comm_destroy(next));
+      }
+      EXPECT_MCCL_OK(mccl_comm_destroy(comm));
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_MCCL_OK(mccl_world_destroy(world));
+  EXPECT_EQ(mccl_comm_revoke(nullptr), MCCL_INVALID_ARGUMENT);
+}
