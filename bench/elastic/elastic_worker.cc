@@ -1,5 +1,5 @@
 // elastic_worker: one rank of a job that keeps training through deaths
-// (docs/elastic.md), for tests/mp/elastic_test.cc and the soak.
+// (docs/elastic.md), for tests/mp/elastic_test.cc and bench/elastic/run.sh.
 //
 //   elastic_worker STEPS [KILL...]
 //
@@ -12,7 +12,8 @@
 // (MCCL_TEST_KILL_AT). A survivor whose collective fails with kPeerFailure
 // shrinks and redoes the step. Prints "killed at T" (victim), "shrunk at T
 // to N ranks, failed: ..." (survivors; T on CLOCK_MONOTONIC, the same in
-// every process of a host) and "done: S steps on N ranks, state H".
+// every process of a host) and "done: S steps on N ranks, state H", each
+// line after "rank R " (R: the rank in the first communicator).
 // Exit 0 when every step was consistent.
 #include <unistd.h>
 
@@ -53,7 +54,8 @@ struct Kill {
 // One step: the state becomes the sum of every rank's contribution (the
 // same on every rank), then every rank's hash must agree. Throws
 // mccl::Error when a peer dies; returns false on an inconsistency.
-bool step(mccl::Communicator& c, std::vector<std::int64_t>& state, int n, bool die_midway) {
+bool step(mccl::Communicator& c, std::vector<std::int64_t>& state, int n, bool die_midway,
+          int first_rank) {
   std::vector<std::int64_t> contribution(state.size());
   for (std::size_t i = 0; i < state.size(); ++i) contribution[i] = state[i] % 1009 + n + i;
   std::vector<std::int64_t> sum(state.size());
@@ -68,7 +70,7 @@ bool step(mccl::Communicator& c, std::vector<std::int64_t>& state, int n, bool d
   if (die_midway) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
     while (std::chrono::steady_clock::now() < until && !r.test()) c.progress();
-    std::printf("killed at %.6f\n", monotonic_now());
+    std::printf("rank %d killed at %.6f\n", first_rank, monotonic_now());
     std::fflush(stdout);
     ::raise(SIGKILL);
   }
@@ -121,7 +123,7 @@ int main(int argc, char** argv) {
       bool die = false;
       for (const Kill& k : kills) die = die || (k.rank == me && k.step == s);
       try {
-        if (!step(comm, state, comm.size(), die)) return 4;
+        if (!step(comm, state, comm.size(), die, me)) return 4;
         ++s;
       } catch (const mccl::Error& e) {
         if (e.code() != mccl::ErrorCode::kPeerFailure) throw;
@@ -129,12 +131,12 @@ int main(int argc, char** argv) {
         comm = comm.shrink(&failed);
         std::string list;
         for (int f : failed) list += (list.empty() ? "" : ",") + std::to_string(f);
-        std::printf("shrunk at %.6f to %d ranks, failed: %s (step %d)\n", monotonic_now(),
-                    comm.size(), list.c_str(), s);
+        std::printf("rank %d shrunk at %.6f to %d ranks, failed: %s (step %d)\n", me,
+                    monotonic_now(), comm.size(), list.c_str(), s);
         std::fflush(stdout);
       }
     }
-    std::printf("done: %d steps on %d ranks, state %016llx\n", steps, comm.size(),
+    std::printf("rank %d done: %d steps on %d ranks, state %016llx\n", me, steps, comm.size(),
                 static_cast<unsigned long long>(hash_of(state)));
     return 0;
   } catch (const mccl::Error& e) {
