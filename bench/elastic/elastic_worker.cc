@@ -1,7 +1,7 @@
 // elastic_worker: one rank of a job that keeps training through deaths
 // (docs/elastic.md), for tests/mp/elastic_test.cc and bench/elastic/run.sh.
 //
-//   elastic_worker STEPS [KILL...]
+//   elastic_worker STEPS [KILL...] [join:K@STEP]
 //
 // Every step runs an allreduce of a state vector and an allgather of each
 // rank's hash of its state: every rank must hold the same state, checked
@@ -13,7 +13,14 @@
 // shrinks and redoes the step. Prints "killed at T" (victim), "shrunk at T
 // to N ranks, failed: ..." (survivors; T on CLOCK_MONOTONIC, the same in
 // every process of a host) and "done: S steps on N ranks, state H", each
-// line after "rank R " (R: the rank in the first communicator).
+// line after "rank R " (R: the process's MCCL_RANK in the job).
+//
+// join:K@STEP: the job's last K processes are not members of the first
+// communicator; at step STEP the members grow theirs with them on a TCP
+// store at MCCL_BOOTSTRAP_ADDR's port plus one, which the grown
+// communicator's rank 0 serves, and hand them the state and the step by
+// broadcast. Prints "grow entered at T" and "grown at T" (members), "join
+// entered at T" and "joined at T" (joiners).
 // Exit 0 when every step was consistent.
 #include <unistd.h>
 
@@ -89,16 +96,91 @@ bool step(mccl::Communicator& c, std::vector<std::int64_t>& state, int n, bool d
 
 }  // namespace
 
+// The rendezvous of a grow: the first store's port plus one, on its host.
+std::string grow_address() {
+  const char* first = std::getenv("MCCL_BOOTSTRAP_ADDR");
+  const std::string a = first != nullptr ? first : "127.0.0.1:29500";
+  const auto colon = a.rfind(':');
+  return a.substr(0, colon + 1) + std::to_string(std::atoi(a.c_str() + colon + 1) + 1);
+}
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : -1;
+}
+
+struct Plan {
+  int steps = 0;
+  std::vector<Kill> kills;
+  int joiners = 0;  // the last `joiners` processes of the job join at grow_step
+  int grow_step = -1;
+};
+
+// State and the step it belongs to, handed to joiners by one broadcast.
+struct Snapshot {
+  std::int64_t step = 0;
+  std::vector<std::int64_t> state;
+};
+
+void share(mccl::Communicator& c, Snapshot& snap) {
+  c.broadcast(&snap.step, sizeof snap.step, 0);
+  snap.state.resize(4096);
+  c.broadcast(snap.state.data(), snap.state.size() * sizeof(std::int64_t), 0);
+}
+
+// Runs steps from snap.step on; shrinks after a death, grows at the grow
+// step. `me`: this process's rank in the job (names the victims).
+int run(mccl::Communicator comm, Snapshot snap, Plan plan, int me) {
+  for (int s = static_cast<int>(snap.step); s < plan.steps;) {
+    if (s == plan.grow_step && plan.joiners > 0) {
+      std::printf("rank %d grow entered at %.6f\n", me, monotonic_now());
+      auto boot = mccl::make_tcp_bootstrap(
+          {.address = grow_address(), .rank = comm.rank(), .size = comm.size() + plan.joiners});
+      comm = comm.grow(*boot);
+      snap.step = s;
+      share(comm, snap);
+      std::printf("rank %d grown at %.6f to %d ranks\n", me, monotonic_now(), comm.size());
+      std::fflush(stdout);
+      plan.joiners = 0;  // once
+    }
+    bool die = false;
+    for (const Kill& k : plan.kills) die = die || (k.rank == me && k.step == s);
+    try {
+      if (!step(comm, snap.state, comm.size(), die, me)) return 4;
+      ++s;
+    } catch (const mccl::Error& e) {
+      if (e.code() != mccl::ErrorCode::kPeerFailure) throw;
+      std::vector<int> failed;
+      comm = comm.shrink(&failed);
+      std::string list;
+      for (int f : failed) list += (list.empty() ? "" : ",") + std::to_string(f);
+      std::printf("rank %d shrunk at %.6f to %d ranks, failed: %s (step %d)\n", me, monotonic_now(),
+                  comm.size(), list.c_str(), s);
+      std::fflush(stdout);
+    }
+  }
+  std::printf("rank %d done: %d steps on %d ranks, state %016llx\n", me, plan.steps, comm.size(),
+              static_cast<unsigned long long>(hash_of(snap.state)));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: elastic_worker STEPS [RANK@STEP|RANK@shrink-agreed|...]\n");
+    std::fprintf(stderr,
+                 "usage: elastic_worker STEPS [RANK@STEP|RANK@shrink-agreed|...] "
+                 "[join:K@STEP]\n");
     return 2;
   }
-  const int steps = std::atoi(argv[1]);
-  std::vector<Kill> kills;
+  Plan plan;
+  plan.steps = std::atoi(argv[1]);
   for (int a = 2; a < argc; ++a) {
     const std::string arg = argv[a];
     const auto at = arg.find('@');
+    if (arg.rfind("join:", 0) == 0) {
+      plan.joiners = std::atoi(arg.c_str() + 5);
+      plan.grow_step = std::atoi(arg.c_str() + at + 1);
+      continue;
+    }
     Kill k;
     k.rank = std::atoi(arg.substr(0, at).c_str());
     const std::string when = arg.substr(at + 1);
@@ -107,38 +189,41 @@ int main(int argc, char** argv) {
     } else {
       k.step = std::atoi(when.c_str());
     }
-    kills.push_back(k);
+    plan.kills.push_back(k);
   }
   try {
-    auto boot = mccl::make_bootstrap_from_env();
-    const int me = boot->rank();  // in the first communicator, which names the victims
-    for (const Kill& k : kills) {
-      if (k.rank == me && !k.point.empty()) ::setenv("MCCL_TEST_KILL_AT", k.point.c_str(), 1);
+    // The job's last `joiners` processes join at the grow step; the others
+    // are the first communicator's members, on a store of their own.
+    const int me = env_int("MCCL_RANK"), world = env_int("MCCL_WORLD_SIZE");
+    const int members = world - plan.joiners;
+    if (plan.joiners > 0 && me >= members) {
+      int left = members;  // the members alive at the grow step
+      for (const Kill& k : plan.kills) left -= k.step >= 0 && k.step < plan.grow_step ? 1 : 0;
+      const int rank = left + (me - members);
+      std::printf("rank %d join entered at %.6f\n", me, monotonic_now());
+      auto boot = mccl::make_tcp_bootstrap(
+          {.address = grow_address(), .rank = rank, .size = left + plan.joiners});
+      mccl::Communicator comm(*boot);
+      Snapshot snap;
+      share(comm, snap);
+      std::printf("rank %d joined at %.6f as rank %d of %d at step %lld\n", me, monotonic_now(),
+                  comm.rank(), comm.size(), static_cast<long long>(snap.step));
+      std::fflush(stdout);
+      plan.joiners = 0;
+      return run(std::move(comm), std::move(snap), plan, me);
+    }
+    auto boot = plan.joiners > 0 ? mccl::make_tcp_bootstrap({.rank = me, .size = members})
+                                 : mccl::make_bootstrap_from_env();
+    const int first = boot->rank();  // names the victims
+    for (const Kill& k : plan.kills) {
+      if (k.rank == first && !k.point.empty()) ::setenv("MCCL_TEST_KILL_AT", k.point.c_str(), 1);
     }
     mccl::Communicator comm(*boot);
-    std::vector<std::int64_t> state(4096, me == 0 ? 1 : 0);
+    Snapshot snap;
+    snap.state.assign(4096, first == 0 ? 1 : 0);
     // Rank 0's state everywhere: a starting point every rank shares.
-    comm.broadcast(state.data(), state.size() * sizeof(std::int64_t), 0);
-    for (int s = 0; s < steps;) {
-      bool die = false;
-      for (const Kill& k : kills) die = die || (k.rank == me && k.step == s);
-      try {
-        if (!step(comm, state, comm.size(), die, me)) return 4;
-        ++s;
-      } catch (const mccl::Error& e) {
-        if (e.code() != mccl::ErrorCode::kPeerFailure) throw;
-        std::vector<int> failed;
-        comm = comm.shrink(&failed);
-        std::string list;
-        for (int f : failed) list += (list.empty() ? "" : ",") + std::to_string(f);
-        std::printf("rank %d shrunk at %.6f to %d ranks, failed: %s (step %d)\n", me,
-                    monotonic_now(), comm.size(), list.c_str(), s);
-        std::fflush(stdout);
-      }
-    }
-    std::printf("rank %d done: %d steps on %d ranks, state %016llx\n", me, steps, comm.size(),
-                static_cast<unsigned long long>(hash_of(state)));
-    return 0;
+    comm.broadcast(snap.state.data(), snap.state.size() * sizeof(std::int64_t), 0);
+    return run(std::move(comm), std::move(snap), plan, first);
   } catch (const mccl::Error& e) {
     std::printf("error %s: %s\n", mccl::to_string(e.code()), e.what());
     return 3;

@@ -277,6 +277,19 @@ class MCCL_API Communicator {
   // neither answers nor fails, naming it; kUnavailable under the offload
   // engine. This communicator stays revoked; destroy it when done.
   Communicator shrink(std::vector<int>* failed = nullptr);
+  // Collective over this communicator's members and the processes that
+  // join it, all on `bootstrap` (a new rendezvous, e.g. a TCP store at an
+  // address the launcher gives the joiners, which this communicator's rank
+  // 0 serves); blocking. Returns the grown communicator, created with this
+  // one's options: the members keep their ranks (`bootstrap` must give each
+  // its rank here; kInvalidArgument otherwise), the joiners take the ranks
+  // after them. A joiner creates its communicator as any process does:
+  // Communicator(bootstrap, options) on the same bootstrap. This
+  // communicator stays usable. A process that dies during grow fails it on
+  // every rank (kPeerFailure or kTimeout naming it), and the members still
+  // hold this communicator to shrink or grow again. Hand the joiners
+  // state with a broadcast on the grown communicator.
+  Communicator grow(Bootstrap& bootstrap);
 
   // The algorithm a broadcast of `bytes` runs on this communicator (an
   // allgather(v) whose largest block has `block_bytes`): the one the

@@ -133,7 +133,13 @@ class CommState {
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
   AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
   coll::MulticastFrom multicast_from;
+  // What the communicator was created with, for the ones grow() creates.
+  std::shared_ptr<const ResolvedOptions> options;
   std::unique_ptr<Backend> backend;
 };
+
+// Blocking and collective over `bootstrap`: a communicator's state with
+// the backend `opt.progress` names (the creation of every Communicator).
+std::shared_ptr<CommState> create_comm_state(Bootstrap& bootstrap, const ResolvedOptions& opt);
 
 }  // namespace mccl::detail

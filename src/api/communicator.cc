@@ -15,10 +15,18 @@ namespace mccl {
 namespace {
 
 std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOptions& options) {
+  return detail::create_comm_state(bootstrap, detail::resolve_options(options, bootstrap.rank()));
+}
+
+}  // namespace
+
+namespace detail {
+
+std::shared_ptr<CommState> create_comm_state(Bootstrap& bootstrap, const ResolvedOptions& opt) {
   auto st = std::make_shared<detail::CommState>();
   st->rank = bootstrap.rank();
   st->size = bootstrap.size();
-  const detail::ResolvedOptions opt = detail::resolve_options(options, st->rank);
+  st->options = std::make_shared<const ResolvedOptions>(opt);
   st->timeout = opt.timeout;
   st->compression = opt.compression;
   st->broadcast = opt.broadcast;
@@ -33,7 +41,7 @@ std::shared_ptr<detail::CommState> create(Bootstrap& bootstrap, const CommOption
   return st;
 }
 
-}  // namespace
+}  // namespace detail
 
 Communicator::Communicator(Bootstrap& bootstrap, const CommOptions& options)
     : state_(detail::at_boundary(bootstrap.rank(), "communicator creation",

@@ -28,6 +28,7 @@ Communicator Communicator::shrink(std::vector<int>* failed) {
         .broadcast = state_->broadcast,
         .allgather = state_->allgather,
         .multicast_from = state_->multicast_from,
+        .options = state_->options,
         .backend = state_->backend->shrink(gone),
     });
     const auto below = std::lower_bound(gone.begin(), gone.end(), state_->rank) - gone.begin();
@@ -37,6 +38,21 @@ Communicator Communicator::shrink(std::vector<int>* failed) {
     return st;
   });
   return Communicator(std::move(next));
+}
+
+Communicator Communicator::grow(Bootstrap& bootstrap) {
+  detail::check_usable(state_);
+  const int rank = state_->rank, size = state_->size;
+  if (bootstrap.rank() != rank || bootstrap.size() < size) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "rank " + std::to_string(rank) + ": grow: the bootstrap gives this rank rank " +
+                    std::to_string(bootstrap.rank()) + " of " + std::to_string(bootstrap.size()) +
+                    "; a member keeps its rank, and the " + std::to_string(size) +
+                    " members come first (the joiners take ranks " + std::to_string(size) +
+                    " and up)");
+  }
+  return Communicator(detail::at_boundary(
+      rank, "grow", [&] { return detail::create_comm_state(bootstrap, *state_->options); }));
 }
 
 }  // namespace mccl

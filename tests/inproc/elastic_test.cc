@@ -231,6 +231,94 @@ TEST_P(Elastic, ShrinkIsRefused) {
   });
 }
 
+// grow(): three members and two joiners meet on a new rendezvous (another
+// in-process world's bootstraps: ranks 0-2 the members, 3-4 the joiners);
+// the members keep their ranks, the joiners get the state by one
+// broadcast, and every collective of the five is byte-exact. The members'
+// communicator stays usable.
+TEST_P(Elastic, MembersGrowAndJoinersGetTheStateByOneBroadcast) {
+  const int n = 3, k = 2;
+  InProcessWorld first(n, {.seed = 80});
+  InProcessWorld rendezvous(n + k, {.seed = 81});
+  auto members = create_communicators(first, options({.timeout = 20s}));
+  std::vector<std::thread> joiners;
+  std::vector<std::string> errors(n + k);
+  auto check = [&](Communicator& grown, int r) {
+    EXPECT_EQ(grown.rank(), r);
+    EXPECT_EQ(grown.size(), n + k);
+    std::vector<std::int64_t> state(5000, r == 0 ? 42 : 0);
+    grown.broadcast(state.data(), state.size() * sizeof(std::int64_t), 0);
+    for (std::int64_t v : state) ASSERT_EQ(v, 42);
+    expect_collectives_work(grown, 13);
+  };
+  for (int j = n; j < n + k; ++j) {
+    joiners.emplace_back([&, j] {
+      errors[j] = "";
+      try {
+        auto boot = rendezvous.bootstrap(j);
+        Communicator grown(*boot, options({.timeout = 20s}));
+        check(grown, j);
+      } catch (const Error& e) {
+        errors[j] = e.what();
+      }
+    });
+  }
+  run_on_threads(members, [&](Communicator& c) {
+    auto boot = rendezvous.bootstrap(c.rank());
+    Communicator grown = c.grow(*boot);
+    check(grown, c.rank());
+    expect_collectives_work(c, 15);  // the members' own still works
+  });
+  for (auto& t : joiners) t.join();
+  for (int j = n; j < n + k; ++j) EXPECT_EQ(errors[j], "") << "joiner " << j;
+}
+
+// A death, a shrink, then a replacement grows the survivors back to four.
+TEST_P(Elastic, AShrunkCommunicatorGrowsBack) {
+  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  const int n = 4;
+  InProcessWorld first(n, {.seed = 82});
+  InProcessWorld rendezvous(n, {.seed = 83});
+  auto comms = create_communicators(first, options({.timeout = 20s}));
+  std::atomic<bool> killed{false};
+  std::string joiner_error;
+  std::thread joiner([&] {
+    try {
+      auto boot = rendezvous.bootstrap(n - 1);
+      Communicator grown(*boot, options({.timeout = 20s}));
+      expect_collectives_work(grown, 17);
+    } catch (const Error& e) {
+      joiner_error = e.what();
+    }
+  });
+  run_on_threads(comms, [&](Communicator& c) {
+    if (c.rank() == 1) {
+      first.kill_rank(1);
+      killed = true;
+      return;
+    }
+    while (!killed) std::this_thread::yield();
+    Communicator survivors = c.shrink();
+    auto boot = rendezvous.bootstrap(survivors.rank());
+    Communicator grown = survivors.grow(*boot);
+    EXPECT_EQ(grown.size(), n);
+    expect_collectives_work(grown, 17);
+  });
+  joiner.join();
+  EXPECT_EQ(joiner_error, "");
+}
+
+TEST_P(Elastic, GrowRefusesABootstrapThatRenumbersAMember) {
+  InProcessWorld first(2), rendezvous(2);
+  auto comms = create_communicators(first, options());
+  run_on_threads(comms, [&](Communicator& c) {
+    auto boot = rendezvous.bootstrap(1 - c.rank());  // the members swapped
+    std::string msg;
+    EXPECT_EQ(code_of([&] { (void)c.grow(*boot); }, &msg), ErrorCode::kInvalidArgument);
+    EXPECT_NE(msg.find("a member keeps its rank"), std::string::npos) << msg;
+  });
+}
+
 MCCL_TEST_EVERY_ENGINE(Elastic);
 
 }  // namespace

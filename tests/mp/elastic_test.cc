@@ -42,15 +42,15 @@ class Elastic : public ::testing::TestWithParam<const char*> {
   // kill at `step_victim` (-1: none timed) to holding its shrunk
   // communicator.
   void run(int ranks, int steps, const std::vector<std::string>& kills, std::set<int> dead,
-           int step_victim) {
+           int step_victim, int final_size = -1) {
     std::vector<std::string> args = {std::to_string(steps)};
     args.insert(args.end(), kills.begin(), kills.end());
     const Env env = {{"MCCL_PROGRESS", GetParam()}, {"MCCL_COLL_TIMEOUT_MS", "20000"}};
     JobResult job = run_job(MCCL_ELASTIC_WORKER, args, ranks, env, std::chrono::seconds(120));
     ASSERT_FALSE(job.timed_out) << describe(job);
-    const int survivors = ranks - static_cast<int>(dead.size());
+    if (final_size < 0) final_size = ranks - static_cast<int>(dead.size());
     const std::string done = "done: " + std::to_string(steps) + " steps on " +
-                             std::to_string(survivors) + " ranks, state ";
+                             std::to_string(final_size) + " ranks, state ";
     std::string state;
     const double killed_at =
         step_victim >= 0 ? number_after(job.ranks[step_victim].output, "killed at ") : -1;
@@ -87,6 +87,11 @@ TEST_P(Elastic, ARankKilledDuringTheShrinkIsAgreedOnAgain) {
   run(5, 6, {"1@2", "3@shrink-agreed"}, {1, 3}, -1);
   run(5, 6, {"1@2", "0@shrink-created"}, {0, 1}, -1);
 }
+
+// Rank 1 of the first three dies at step 2; at step 4 the two survivors
+// grow with the job's last two processes, which get the state by
+// broadcast; all four finish with the same state.
+TEST_P(Elastic, SurvivorsGrowWithReplacements) { run(5, 8, {"1@2", "join:2@4"}, {1}, -1, 4); }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Elastic, ::testing::Values("inline", "thread"),
                          [](const ::testing::TestParamInfo<const char*>& p) {
