@@ -34,67 +34,17 @@
 #include <vector>
 
 #include "mccl/mccl.hpp"
+#include "steps.h"
 
 namespace {
 
-double monotonic_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::uint64_t hash_of(const std::vector<std::int64_t>& v) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the bytes
-  for (std::int64_t x : v) {
-    for (int b = 0; b < 8; ++b) {
-      h ^= static_cast<std::uint64_t>(x >> (8 * b)) & 0xff;
-      h *= 1099511628211ull;
-    }
-  }
-  return h;
-}
+using namespace mccl::bench;
 
 struct Kill {
   int rank = -1;
   int step = -1;      // -1: at a shrink point
   std::string point;  // MCCL_TEST_KILL_AT
 };
-
-// One step: the state becomes the sum of every rank's contribution (the
-// same on every rank), then every rank's hash must agree. Throws
-// mccl::Error when a peer dies; returns false on an inconsistency.
-bool step(mccl::Communicator& c, std::vector<std::int64_t>& state, int n, bool die_midway,
-          int first_rank) {
-  std::vector<std::int64_t> contribution(state.size());
-  for (std::size_t i = 0; i < state.size(); ++i) contribution[i] = state[i] % 1009 + n + i;
-  std::vector<std::int64_t> sum(state.size());
-  c.allreduce(contribution.data(), sum.data(), sum.size(), mccl::DataType::kInt64,
-              mccl::ReduceOp::kSum);
-  const std::uint64_t mine = hash_of(sum);
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(c.size()));
-  // Large enough to be in flight when a victim dies in it.
-  std::vector<std::byte> pad_send(1 << 20),
-      pad_recv((1 << 20) * static_cast<std::size_t>(c.size()));
-  mccl::Request r = c.iallgather(pad_send.data(), pad_recv.data(), pad_send.size());
-  if (die_midway) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
-    while (std::chrono::steady_clock::now() < until && !r.test()) c.progress();
-    std::printf("rank %d killed at %.6f\n", first_rank, monotonic_now());
-    std::fflush(stdout);
-    ::raise(SIGKILL);
-  }
-  r.wait();
-  c.allgather(&mine, all.data(), sizeof mine);
-  for (std::uint64_t h : all) {
-    if (h != mine) {
-      std::printf("step: rank %d holds state %016llx, another rank %016llx\n", c.rank(),
-                  static_cast<unsigned long long>(mine), static_cast<unsigned long long>(h));
-      return false;
-    }
-  }
-  state = std::move(sum);
-  return true;
-}
-
-}  // namespace
 
 // The rendezvous of a grow: the first store's port plus one, on its host.
 std::string grow_address() {
@@ -116,53 +66,48 @@ struct Plan {
   int grow_step = -1;
 };
 
-// State and the step it belongs to, handed to joiners by one broadcast.
-struct Snapshot {
-  std::int64_t step = 0;
-  std::vector<std::int64_t> state;
-};
-
-void share(mccl::Communicator& c, Snapshot& snap) {
-  c.broadcast(&snap.step, sizeof snap.step, 0);
-  snap.state.resize(4096);
-  c.broadcast(snap.state.data(), snap.state.size() * sizeof(std::int64_t), 0);
-}
-
-// Runs steps from snap.step on; shrinks after a death, grows at the grow
-// step. `me`: this process's rank in the job (names the victims).
-int run(mccl::Communicator comm, Snapshot snap, Plan plan, int me) {
-  for (int s = static_cast<int>(snap.step); s < plan.steps;) {
-    if (s == plan.grow_step && plan.joiners > 0) {
-      std::printf("rank %d grow entered at %.6f\n", me, monotonic_now());
-      auto boot = mccl::make_tcp_bootstrap(
-          {.address = grow_address(), .rank = comm.rank(), .size = comm.size() + plan.joiners});
-      comm = comm.grow(*boot);
-      snap.step = s;
-      share(comm, snap);
-      std::printf("rank %d grown at %.6f to %d ranks\n", me, monotonic_now(), comm.size());
-      std::fflush(stdout);
-      plan.joiners = 0;  // once
-    }
-    bool die = false;
-    for (const Kill& k : plan.kills) die = die || (k.rank == me && k.step == s);
+// Runs steps from p.step on; shrinks after a death (then the survivors
+// agree on the step), grows at the grow step. `me`: this process's rank in
+// the job (names the victims).
+int run(mccl::Communicator comm, Progress p, Plan plan, int me) {
+  bool shrunk = false;
+  while (p.step < plan.steps) {
     try {
-      if (!step(comm, snap.state, comm.size(), die, me)) return 4;
-      ++s;
+      if (shrunk) agree_on_step(comm, p);
+      shrunk = false;
+      if (p.step == plan.grow_step && plan.joiners > 0) {
+        std::printf("rank %d grow entered at %.6f\n", me, monotonic_now());
+        auto boot = mccl::make_tcp_bootstrap(
+            {.address = grow_address(), .rank = comm.rank(), .size = comm.size() + plan.joiners});
+        comm = comm.grow(*boot);
+        share(comm, p);
+        std::printf("rank %d grown at %.6f to %d ranks\n", me, monotonic_now(), comm.size());
+        std::fflush(stdout);
+        plan.joiners = 0;  // once
+      }
+      bool die = false;
+      for (const Kill& k : plan.kills) die = die || (k.rank == me && k.step == p.step);
+      if (!advance(comm, p, die, me)) return 4;
     } catch (const mccl::Error& e) {
       if (e.code() != mccl::ErrorCode::kPeerFailure) throw;
       std::vector<int> failed;
       comm = comm.shrink(&failed);
+      shrunk = true;
       std::string list;
       for (int f : failed) list += (list.empty() ? "" : ",") + std::to_string(f);
-      std::printf("rank %d shrunk at %.6f to %d ranks, failed: %s (step %d)\n", me, monotonic_now(),
-                  comm.size(), list.c_str(), s);
+      std::printf("rank %d shrunk at %.6f to %d ranks, failed: %s (step %lld)\n", me,
+                  monotonic_now(), comm.size(), list.c_str(), static_cast<long long>(p.step));
       std::fflush(stdout);
     }
   }
   std::printf("rank %d done: %d steps on %d ranks, state %016llx\n", me, plan.steps, comm.size(),
-              static_cast<unsigned long long>(hash_of(snap.state)));
+              static_cast<unsigned long long>(hash_of(p.state)));
+  std::fflush(stdout);
+  leave(comm);
   return 0;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -204,13 +149,13 @@ int main(int argc, char** argv) {
       auto boot = mccl::make_tcp_bootstrap(
           {.address = grow_address(), .rank = rank, .size = left + plan.joiners});
       mccl::Communicator comm(*boot);
-      Snapshot snap;
-      share(comm, snap);
+      Progress p;
+      share(comm, p);
       std::printf("rank %d joined at %.6f as rank %d of %d at step %lld\n", me, monotonic_now(),
-                  comm.rank(), comm.size(), static_cast<long long>(snap.step));
+                  comm.rank(), comm.size(), static_cast<long long>(p.step));
       std::fflush(stdout);
       plan.joiners = 0;
-      return run(std::move(comm), std::move(snap), plan, me);
+      return run(std::move(comm), std::move(p), plan, me);
     }
     auto boot = plan.joiners > 0 ? mccl::make_tcp_bootstrap({.rank = me, .size = members})
                                  : mccl::make_bootstrap_from_env();
@@ -219,11 +164,10 @@ int main(int argc, char** argv) {
       if (k.rank == first && !k.point.empty()) ::setenv("MCCL_TEST_KILL_AT", k.point.c_str(), 1);
     }
     mccl::Communicator comm(*boot);
-    Snapshot snap;
-    snap.state.assign(4096, first == 0 ? 1 : 0);
-    // Rank 0's state everywhere: a starting point every rank shares.
-    comm.broadcast(snap.state.data(), snap.state.size() * sizeof(std::int64_t), 0);
-    return run(std::move(comm), std::move(snap), plan, first);
+    Progress p;
+    p.state.assign(4096, first == 0 ? 1 : 0);
+    share(comm, p);  // rank 0's state everywhere: a starting point every rank shares
+    return run(std::move(comm), std::move(p), plan, first);
   } catch (const mccl::Error& e) {
     std::printf("error %s: %s\n", mccl::to_string(e.code()), e.what());
     return 3;
