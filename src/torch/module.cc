@@ -99,7 +99,22 @@ PYBIND11_MODULE(mccl_torch, m) {
   py::class_<ProcessGroupMCCL, BackendBase, c10::intrusive_ptr<ProcessGroupMCCL>>(
       m, "ProcessGroupMCCL")
       .def("stats", &stats_of,
-           "This rank's MCCL counters (bytes sent by multicast, repairs, point-to-point).");
+           "This rank's MCCL counters (bytes sent by multicast, repairs, point-to-point).")
+      .def(
+          "shrink",
+          [](ProcessGroupMCCL& pg) {
+            std::vector<int> failed;
+            c10::intrusive_ptr<ProcessGroupMCCL> survivors;
+            {
+              py::gil_scoped_release release;  // blocks until every survivor arrived
+              survivors = pg.shrink(failed);
+            }
+            py::list gone;
+            for (int r : failed) gone.append(r);
+            return py::make_tuple(survivors, gone);
+          },
+          "After an operation failed with a dead peer, every surviving rank calls this: "
+          "returns (the survivors' group, the ranks that died). docs/elastic.md.");
 
   py::list names;
   for (const char* name : {kUnambiguousName, kShortName}) {

@@ -4,6 +4,7 @@
 #include <mccl/error.h>
 
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -51,6 +52,14 @@ ProcessGroupMCCL::ProcessGroupMCCL(const c10::intrusive_ptr<c10d::Store>& store,
                                    std::chrono::milliseconds timeout, std::string name)
     : BackendBase(rank, size),
       comm_(create(store, rank, size, timeout)),
+      timeout_(timeout),
+      name_(std::move(name)),
+      executor_(std::make_unique<SerialExecutor>()) {}
+
+ProcessGroupMCCL::ProcessGroupMCCL(mccl::Communicator comm, std::chrono::milliseconds timeout,
+                                   std::string name)
+    : BackendBase(comm.rank(), comm.size()),
+      comm_(std::move(comm)),
       timeout_(timeout),
       name_(std::move(name)),
       executor_(std::make_unique<SerialExecutor>()) {}
@@ -134,6 +143,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::barrier(const c10d::BarrierOpti
   return post("barrier", c10d::OpType::BARRIER, {}, [this] {
     return Started{comm_.ibarrier(), {}, {}};
   });
+}
+
+c10::intrusive_ptr<ProcessGroupMCCL> ProcessGroupMCCL::shrink(std::vector<int>& failed) {
+  // On the executor thread, behind the calls already posted (which fail
+  // at once on the broken communicator), like every use of comm_.
+  auto survivors = std::make_shared<std::optional<mccl::Communicator>>();
+  auto gone = std::make_shared<std::vector<int>>();
+  auto work = post("shrink", c10d::OpType::UNKNOWN, {}, [this, survivors, gone] {
+    survivors->emplace(comm_.shrink(gone.get()));
+    return Started{};
+  });
+  work->wait();
+  failed = *gone;
+  return c10::make_intrusive<ProcessGroupMCCL>(std::move(**survivors), timeout_, name_);
 }
 
 mccl::Stats ProcessGroupMCCL::stats() {

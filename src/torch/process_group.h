@@ -36,6 +36,8 @@ class ProcessGroupMCCL final : public BackendBase {
   // `name` is the one the group was registered under (getBackendName).
   ProcessGroupMCCL(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                    std::chrono::milliseconds timeout, std::string name);
+  // Over a communicator made otherwise: a shrink's survivors (shrink()).
+  ProcessGroupMCCL(mccl::Communicator comm, std::chrono::milliseconds timeout, std::string name);
   ~ProcessGroupMCCL() override;
 
   const std::string getBackendName() const override { return name_; }
@@ -102,6 +104,14 @@ class ProcessGroupMCCL final : public BackendBase {
   // The communicator's counters, read on the executor thread between
   // operations (the benchmark's bytes sent).
   mccl::Stats stats();
+
+  // Elastic membership (docs/elastic.md): after an operation failed with a
+  // dead peer, every surviving rank calls this; blocking and collective
+  // over the survivors. Returns the group of the survivors (ranks in their
+  // old order, the same timeout and name) and puts the ranks that died in
+  // `failed`, the same on every survivor. This group stays broken. Raises
+  // what Communicator::shrink throws, as "mccl shrink: ...".
+  c10::intrusive_ptr<ProcessGroupMCCL> shrink(std::vector<int>& failed);
 
  private:
   // What a job started: the MCCL request in flight (none: already done),
