@@ -5,12 +5,13 @@
 //
 // Every step runs an allreduce of a state vector and an allgather of each
 // rank's hash of its state: every rank must hold the same state, checked
-// bit for bit at every step. KILL is RANK@STEP (ranks of the first
-// communicator): that process kills itself (SIGKILL) in the middle of
-// step STEP's allgather. RANK@shrink-agreed or RANK@shrink-created: that
-// process kills itself at that point of the first shrink it takes part in
-// (MCCL_TEST_KILL_AT). A survivor whose collective fails with kPeerFailure
-// shrinks and redoes the step. Prints "killed at T" (victim), "shrunk at T
+// bit for bit at every step. KILL is RANK@STEP (RANK: the process's
+// MCCL_RANK): that process kills itself (SIGKILL) in the middle of step
+// STEP's allgather. RANK@POINT, any other POINT: that process runs with
+// MCCL_TEST_KILL_AT=POINT (shrink-agreed, shrink-created, created,
+// collective:N, datagrams:N; common/test_kill.h). A survivor whose
+// collective fails with kPeerFailure shrinks, agrees on the step with the
+// others (steps.h) and redoes it. Prints "killed at T" (victim), "shrunk at T
 // to N ranks, failed: ..." (survivors; T on CLOCK_MONOTONIC, the same in
 // every process of a host) and "done: S steps on N ranks, state H", each
 // line after "rank R " (R: the process's MCCL_RANK in the job).
@@ -69,21 +70,23 @@ struct Plan {
 // Runs steps from p.step on; shrinks after a death (then the survivors
 // agree on the step), grows at the grow step. `me`: this process's rank in
 // the job (names the victims).
-int run(mccl::Communicator comm, Progress p, Plan plan, int me) {
-  bool shrunk = false;
+int run(mccl::Communicator comm, Progress p, Plan plan, int me, bool shrunk) {
   while (p.step < plan.steps) {
     try {
-      if (shrunk) agree_on_step(comm, p);
+      if (shrunk) {
+        agree_on_step(comm, p);
+        share(comm, p);
+      }
       shrunk = false;
       if (p.step == plan.grow_step && plan.joiners > 0) {
         std::printf("rank %d grow entered at %.6f\n", me, monotonic_now());
         auto boot = mccl::make_tcp_bootstrap(
             {.address = grow_address(), .rank = comm.rank(), .size = comm.size() + plan.joiners});
+        plan.joiners = 0;  // once, even if a death interrupts it
         comm = comm.grow(*boot);
         share(comm, p);
         std::printf("rank %d grown at %.6f to %d ranks\n", me, monotonic_now(), comm.size());
         std::fflush(stdout);
-        plan.joiners = 0;  // once
       }
       bool die = false;
       for (const Kill& k : plan.kills) die = die || (k.rank == me && k.step == p.step);
@@ -112,7 +115,7 @@ int run(mccl::Communicator comm, Progress p, Plan plan, int me) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: elastic_worker STEPS [RANK@STEP|RANK@shrink-agreed|...] "
+                 "usage: elastic_worker STEPS [RANK@STEP|RANK@POINT...] "
                  "[join:K@STEP]\n");
     return 2;
   }
@@ -129,10 +132,10 @@ int main(int argc, char** argv) {
     Kill k;
     k.rank = std::atoi(arg.substr(0, at).c_str());
     const std::string when = arg.substr(at + 1);
-    if (when.rfind("shrink-", 0) == 0) {
-      k.point = when;
-    } else {
+    if (when.find_first_not_of("0123456789") == std::string::npos) {
       k.step = std::atoi(when.c_str());
+    } else {
+      k.point = when;  // MCCL_TEST_KILL_AT's
     }
     plan.kills.push_back(k);
   }
@@ -141,6 +144,9 @@ int main(int argc, char** argv) {
     // are the first communicator's members, on a store of their own.
     const int me = env_int("MCCL_RANK"), world = env_int("MCCL_WORLD_SIZE");
     const int members = world - plan.joiners;
+    for (const Kill& k : plan.kills) {
+      if (k.rank == me && !k.point.empty()) ::setenv("MCCL_TEST_KILL_AT", k.point.c_str(), 1);
+    }
     if (plan.joiners > 0 && me >= members) {
       int left = members;  // the members alive at the grow step
       for (const Kill& k : plan.kills) left -= k.step >= 0 && k.step < plan.grow_step ? 1 : 0;
@@ -150,24 +156,30 @@ int main(int argc, char** argv) {
           {.address = grow_address(), .rank = rank, .size = left + plan.joiners});
       mccl::Communicator comm(*boot);
       Progress p;
-      share(comm, p);
-      std::printf("rank %d joined at %.6f as rank %d of %d at step %lld\n", me, monotonic_now(),
-                  comm.rank(), comm.size(), static_cast<long long>(p.step));
+      p.step = kNoState;
+      bool shrunk = false;
+      try {
+        share(comm, p);
+        std::printf("rank %d joined at %.6f as rank %d of %d at step %lld\n", me, monotonic_now(),
+                    comm.rank(), comm.size(), static_cast<long long>(p.step));
+      } catch (const mccl::Error& e) {  // a process died during the grow
+        if (e.code() != mccl::ErrorCode::kPeerFailure) throw;
+        comm = comm.shrink();
+        shrunk = true;
+        std::printf("rank %d shrunk at %.6f while joining\n", me, monotonic_now());
+      }
       std::fflush(stdout);
       plan.joiners = 0;
-      return run(std::move(comm), std::move(p), plan, me);
+      return run(std::move(comm), std::move(p), plan, me, shrunk);
     }
     auto boot = plan.joiners > 0 ? mccl::make_tcp_bootstrap({.rank = me, .size = members})
                                  : mccl::make_bootstrap_from_env();
     const int first = boot->rank();  // names the victims
-    for (const Kill& k : plan.kills) {
-      if (k.rank == first && !k.point.empty()) ::setenv("MCCL_TEST_KILL_AT", k.point.c_str(), 1);
-    }
     mccl::Communicator comm(*boot);
     Progress p;
     p.state.assign(4096, first == 0 ? 1 : 0);
     share(comm, p);  // rank 0's state everywhere: a starting point every rank shares
-    return run(std::move(comm), std::move(p), plan, first);
+    return run(std::move(comm), std::move(p), plan, first, false);
   } catch (const mccl::Error& e) {
     std::printf("error %s: %s\n", mccl::to_string(e.code()), e.what());
     return 3;

@@ -12,7 +12,8 @@
 // run; DIR/join-N asks the members to grow with one joiner in round N,
 // on a TCP store at MCCL_BOOTSTRAP_ADDR's port plus N, whose size rank 0
 // writes to DIR/size-N for the joiner. A step that fails with kPeerFailure
-// is followed by a shrink and done again. Prints, after "rank R" (R: the
+// is followed by a shrink, the agreement on the step and rank 0's state
+// to all (steps.h), and done again. Prints, after "rank R" (R: the
 // process's MCCL_RANK), "shrunk at T", "grown at T", "joined at T"
 // (CLOCK_MONOTONIC) and at the end "done: S steps, state H".
 #include <chrono>
@@ -59,12 +60,14 @@ void say(const Job& job, const char* what, const mccl::Communicator& c) {
   std::fflush(stdout);
 }
 
-int run(Job job, mccl::Communicator comm, Progress p) {
-  bool shrunk = false;
+int run(Job job, mccl::Communicator comm, Progress p, bool shrunk) {
   for (;;) {
     std::int32_t control[2] = {0, 0};  // stop, grow
     try {
-      if (shrunk) agree_on_step(comm, p);
+      if (shrunk) {
+        agree_on_step(comm, p);
+        share(comm, p);
+      }
       shrunk = false;
       if (comm.rank() == 0) {
         control[0] = exists(job.dir + "/stop");
@@ -116,10 +119,19 @@ int join(Job job, int round) {
       {.address = store_address(round), .rank = members, .size = members + 1});
   mccl::Communicator comm(*boot);
   Progress p;
-  share(comm, p);
+  p.step = kNoState;
   job.round = round + 1;
-  say(job, "joined", comm);
-  return run(std::move(job), std::move(comm), std::move(p));
+  bool shrunk = false;
+  try {
+    share(comm, p);
+    say(job, "joined", comm);
+  } catch (const mccl::Error& e) {  // a process died during the grow
+    if (e.code() != mccl::ErrorCode::kPeerFailure) throw;
+    comm = comm.shrink();
+    shrunk = true;
+    say(job, "shrunk", comm);
+  }
+  return run(std::move(job), std::move(comm), std::move(p), shrunk);
 }
 
 }  // namespace
@@ -140,7 +152,7 @@ int main(int argc, char** argv) {
     Progress p;
     p.state.assign(4096, comm.rank() == 0 ? 1 : 0);
     share(comm, p);
-    return run(std::move(job), std::move(comm), std::move(p));
+    return run(std::move(job), std::move(comm), std::move(p), false);
   } catch (const mccl::Error& e) {
     std::printf("rank %d error %s: %s\n", job.me, mccl::to_string(e.code()), e.what());
     return 3;

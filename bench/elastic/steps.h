@@ -86,8 +86,14 @@ inline bool advance(mccl::Communicator& c, Progress& p, bool die_midway, int fir
   return true;
 }
 
+// The step of a joiner that has not received the state yet: it does not
+// count in agree_on_step, and share() then hands it the state.
+inline constexpr std::int64_t kNoState = INT64_MAX;
+
 // Collective: every rank goes back to the lowest step any rank completed
-// (at most one behind its own).
+// (at most one behind its own). After a shrink every survivor calls it and
+// then share(), so that a joiner whose grow a death interrupted gets the
+// state too.
 inline void agree_on_step(mccl::Communicator& c, Progress& p) {
   std::int64_t lowest = 0;
   c.allreduce(&p.step, &lowest, 1, mccl::DataType::kInt64, mccl::ReduceOp::kMin);

@@ -9,6 +9,7 @@
 #include "api/options.h"
 #include "bootstrap/idle.h"
 #include "coll/validate.h"
+#include "common/test_kill.h"
 
 namespace mccl {
 
@@ -38,6 +39,7 @@ std::shared_ptr<CommState> create_comm_state(Bootstrap& bootstrap, const Resolve
   // Creation's exchanges are over: the store at rank 0 need not hold a
   // connection per rank while the communicator runs.
   bootstrap::release_between_exchanges(bootstrap);
+  common::kill_here_if_asked("created");
   return st;
 }
 

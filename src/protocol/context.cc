@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/seq.h"
 #include "common/settings.h"
+#include "common/test_kill.h"
 #include "protocol/incast.h"
 
 namespace mccl::protocol {
@@ -111,6 +112,7 @@ void Context::start(const std::shared_ptr<Operation>& op) {
     start_point_to_point(op, read_clock());
     return;
   }
+  common::count_toward_kill("collective", 1);
   op->seq_ = next_seq_++;
   ++next_seq64_;
   TimePoint t = read_clock();
@@ -360,16 +362,10 @@ void Context::revoke(const Status& why) {
   if (size_ < 2) return;
   // poison() told the neighbours; a revoke reaches every rank directly, so
   // no rank depends on a chain of survivors to hear it.
-  ControlHeader h;
-  h.kind = ControlKind::kAbort;
-  h.arg0 = static_cast<std::uint32_t>(poison_.code());
-  h.arg1 = static_cast<std::uint32_t>(rank_);
-  auto text = std::as_bytes(std::span(poison_.message()));
   const std::vector<int> failed = failed_peer_ranks();
   for (int p = 0; p < size_; ++p) {
     if (p == rank_ || p == left() || p == right()) continue;
-    if (std::binary_search(failed.begin(), failed.end(), p)) continue;
-    (void)send_control(p, h, text);
+    if (!std::binary_search(failed.begin(), failed.end(), p)) send_abort(p, poison_);
   }
 }
 
@@ -415,13 +411,16 @@ void Context::poison(Status why) {
   mailbox_.fail_all(why);
   if (size_ < 2) return;
   // Flood the error around the ring both ways; every rank forwards it once.
+  send_abort(left(), why);
+  if (right() != left()) send_abort(right(), why);
+}
+
+void Context::send_abort(int peer, const Status& why) {
   ControlHeader h;
   h.kind = ControlKind::kAbort;
   h.arg0 = static_cast<std::uint32_t>(why.code());
   h.arg1 = static_cast<std::uint32_t>(rank_);
-  auto text = std::as_bytes(std::span(why.message()));
-  (void)send_control(left(), h, text);
-  if (right() != left()) (void)send_control(right(), h, text);
+  (void)send_control(peer, h, std::as_bytes(std::span(why.message())));
 }
 
 Status Context::send_control(int peer, ControlHeader h, std::span<const std::byte> body) {
@@ -467,7 +466,9 @@ Status Context::send_p2p(int peer, std::uint32_t tag, std::span<const std::byte>
 Status Context::send_datagrams(std::span<const transport::OutDatagram> batch, std::size_t& accepted,
                                unsigned senders) {
   dgram_->share_link(senders);
-  return dgram_->send(batch, accepted);
+  Status st = dgram_->send(batch, accepted);
+  common::count_toward_kill("datagrams", accepted);
+  return st;
 }
 
 common::Duration Context::stall_deadline() const {

@@ -235,6 +235,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void clear_eager();
   void note_arrival(common::TimePoint now);
   void check_failed_peers();
+  // Tells `peer` that this context is poisoned with `why` (kAbort).
+  void send_abort(int peer, const common::Status& why);
   void refused_by_peer(Operation& op, const ControlHeader& h, std::span<const std::byte> body);
   void on_loss_report(int peer, const ControlHeader& h, std::span<const std::byte> body);
   void apply_rate();  // hands the estimate to the transport and the counters

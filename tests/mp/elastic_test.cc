@@ -93,6 +93,21 @@ TEST_P(Elastic, ARankKilledDuringTheShrinkIsAgreedOnAgain) {
 // broadcast; all four finish with the same state.
 TEST_P(Elastic, SurvivorsGrowWithReplacements) { run(5, 8, {"1@2", "join:2@4"}, {1}, -1, 4); }
 
+// Deterministic deaths (MCCL_TEST_KILL_AT, common/test_kill.h): rank 1
+// dies once its roots have sent 60 datagrams (64 KB each on lo: inside the
+// first step's 1 MiB allgather), rank 3 when it starts its 7th collective
+// (the shrink's hand-over counted: right after the first shrink).
+TEST_P(Elastic, RanksKilledAtACountedPoint) {
+  run(5, 6, {"1@datagrams:60", "3@collective:7"}, {1, 3}, -1);
+}
+
+// A joiner dies as soon as the grown communicator exists: the members'
+// and the other joiner's hand-over fails, they shrink the grown
+// communicator, agree on the step and hand the state over again.
+TEST_P(Elastic, AJoinerKilledDuringTheGrowIsShrunkAway) {
+  run(5, 6, {"4@created", "join:2@2"}, {4}, -1, 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, Elastic, ::testing::Values("inline", "thread"),
                          [](const ::testing::TestParamInfo<const char*>& p) {
                            return std::string(p.param);
