@@ -35,13 +35,16 @@ LogLevel log_level() {
 
 void log_message(LogLevel level, int rank, const std::string& text) {
   if (static_cast<int>(level) > static_cast<int>(log_level())) return;
+  std::string line = std::string("[mccl ") + level_name(level);
+  if (rank >= 0) line += " rank " + std::to_string(rank);
+  write_log_line(line + "] " + text);
+}
+
+void write_log_line(const std::string& line) {
   static std::mutex mu;  // keep lines of concurrent ranks whole
   std::lock_guard lock(mu);
-  if (rank >= 0) {
-    std::fprintf(stderr, "[mccl %s rank %d] %s\n", level_name(level), rank, text.c_str());
-  } else {
-    std::fprintf(stderr, "[mccl %s] %s\n", level_name(level), text.c_str());
-  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace mccl::common

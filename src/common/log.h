@@ -12,6 +12,12 @@ enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 LogLevel log_level();
 void log_message(LogLevel level, int rank, const std::string& text);
 
+// The one place a line reaches stderr: whole (one write, under a lock, so
+// lines of concurrent threads never interleave) and flushed. log_message
+// formats MCCL's lines; libmccl_mpi (mpi/log.h) formats its own, in the
+// form its users grep, and writes them here too.
+void write_log_line(const std::string& line);
+
 // printf-style helper; formatting happens only when the level is enabled.
 template <typename... Args>
 void logf(LogLevel level, int rank, const char* fmt, Args... args) {

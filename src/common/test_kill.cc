@@ -2,10 +2,10 @@
 
 #include <atomic>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "common/log.h"
 #include "common/settings.h"
 
 namespace mccl::common {
@@ -13,8 +13,7 @@ namespace mccl::common {
 namespace {
 
 [[noreturn]] void kill_now(const std::string& why) {
-  std::fprintf(stderr, "[mccl] MCCL_TEST_KILL_AT=%s: killing this process\n", why.c_str());
-  std::fflush(stderr);
+  write_log_line("[mccl] MCCL_TEST_KILL_AT=" + why + ": killing this process");
   std::raise(SIGKILL);
   std::abort();  // not reached
 }

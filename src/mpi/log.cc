@@ -4,7 +4,9 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <string>
 
+#include "common/log.h"
 #include "mpi/state.h"
 
 namespace mccl::mpi {
@@ -13,14 +15,10 @@ namespace {
 void vlog(const char* level, const char* fmt, va_list args) {
   char text[1024];
   std::vsnprintf(text, sizeof text, fmt, args);
-  // One fprintf per line keeps lines of concurrent ranks whole.
   // Before MPI_Init (or without it: MPI sessions) there is no world rank.
-  if (global().world_rank >= 0) {
-    std::fprintf(stderr, "mccl_mpi rank %d: %s%s\n", global().world_rank, level, text);
-  } else {
-    std::fprintf(stderr, "mccl_mpi pid %d: %s%s\n", static_cast<int>(::getpid()), level, text);
-  }
-  std::fflush(stderr);
+  const std::string who = global().world_rank >= 0 ? "rank " + std::to_string(global().world_rank)
+                                                   : "pid " + std::to_string(::getpid());
+  common::write_log_line("mccl_mpi " + who + ": " + level + text);
 }
 }  // namespace
 

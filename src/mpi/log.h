@@ -1,6 +1,6 @@
 // libmccl_mpi's log lines: "mccl_mpi rank R: ..." on stderr, R being the
-// rank in MPI_COMM_WORLD. Warnings always print; debug lines only with
-// MCCL_MPI_DEBUG=1.
+// rank in MPI_COMM_WORLD, written whole through common/log's one sink.
+// Warnings always print; debug lines only with MCCL_MPI_DEBUG=1.
 #pragma once
 
 namespace mccl::mpi {
