@@ -24,39 +24,31 @@
 
 namespace mccl::offload::daemon {
 
-int run_daemon(const DaemonConfig& config) {
-  std::string path = config.socket_path;
-  if (path.empty()) {
-    if (auto st = default_socket_path(path); !st) {
-      say("%s", st.message());
-      return 1;
-    }
-  }
-  sockaddr_un addr{};
-  if (path.size() >= sizeof addr.sun_path) {
-    say("socket path too long: %s", path);
-    return 1;
-  }
-  // One daemon per path: the lock is held for the daemon's life.
-  const std::string lock_path = path + ".lock";
+namespace {
+
+enum class Lock { kHeld, kAnotherServes, kFailed };
+
+// One daemon per path: the lock is held for the daemon's life. `lock`
+// receives the descriptor when kHeld.
+Lock take_lock(const std::string& lock_path, int& lock) {
   if (auto st = check_daemon_file(lock_path); !st) {
     say("%s", st.message());
-    return 1;
+    return Lock::kFailed;
   }
   // Never through a symlink, and only a lock file of this user: one that
   // someone else made could be held by them to keep every daemon out.
-  int lock = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+  lock = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
   struct stat lock_stat {};
   if (lock < 0 || ::fstat(lock, &lock_stat) != 0 || !S_ISREG(lock_stat.st_mode) ||
       lock_stat.st_uid != ::geteuid()) {
     say("cannot use the lock file %s",
         lock_path + ": " + (lock < 0 ? std::strerror(errno) : "not a plain file of this user"));
     if (lock >= 0) ::close(lock);
-    return 1;
+    return Lock::kFailed;
   }
   if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
     ::close(lock);
-    return 0;  // another daemon serves this path
+    return Lock::kAnotherServes;
   }
   // The lock must still be the file at lock_path: one unlinked between our
   // open and our flock (by a daemon exiting, or one sweeping stale files)
@@ -65,31 +57,44 @@ int run_daemon(const DaemonConfig& config) {
   if (::stat(lock_path.c_str(), &at_path) != 0 || at_path.st_ino != lock_stat.st_ino ||
       at_path.st_dev != lock_stat.st_dev) {
     ::close(lock);
-    return 0;  // the client starts another daemon if none answers
+    return Lock::kAnotherServes;  // the client starts another daemon if none answers
   }
+  return Lock::kHeld;
+}
+
+// The listening socket at `path` (a stale socket of ours replaced first),
+// or -1 after saying why.
+int listen_at(const std::string& path) {
   // Only a stale socket of ours is replaced; anything else is someone
   // else's and stays (the clients refuse it too).
   if (auto st = check_socket_path(path); !st) {
     say("%s", st.message());
-    ::close(lock);
-    return 1;
+    return -1;
   }
   ::unlink(path.c_str());
   if (const int n = remove_stale_daemon_files(path); n > 0) {
     say("removed the socket and lock of %s", std::to_string(n) + " daemon(s) that were killed");
   }
+  sockaddr_un addr{};
   int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   if (lfd < 0 || ::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(lfd, 128) != 0) {
     say("cannot listen on %s", path + ": " + std::strerror(errno));
-    ::close(lock);
-    return 1;
+    if (lfd >= 0) ::close(lfd);
+    return -1;
   }
   ::chmod(path.c_str(), 0600);
   say("listening on %s", path);
+  return lfd;
+}
 
+// Accepts clients on `lfd` (bound at `path`), a session thread each, until
+// the last client has gone (or none came within the idle timeout); then
+// closes and unlinks the socket and joins every session. Returns whether
+// any client came.
+bool serve(int lfd, const std::string& path, const DaemonConfig& config) {
   std::atomic<int> live{0};
   bool ever = false;
   const auto started = common::now();
@@ -114,8 +119,7 @@ int run_daemon(const DaemonConfig& config) {
   for (;;) {
     reap();
     pollfd pfd{lfd, POLLIN, 0};
-    int pr = ::poll(&pfd, 1, 100);
-    if (pr > 0) {
+    if (::poll(&pfd, 1, 100) > 0) {
       int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) {
         ever = true;
@@ -137,6 +141,39 @@ int run_daemon(const DaemonConfig& config) {
   ::close(lfd);
   ::unlink(path.c_str());
   for (auto& t : sessions) t.thread.join();
+  return ever;
+}
+
+}  // namespace
+
+int run_daemon(const DaemonConfig& config) {
+  std::string path = config.socket_path;
+  if (path.empty()) {
+    if (auto st = default_socket_path(path); !st) {
+      say("%s", st.message());
+      return 1;
+    }
+  }
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    say("socket path too long: %s", path);
+    return 1;
+  }
+  const std::string lock_path = path + ".lock";
+  int lock = -1;
+  switch (take_lock(lock_path, lock)) {
+    case Lock::kHeld:
+      break;
+    case Lock::kAnotherServes:
+      return 0;
+    case Lock::kFailed:
+      return 1;
+  }
+  const int lfd = listen_at(path);
+  if (lfd < 0) {
+    ::close(lock);
+    return 1;
+  }
+  const bool ever = serve(lfd, path, config);
   say("%s", ever ? "the last client has gone: exiting" : "no client came: exiting");
   // Unlinked while still held: a daemon starting now either opened the old
   // file (and fails to lock it, as before) or makes a new one; the socket

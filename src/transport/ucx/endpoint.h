@@ -112,7 +112,19 @@ class UcxEndpoint final : public UcxTransport, public OneSided {
 
   // setup.cc
   common::Status init_ucx();
+  // Blocking and collective: the three steps below, in order.
   common::Status connect(const OobAllgather& oob);
+  // Round 1: every rank's fixed-size header (flags, rank, size, address
+  // length, nonce), checked; sets session_ and `longest`, the longest
+  // worker address.
+  common::Status exchange_headers(const OobAllgather& oob, std::size_t address_length,
+                                  std::uint32_t& longest);
+  // Round 2: the worker addresses, padded to `longest`; an endpoint to each.
+  common::Status create_endpoints(const OobAllgather& oob, std::vector<std::byte> my_address,
+                                  std::uint32_t longest);
+  // A hello each way on every endpoint, acknowledged, then a worker flush,
+  // within the connect timeout.
+  common::Status prove_endpoints();
 
   // ReliableTransport
   int rank() const override { return rank_; }

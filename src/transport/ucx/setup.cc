@@ -153,11 +153,9 @@ common::Status UcxEndpoint::init_ucx() {
 }
 
 common::Status UcxEndpoint::connect(const OobAllgather& oob) {
-  const auto n = static_cast<std::size_t>(size_);
-  // Round 1: fixed-size headers, so every contribution has the same length.
   ucp_address_t* address = nullptr;
   std::size_t address_length = 0;
-  ucs_status_t st = ucp_worker_get_address(worker_, &address, &address_length);
+  const ucs_status_t st = ucp_worker_get_address(worker_, &address, &address_length);
   if (st != UCS_OK)
     return common::transport_error(me() + "ucp_worker_get_address(): " + ucs_text(st));
   std::vector<std::byte> my_address(address_length);
@@ -167,7 +165,17 @@ common::Status UcxEndpoint::connect(const OobAllgather& oob) {
     return common::unavailable_error(me() + "UCX worker address of " +
                                      std::to_string(address_length) + " bytes is too long");
   }
+  std::uint32_t longest = 0;
+  common::Status s = exchange_headers(oob, address_length, longest);
+  if (s) s = create_endpoints(oob, std::move(my_address), longest);
+  if (s) s = prove_endpoints();
+  return s;
+}
 
+common::Status UcxEndpoint::exchange_headers(const OobAllgather& oob, std::size_t address_length,
+                                             std::uint32_t& longest) {
+  const auto n = static_cast<std::size_t>(size_);
+  // Fixed-size headers, so every contribution has the same length.
   wire::AddressHeader mine{.flags = static_cast<std::uint16_t>(
                                (config_.one_sided ? wire::kFlagOneSided : 0) |
                                (config_.detect_peer_failures ? wire::kFlagPeerFailures : 0)),
@@ -186,42 +194,46 @@ common::Status UcxEndpoint::connect(const OobAllgather& oob) {
                                   std::to_string(n * wire::kAddressHeaderBytes) +
                                   " (do all ranks use the UCX transport?)");
   }
-  std::vector<wire::AddressHeader> headers(n);
   std::vector<std::uint64_t> nonces(n);
-  std::uint32_t longest = 0;
+  longest = 0;
   for (std::size_t q = 0; q < n; ++q) {
     std::string why;
+    wire::AddressHeader h;
     auto part = std::span<const std::byte>(all)
                     .subspan(q * wire::kAddressHeaderBytes)
                     .first<wire::kAddressHeaderBytes>();
-    if (!wire::decode(part, headers[q], why)) {
+    if (!wire::decode(part, h, why)) {
       return common::mismatch_error(me() + "rank " + std::to_string(q) + ": " + why);
     }
-    if (headers[q].rank != q || headers[q].size != n) {
+    if (h.rank != q || h.size != n) {
       return common::mismatch_error(me() + "rank " + std::to_string(q) + " says it is rank " +
-                                    std::to_string(headers[q].rank) + " of " +
-                                    std::to_string(headers[q].size));
+                                    std::to_string(h.rank) + " of " + std::to_string(h.size));
     }
-    if (headers[q].flags != mine.flags) {
+    if (h.flags != mine.flags) {
       return common::mismatch_error(
           me() + "rank " + std::to_string(q) +
           " disagrees about one_sided or detect_peer_failures (every rank must set them alike)");
     }
-    nonces[q] = headers[q].nonce;
-    longest = std::max(longest, headers[q].address_length);
+    nonces[q] = h.nonce;
+    longest = std::max(longest, h.address_length);
   }
   session_ = wire::session_of(nonces);
+  return s;
+}
 
-  // Round 2: the worker addresses, padded to the longest.
+common::Status UcxEndpoint::create_endpoints(const OobAllgather& oob,
+                                             std::vector<std::byte> my_address,
+                                             std::uint32_t longest) {
+  const auto n = static_cast<std::size_t>(size_);
   my_address.resize(longest);
-  s = exchange(oob, my_address, all, me());
+  std::vector<std::byte> all;
+  common::Status s = exchange(oob, my_address, all, me());
   if (!s) return s;
   if (all.size() != n * longest) {
     return common::mismatch_error(me() + "the second out-of-band allgather returned " +
                                   std::to_string(all.size()) + " bytes, expected " +
                                   std::to_string(n * longest));
   }
-
   for (int q = 0; q < size_; ++q) {
     if (q == rank_) continue;
     Peer& p = peers_[static_cast<std::size_t>(q)];
@@ -236,7 +248,7 @@ common::Status UcxEndpoint::connect(const OobAllgather& oob) {
       ep.err_handler.cb = ep_error_trampoline;
       ep.err_handler.arg = &p;
     }
-    st = ucp_ep_create(worker_, &ep, &p.ep);
+    const ucs_status_t st = ucp_ep_create(worker_, &ep, &p.ep);
     if (st != UCS_OK) {
       p.ep = nullptr;
       return common::transport_error(
@@ -245,13 +257,16 @@ common::Status UcxEndpoint::connect(const OobAllgather& oob) {
     }
     p.closed = false;
   }
+  return s;
+}
 
-  // Prove every endpoint: a hello each way, acknowledged, then a worker
-  // flush so that our last acknowledgements have left before we stop
-  // progressing (the caller may not poll for a while).
+common::Status UcxEndpoint::prove_endpoints() {
+  // A hello each way, acknowledged, then a worker flush so that our last
+  // acknowledgements have left before we stop progressing (the caller may
+  // not poll for a while).
   for (int q = 0; q < size_; ++q) {
     if (q == rank_) continue;
-    s = send_control(q, wire::Kind::kHello);
+    common::Status s = send_control(q, wire::Kind::kHello);
     if (!s) return s;
   }
   const common::Deadline deadline = common::Deadline::after(config_.connect_timeout);
