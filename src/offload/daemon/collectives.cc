@@ -48,7 +48,6 @@ common::Status client_io(pid_t pid, bool write, std::uint64_t remote, std::byte*
 
 common::Status Session::start(const Submission& s, Pending& p) {
   protocol::Context& ctx = *comm_.ctx;
-  const pid_t pid = hello_.pid;
   const int rank = ctx.rank(), size = ctx.size();
   p.sub = s;
   // As Communicator::broadcast checks it: a client that skipped the check
@@ -63,86 +62,101 @@ common::Status Session::start(const Submission& s, Pending& p) {
     ctx.start(p.op);
     return common::Status::ok();
   }
+  common::Status st = common::Status::ok();
   switch (static_cast<OpKind>(s.kind)) {
     case OpKind::kBarrier:
       p.op = coll::make_barrier(ctx);
       break;
-    case OpKind::kBroadcast: {
-      p.staging.allocate(s.bytes);
-      if (rank == s.root && s.bytes > 0) {
-        auto st = client_io(pid, false, s.buffer, p.staging.data(), s.bytes);
-        if (!st) return st;
-      }
-      p.op = coll::make_broadcast(ctx, comm_.coll, p.staging.data(), s.bytes, s.root);
+    case OpKind::kBroadcast:
+      st = stage_broadcast(s, p);
       break;
-    }
-    case OpKind::kAllgatherv: {
-      auto st = read_layout(s, p);
-      if (!st) return st;
-      std::size_t total = 0;
-      for (int r = 0; r < size; ++r) {
-        if (p.counts[r] > 0) total = std::max(total, p.displs[r] + p.counts[r]);
-      }
-      p.staging.allocate(total);
-      const std::size_t mine = p.counts[rank], at = mine > 0 ? p.displs[rank] : 0;
-      if (mine > 0) {
-        st =
-            client_io(pid, false, s.in_place ? s.buffer + at : s.send, p.staging.data() + at, mine);
-        if (!st) return st;
-      }
-      p.op = coll::make_allgatherv(ctx, comm_.coll, p.staging.data() + at, true, p.staging.data(),
-                                   p.counts, p.displs);
+    case OpKind::kAllgatherv:
+      st = stage_allgatherv(s, p);
       break;
-    }
-    case OpKind::kReduceScatterv: {
-      const auto type = static_cast<DataType>(s.dtype);
-      const std::size_t es = reduction_element_size(s);
-      if (es == 0) {
-        return common::invalid_argument("reduce-scatter: unknown data type or operation");
-      }
-      auto st = read_counts(s, p);
-      if (!st) return st;
-      std::size_t total = 0;
-      for (std::size_t c : p.counts) {
-        if (c > SIZE_MAX / es - total) {
-          return common::invalid_argument("reduce-scatter: the counts overflow a size_t");
-        }
-        total += c;
-      }
-      p.input.allocate(total * es);
-      p.staging.allocate(p.counts[rank] * es);
-      if (!p.input.empty()) {
-        st = client_io(pid, false, s.send, p.input.data(), p.input.size());
-        if (!st) return st;
-      }
-      p.op = coll::make_reduce_scatterv(ctx, comm_.coll, p.input.data(), p.staging.data(), p.counts,
-                                        type, static_cast<ReduceOp>(s.redop));
+    case OpKind::kReduceScatterv:
+      st = stage_reduce_scatterv(s, p);
       break;
-    }
-    case OpKind::kAllreduce: {
-      const auto type = static_cast<DataType>(s.dtype);
-      const std::size_t es = reduction_element_size(s);
-      if (es == 0) {
-        return common::invalid_argument("allreduce: unknown data type or operation");
-      }
-      if (s.bytes > SIZE_MAX / es) {
-        return common::invalid_argument("allreduce: count " + std::to_string(s.bytes) +
-                                        " overflows a size_t in bytes");
-      }
-      p.staging.allocate(s.bytes * es);
-      if (!p.staging.empty()) {
-        auto st = client_io(pid, false, s.in_place ? s.buffer : s.send, p.staging.data(),
-                            p.staging.size());
-        if (!st) return st;
-      }
-      p.op = coll::make_allreduce(ctx, comm_.coll, nullptr, true, p.staging.data(), s.bytes, type,
-                                  static_cast<ReduceOp>(s.redop));
+    case OpKind::kAllreduce:
+      st = stage_allreduce(s, p);
       break;
-    }
     default:
       return common::invalid_argument("unknown offloaded operation kind");
   }
+  if (!st) return st;
   ctx.start(p.op);
+  return st;
+}
+
+common::Status Session::stage_broadcast(const Submission& s, Pending& p) {
+  p.staging.allocate(s.bytes);
+  if (comm_.ctx->rank() == s.root && s.bytes > 0) {
+    auto st = client_io(hello_.pid, false, s.buffer, p.staging.data(), s.bytes);
+    if (!st) return st;
+  }
+  p.op = coll::make_broadcast(*comm_.ctx, comm_.coll, p.staging.data(), s.bytes, s.root);
+  return common::Status::ok();
+}
+
+common::Status Session::stage_allgatherv(const Submission& s, Pending& p) {
+  auto st = read_layout(s, p);
+  if (!st) return st;
+  const int rank = comm_.ctx->rank(), size = comm_.ctx->size();
+  std::size_t total = 0;
+  for (int r = 0; r < size; ++r) {
+    if (p.counts[r] > 0) total = std::max(total, p.displs[r] + p.counts[r]);
+  }
+  p.staging.allocate(total);
+  const std::size_t mine = p.counts[rank], at = mine > 0 ? p.displs[rank] : 0;
+  if (mine > 0) {
+    st = client_io(hello_.pid, false, s.in_place ? s.buffer + at : s.send, p.staging.data() + at,
+                   mine);
+    if (!st) return st;
+  }
+  p.op = coll::make_allgatherv(*comm_.ctx, comm_.coll, p.staging.data() + at, true,
+                               p.staging.data(), p.counts, p.displs);
+  return st;
+}
+
+common::Status Session::stage_reduce_scatterv(const Submission& s, Pending& p) {
+  const auto type = static_cast<DataType>(s.dtype);
+  const std::size_t es = reduction_element_size(s);
+  if (es == 0) return common::invalid_argument("reduce-scatter: unknown data type or operation");
+  auto st = read_counts(s, p);
+  if (!st) return st;
+  std::size_t total = 0;
+  for (std::size_t c : p.counts) {
+    if (c > SIZE_MAX / es - total) {
+      return common::invalid_argument("reduce-scatter: the counts overflow a size_t");
+    }
+    total += c;
+  }
+  p.input.allocate(total * es);
+  p.staging.allocate(p.counts[comm_.ctx->rank()] * es);
+  if (!p.input.empty()) {
+    st = client_io(hello_.pid, false, s.send, p.input.data(), p.input.size());
+    if (!st) return st;
+  }
+  p.op = coll::make_reduce_scatterv(*comm_.ctx, comm_.coll, p.input.data(), p.staging.data(),
+                                    p.counts, type, static_cast<ReduceOp>(s.redop));
+  return st;
+}
+
+common::Status Session::stage_allreduce(const Submission& s, Pending& p) {
+  const auto type = static_cast<DataType>(s.dtype);
+  const std::size_t es = reduction_element_size(s);
+  if (es == 0) return common::invalid_argument("allreduce: unknown data type or operation");
+  if (s.bytes > SIZE_MAX / es) {
+    return common::invalid_argument("allreduce: count " + std::to_string(s.bytes) +
+                                    " overflows a size_t in bytes");
+  }
+  p.staging.allocate(s.bytes * es);
+  if (!p.staging.empty()) {
+    auto st = client_io(hello_.pid, false, s.in_place ? s.buffer : s.send, p.staging.data(),
+                        p.staging.size());
+    if (!st) return st;
+  }
+  p.op = coll::make_allreduce(*comm_.ctx, comm_.coll, nullptr, true, p.staging.data(), s.bytes,
+                              type, static_cast<ReduceOp>(s.redop));
   return common::Status::ok();
 }
 

@@ -102,6 +102,34 @@ common::Status self_test_rings() {
   return st;
 }
 
+// What self_test_sim's three ranks must each hold: rank 1's broadcast,
+// every rank's block of `m` bytes, the sum of the three float vectors.
+common::Status check_sim_results(const std::vector<std::byte>& bcast,
+                                 const std::vector<std::byte>& gathered,
+                                 const std::vector<float>& sum, std::size_t m) {
+  for (std::size_t i = 0; i < bcast.size(); ++i) {
+    if (bcast[i] != static_cast<std::byte>(i * 7 + 1)) {
+      return common::internal_error("self-test-sim: broadcast wrong at byte " + std::to_string(i));
+    }
+  }
+  for (std::size_t r = 0; r < gathered.size() / m; ++r) {
+    for (std::size_t i = 0; i < m; ++i) {
+      if (gathered[r * m + i] != static_cast<std::byte>(i + r * 31)) {
+        return common::internal_error("self-test-sim: allgather wrong in block " +
+                                      std::to_string(r));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    const float want = 3.0f * float(i % 97) + 0.5f * (0 + 1 + 2);
+    if (std::fabs(sum[i] - want) > 1e-3f) {
+      return common::internal_error("self-test-sim: allreduce wrong at element " +
+                                    std::to_string(i));
+    }
+  }
+  return common::Status::ok();
+}
+
 // Three ranks as threads over the in-memory fabric with 2% loss: a
 // broadcast, an allgather and a float allreduce, checked element by
 // element. Runs the protocol (loss detection, repair) and the reduction
@@ -150,28 +178,7 @@ common::Status self_test_sim() {
       if (!op->done()) return common::timeout_error("self-test-sim: " + op->describe_wait());
       if (!op->status()) return op->status();
     }
-    for (std::size_t i = 0; i < bcast.size(); ++i) {
-      if (bcast[i] != static_cast<std::byte>(i * 7 + 1)) {
-        return common::internal_error("self-test-sim: broadcast wrong at byte " +
-                                      std::to_string(i));
-      }
-    }
-    for (int r = 0; r < kRanks; ++r) {
-      for (std::size_t i = 0; i < m; ++i) {
-        if (gathered[r * m + i] != static_cast<std::byte>(i + r * 31)) {
-          return common::internal_error("self-test-sim: allgather wrong in block " +
-                                        std::to_string(r));
-        }
-      }
-    }
-    for (std::size_t i = 0; i < sum.size(); ++i) {
-      const float want = 3.0f * float(i % 97) + 0.5f * (0 + 1 + 2);
-      if (std::fabs(sum[i] - want) > 1e-3f) {
-        return common::internal_error("self-test-sim: allreduce wrong at element " +
-                                      std::to_string(i));
-      }
-    }
-    return common::Status::ok();
+    return check_sim_results(bcast, gathered, sum, m);
   };
   std::vector<std::thread> threads;
   for (int r = 0; r < kRanks; ++r) {

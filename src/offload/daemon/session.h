@@ -67,6 +67,12 @@ class Session {
   common::Status start(const Submission& s, Pending& p);
   common::Status deliver(Pending& p);
   bool start_direct(const Submission& s, Pending& p);
+  // The staged collectives (collectives.cc): the client's data copied into
+  // the daemon's buffers, the operation made in p.op (not started).
+  common::Status stage_broadcast(const Submission& s, Pending& p);
+  common::Status stage_allgatherv(const Submission& s, Pending& p);
+  common::Status stage_reduce_scatterv(const Submission& s, Pending& p);
+  common::Status stage_allreduce(const Submission& s, Pending& p);
   // Reads an allgatherv's counts and displacements from the client into `p`
   // and checks them as the client library does (coll/validate.h): a client
   // that skipped those checks must not make the daemon write outside its

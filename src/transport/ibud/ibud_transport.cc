@@ -99,6 +99,31 @@ Status make_queues(Resources& r, const DeviceAttr& da, IbInfo& info) {
   return v.modify_qp(*r.qp, m);
 }
 
+// Joins the communicator's multicast group (`mgid`, else one derived from
+// its tag through rdma_cm on the IPoIB interface), attaches the QP and
+// makes the address handle; fills info's group, MGID and MLID.
+Status join_group(const IbConfig& config, const std::optional<Gid>& mgid, const IpoibIface& ipoib,
+                  Resources& r, IbInfo& info) {
+  JoinRequest req;
+  req.device = info.device;
+  req.port = info.port;
+  req.bind_addr = ipoib.addr;
+  req.mgid = mgid;
+  req.timeout = config.join_timeout;
+  if (!mgid) {
+    req.group_ipv4 = derive_group_ipv4(config.comm_tag, config.job_salt);
+    info.group = common::ipv4_text(req.group_ipv4);
+  }
+  Status st = r.verbs->join_multicast(req, r.join);
+  if (st)
+    st = r.verbs->attach_mcast(*r.qp, r.join->address.mgid, r.join->address.mlid, r.attachment);
+  if (st) st = r.verbs->create_ah(*r.pd, r.join->address, r.ah);
+  if (!st) return st;
+  info.mgid = gid_text(r.join->address.mgid);
+  info.mlid = r.join->address.mlid;
+  return st;
+}
+
 Status create(const IbConfig& config, std::unique_ptr<DatagramTransport>& out) {
   const Resolved cfg = resolve_config(config);
   std::optional<Gid> mgid;
@@ -153,25 +178,10 @@ Status create(const IbConfig& config, std::unique_ptr<DatagramTransport>& out) {
     return Status(st.code(), where + ": " + st.message());
   }
 
-  JoinRequest req;
-  req.device = info.device;
-  req.port = info.port;
-  req.bind_addr = ipoib.addr;
-  req.mgid = mgid;
-  req.timeout = config.join_timeout;
-  if (!mgid) {
-    req.group_ipv4 = derive_group_ipv4(config.comm_tag, config.job_salt);
-    info.group = common::ipv4_text(req.group_ipv4);
-  }
-  Status st = r.verbs->join_multicast(req, r.join);
-  if (st)
-    st = r.verbs->attach_mcast(*r.qp, r.join->address.mgid, r.join->address.mlid, r.attachment);
-  if (st) st = r.verbs->create_ah(*r.pd, r.join->address, r.ah);
-  if (!st)
+  if (Status st = join_group(config, mgid, ipoib, r, info); !st) {
     return Status(st.code(),
                   where + " via " + ipoib.name + " (" + ipoib.addr + "): " + st.message());
-  info.mgid = gid_text(r.join->address.mgid);
-  info.mlid = r.join->address.mlid;
+  }
 
   common::logf(common::LogLevel::kInfo, config.rank,
                "%s: QPN 0x%x, Q_Key 0x%x, MGID %s (MLID 0x%x%s%s), mtu %zu, rx depth %zu, "

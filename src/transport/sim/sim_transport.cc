@@ -57,6 +57,37 @@ void FabricImpl::kill(int rank) {
   if (!state->dead.exchange(true)) kill_epoch.fetch_add(1);
 }
 
+namespace {
+
+// The receiver's port serialises what all senders send it; what would wait
+// behind a full buffer is dropped (false), as a switch does. Otherwise `at`
+// becomes the time the datagram has left the port. port_mu held.
+bool through_port(RankState& receiver, const Outgoing& o, double ns_per_byte,
+                  std::chrono::nanoseconds port_buffer, common::TimePoint& at) {
+  const common::TimePoint start = std::max(o.at, receiver.port_free_at);
+  if (start - o.at > port_buffer) return false;
+  receiver.port_free_at =
+      start + std::chrono::nanoseconds(std::llround(static_cast<double>(o.size) * ns_per_byte));
+  at = receiver.port_free_at;
+  const auto queued = static_cast<std::uint64_t>(
+      static_cast<double>(std::chrono::nanoseconds(at - o.at).count()) / ns_per_byte);
+  receiver.port_peak_bytes = std::max(receiver.port_peak_bytes, queued);
+  return true;
+}
+
+// Only the receiver of `key` sees the damage, so it gets its own copy, one
+// byte changed where the fault model says.
+std::shared_ptr<const std::byte[]> corrupted_copy(const FaultKey& key, const Outgoing& o) {
+  auto copy = std::make_shared_for_overwrite<std::byte[]>(o.size);
+  std::memcpy(copy.get(), o.data.get(), o.size);
+  std::size_t pos = fault_hash(key, FaultKind::kCorruptPosition) % o.size;
+  auto mask = static_cast<unsigned>(1 + fault_hash(key, FaultKind::kCorruptMask) % 255);
+  copy[pos] ^= static_cast<std::byte>(mask);  // mask is never 0: the byte changes
+  return copy;
+}
+
+}  // namespace
+
 void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) {
   if (batch.empty()) return;
   // Summed locally and published once: many threads fanning out at once
@@ -84,22 +115,10 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
         continue;
       }
       common::TimePoint at = o.at;
-      if (ports) {
-        // The receiver's port serialises what all senders send it; what
-        // would wait behind a full buffer is dropped, as a switch does.
-        const common::TimePoint start = std::max(o.at, m.state->port_free_at);
-        if (start - o.at > port_buffer) {
-          ++rank_drops;
-          rank_drop_bytes += o.size;
-          continue;
-        }
-        m.state->port_free_at =
-            start +
-            std::chrono::nanoseconds(std::llround(static_cast<double>(o.size) * ns_per_byte));
-        at = m.state->port_free_at;
-        const auto queued = static_cast<std::uint64_t>(
-            static_cast<double>(std::chrono::nanoseconds(at - o.at).count()) / ns_per_byte);
-        m.state->port_peak_bytes = std::max(m.state->port_peak_bytes, queued);
+      if (ports && !through_port(*m.state, o, ns_per_byte, port_buffer, at)) {
+        ++rank_drops;
+        rank_drop_bytes += o.size;
+        continue;
       }
       if (fault_happens(key, FaultKind::kReorder, config.reorder)) {
         at += reorder_delay(key);
@@ -108,13 +127,7 @@ void FabricImpl::fan_out(Group& g, int sender, std::span<const Outgoing> batch) 
       const std::shared_ptr<const std::byte[]>* data = &o.data;
       std::shared_ptr<const std::byte[]> private_copy;
       if (o.size > 0 && fault_happens(key, FaultKind::kCorrupt, config.corrupt)) {
-        // Only this receiver sees the damage, so it gets its own copy.
-        auto copy = std::make_shared_for_overwrite<std::byte[]>(o.size);
-        std::memcpy(copy.get(), o.data.get(), o.size);
-        std::size_t pos = fault_hash(key, FaultKind::kCorruptPosition) % o.size;
-        auto mask = static_cast<unsigned>(1 + fault_hash(key, FaultKind::kCorruptMask) % 255);
-        copy[pos] ^= static_cast<std::byte>(mask);  // mask is never 0: the byte changes
-        private_copy = std::move(copy);
+        private_copy = corrupted_copy(key, o);
         data = &private_copy;
         ++corrupted;
       }

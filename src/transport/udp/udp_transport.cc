@@ -259,22 +259,10 @@ common::Status open_recv_socket(const Interface& iface, std::uint32_t group, std
   return common::Status::ok();
 }
 
-common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport>& out) {
-  const Resolved r = resolve_config(config);
-  if (r.drop_permille < 0 || r.drop_permille > 1000) {
-    return common::invalid_argument("udp transport: test_drop_permille must be in [0, 1000], not " +
-                                    std::to_string(r.drop_permille));
-  }
-  if (r.iface == "auto") {
-    return common::invalid_argument(
-        "udp transport: MCCL_UDP_IFACE=auto is resolved by the ranks together when a "
-        "communicator is created (discover_interface); name an interface here");
-  }
-  Interface iface;
-  if (auto s = resolve_interface(r.iface, iface); !s) return s;
-
-  EndpointSetup setup;
-  UdpInfo& info = setup.info;
+// What the endpoint will say about its link: the interface, the group,
+// the rate the senders pace to and where it came from, the drop hook.
+void describe_link(const Resolved& r, const Interface& iface, const UdpConfig& config,
+                   UdpInfo& info) {
   info.iface_name = iface.name;
   info.iface_addr = ipv4_text(iface.addr);
   info.iface_mtu = iface.mtu;
@@ -297,9 +285,10 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
                             ? config.test_drop_seed
                             : (static_cast<std::uint64_t>(config.comm_tag) << 32) ^
                                   static_cast<std::uint64_t>(::getpid());
-  const std::string where = "udp transport (" + iface.name + ", group " + info.group.ip + ":" +
-                            std::to_string(info.group.port) + ")";
+}
 
+// The interface can carry the group's datagrams.
+common::Status check_interface(const Interface& iface, const std::string& where) {
   if (!iface.up) {
     return common::unavailable_error(where + ": interface " + iface.name +
                                      " is down; `ip link set " + iface.name + " up`");
@@ -313,6 +302,29 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
     return common::unavailable_error(where + ": interface MTU " + std::to_string(iface.mtu) +
                                      " leaves no room for a datagram");
   }
+  return common::Status::ok();
+}
+
+common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport>& out) {
+  const Resolved r = resolve_config(config);
+  if (r.drop_permille < 0 || r.drop_permille > 1000) {
+    return common::invalid_argument("udp transport: test_drop_permille must be in [0, 1000], not " +
+                                    std::to_string(r.drop_permille));
+  }
+  if (r.iface == "auto") {
+    return common::invalid_argument(
+        "udp transport: MCCL_UDP_IFACE=auto is resolved by the ranks together when a "
+        "communicator is created (discover_interface); name an interface here");
+  }
+  Interface iface;
+  if (auto s = resolve_interface(r.iface, iface); !s) return s;
+
+  EndpointSetup setup;
+  UdpInfo& info = setup.info;
+  describe_link(r, iface, config, info);
+  const std::string where = "udp transport (" + iface.name + ", group " + info.group.ip + ":" +
+                            std::to_string(info.group.port) + ")";
+  if (auto s = check_interface(iface, where); !s) return s;
   setup.mtu = std::min(
       {static_cast<std::size_t>(iface.mtu - kIpUdpHeader), kMaxUdpPayload, r.max_datagram});
 
