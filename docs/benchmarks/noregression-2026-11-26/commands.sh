@@ -1,0 +1,15 @@
+#!/bin/bash
+# Before (d7b47f4) against after (this tree) in one session: the same scripts, two builds.
+set -u
+cd /work/main
+O=/tmp/noreg-2026-11-26
+mkdir -p $O
+run() { local name=$1; shift; echo "=== $name $(date -u +%T) load $(cut -d' ' -f1 /proc/loadavg)"; bench/fabric/run.sh "$@" --out $O/$name --no-plots > $O/$name.log 2>&1; echo "rc=$?"; }
+for rate in 1gbit 10gbit; do
+  for rep in 1 2; do
+    run $rate-before-$rep --ranks 4 --rate $rate --impls mccl --sizes 2m,16m --benches bcast,allgather --scaling-ranks none --build-dir /work/wtbase/build
+    run $rate-after256k-$rep --ranks 4 --rate $rate --impls mccl --sizes 2m,16m --benches bcast,allgather --scaling-ranks none --mccl-env MCCL_PROTO_INCAST_BYTES=262144
+    run $rate-after-$rep --ranks 4 --rate $rate --impls mccl --sizes 2m,16m --benches bcast,allgather --scaling-ranks none
+  done
+done
+echo DONE
