@@ -33,31 +33,14 @@ struct StatField {
   const char* name;
   std::uint64_t Stats::*member;
 };
-constexpr StatField kStatFields[] = {
-    {"mcast_datagrams_sent", &Stats::mcast_datagrams_sent},
-    {"mcast_bytes_sent", &Stats::mcast_bytes_sent},
-    {"mcast_datagrams_received", &Stats::mcast_datagrams_received},
-    {"mcast_bytes_received", &Stats::mcast_bytes_received},
-    {"repairs_requested", &Stats::repairs_requested},
-    {"repair_bytes_requested", &Stats::repair_bytes_requested},
-    {"repairs_served", &Stats::repairs_served},
-    {"repair_bytes_served", &Stats::repair_bytes_served},
-    {"control_messages_sent", &Stats::control_messages_sent},
-    {"p2p_bytes_sent", &Stats::p2p_bytes_sent},
-    {"dropped_invalid", &Stats::dropped_invalid},
-    {"dropped_stale", &Stats::dropped_stale},
-    {"dropped_duplicate", &Stats::dropped_duplicate},
-    {"early_arrivals_stored", &Stats::early_arrivals_stored},
-    {"early_arrivals_dropped", &Stats::early_arrivals_dropped},
-    {"collectives_completed", &Stats::collectives_completed},
-    {"eager_completions", &Stats::eager_completions},
-    {"loss_reports_sent", &Stats::loss_reports_sent},
-    {"rate_decreases", &Stats::rate_decreases},
-    {"compress_bytes_in", &Stats::compress_bytes_in},
-    {"compress_bytes_out", &Stats::compress_bytes_out},
-    {"compress_raw_fallbacks", &Stats::compress_raw_fallbacks},
-    {"p2p_collectives", &Stats::p2p_collectives},
-};
+// The counters of Stats (gauges are not summed over iterations).
+#define MCCL_STAT_FIELD_counter(name) {#name, &Stats::name},
+#define MCCL_STAT_FIELD_gauge(name)
+#define MCCL_STAT_FIELD(name, kind) MCCL_STAT_FIELD_##kind(name)
+constexpr StatField kStatFields[] = {MCCL_STATS_FIELDS(MCCL_STAT_FIELD)};
+#undef MCCL_STAT_FIELD
+#undef MCCL_STAT_FIELD_gauge
+#undef MCCL_STAT_FIELD_counter
 constexpr std::size_t kNumStats = std::size(kStatFields);
 
 // veth/NIC counters of this host (meaningful with one rank per host or

@@ -78,4 +78,47 @@ struct Stats {
   McastTimeline last_mcast;
 };
 
+// Every integer field of Stats, in order, as X(name, kind): kind is
+// `counter` (cumulative since creation) or `gauge` (a value now). For code
+// that copies or prints them all, inside MCCL (its counters, the C API, the
+// benchmarks) and out. The other two fields, compress_max_bound and
+// last_mcast, are not in it. A new statistic is a field of Stats, an entry
+// here, and a field at the end of the C API's mccl_stats_t.
+#define MCCL_STATS_FIELDS(X)           \
+  X(mcast_datagrams_sent, counter)     \
+  X(mcast_bytes_sent, counter)         \
+  X(mcast_datagrams_received, counter) \
+  X(mcast_bytes_received, counter)     \
+  X(repairs_requested, counter)        \
+  X(repair_bytes_requested, counter)   \
+  X(repairs_served, counter)           \
+  X(repair_bytes_served, counter)      \
+  X(control_messages_sent, counter)    \
+  X(p2p_bytes_sent, counter)           \
+  X(dropped_invalid, counter)          \
+  X(dropped_stale, counter)            \
+  X(dropped_duplicate, counter)        \
+  X(early_arrivals_stored, counter)    \
+  X(early_arrivals_dropped, counter)   \
+  X(collectives_completed, counter)    \
+  X(eager_completions, counter)        \
+  X(loss_reports_sent, counter)        \
+  X(rate_decreases, counter)           \
+  X(link_estimate_mbit, gauge)         \
+  X(compress_bytes_in, counter)        \
+  X(compress_bytes_out, counter)       \
+  X(compress_raw_fallbacks, counter)   \
+  X(p2p_collectives, counter)
+
+namespace stats_detail {
+#define MCCL_STATS_COUNT_ONE_(name, kind) +1
+inline constexpr int kFields = 0 MCCL_STATS_FIELDS(MCCL_STATS_COUNT_ONE_);
+#undef MCCL_STATS_COUNT_ONE_
+}  // namespace stats_detail
+
+// The list names every integer field: one left out would go uncopied.
+static_assert(sizeof(Stats) == stats_detail::kFields * sizeof(std::uint64_t) + sizeof(double) +
+                                   sizeof(McastTimeline),
+              "MCCL_STATS_FIELDS must list every integer field of mccl::Stats");
+
 }  // namespace mccl

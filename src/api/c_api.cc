@@ -244,6 +244,13 @@ mccl_result_t mccl_comm_deallocate(mccl_comm_t comm, void* ptr) {
   });
 }
 
+// The C struct mirrors mccl::Stats: every field of MCCL_STATS_FIELDS, the
+// bound and the timeline after struct_size (the copy below names them).
+static_assert(sizeof(mccl_stats_t) == sizeof(std::size_t) +
+                                          mccl::stats_detail::kFields * sizeof(std::uint64_t) +
+                                          sizeof(double) + sizeof(mccl_mcast_timeline_t),
+              "mccl_stats_t must have a field for every entry of MCCL_STATS_FIELDS");
+
 mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
   return guard(__func__, [&] {
     require_comm(comm);
@@ -256,33 +263,12 @@ mccl_result_t mccl_comm_stats(mccl_comm_t comm, mccl_stats_t* stats) {
     const mccl::Stats s = comm->comm.stats();
     mccl_stats_t c{};
     c.struct_size = size;
-    c.mcast_datagrams_sent = s.mcast_datagrams_sent;
-    c.mcast_bytes_sent = s.mcast_bytes_sent;
-    c.mcast_datagrams_received = s.mcast_datagrams_received;
-    c.mcast_bytes_received = s.mcast_bytes_received;
-    c.repairs_requested = s.repairs_requested;
-    c.repair_bytes_requested = s.repair_bytes_requested;
-    c.repairs_served = s.repairs_served;
-    c.repair_bytes_served = s.repair_bytes_served;
-    c.control_messages_sent = s.control_messages_sent;
-    c.p2p_bytes_sent = s.p2p_bytes_sent;
-    c.dropped_invalid = s.dropped_invalid;
-    c.dropped_stale = s.dropped_stale;
-    c.dropped_duplicate = s.dropped_duplicate;
-    c.early_arrivals_stored = s.early_arrivals_stored;
-    c.early_arrivals_dropped = s.early_arrivals_dropped;
-    c.collectives_completed = s.collectives_completed;
-    c.eager_completions = s.eager_completions;
-    c.loss_reports_sent = s.loss_reports_sent;
-    c.rate_decreases = s.rate_decreases;
-    c.link_estimate_mbit = s.link_estimate_mbit;
-    c.p2p_collectives = s.p2p_collectives;
+#define MCCL_COPY_(name, kind) c.name = s.name;
+    MCCL_STATS_FIELDS(MCCL_COPY_)
+#undef MCCL_COPY_
     const mccl::McastTimeline& t = s.last_mcast;
     c.last_mcast = {t.started_ns,      t.first_sent_ns, t.last_sent_ns, t.first_arrival_ns,
                     t.last_arrival_ns, t.held_ns,       t.released_ns,  t.completed_ns};
-    c.compress_bytes_in = s.compress_bytes_in;
-    c.compress_bytes_out = s.compress_bytes_out;
-    c.compress_raw_fallbacks = s.compress_raw_fallbacks;
     c.compress_max_bound = s.compress_max_bound;
     // A caller built against an older header has a shorter struct.
     std::memcpy(static_cast<void*>(stats), &c, std::min(size, sizeof c));
