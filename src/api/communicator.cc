@@ -30,9 +30,9 @@ std::shared_ptr<CommState> create_comm_state(Bootstrap& bootstrap, const Resolve
   st->options = std::make_shared<const ResolvedOptions>(opt);
   st->timeout = opt.timeout;
   st->compression = opt.compression;
-  st->broadcast = opt.broadcast;
-  st->allgather = opt.allgather;
-  st->multicast_from = opt.multicast_from;
+  st->broadcast = opt.coll.broadcast;
+  st->allgather = opt.coll.allgather;
+  st->multicast_from = opt.coll.multicast_from;
   st->backend = opt.progress == ProgressKind::kOffload
                     ? detail::make_offload_backend(bootstrap, opt)
                     : detail::make_engine_backend(bootstrap, opt);

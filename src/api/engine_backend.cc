@@ -80,21 +80,6 @@ std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protoc
   return progress::make_thread_engine(ctx, cfg);
 }
 
-coll::CollConfig coll_config(const ResolvedOptions& opt) {
-  coll::CollConfig c;
-  c.allgather = opt.allgather;
-  c.broadcast = opt.broadcast;
-  c.concurrent_roots = opt.concurrent_roots;
-  c.segment_bytes = opt.segment_bytes;
-  c.multicast = true;
-  c.allreduce = opt.allreduce;
-  c.reduce_segment_bytes = opt.reduce_segment_bytes;
-  c.allreduce_small_bytes = opt.allreduce_small_bytes;
-  c.multicast_from = opt.multicast_from;
-  c.rs_share = opt.rs_share;
-  return c;
-}
-
 void throw_if_error(const common::Status& s) {
   if (!s.is_ok()) throw Error(s.code(), s.message());
 }
@@ -128,7 +113,7 @@ class EngineBackend final : public Backend {
   EngineBackend(setup::BroughtUp up, const ResolvedOptions& opt, transport::sim::Fabric* fabric,
                 int sim_node)
       : ctx_(std::move(up.ctx)),
-        coll_(coll_config(opt)),
+        coll_(opt.coll),
         max_bytes_(coll::max_stream_bytes(ctx_->config().chunk_bytes)),
         timeout_(opt.timeout),
         opt_(opt),

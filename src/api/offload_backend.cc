@@ -19,16 +19,7 @@ namespace {
 
 offload::CollChoices choices_from(const ResolvedOptions& opt) {
   offload::CollChoices c;
-  c.allgather_algo = static_cast<std::uint32_t>(opt.allgather);
-  c.broadcast_algo = static_cast<std::uint32_t>(opt.broadcast);
-  c.concurrent_roots = opt.concurrent_roots;
-  c.allreduce_algo = static_cast<std::uint32_t>(opt.allreduce);
-  c.segment_bytes = opt.segment_bytes;
-  c.reduce_segment_bytes = opt.reduce_segment_bytes;
-  c.allreduce_small_bytes = opt.allreduce_small_bytes;
-  c.bcast_mcast_from = opt.multicast_from.broadcast;
-  c.allgather_mcast_from = opt.multicast_from.allgather;
-  c.rs_share = opt.rs_share;
+  c.coll = opt.coll;
   c.authenticate = opt.authenticate ? (*opt.authenticate ? 1 : 0) : -1;
   c.setup_timeout_ms = static_cast<std::int32_t>(
       std::min<std::int64_t>(opt.setup_timeout.count(), std::numeric_limits<std::int32_t>::max()));

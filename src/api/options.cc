@@ -70,35 +70,37 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
     throw Error(ErrorCode::kInvalidArgument,
                 "rank " + std::to_string(rank) + ": CommOptions::timeout must be positive");
   }
-  r.concurrent_roots = o.allgather_concurrent_roots.value_or(
+  r.coll.concurrent_roots = o.allgather_concurrent_roots.value_or(
       static_cast<int>(s::kCollAllgatherRoots.get_int(0, 1 << 20)));
-  if (r.concurrent_roots < 0) {
+  if (r.coll.concurrent_roots < 0) {
     throw Error(
         ErrorCode::kInvalidArgument,
         "rank " + std::to_string(rank) +
             ": CommOptions::allgather_concurrent_roots must be >= 0 (0: as the incast budget "
             "allows)");
   }
-  r.allgather = o.allgather_algorithm.value_or(parse_allgather(s::kCollAllgatherAlgo.get()));
-  r.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));
-  r.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int(1, 1 << 30));
-  r.allreduce = o.allreduce_algorithm.value_or(parse_allreduce(s::kCollAllreduceAlgo.get()));
-  r.reduce_segment_bytes = static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int(1, 1 << 30));
-  r.allreduce_small_bytes =
+  r.coll.allgather = o.allgather_algorithm.value_or(parse_allgather(s::kCollAllgatherAlgo.get()));
+  r.coll.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));
+  r.coll.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int(1, 1 << 30));
+  r.coll.allreduce = o.allreduce_algorithm.value_or(parse_allreduce(s::kCollAllreduceAlgo.get()));
+  r.coll.reduce_segment_bytes =
+      static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int(1, 1 << 30));
+  r.coll.allreduce_small_bytes =
       static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int(0, std::int64_t{1} << 40));
-  r.multicast_from.broadcast = s::kCollBcastMcastFromBytes.get_int(-1, std::int64_t{1} << 40);
-  r.multicast_from.allgather = s::kCollAllgatherMcastFromBytes.get_int(-1, std::int64_t{1} << 40);
+  r.coll.multicast_from.broadcast = s::kCollBcastMcastFromBytes.get_int(-1, std::int64_t{1} << 40);
+  r.coll.multicast_from.allgather =
+      s::kCollAllgatherMcastFromBytes.get_int(-1, std::int64_t{1} << 40);
   if (o.reduce_scatter_send_share) {
-    r.rs_share = *o.reduce_scatter_send_share;
-    if (!(r.rs_share > 0.0 && r.rs_share <= 1.0)) {
+    r.coll.rs_share = *o.reduce_scatter_send_share;
+    if (!(r.coll.rs_share > 0.0 && r.coll.rs_share <= 1.0)) {
       throw Error(ErrorCode::kInvalidArgument,
                   "rank " + std::to_string(rank) +
                       ": CommOptions::reduce_scatter_send_share must be in (0, 1], not " +
-                      std::to_string(r.rs_share));
+                      std::to_string(r.coll.rs_share));
     }
   } else {
-    r.rs_share = s::kCollRsShare.get_double();
-    if (!(r.rs_share > 0.0 && r.rs_share <= 1.0)) {
+    r.coll.rs_share = s::kCollRsShare.get_double();
+    if (!(r.coll.rs_share > 0.0 && r.coll.rs_share <= 1.0)) {
       throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) +
                                                    ": MCCL_COLL_RS_SHARE must be in (0, 1], not " +
                                                    s::kCollRsShare.raw());

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "coll/algorithm.h"
+#include "coll/collectives.h"
 #include "mccl/options.h"
 
 namespace mccl::progress {
@@ -18,15 +19,7 @@ struct ResolvedOptions {
   TransportKind transport = TransportKind::kAuto;
   ProgressKind progress = ProgressKind::kInline;
   std::chrono::milliseconds timeout{60000};
-  int concurrent_roots = 0;
-  AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
-  BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
-  std::size_t segment_bytes = 128 << 10;
-  AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;
-  std::size_t reduce_segment_bytes = 64 << 10;
-  std::size_t allreduce_small_bytes = 16 << 10;
-  coll::MulticastFrom multicast_from;  // -1: the measured crossovers
-  double rs_share = 0.5;
+  coll::CollConfig coll;  // carried whole to the collectives and the offload daemon
   int progress_cpu = -1;
   std::chrono::microseconds progress_spin{50};
   bool progress_spin_set = false;                           // MCCL_PROGRESS_SPIN_US was given

@@ -15,16 +15,12 @@
 #include <cstdint>
 
 #include "coll/tuning.h"
+#include "common/coll_config.h"
 #include "mccl/options.h"
 
 namespace mccl::coll {
 
-// Where multicast starts to pay, in bytes (per rank for the allgather); a
-// negative setting means the measured table's value for `ranks`.
-struct MulticastFrom {
-  std::int64_t broadcast = -1;
-  std::int64_t allgather = -1;
-};
+using MulticastFrom = common::MulticastFrom;  // common/coll_config.h
 
 inline std::size_t broadcast_multicast_from(const MulticastFrom& from, int ranks) {
   return from.broadcast >= 0 ? static_cast<std::size_t>(from.broadcast)

@@ -20,18 +20,7 @@ class Context;
 
 namespace mccl::coll {
 
-struct CollConfig {
-  AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
-  BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
-  int concurrent_roots = 0;               // 0: as the incast budget allows
-  std::size_t segment_bytes = 128 << 10;  // point-to-point pipelining
-  bool multicast = true;                  // the datagram transport can multicast
-  AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;
-  std::size_t reduce_segment_bytes = 64 << 10;   // ring reduce-scatter, recursive doubling
-  std::size_t allreduce_small_bytes = 16 << 10;  // auto: recursive doubling below
-  double rs_share = 0.5;                         // (0, 1]: see rs_send_budget
-  MulticastFrom multicast_from;                  // auto: the crossovers (algorithm.h)
-};
+using CollConfig = common::CollConfig;  // common/coll_config.h
 
 std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,
                                                     void* buffer, std::size_t bytes, int root);

@@ -23,14 +23,16 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "common/coll_config.h"
 #include "common/status.h"
 
 namespace mccl::offload {
 
 inline constexpr std::uint32_t kMagic = 0x4d43'4f46;  // "MCOF"
-inline constexpr std::uint32_t kVersion = 5;
+inline constexpr std::uint32_t kVersion = 6;
 
 enum class MsgType : std::uint32_t {
   kHello = 1,            // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
@@ -48,21 +50,11 @@ enum class MsgType : std::uint32_t {
 // daemon runs the algorithms the inline and thread engines would. Enums as
 // their numeric values; the defaults are coll::CollConfig's.
 struct CollChoices {
-  std::uint32_t allgather_algo = 0;  // mccl::AllgatherAlgorithm
-  std::uint32_t broadcast_algo = 0;  // mccl::BroadcastAlgorithm
-  std::int32_t concurrent_roots = 0;
-  std::uint32_t allreduce_algo = 0;  // mccl::AllreduceAlgorithm
-  std::uint64_t segment_bytes = 128 << 10;
-  std::uint64_t reduce_segment_bytes = 64 << 10;
-  std::uint64_t allreduce_small_bytes = 16 << 10;
-  double rs_share = 0.5;
+  common::CollConfig coll;         // as the client resolved it, whole
   std::int32_t authenticate = -1;  // CommOptions::authenticate: -1 unset, 0 off, 1 on
-  // ResolvedOptions::setup_timeout (> 0); 0 (an older client): the daemon's
+  // ResolvedOptions::setup_timeout (> 0); 0: the daemon's
   // MCCL_TRANSPORT_SETUP_TIMEOUT_MS.
   std::int32_t setup_timeout_ms = 0;
-  // coll::MulticastFrom: -1 the measured crossovers.
-  std::int64_t bcast_mcast_from = -1;
-  std::int64_t allgather_mcast_from = -1;
 };
 
 struct HelloMsg {
@@ -130,8 +122,10 @@ struct RingHeader {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 // Fixed layouts: a daemon built for another architecture (aarch64 on a
 // SmartNIC) must read what an x86-64 client wrote.
-static_assert(sizeof(CollChoices) == 72);
-static_assert(sizeof(HelloMsg) == 168);
+static_assert(std::is_trivially_copyable_v<common::CollConfig>);
+static_assert(sizeof(common::CollConfig) == 72);
+static_assert(sizeof(CollChoices) == 80);
+static_assert(sizeof(HelloMsg) == 176);
 static_assert(sizeof(Submission) == 72);
 static_assert(sizeof(Completion) == 512);
 

@@ -9,25 +9,6 @@
 
 namespace mccl::offload::daemon {
 
-namespace {
-
-coll::CollConfig coll_config(const CollChoices& choices) {
-  coll::CollConfig c;
-  c.multicast = true;
-  c.allgather = static_cast<AllgatherAlgorithm>(choices.allgather_algo);
-  c.broadcast = static_cast<BroadcastAlgorithm>(choices.broadcast_algo);
-  c.concurrent_roots = choices.concurrent_roots;
-  c.allreduce = static_cast<AllreduceAlgorithm>(choices.allreduce_algo);
-  c.segment_bytes = choices.segment_bytes;
-  c.reduce_segment_bytes = choices.reduce_segment_bytes;
-  c.allreduce_small_bytes = choices.allreduce_small_bytes;
-  c.multicast_from = {choices.bcast_mcast_from, choices.allgather_mcast_from};
-  c.rs_share = choices.rs_share;
-  return c;
-}
-
-}  // namespace
-
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
                           const std::string& udp_iface) {
@@ -53,7 +34,8 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
   common::Status st = setup::bring_up(req, oob, who, up);
   if (!st) return st;
   out.ctx = std::move(up.ctx);
-  out.coll = coll_config(choices);
+  out.coll = choices.coll;
+  out.coll.multicast = true;
   return st;
 }
 
