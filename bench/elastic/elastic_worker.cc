@@ -18,7 +18,8 @@
 //
 // join:K@STEP: the job's last K processes are not members of the first
 // communicator; at step STEP the members grow theirs with them on a TCP
-// store at MCCL_BOOTSTRAP_ADDR's port plus one, which the grown
+// store at ELASTIC_GROW_ADDR (default: MCCL_BOOTSTRAP_ADDR's port plus
+// one), which the grown
 // communicator's rank 0 serves, and hand them the state and the step by
 // broadcast. Prints "grow entered at T" and "grown at T" (members), "join
 // entered at T" and "joined at T" (joiners).
@@ -47,8 +48,10 @@ struct Kill {
   std::string point;  // MCCL_TEST_KILL_AT
 };
 
-// The rendezvous of a grow: the first store's port plus one, on its host.
+// The rendezvous of a grow: ELASTIC_GROW_ADDR when set (a test gives each
+// job its own), else the first store's port plus one, on its host.
 std::string grow_address() {
+  if (const char* given = std::getenv("ELASTIC_GROW_ADDR"); given != nullptr) return given;
   const char* first = std::getenv("MCCL_BOOTSTRAP_ADDR");
   const std::string a = first != nullptr ? first : "127.0.0.1:29500";
   const auto colon = a.rfind(':');
@@ -71,13 +74,15 @@ struct Plan {
 // agree on the step), grows at the grow step. `me`: this process's rank in
 // the job (names the victims).
 int run(mccl::Communicator comm, Progress p, Plan plan, int me, bool shrunk) {
-  while (p.step < plan.steps) {
+  for (;;) {
     try {
+      // First, before the loop's test: a joiner cut short holds no step yet.
       if (shrunk) {
         agree_on_step(comm, p);
         share(comm, p);
       }
       shrunk = false;
+      if (p.step >= plan.steps) break;
       if (p.step == plan.grow_step && plan.joiners > 0) {
         std::printf("rank %d grow entered at %.6f\n", me, monotonic_now());
         auto boot = mccl::make_tcp_bootstrap(

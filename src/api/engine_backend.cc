@@ -221,7 +221,8 @@ class EngineBackend final : public Backend {
     const int rank = ctx_->rank(), size = ctx_->size();
     revoke_on_engine();
     for (int attempt = 1;; ++attempt) {
-      run(std::make_shared<protocol::AgreeOnFailed>(*ctx_, failed));
+      const auto try_number = static_cast<std::uint32_t>(attempt);
+      run(std::make_shared<protocol::AgreeOnFailed>(*ctx_, try_number, failed));
       common::kill_here_if_asked("shrink-agreed");
       std::vector<int> members;
       for (int r = 0; r < size; ++r) {
@@ -231,7 +232,7 @@ class EngineBackend final : public Backend {
                                             members.begin());
       auto oob = [&](std::span<const std::byte> mine) {
         std::vector<std::byte> all;
-        run(std::make_shared<protocol::SurvivorExchange>(*ctx_, members, mine, all));
+        run(std::make_shared<protocol::SurvivorExchange>(*ctx_, try_number, members, mine, all));
         return all;
       };
       const std::string who = "rank " + std::to_string(new_rank) + " (rank " +

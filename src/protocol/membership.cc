@@ -37,8 +37,8 @@ void Revoke::on_start(common::TimePoint) {
 
 // ---- AgreeOnFailed ----------------------------------------------------------
 
-AgreeOnFailed::AgreeOnFailed(Context& ctx, std::vector<int>& failed)
-    : MembershipOp(ctx),
+AgreeOnFailed::AgreeOnFailed(Context& ctx, std::uint32_t attempt, std::vector<int>& failed)
+    : MembershipOp(ctx, attempt),
       out_(failed),
       size_(ctx.size()),
       rank_(ctx.rank()),
@@ -145,9 +145,12 @@ void AgreeOnFailed::progress(common::TimePoint) {
 
 // ---- SurvivorExchange -------------------------------------------------------
 
-SurvivorExchange::SurvivorExchange(Context& ctx, std::vector<int> members,
+SurvivorExchange::SurvivorExchange(Context& ctx, std::uint32_t attempt, std::vector<int> members,
                                    std::span<const std::byte> mine, std::vector<std::byte>& out)
-    : MembershipOp(ctx), members_(std::move(members)), mine_(mine.begin(), mine.end()), out_(out) {}
+    : MembershipOp(ctx, attempt),
+      members_(std::move(members)),
+      mine_(mine.begin(), mine.end()),
+      out_(out) {}
 
 std::string SurvivorExchange::describe_wait() const {
   std::vector<int> missing;
@@ -203,6 +206,14 @@ void Membership::start(const std::shared_ptr<MembershipOp>& op, common::TimePoin
   if (!op->numbered()) {
     op->on_start(now);
     return;
+  }
+  const std::uint32_t first = op->attempt_ << 16 | 1;
+  if (next_ < first) {  // the first exchange of a new attempt: the earlier ones are over
+    next_ = first;
+    for (auto it = early_.begin(); it != early_.end() && it->first < first;) {
+      early_count_ -= it->second.size();
+      it = early_.erase(it);
+    }
   }
   op->exchange_ = next_++;
   op->due_ = common::saturating_add(now, ctx_.config().op_timeout);

@@ -28,7 +28,13 @@ namespace mccl::protocol {
 
 class MembershipOp : public Operation {
  public:
-  using Operation::Operation;
+  // `attempt`: which try of a shrink this operation belongs to (from 1),
+  // the same on every survivor. A death can end one survivor's try an
+  // exchange earlier than another's; numbering each try's exchanges
+  // afresh keeps the next try aligned, and a late message of an earlier
+  // try is dropped, never taken for one of this try.
+  MembershipOp(Context& ctx, std::uint32_t attempt) : Operation(ctx), attempt_(attempt) {}
+  std::uint32_t attempt() const { return attempt_; }
   std::uint32_t exchange() const { return exchange_; }
   // Whether every survivor runs this operation, in the same order: then it
   // takes the next exchange number. One that involves no other rank does not.
@@ -52,6 +58,7 @@ class MembershipOp : public Operation {
 
  private:
   friend class Membership;
+  std::uint32_t attempt_;
   std::uint32_t exchange_ = 0;
   common::TimePoint due_{};  // the exchange fails with kTimeout after this
 };
@@ -60,7 +67,7 @@ class MembershipOp : public Operation {
 // is done.
 class Revoke final : public MembershipOp {
  public:
-  using MembershipOp::MembershipOp;
+  explicit Revoke(Context& ctx) : MembershipOp(ctx, 0) {}
   bool numbered() const override { return false; }
   std::string describe() const override { return "revoke"; }
   std::string describe_wait() const override { return "nothing"; }
@@ -80,7 +87,7 @@ class Revoke final : public MembershipOp {
 class AgreeOnFailed final : public MembershipOp {
  public:
   // `failed` receives the agreed ranks, ascending, once done.
-  AgreeOnFailed(Context& ctx, std::vector<int>& failed);
+  AgreeOnFailed(Context& ctx, std::uint32_t attempt, std::vector<int>& failed);
   std::string describe() const override { return "the agreement on failed ranks (shrink)"; }
   std::string describe_wait() const override;
   void on_start(common::TimePoint now) override;
@@ -111,8 +118,8 @@ class AgreeOnFailed final : public MembershipOp {
 // a member that dies before it contributed, kMismatch on a size mismatch.
 class SurvivorExchange final : public MembershipOp {
  public:
-  SurvivorExchange(Context& ctx, std::vector<int> members, std::span<const std::byte> mine,
-                   std::vector<std::byte>& out);
+  SurvivorExchange(Context& ctx, std::uint32_t attempt, std::vector<int> members,
+                   std::span<const std::byte> mine, std::vector<std::byte>& out);
   std::string describe() const override { return "a creation exchange among the survivors"; }
   std::string describe_wait() const override;
   void on_start(common::TimePoint now) override;
@@ -133,8 +140,9 @@ class SurvivorExchange final : public MembershipOp {
 class Membership {
  public:
   explicit Membership(Context& ctx) : ctx_(ctx) {}
-  // Gives `op` the next exchange number and its deadline, starts it and
-  // replays what arrived early for it.
+  // Gives `op` the next exchange number of its attempt (attempt << 16, plus
+  // its place in the attempt) and its deadline, starts it and replays what
+  // arrived early for it.
   void start(const std::shared_ptr<MembershipOp>& op, common::TimePoint now);
   void on_message(int peer, const ControlHeader& h, std::span<const std::byte> body);
   void on_peer_failure(int peer);
@@ -156,7 +164,7 @@ class Membership {
   std::map<std::uint32_t, std::shared_ptr<MembershipOp>> ops_;
   std::map<std::uint32_t, std::vector<Early>> early_;
   std::size_t early_count_ = 0;
-  std::uint32_t next_ = 1;
+  std::uint32_t next_ = 1;  // the next exchange number; lower ones are over
 };
 
 }  // namespace mccl::protocol

@@ -45,7 +45,11 @@ class Elastic : public ::testing::TestWithParam<const char*> {
            int step_victim, int final_size = -1) {
     std::vector<std::string> args = {std::to_string(steps)};
     args.insert(args.end(), kills.begin(), kills.end());
-    const Env env = {{"MCCL_PROGRESS", GetParam()}, {"MCCL_COLL_TIMEOUT_MS", "20000"}};
+    // A grow's rendezvous of this job's own: jobs of tests running beside
+    // it take ports too.
+    const Env env = {{"MCCL_PROGRESS", GetParam()},
+                     {"MCCL_COLL_TIMEOUT_MS", "20000"},
+                     {"ELASTIC_GROW_ADDR", "127.0.0.1:" + std::to_string(free_port())}};
     JobResult job = run_job(MCCL_ELASTIC_WORKER, args, ranks, env, std::chrono::seconds(120));
     ASSERT_FALSE(job.timed_out) << describe(job);
     if (final_size < 0) final_size = ranks - static_cast<int>(dead.size());
