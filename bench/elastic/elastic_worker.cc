@@ -52,10 +52,7 @@ struct Kill {
 // job its own), else the first store's port plus one, on its host.
 std::string grow_address() {
   if (const char* given = std::getenv("ELASTIC_GROW_ADDR"); given != nullptr) return given;
-  const char* first = std::getenv("MCCL_BOOTSTRAP_ADDR");
-  const std::string a = first != nullptr ? first : "127.0.0.1:29500";
-  const auto colon = a.rfind(':');
-  return a.substr(0, colon + 1) + std::to_string(std::atoi(a.c_str() + colon + 1) + 1);
+  return store_beside_first(1);
 }
 
 int env_int(const char* name) {

@@ -34,13 +34,6 @@ using namespace mccl::bench;
 
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
-std::string store_address(int round) {
-  const char* first = std::getenv("MCCL_BOOTSTRAP_ADDR");
-  const std::string a = first != nullptr ? first : "127.0.0.1:29500";
-  const auto colon = a.rfind(':');
-  return a.substr(0, colon + 1) + std::to_string(std::atoi(a.c_str() + colon + 1) + round);
-}
-
 // Written whole or not at all: the joiner reads it as soon as it exists.
 void write_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
@@ -81,7 +74,7 @@ int run(Job job, mccl::Communicator comm, Progress p, bool shrunk) {
           write_atomically(job.dir + "/size-" + std::to_string(job.round), std::to_string(n));
         }
         auto boot = mccl::make_tcp_bootstrap(
-            {.address = store_address(job.round), .rank = comm.rank(), .size = n + 1});
+            {.address = store_beside_first(job.round), .rank = comm.rank(), .size = n + 1});
         comm = comm.grow(*boot);
         share(comm, p);
         ++job.round;
@@ -116,7 +109,7 @@ int join(Job job, int round) {
   int members = 0;
   std::ifstream(size_file) >> members;
   auto boot = mccl::make_tcp_bootstrap(
-      {.address = store_address(round), .rank = members, .size = members + 1});
+      {.address = store_beside_first(round), .rank = members, .size = members + 1});
   mccl::Communicator comm(*boot);
   Progress p;
   p.step = kNoState;

@@ -7,6 +7,8 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "mccl/mccl.hpp"
@@ -114,6 +116,15 @@ inline void leave(mccl::Communicator& c) {
   } catch (const mccl::Error& e) {
     if (e.code() != mccl::ErrorCode::kPeerFailure) throw;
   }
+}
+
+// A TCP store beside the job's first one: MCCL_BOOTSTRAP_ADDR's host, its
+// port plus `offset` (a grow's rendezvous).
+inline std::string store_beside_first(int offset) {
+  const char* first = std::getenv("MCCL_BOOTSTRAP_ADDR");
+  const std::string a = first != nullptr ? first : "127.0.0.1:29500";
+  const auto colon = a.rfind(':');
+  return a.substr(0, colon + 1) + std::to_string(std::atoi(a.c_str() + colon + 1) + offset);
 }
 
 // Rank 0's step and state to every rank (the joiners' state transfer).

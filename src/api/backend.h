@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "api/options.h"
 #include "codec/codec.h"
 #include "coll/algorithm.h"
 #include "coll/validate.h"
@@ -22,8 +23,6 @@
 #include "mccl/types.h"
 
 namespace mccl::detail {
-
-struct ResolvedOptions;
 
 // A collective in flight: the public Request's handle on it.
 class Operation {
@@ -127,14 +126,9 @@ class CommState {
  public:
   int rank = 0;
   int size = 1;
-  std::chrono::milliseconds timeout{60000};
-  Compression compression;  // the communicator's (CommOptions / MCCL_COLL_COMPRESS*)
-  // What the algorithm table needs to say which algorithm a size gets.
-  BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
-  AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
-  coll::MulticastFrom multicast_from;
-  // What the communicator was created with, for the ones grow() creates.
-  std::shared_ptr<const ResolvedOptions> options;
+  // What the communicator was created with: its timeout, compression and
+  // algorithm choices, and the options of the ones shrink() and grow() make.
+  ResolvedOptions options;
   std::unique_ptr<Backend> backend;
 };
 

@@ -27,12 +27,7 @@ std::shared_ptr<CommState> create_comm_state(Bootstrap& bootstrap, const Resolve
   auto st = std::make_shared<detail::CommState>();
   st->rank = bootstrap.rank();
   st->size = bootstrap.size();
-  st->options = std::make_shared<const ResolvedOptions>(opt);
-  st->timeout = opt.timeout;
-  st->compression = opt.compression;
-  st->broadcast = opt.coll.broadcast;
-  st->allgather = opt.coll.allgather;
-  st->multicast_from = opt.coll.multicast_from;
+  st->options = opt;
   st->backend = opt.progress == ProgressKind::kOffload
                     ? detail::make_offload_backend(bootstrap, opt)
                     : detail::make_engine_backend(bootstrap, opt);
@@ -182,19 +177,19 @@ void Communicator::progress() {
 
 Stats Communicator::stats() const {
   check_usable(state_);
-  return state_->backend->stats(state_->timeout);
+  return state_->backend->stats(state_->options.timeout);
 }
 
 BroadcastAlgorithm Communicator::broadcast_algorithm(std::size_t bytes) const {
   check_usable(state_);
-  return coll::choose_broadcast(state_->broadcast, true, state_->size, bytes,
-                                state_->multicast_from);
+  return coll::choose_broadcast(state_->options.coll.broadcast, true, state_->size, bytes,
+                                state_->options.coll.multicast_from);
 }
 
 AllgatherAlgorithm Communicator::allgather_algorithm(std::size_t block_bytes) const {
   check_usable(state_);
-  return coll::choose_allgather(state_->allgather, true, state_->size, block_bytes,
-                                state_->multicast_from);
+  return coll::choose_allgather(state_->options.coll.allgather, true, state_->size, block_bytes,
+                                state_->options.coll.multicast_from);
 }
 
 const char* to_string(AllgatherAlgorithm a) { return coll::algorithm_name(a); }

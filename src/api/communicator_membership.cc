@@ -23,11 +23,6 @@ Communicator Communicator::shrink(std::vector<int>* failed) {
     auto st = std::make_shared<detail::CommState>(detail::CommState{
         .rank = 0,
         .size = 0,
-        .timeout = state_->timeout,
-        .compression = state_->compression,
-        .broadcast = state_->broadcast,
-        .allgather = state_->allgather,
-        .multicast_from = state_->multicast_from,
         .options = state_->options,
         .backend = state_->backend->shrink(gone),
     });
@@ -52,7 +47,7 @@ Communicator Communicator::grow(Bootstrap& bootstrap) {
                     " and up)");
   }
   return Communicator(detail::at_boundary(
-      rank, "grow", [&] { return detail::create_comm_state(bootstrap, *state_->options); }));
+      rank, "grow", [&] { return detail::create_comm_state(bootstrap, state_->options); }));
 }
 
 }  // namespace mccl

@@ -42,8 +42,8 @@ void Request::wait() {
   // little longer than that so its error, not a bare wait timeout, wins.
   // Saturating: a timeout near INT64_MAX ms means "never", not an overflow.
   const auto limit = std::chrono::milliseconds::max() - std::chrono::seconds(1);
-  wait(comm_->timeout >= limit ? std::chrono::milliseconds::max()
-                               : comm_->timeout + std::chrono::seconds(1));
+  const std::chrono::milliseconds timeout = comm_->options.timeout;
+  wait(timeout >= limit ? std::chrono::milliseconds::max() : timeout + std::chrono::seconds(1));
 }
 
 int Request::source() const { return op_ ? op_->source() : -1; }

@@ -43,7 +43,7 @@ std::shared_ptr<Operation> Backend::allgatherv_typed(const void* send, bool in_p
 }
 
 codec::Settings compression_for(CommState& st, DataType type, const CollOptions& o) {
-  const codec::Settings s = settings_of_compression(o.compression.value_or(st.compression));
+  const codec::Settings s = settings_of_compression(o.compression.value_or(st.options.compression));
   if (!codec::compressible(type) || s.mode == codec::Mode::kOff) return {};
   const std::string what =
       "rank " + std::to_string(st.rank) +

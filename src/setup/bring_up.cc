@@ -4,7 +4,6 @@
 #include <string>
 
 #include "common/log.h"
-#include "mccl/error.h"
 #include "setup/transports.h"
 
 namespace mccl::setup {
@@ -77,10 +76,9 @@ common::Status bring_up(const BringUpRequest& req, const transport::OobAllgather
                         const std::string& who, BroughtUp& out) {
   try {
     return bring_up_steps(req, oob, who, out);
-  } catch (const Error& e) {  // an exchange that timed out, a malformed setting
-    return {e.code(), named(who, e.what())};
-  } catch (const std::exception& e) {
-    return common::internal_error(named(who, e.what()));
+  } catch (const std::exception& e) {  // an exchange that timed out, a malformed setting
+    const common::Status st = common::status_of(e);
+    return {st.code(), named(who, st.message())};
   }
 }
 

@@ -6,7 +6,6 @@
 
 #include "common/log.h"
 #include "common/settings.h"
-#include "mccl/error.h"
 #include "setup/agree.h"
 #include "setup/checks.h"
 #if MCCL_HAVE_IBUD
@@ -79,11 +78,6 @@ common::Status make_tcp(const TransportRequest& req, const transport::OobAllgath
   return st;
 }
 
-common::Status as_status(const std::exception& e) {
-  if (const auto* me = dynamic_cast<const Error*>(&e)) return {me->code(), me->what()};
-  return common::internal_error(e.what());
-}
-
 common::Status make_ib(const TransportRequest& req, const transport::OobAllgather& oob,
                        Transports& t) {
 #if MCCL_HAVE_IBUD
@@ -95,7 +89,7 @@ common::Status make_ib(const TransportRequest& req, const transport::OobAllgathe
   try {
     st = transport::ibud::create_ib_transport(ic, t.dgram);
   } catch (const std::exception& e) {
-    st = as_status(e);
+    st = common::status_of(e);
   }
   st = agree_on_outcome(req.rank, req.size, st, "the InfiniBand multicast transport", oob);
   if (!st) return st;
@@ -135,7 +129,7 @@ common::Status make_udp(const TransportRequest& req, const transport::OobAllgath
     reliable = common::settings::kReliable.get();
     if (st.is_ok()) st = transport::udp::create_udp_transport(uc, t.dgram);
   } catch (const std::exception& e) {
-    st = as_status(e);
+    st = common::status_of(e);
   }
   st = agree_on_outcome(rank, req.size, st, "the UDP multicast transport", oob);
   if (!st) return st;
@@ -185,7 +179,7 @@ common::Status make_transports(TransportKind kind, const TransportRequest& req,
         break;
     }
   } catch (const std::exception& e) {  // an oob exchange that timed out
-    return as_status(e);
+    return common::status_of(e);
   }
   return common::internal_error(rank_prefix(req.rank) + "transport kind left unresolved");
 }
