@@ -186,6 +186,29 @@ datagram_drops() {
 
 [[ -x $WORKER ]] || { bad "mp_worker not found or not executable: $WORKER"; finish; }
 
+# Random loss of 1% hits only a few wire packets per run (GRO/GSO carry up to
+# 64 KiB each), so now and then it drops nothing, or only a creation-time probe
+# that is retried rather than repaired. Such a run proves nothing about repairs:
+# loss_hit_data returns $MISSED for it, and with_loss_hitting_data runs again.
+MISSED=10
+loss_hit_data() { # DROPS REPAIRS
+  (($1 > 0 && $2 > 0)) && return 0
+  echo "the random loss hit no data this run (nft_drops=$1 repairs_requested=$2)"
+  return "$MISSED"
+}
+
+with_loss_hitting_data() { # FUNCTION ARGS...: up to 3 runs, each byte-exact
+  local attempt rc
+  for attempt in 1 2 3; do
+    rc=0
+    "$@" || rc=$?
+    ((rc == MISSED)) || return "$rc"
+  done
+  echo "3 runs with loss configured, and not one needed a repair"
+  return 1
+}
+
+
 # ------------------------------------------------------------------------ sweep
 
 t_sweep_up() {
@@ -217,10 +240,7 @@ t_sweep_run() { # PROGRESS
   done
   drops=$(paste <(echo "$before") <(echo "$after") | awk '{ d += $5 - $2 } END { print d + 0 }')
   echo "sweep hosts=$HOSTS loss=$LOSS progress=$progress seconds=$secs nft_drops=$drops repairs_requested=$repairs" >&3
-  if ((LOSS > 0)); then
-    ((drops > 0)) || { echo "loss was configured but nftables dropped nothing"; return 1; }
-    ((repairs > 0)) || { echo "datagrams were dropped but nothing was repaired"; return 1; }
-  fi
+  ((LOSS == 0)) || loss_hit_data "$drops" "$repairs"
 }
 
 sweep_main() {
@@ -229,9 +249,9 @@ sweep_main() {
   ((LOSS == 10)) && desc="hosts 1 and 3 drop 10% of multicast"
   check "up: $HOSTS hosts, 1gbit both ways, MTU 1500, $desc" t_sweep_up
   ((failed == 0)) || finish
-  check "sweep byte-exact on $HOSTS hosts ($desc), inline progress" t_sweep_run inline
-  check "sweep byte-exact on $HOSTS hosts ($desc), thread progress" t_sweep_run thread
-  check "sweep byte-exact on $HOSTS hosts ($desc), offload progress" t_sweep_run offload
+  check "sweep byte-exact on $HOSTS hosts ($desc), inline progress" with_loss_hitting_data t_sweep_run inline
+  check "sweep byte-exact on $HOSTS hosts ($desc), thread progress" with_loss_hitting_data t_sweep_run thread
+  check "sweep byte-exact on $HOSTS hosts ($desc), offload progress" with_loss_hitting_data t_sweep_run offload
   finish
 }
 
@@ -390,8 +410,7 @@ t_reduce_run() { # tcp|ucx
   done
   drops=$(paste <(echo "$before") <(echo "$after") | awk '{ d += $5 - $2 } END { print d + 0 }')
   echo "reduce hosts=4 loss=1% reliable=$reliable seconds=$secs nft_drops=$drops repairs_requested=$repairs" >&3
-  ((drops > 0)) || { echo "loss was configured but nftables dropped nothing"; return 1; }
-  ((repairs > 0)) || { echo "datagrams were dropped but nothing was repaired"; return 1; }
+  loss_hit_data "$drops" "$repairs"
 }
 
 reduce_main() {
@@ -400,11 +419,11 @@ reduce_main() {
   ((failed == 0)) || finish
   if [[ $RELIABLE == *tcp* ]]; then
     check "reduce_scatter / allreduce (every algorithm, type, count 0..100003) exact, TCP repairs" \
-      t_reduce_run tcp
+      with_loss_hitting_data t_reduce_run tcp
   fi
   if [[ $RELIABLE == *ucx* ]]; then
     check "reduce_scatter / allreduce (every algorithm, type, count 0..100003) exact, UCX as the reliable transport" \
-      t_reduce_run ucx
+      with_loss_hitting_data t_reduce_run ucx
   fi
   finish
 }
