@@ -16,14 +16,9 @@ class Barrier final : public protocol::Operation {
   explicit Barrier(protocol::Context& ctx, std::uint64_t signature);
 
   std::string describe() const override { return "barrier"; }
-  std::string describe_wait() const override;
-  void on_start(common::TimePoint now) override;
   void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
                    common::TimePoint) override;
-  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
-                  common::TimePoint now) override;
-  void progress(common::TimePoint now) override;
-  bool needs(int peer) const override;
+  MCCL_OPERATION_HANDLERS;
 
  private:
   void signal_round();

@@ -7,11 +7,10 @@
 #include "coll/algorithm.h"
 #include "coll/alltoall.h"
 #include "coll/barrier.h"
-#include "coll/binomial_broadcast.h"
 #include "coll/bruck_allgather.h"
-#include "coll/chain_broadcast.h"
 #include "coll/ring_allgather.h"
 #include "coll/signature.h"
+#include "coll/tree_broadcast.h"
 #include "protocol/context.h"
 #include "protocol/mcast_collective.h"
 
@@ -31,11 +30,10 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
   auto* buf = static_cast<std::byte*>(buffer);
   if (algo != BroadcastAlgorithm::kMulticast)
     protocol::Counters::add(ctx.counters().p2p_collectives);
-  if (algo == BroadcastAlgorithm::kChain) {
-    return std::make_shared<ChainBroadcast>(ctx, buf, bytes, root, sig, cfg.segment_bytes);
-  }
-  if (algo == BroadcastAlgorithm::kBinomial) {
-    return std::make_shared<BinomialBroadcast>(ctx, buf, bytes, root, sig, cfg.segment_bytes);
+  if (algo != BroadcastAlgorithm::kMulticast) {
+    const TreeShape shape =
+        algo == BroadcastAlgorithm::kChain ? TreeShape::kChain : TreeShape::kBinomial;
+    return std::make_shared<TreeBroadcast>(ctx, shape, buf, bytes, root, sig, cfg.segment_bytes);
   }
   protocol::McastSpec spec;
   spec.what = "broadcast of " + std::to_string(bytes) + " bytes from root " + std::to_string(root);

@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "coll/chain_broadcast.h"
 #include "coll/compressed_steps.h"
 #include "coll/local_steps.h"
 #include "coll/ring_allgather.h"
 #include "coll/schedule.h"
 #include "coll/signature.h"
+#include "coll/tree_broadcast.h"
 #include "protocol/context.h"
 #include "protocol/mcast_collective.h"
 
@@ -165,9 +165,9 @@ std::shared_ptr<protocol::Operation> make_compressed_broadcast(protocol::Context
   steps.push_back(ctx.rank() == root ? encode_step(ctx, enc, root, buf, count, type, s)
                                      : std::make_shared<LocalStep>(
                                            ctx, "encode", [] { return common::Status::ok(); }));
-  steps.push_back(
-      std::make_shared<ChainBroadcast>(ctx, reinterpret_cast<std::byte*>(&enc->sizes[root]),
-                                       sizeof(std::uint64_t), root, sig, cfg.segment_bytes));
+  steps.push_back(std::make_shared<TreeBroadcast>(
+      ctx, TreeShape::kChain, reinterpret_cast<std::byte*>(&enc->sizes[root]),
+      sizeof(std::uint64_t), root, sig, cfg.segment_bytes));
   steps.push_back(mcast_step(ctx, cfg, enc, counts, limit_for(s, type), sig, what));
   steps.push_back(decode_step(ctx, enc, buf, counts, displs, type));
   return schedule_of(ctx, what, std::move(steps));

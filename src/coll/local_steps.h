@@ -47,14 +47,9 @@ class DeferredStep final : public protocol::Operation {
       : Operation(ctx), what_(std::move(what)), build_(std::move(build)) {}
 
   std::string describe() const override { return inner_ ? inner_->describe() : what_; }
-  std::string describe_wait() const override;
-  void on_start(common::TimePoint now) override;
   void on_datagram(const protocol::DataHeader& h, std::span<const std::byte> payload,
                    common::TimePoint now) override;
-  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
-                  common::TimePoint now) override;
-  void progress(common::TimePoint now) override;
-  bool needs(int peer) const override;
+  MCCL_OPERATION_HANDLERS;
 
  private:
   void settle();  // finishes when the inner operation has

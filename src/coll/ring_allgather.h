@@ -31,12 +31,7 @@ class RingAllgather final : public P2pOperation {
                 std::size_t segment_bytes);
 
   std::string describe() const override;
-  std::string describe_wait() const override;
-  void on_start(common::TimePoint now) override;
-  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
-                  common::TimePoint now) override;
-  void progress(common::TimePoint now) override;
-  bool needs(int peer) const override;
+  MCCL_OPERATION_HANDLERS;
 
  private:
   void send_block(int block);

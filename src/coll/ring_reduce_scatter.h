@@ -63,14 +63,9 @@ class RingReduceScatter final : public protocol::Operation {
                     std::string what);
 
   std::string describe() const override { return what_; }
-  std::string describe_wait() const override;
-  void on_start(common::TimePoint now) override;
   void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
                    common::TimePoint) override;
-  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
-                  common::TimePoint now) override;
-  void progress(common::TimePoint now) override;
-  bool needs(int peer) const override;
+  MCCL_OPERATION_HANDLERS;
 
  private:
   struct Pending {

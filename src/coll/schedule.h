@@ -40,14 +40,9 @@ class Schedule final : public protocol::Operation {
            int datagram_step);
 
   std::string describe() const override { return what_; }
-  std::string describe_wait() const override;
-  void on_start(common::TimePoint now) override;
   void on_datagram(const protocol::DataHeader& h, std::span<const std::byte> payload,
                    common::TimePoint now) override;
-  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body,
-                  common::TimePoint now) override;
-  void progress(common::TimePoint now) override;
-  bool needs(int peer) const override;
+  MCCL_OPERATION_HANDLERS;
 
  private:
   struct Held {

@@ -17,6 +17,17 @@
 #include "common/status.h"
 #include "protocol/wire.h"
 
+// Declares, in a class derived from Operation, the five handlers that every
+// collective of coll/ writes for itself, so that the list is written once
+// here; describe() and on_datagram() vary too much between them to share.
+#define MCCL_OPERATION_HANDLERS                                                                \
+  std::string describe_wait() const override;                                                  \
+  void on_start(common::TimePoint now) override;                                               \
+  void on_control(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body, \
+                  common::TimePoint now) override;                                             \
+  void progress(common::TimePoint now) override;                                               \
+  bool needs(int peer) const override
+
 namespace mccl::protocol {
 
 class Context;

@@ -1,0 +1,46 @@
+// Broadcast over the reliable transport along a tree, for messages too small
+// for multicast to pay or where multicast is absent (the algorithm table,
+// algorithm.h, picks the shape). Segments are forwarded as they arrive, so a
+// long message pipelines down the tree. Messages: kP2pData, root = the root,
+// arg1 = segment.
+//
+// Shapes, with ranks numbered relative to the root (v = rank - root mod N):
+//  - kChain: v sends to v + 1, and the last rank (the root's left neighbour)
+//    keeps what it gets: N - 1 hops, each rank sends the message once.
+//  - kBinomial: v's parent is v without its lowest set bit, its children are
+//    v + 2^k for every 2^k below that bit (the root: below N), the largest
+//    subtree first: ceil(log2 N) hops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "coll/p2p_operation.h"
+
+namespace mccl::coll {
+
+enum class TreeShape { kChain, kBinomial };
+
+class TreeBroadcast final : public P2pOperation {
+ public:
+  TreeBroadcast(protocol::Context& ctx, TreeShape shape, std::byte* buffer, std::size_t bytes,
+                int root, std::uint64_t signature, std::size_t segment_bytes);
+
+  std::string describe() const override;
+  MCCL_OPERATION_HANDLERS;
+
+ private:
+  void forward(std::uint32_t segment, std::span<const std::byte> data);
+
+  TreeShape shape_;
+  std::byte* buffer_;
+  std::size_t bytes_;
+  int root_;
+  std::size_t segment_bytes_;
+  int parent_ = -1;            // -1 at the root
+  std::vector<int> children_;  // largest subtree first
+  std::size_t received_ = 0;
+};
+
+}  // namespace mccl::coll
