@@ -2,7 +2,9 @@
 // depend on what earlier ones produced, such as the compressed ones
 // (compressed.h):
 // - LocalStep runs a function on this rank when it starts and finishes
-//   with its status: encoding, decoding. No messages.
+//   with its status: encoding, decoding. No messages. Its base,
+//   LocalOperation, is any operation that does its work in on_start and
+//   takes nothing from peers (refused_call.h is another).
 // - DeferredStep builds its operation when it starts, from what the steps
 //   before it left (the agreed sizes of encoded streams), and forwards to
 //   it. Datagrams that arrive before it is built (a root that learnt the
@@ -21,19 +23,24 @@
 
 namespace mccl::coll {
 
-class LocalStep final : public protocol::Operation {
+class LocalOperation : public protocol::Operation {
  public:
-  LocalStep(protocol::Context& ctx, std::string what, std::function<common::Status()> run)
-      : Operation(ctx), what_(std::move(what)), run_(std::move(run)) {}
-  std::string describe() const override { return what_; }
+  using Operation::Operation;
   std::string describe_wait() const override { return "nothing (local work)"; }
-  void on_start(common::TimePoint) override { finish(run_()); }
   void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
                    common::TimePoint) override {}
   void on_control(int, const protocol::ControlHeader&, std::span<const std::byte>,
                   common::TimePoint) override {}
   void progress(common::TimePoint) override {}
   bool needs(int) const override { return false; }
+};
+
+class LocalStep final : public LocalOperation {
+ public:
+  LocalStep(protocol::Context& ctx, std::string what, std::function<common::Status()> run)
+      : LocalOperation(ctx), what_(std::move(what)), run_(std::move(run)) {}
+  std::string describe() const override { return what_; }
+  void on_start(common::TimePoint) override { finish(run_()); }
 
  private:
   std::string what_;

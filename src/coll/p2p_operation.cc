@@ -34,11 +34,14 @@ bool P2pOperation::send_p2p(int peer, const ControlHeader& h, std::span<const st
 
 bool P2pOperation::signature_matches(int peer, const ControlHeader& h, const char* must_match) {
   if (h.signature == signature_) return true;
-  ctx_.poison(common::mismatch_error("rank " + std::to_string(ctx_.rank()) + ": collective #" +
-                                     std::to_string(seq()) + " (" + describe() +
-                                     ") was called with other arguments on rank " +
-                                     std::to_string(peer) + ": " + must_match));
+  fail_mismatch("was called with other arguments on rank " + std::to_string(peer) + ": " +
+                must_match);
   return false;
+}
+
+void P2pOperation::fail_mismatch(const std::string& differs) {
+  ctx_.poison(common::mismatch_error("rank " + std::to_string(ctx_.rank()) + ": collective #" +
+                                     std::to_string(seq()) + " (" + describe() + ") " + differs));
 }
 
 void P2pOperation::drop_invalid() { Counters::add(ctx_.counters().dropped_invalid); }

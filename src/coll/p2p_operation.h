@@ -37,6 +37,9 @@ class P2pOperation : public protocol::Operation {
   // collective with a message that names `peer` and ends with `must_match`
   // ("every rank must pass the same size and root").
   bool signature_matches(int peer, const protocol::ControlHeader& h, const char* must_match);
+  // Fails the collective on every rank: "rank R: collective #S (what) " and
+  // `differs`, which says how the arguments differ and on which rank.
+  void fail_mismatch(const std::string& differs);
   // Counts a message that is malformed for this collective (wrong sender,
   // round, offset or length) and drops it.
   void drop_invalid();

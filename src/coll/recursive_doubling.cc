@@ -18,13 +18,12 @@ RecursiveDoublingAllreduce::RecursiveDoublingAllreduce(protocol::Context& ctx, D
                                                        std::byte* recv, std::size_t bytes,
                                                        std::uint64_t signature, std::uint32_t args,
                                                        std::size_t segment_bytes, std::string what)
-    : Operation(ctx),
+    : P2pOperation(ctx, signature, bytes),
       type_(type),
       op_(op),
       send_(send),
       recv_(recv),
       bytes_(bytes),
-      signature_(signature),
       args_(args),
       segment_bytes_(std::max(segment_bytes, size_of(type))),
       // An empty vector still exchanges one empty message per round, so a
@@ -73,11 +72,6 @@ void RecursiveDoublingAllreduce::on_start(common::TimePoint) {
   advance();
 }
 
-void RecursiveDoublingAllreduce::on_datagram(const protocol::DataHeader&,
-                                             std::span<const std::byte>, common::TimePoint) {
-  Counters::add(ctx_.counters().dropped_invalid);
-}
-
 void RecursiveDoublingAllreduce::absorb(const Step& s, std::uint32_t segment,
                                         std::span<const std::byte> body) {
   std::byte* mine = recv_ + std::size_t{segment} * segment_bytes_;
@@ -103,21 +97,10 @@ void RecursiveDoublingAllreduce::advance() {
       received_ = 0;
       if (s.send) {
         for (std::uint32_t seg = 0; seg < segments_; ++seg) {
-          ControlHeader h;
-          h.kind = ControlKind::kP2pData;
-          h.seq = seq();
-          h.signature = signature_;
+          ControlHeader h = p2p_header(s.round, seg);
           h.root = args_;
-          h.arg0 = s.round;
-          h.arg1 = seg;
           const std::size_t len = seg_len(seg);
-          common::Status st =
-              ctx_.send_control(s.peer, h, {recv_ + std::size_t{seg} * segment_bytes_, len});
-          if (!st.is_ok()) {
-            ctx_.poison(st);
-            return;
-          }
-          Counters::add(ctx_.counters().p2p_bytes_sent, len);
+          if (!send_p2p(s.peer, h, {recv_ + std::size_t{seg} * segment_bytes_, len})) return;
         }
       }
       auto it = held_.find(s.round);
@@ -134,10 +117,8 @@ void RecursiveDoublingAllreduce::advance() {
 
 void RecursiveDoublingAllreduce::on_control(int peer, const ControlHeader& h,
                                             std::span<const std::byte> body, common::TimePoint) {
-  if (h.signature != signature_) {
-    ctx_.poison(common::mismatch_error("rank " + std::to_string(ctx_.rank()) + ": collective #" +
-                                       std::to_string(seq()) + " (" + describe() + ") " +
-                                       reduce_mismatch_text(peer, args_, h.root)));
+  if (h.signature != signature()) {
+    fail_mismatch(reduce_mismatch_text(peer, args_, h.root));
     return;
   }
   // Which of this rank's steps the message belongs to; it must come from

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "coll/p2p_operation.h"
 #include "mccl/types.h"
-#include "protocol/operation.h"
 
 namespace mccl::coll {
 
-class RecursiveDoublingAllreduce final : public protocol::Operation {
+class RecursiveDoublingAllreduce final : public P2pOperation {
  public:
   // `send` may equal `recv` (in place); `segment_bytes` is a multiple of
   // the element size; `args` from encode_reduce_args(), sent in every
@@ -33,8 +33,6 @@ class RecursiveDoublingAllreduce final : public protocol::Operation {
                              std::string what);
 
   std::string describe() const override { return what_; }
-  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                   common::TimePoint) override;
   MCCL_OPERATION_HANDLERS;
 
  private:
@@ -55,7 +53,6 @@ class RecursiveDoublingAllreduce final : public protocol::Operation {
   const std::byte* send_;
   std::byte* recv_;
   std::size_t bytes_;
-  std::uint64_t signature_;
   std::uint32_t args_;
   std::size_t segment_bytes_;
   std::uint32_t segments_;

@@ -9,23 +9,17 @@
 #include <memory>
 #include <string>
 
-#include "protocol/operation.h"
+#include "coll/local_steps.h"
 
 namespace mccl::coll {
 
-class RefusedCall final : public protocol::Operation {
+class RefusedCall final : public LocalOperation {
  public:
-  RefusedCall(protocol::Context& ctx, common::Status why) : Operation(ctx), why_(std::move(why)) {}
+  RefusedCall(protocol::Context& ctx, common::Status why)
+      : LocalOperation(ctx), why_(std::move(why)) {}
 
   std::string describe() const override { return "refused call"; }
-  std::string describe_wait() const override { return "nothing"; }
   void on_start(common::TimePoint now) override;
-  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                   common::TimePoint) override {}
-  void on_control(int, const protocol::ControlHeader&, std::span<const std::byte>,
-                  common::TimePoint) override {}
-  void progress(common::TimePoint) override {}
-  bool needs(int) const override { return false; }
 
  private:
   common::Status why_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 #include "codec/sum_codes.h"
 #include "coll/reduce_args.h"
@@ -15,13 +16,22 @@ using protocol::ControlHeader;
 using protocol::ControlKind;
 using protocol::Counters;
 
+namespace {
+
+// The whole vector: a reduce-scatter of at most P2pOperation's latency
+// bound is a few message latencies.
+std::size_t total_bytes(const ReduceLayout& layout) {
+  return std::accumulate(layout.bytes.begin(), layout.bytes.end(), std::size_t{0});
+}
+
+}  // namespace
+
 RingReduceScatter::RingReduceScatter(protocol::Context& ctx, ReduceLayout layout,
                                      std::uint64_t signature, std::uint32_t args,
                                      std::size_t segment_bytes, std::size_t send_budget,
                                      std::string what)
-    : Operation(ctx),
+    : P2pOperation(ctx, signature, total_bytes(layout)),
       layout_(std::move(layout)),
-      signature_(signature),
       args_(args),
       segment_bytes_(std::max(segment_bytes, size_of(layout_.type))),
       send_budget_(send_budget),
@@ -88,17 +98,10 @@ void RingReduceScatter::on_start(common::TimePoint) {
   }
 }
 
-void RingReduceScatter::on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                                    common::TimePoint) {
-  Counters::add(ctx_.counters().dropped_invalid);
-}
-
 void RingReduceScatter::on_control(int peer, const ControlHeader& h,
                                    std::span<const std::byte> body, common::TimePoint) {
-  if (h.signature != signature_) {
-    ctx_.poison(common::mismatch_error("rank " + std::to_string(ctx_.rank()) + ": collective #" +
-                                       std::to_string(seq()) + " (" + describe() + ") " +
-                                       reduce_mismatch_text(peer, args_, h.root)));
+  if (h.signature != signature()) {
+    fail_mismatch(reduce_mismatch_text(peer, args_, h.root));
     return;
   }
   if (h.kind != ControlKind::kP2pData || peer != ctx_.left() ||
@@ -152,13 +155,8 @@ void RingReduceScatter::drain() {
   while (!queue_.empty() && (sent == 0 || sent < budget)) {
     Pending p = queue_.front();
     queue_.pop_front();
-    ControlHeader h;
-    h.kind = ControlKind::kP2pData;
-    h.seq = seq();
-    h.signature = signature_;
+    ControlHeader h = p2p_header(kReduceScatterFlag | p.block, p.segment);
     h.root = args_;
-    h.arg0 = kReduceScatterFlag | p.block;
-    h.arg1 = p.segment;
     std::span<const std::byte> wire(p.data, p.len);
     if (layout_.packed_codes && p.len > 0) {
       codec::pack_codes(reinterpret_cast<const std::int64_t*>(p.data), p.len / 8, packed_);
@@ -166,13 +164,9 @@ void RingReduceScatter::drain() {
       Counters::add(ctx_.counters().compress_bytes_in, p.len / 8 * layout_.value_bytes);
       Counters::add(ctx_.counters().compress_bytes_out, wire.size());
     }
-    common::Status st = ctx_.send_control(ctx_.right(), h, wire);
+    const bool delivered = send_p2p(ctx_.right(), h, wire);
     if (p.slot >= 0) free_slots_.push_back(p.slot);
-    if (!st.is_ok()) {
-      ctx_.poison(st);
-      return;
-    }
-    Counters::add(ctx_.counters().p2p_bytes_sent, wire.size());
+    if (!delivered) return;
     sent += p.len;
     if (p.len == 0) sent = 1;  // a marker still counts as a message sent
   }

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "coll/p2p_operation.h"
 #include "mccl/types.h"
-#include "protocol/operation.h"
 
 namespace mccl::coll {
 
@@ -53,7 +53,7 @@ struct ReduceLayout {
   std::size_t value_bytes = 0;  // packed: bytes of the values coded (for the statistics)
 };
 
-class RingReduceScatter final : public protocol::Operation {
+class RingReduceScatter final : public P2pOperation {
  public:
   // `segment_bytes` is a multiple of the element size; `send_budget` bytes
   // per progress call, 0 for no limit; `args` from encode_reduce_args(),
@@ -63,8 +63,6 @@ class RingReduceScatter final : public protocol::Operation {
                     std::string what);
 
   std::string describe() const override { return what_; }
-  void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
-                   common::TimePoint) override;
   MCCL_OPERATION_HANDLERS;
 
  private:
@@ -84,7 +82,6 @@ class RingReduceScatter final : public protocol::Operation {
   bool unpack(std::span<const std::byte> body, std::size_t raw_bytes);
 
   ReduceLayout layout_;
-  std::uint64_t signature_;
   std::uint32_t args_;
   std::size_t segment_bytes_;
   std::size_t send_budget_;
