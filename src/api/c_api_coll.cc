@@ -57,6 +57,14 @@ void check_allgatherv(mccl_comm_s* comm, const void* send, const void* recv,
   require_buffer(recv, total, "recv");
 }
 
+// What allgather and alltoall check alike, blocking or not.
+void require_exchange(mccl_comm_t comm, const void* send, const void* recv,
+                      std::size_t bytes_per_rank) {
+  require_comm(comm);
+  require_buffer(send, bytes_per_rank, "send");
+  require_buffer(recv, bytes_per_rank, "recv");
+}
+
 }  // namespace
 
 extern "C" {
@@ -84,9 +92,7 @@ mccl_result_t mccl_ibroadcast(mccl_comm_t comm, void* buffer, size_t bytes, int 
 mccl_result_t mccl_allgather(mccl_comm_t comm, const void* send, void* recv,
                              size_t bytes_per_rank) {
   return guard(__func__, [&] {
-    require_comm(comm);
-    require_buffer(send, bytes_per_rank, "send");
-    require_buffer(recv, bytes_per_rank, "recv");
+    require_exchange(comm, send, recv, bytes_per_rank);
     comm->comm.allgather(to_send(send), recv, bytes_per_rank);
   });
 }
@@ -94,10 +100,8 @@ mccl_result_t mccl_allgather(mccl_comm_t comm, const void* send, void* recv,
 mccl_result_t mccl_iallgather(mccl_comm_t comm, const void* send, void* recv, size_t bytes_per_rank,
                               mccl_request_t* request) {
   return guard(__func__, [&] {
-    require_comm(comm);
+    require_exchange(comm, send, recv, bytes_per_rank);
     require(request, "request");
-    require_buffer(send, bytes_per_rank, "send");
-    require_buffer(recv, bytes_per_rank, "recv");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.iallgather(to_send(send), recv, bytes_per_rank);
     });
@@ -233,9 +237,7 @@ mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, si
 
 mccl_result_t mccl_alltoall(mccl_comm_t comm, const void* send, void* recv, size_t bytes_per_rank) {
   return guard(__func__, [&] {
-    require_comm(comm);
-    require_buffer(send, bytes_per_rank, "send");
-    require_buffer(recv, bytes_per_rank, "recv");
+    require_exchange(comm, send, recv, bytes_per_rank);
     comm->comm.alltoall(send, recv, bytes_per_rank);
   });
 }
@@ -243,10 +245,8 @@ mccl_result_t mccl_alltoall(mccl_comm_t comm, const void* send, void* recv, size
 mccl_result_t mccl_ialltoall(mccl_comm_t comm, const void* send, void* recv, size_t bytes_per_rank,
                              mccl_request_t* request) {
   return guard(__func__, [&] {
-    require_comm(comm);
+    require_exchange(comm, send, recv, bytes_per_rank);
     require(request, "request");
-    require_buffer(send, bytes_per_rank, "send");
-    require_buffer(recv, bytes_per_rank, "recv");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.ialltoall(send, recv, bytes_per_rank);
     });

@@ -26,6 +26,16 @@
 
 namespace mccl::protocol {
 
+// The handlers each exchange of MembershipOp writes for itself, declared in
+// one place as MCCL_OPERATION_HANDLERS (operation.h) declares a collective's.
+#define MCCL_MEMBERSHIP_HANDLERS                                                            \
+  std::string describe_wait() const override;                                               \
+  void on_start(common::TimePoint now) override;                                            \
+  void on_member_message(int peer, const ControlHeader& h, std::span<const std::byte> body) \
+      override;                                                                             \
+  void on_peer_failure(int peer) override;                                                  \
+  void progress(common::TimePoint now) override
+
 class MembershipOp : public Operation {
  public:
   // `attempt`: which try of a shrink this operation belongs to (from 1),
@@ -89,12 +99,7 @@ class AgreeOnFailed final : public MembershipOp {
   // `failed` receives the agreed ranks, ascending, once done.
   AgreeOnFailed(Context& ctx, std::uint32_t attempt, std::vector<int>& failed);
   std::string describe() const override { return "the agreement on failed ranks (shrink)"; }
-  std::string describe_wait() const override;
-  void on_start(common::TimePoint now) override;
-  void on_member_message(int peer, const ControlHeader& h,
-                         std::span<const std::byte> body) override;
-  void on_peer_failure(int peer) override;
-  void progress(common::TimePoint now) override;
+  MCCL_MEMBERSHIP_HANDLERS;
 
  private:
   using Set = std::vector<std::uint8_t>;  // a bit per rank
@@ -121,12 +126,7 @@ class SurvivorExchange final : public MembershipOp {
   SurvivorExchange(Context& ctx, std::uint32_t attempt, std::vector<int> members,
                    std::span<const std::byte> mine, std::vector<std::byte>& out);
   std::string describe() const override { return "a creation exchange among the survivors"; }
-  std::string describe_wait() const override;
-  void on_start(common::TimePoint now) override;
-  void on_member_message(int peer, const ControlHeader& h,
-                         std::span<const std::byte> body) override;
-  void on_peer_failure(int peer) override;
-  void progress(common::TimePoint now) override;
+  MCCL_MEMBERSHIP_HANDLERS;
 
  private:
   std::vector<int> members_;

@@ -10,12 +10,6 @@ namespace mccl::transport::ibud {
 using common::Status;
 using Lock = std::lock_guard<std::mutex>;
 
-namespace {
-Status einval(const std::string& call) {
-  return common::transport_error(call + ": " + errno_text(EINVAL));
-}
-}  // namespace
-
 Status FakeVerbs::create_qp(Pd& pd, Cq& send_cq, Cq& recv_cq, const QpInit& init,
                             std::unique_ptr<Qp>& out) {
   Lock l(fab_->mu);

@@ -20,6 +20,9 @@ namespace mccl::transport::ibud {
 
 class FakeFabricImpl;
 
+// The error a provider gives a request it cannot take: "call: Invalid argument".
+common::Status einval(const std::string& call);
+
 // Every fake object knows the fabric and its id in the object registry.
 struct FBase {
   std::shared_ptr<FakeFabricImpl> fab;

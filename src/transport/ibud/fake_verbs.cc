@@ -16,11 +16,9 @@ namespace mccl::transport::ibud {
 using common::Status;
 using Lock = std::lock_guard<std::mutex>;
 
-namespace {
 Status einval(const std::string& call) {
   return common::transport_error(call + ": " + errno_text(EINVAL));
 }
-}  // namespace
 
 // ---- the registry ------------------------------------------------------
 std::uint64_t FakeFabricImpl::add(std::vector<std::uint64_t> parents) {
