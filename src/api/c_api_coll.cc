@@ -34,9 +34,11 @@ mccl::ReduceOp to_cpp(const mccl_reduce_op_t& op) {
   return static_cast<mccl::ReduceOp>(raw_value(op));
 }
 
-// Wraps a started C++ request in a new handle owned by the caller.
+// Wraps a started C++ request in a new handle owned by the caller; checks
+// `out` before anything starts.
 template <typename Start>
 void start_request(mccl_comm_s* comm, mccl_request_t* out, Start&& start) {
+  require(out, "request");
   auto r = std::make_unique<mccl_request_s>();
   r->owner = comm;
   start(*r);
@@ -81,7 +83,6 @@ mccl_result_t mccl_ibroadcast(mccl_comm_t comm, void* buffer, size_t bytes, int 
                               mccl_request_t* request) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
     require_buffer(buffer, bytes, "buffer");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.ibroadcast(buffer, bytes, root);
@@ -101,7 +102,6 @@ mccl_result_t mccl_iallgather(mccl_comm_t comm, const void* send, void* recv, si
                               mccl_request_t* request) {
   return guard(__func__, [&] {
     require_exchange(comm, send, recv, bytes_per_rank);
-    require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.iallgather(to_send(send), recv, bytes_per_rank);
     });
@@ -123,7 +123,6 @@ mccl_result_t mccl_iallgatherv(mccl_comm_t comm, const void* send, void* recv, c
                                const size_t* displs, mccl_request_t* request) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
     check_allgatherv(comm, send, recv, counts, displs);
     const auto n = static_cast<std::size_t>(comm->comm.size());
     start_request(comm, request, [&](mccl_request_s& r) {
@@ -144,7 +143,6 @@ mccl_result_t mccl_barrier(mccl_comm_t comm) {
 mccl_result_t mccl_ibarrier(mccl_comm_t comm, mccl_request_t* request) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) { r.request = comm->comm.ibarrier(); });
   });
 }
@@ -179,7 +177,6 @@ mccl_result_t mccl_ireduce_scatter(mccl_comm_t comm, const void* send, void* rec
                                    mccl_reduce_op_t op, mccl_request_t* request) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.ireduce_scatter(to_send(send), recv, count_per_rank, to_cpp(datatype),
                                              to_cpp(op));
@@ -204,7 +201,6 @@ mccl_result_t mccl_ireduce_scatterv(mccl_comm_t comm, const void* send, void* re
                                     mccl_reduce_op_t op, mccl_request_t* request) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
     require(counts, "counts");
     const auto n = static_cast<std::size_t>(comm->comm.size());
     start_request(comm, request, [&](mccl_request_s& r) {
@@ -228,7 +224,6 @@ mccl_result_t mccl_iallreduce(mccl_comm_t comm, const void* send, void* recv, si
                               mccl_request_t* request) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.iallreduce(to_send(send), recv, count, to_cpp(datatype), to_cpp(op));
     });
@@ -246,7 +241,6 @@ mccl_result_t mccl_ialltoall(mccl_comm_t comm, const void* send, void* recv, siz
                              mccl_request_t* request) {
   return guard(__func__, [&] {
     require_exchange(comm, send, recv, bytes_per_rank);
-    require(request, "request");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.ialltoall(send, recv, bytes_per_rank);
     });
@@ -265,7 +259,6 @@ mccl_result_t mccl_isend(mccl_comm_t comm, const void* buffer, size_t bytes, int
                          mccl_request_t* request) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
     require_buffer(buffer, bytes, "buffer");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.isend(buffer, bytes, peer, tag);
@@ -287,7 +280,6 @@ mccl_result_t mccl_irecv(mccl_comm_t comm, void* buffer, size_t bytes, int sourc
                          mccl_request_t* request) {
   return guard(__func__, [&] {
     require_comm(comm);
-    require(request, "request");
     require_buffer(buffer, bytes, "buffer");
     start_request(comm, request, [&](mccl_request_s& r) {
       r.request = comm->comm.irecv(buffer, bytes, source, tag);
