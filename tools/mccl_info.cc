@@ -68,25 +68,8 @@ const char* type_name(SettingType t) {
 // variable is reported here instead of at the first communicator.
 // Returns an empty string when valid, else the library's error message.
 std::string validate(const Setting& s) {
-  try {
-    switch (s.type()) {
-      case SettingType::kInt:
-        s.get_int();
-        break;
-      case SettingType::kBool:
-        s.get_bool();
-        break;
-      case SettingType::kDouble:
-        s.get_double();
-        break;
-      case SettingType::kString:
-        s.get();
-        break;
-    }
-  } catch (const mccl::Error& e) {
-    return e.what();
-  }
-  return {};
+  const mccl::common::Status st = s.check();
+  return st.is_ok() ? std::string() : st.message();
 }
 
 // "a|b|c" -> "a, b, c" (plain) or "`a`, `b`, `c`" (Markdown, where a bare
@@ -225,10 +208,13 @@ int print_markdown() {
       "2. the `MCCL_*` environment variable, when it is set and not empty;\n"
       "3. the default below.\n"
       "\n"
-      "A value that does not parse, is out of range or is not among the allowed\n"
-      "ones is an error (`mccl::Error`, code `kInvalidArgument`) naming the\n"
-      "variable, never silently ignored. `mccl_info` prints the effective value of\n"
-      "each setting in the current environment and where it came from.\n"
+      "Allowed lists a string's values, or a number's range `lo..hi` (an end left\n"
+      "out has no bound). A value that does not parse, is out of range or is not\n"
+      "among the allowed ones is an error (`mccl::Error`, code `kInvalidArgument`)\n"
+      "naming the variable, never silently ignored: creating a communicator or a\n"
+      "bootstrap checks every `MCCL_*` variable first, and the offload daemon\n"
+      "refuses to start. `mccl_info` prints the effective value of each setting in\n"
+      "the current environment and where it came from.\n"
       "\n"
       "| Variable | Type | Default | Allowed | Description |\n"
       "|---|---|---|---|---|\n");

@@ -230,10 +230,9 @@ class EngineBackend final : public Backend {
       }
       const int new_rank = static_cast<int>(std::lower_bound(members.begin(), members.end(), rank) -
                                             members.begin());
-      auto oob = [&](std::span<const std::byte> mine) {
-        std::vector<std::byte> all;
-        run(std::make_shared<protocol::SurvivorExchange>(*ctx_, try_number, members, mine, all));
-        return all;
+      auto oob = [&](std::span<const std::byte> mine, std::vector<std::byte>& all) {
+        return finish(
+            std::make_shared<protocol::SurvivorExchange>(*ctx_, try_number, members, mine, all));
       };
       const std::string who = "rank " + std::to_string(new_rank) + " (rank " +
                               std::to_string(rank) + " before the shrink): ";
@@ -279,15 +278,16 @@ class EngineBackend final : public Backend {
     (void)engine_->wait(*op, common::Deadline::after(timeout_));
   }
 
-  // Runs a membership operation of shrink to its end; throws its failure.
-  void run(const std::shared_ptr<protocol::MembershipOp>& op) {
+  // Runs a membership operation of shrink to its end: ok, or its failure.
+  common::Status finish(const std::shared_ptr<protocol::MembershipOp>& op) {
     engine_->start(op);
     // The operation has the collective timeout itself (protocol/membership.h).
     const auto slack = std::chrono::seconds(1);
     common::Status st = engine_->wait(*op, common::Deadline::after(timeout_ + slack));
     if (st.is_ok()) st = op->status();
-    throw_if_error(st);
+    return st;
   }
+  void run(const std::shared_ptr<protocol::MembershipOp>& op) { throw_if_error(finish(op)); }
 
   // Destroyed in reverse order: the engine before the context it drives.
   std::unique_ptr<protocol::Context> ctx_;
@@ -304,8 +304,18 @@ class EngineBackend final : public Backend {
 
 std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const ResolvedOptions& opt) {
   const int rank = bootstrap.rank(), size = bootstrap.size();
-  auto oob = [&](std::span<const std::byte> mine) {
-    return bootstrap.allgather(mine, opt.timeout);
+  // The application's bootstrap throws (mccl::Bootstrap's contract); the
+  // layers below take its failure as a Status.
+  auto oob = [&](std::span<const std::byte> mine, std::vector<std::byte>& all) {
+    try {
+      all = bootstrap.allgather(mine, opt.timeout);
+    } catch (const std::exception& e) {
+      return common::status_of(e);
+    }
+    if (all.size() == mine.size() * static_cast<std::size_t>(size)) return common::Status::ok();
+    return common::internal_error(
+        "the bootstrap's allgather returned " + std::to_string(all.size()) + " bytes for " +
+        std::to_string(size) + " ranks of " + std::to_string(mine.size()));
   };
   // Ranks in one process share the in-memory fabric; real processes use
   // the network (setup/bring_up.h).

@@ -62,16 +62,21 @@ Compression compression_from_env(int rank) {
 }  // namespace
 
 ResolvedOptions resolve_options(const CommOptions& o, int rank) {
+  // Every MCCL_* variable is checked here, where creation begins, so that
+  // the layers below read only values that parse (common/settings.h).
+  if (common::Status st = common::check_settings(); !st) {
+    throw Error(st.code(), "rank " + std::to_string(rank) + ": " + st.message());
+  }
   ResolvedOptions r;
   r.transport = o.transport.value_or(parse_transport(s::kTransport.get()));
   r.progress = o.progress.value_or(parse_progress(s::kProgress.get()));
-  r.timeout = o.timeout.value_or(std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1)));
+  r.timeout = o.timeout.value_or(std::chrono::milliseconds(s::kCollTimeoutMs.get_int()));
   if (r.timeout.count() <= 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "rank " + std::to_string(rank) + ": CommOptions::timeout must be positive");
   }
-  r.coll.concurrent_roots = o.allgather_concurrent_roots.value_or(
-      static_cast<int>(s::kCollAllgatherRoots.get_int(0, 1 << 20)));
+  r.coll.concurrent_roots =
+      o.allgather_concurrent_roots.value_or(static_cast<int>(s::kCollAllgatherRoots.get_int()));
   if (r.coll.concurrent_roots < 0) {
     throw Error(
         ErrorCode::kInvalidArgument,
@@ -81,15 +86,12 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   }
   r.coll.allgather = o.allgather_algorithm.value_or(parse_allgather(s::kCollAllgatherAlgo.get()));
   r.coll.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));
-  r.coll.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int(1, 1 << 30));
+  r.coll.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int());
   r.coll.allreduce = o.allreduce_algorithm.value_or(parse_allreduce(s::kCollAllreduceAlgo.get()));
-  r.coll.reduce_segment_bytes =
-      static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int(1, 1 << 30));
-  r.coll.allreduce_small_bytes =
-      static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int(0, std::int64_t{1} << 40));
-  r.coll.multicast_from.broadcast = s::kCollBcastMcastFromBytes.get_int(-1, std::int64_t{1} << 40);
-  r.coll.multicast_from.allgather =
-      s::kCollAllgatherMcastFromBytes.get_int(-1, std::int64_t{1} << 40);
+  r.coll.reduce_segment_bytes = static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int());
+  r.coll.allreduce_small_bytes = static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int());
+  r.coll.multicast_from.broadcast = s::kCollBcastMcastFromBytes.get_int();
+  r.coll.multicast_from.allgather = s::kCollAllgatherMcastFromBytes.get_int();
   if (o.reduce_scatter_send_share) {
     r.coll.rs_share = *o.reduce_scatter_send_share;
     if (!(r.coll.rs_share > 0.0 && r.coll.rs_share <= 1.0)) {
@@ -109,7 +111,7 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.compression = o.compression.value_or(compression_from_env(rank));
   r.authenticate = o.authenticate;
   r.setup_timeout =
-      o.setup_timeout.value_or(std::chrono::milliseconds(s::kTransportSetupTimeoutMs.get_int(1)));
+      o.setup_timeout.value_or(std::chrono::milliseconds(s::kTransportSetupTimeoutMs.get_int()));
   if (r.setup_timeout.count() <= 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "rank " + std::to_string(rank) +
@@ -126,8 +128,8 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
     r.progress = ProgressKind::kThread;
     r.shared_progress = ProgressThreadAccess::thread_of(*o.progress_thread);
   }
-  r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int(-1, 1 << 16));
-  r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int(0, 1000000));
+  r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int());
+  r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int());
   r.progress_spin_set = s::kProgressSpinUs.from_env().has_value();
   return r;
 }

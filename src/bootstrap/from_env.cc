@@ -76,6 +76,7 @@ int parse_launcher_int(const char* name, int min) {
 
 std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
   using namespace bootstrap;
+  if (common::Status st = common::check_settings(); !st) throw Error(st.code(), st.message());
   const bool have_rank = settings::kRank.from_env().has_value();
   const bool have_size = settings::kWorldSize.from_env().has_value();
   const bool have_addr = settings::kBootstrapAddr.from_env().has_value();
@@ -100,10 +101,9 @@ std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
     if (!have_size) options.size = parse_launcher_int(launcher->size_var, 1);
   }
   // Under a launcher, a missing store address deserves its own message.
-  const int size = launcher == nullptr ? 1
-                   : options.size != -1
-                       ? options.size
-                       : static_cast<int>(settings::kWorldSize.get_int(1, INT_MAX));
+  const int size = launcher == nullptr  ? 1
+                   : options.size != -1 ? options.size
+                                        : static_cast<int>(settings::kWorldSize.get_int());
   if (size > 1 && !have_addr) {
     const std::string rank =
         options.rank != -1 ? std::to_string(options.rank) : settings::kRank.raw();

@@ -299,14 +299,14 @@ std::vector<std::byte> PmixBootstrap::allgather(std::span<const std::byte> mine,
 }  // namespace bootstrap
 
 std::unique_ptr<Bootstrap> make_pmix_bootstrap(std::chrono::milliseconds timeout) {
+  if (common::Status st = common::check_settings(); !st) throw Error(st.code(), st.message());
   if (timeout.count() < 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "make_pmix_bootstrap: timeout = " + std::to_string(timeout.count()) +
                     " ms is not valid: must be positive (0 = MCCL_BOOTSTRAP_TIMEOUT_MS)");
   }
   if (timeout.count() == 0) {
-    timeout =
-        std::chrono::milliseconds(bootstrap::settings::kBootstrapTimeoutMs.get_int(1, INT_MAX));
+    timeout = std::chrono::milliseconds(bootstrap::settings::kBootstrapTimeoutMs.get_int());
   }
   auto boot = std::make_unique<bootstrap::PmixBootstrap>(timeout);
   boot->init();  // a failure destroys boot, which finalizes what was initialised

@@ -81,10 +81,11 @@ int int_setting(const common::Setting& s, int field, const char* field_name, int
     invalid(std::string(s.name()) + " is not set (and TcpBootstrapOptions::" + field_name +
             " is -1): set it to " + what);
   }
-  return static_cast<int>(s.get_int(min, INT_MAX));
+  return static_cast<int>(s.get_int());
 }
 
 Config resolve(const TcpBootstrapOptions& o) {
+  if (common::Status st = common::check_settings(); !st) throw Error(st.code(), st.message());
   Config c;
   c.size = int_setting(settings::kWorldSize, o.size, "size", 1, "the number of ranks");
   if (o.size != -1) c.size_source = "TcpBootstrapOptions::size";
@@ -100,7 +101,7 @@ Config resolve(const TcpBootstrapOptions& o) {
   }
   c.timeout = o.timeout.count() > 0
                   ? o.timeout
-                  : std::chrono::milliseconds(settings::kBootstrapTimeoutMs.get_int(1, INT_MAX));
+                  : std::chrono::milliseconds(settings::kBootstrapTimeoutMs.get_int());
   if (c.size == 1) return c;  // nothing to connect to
   if (!o.address.empty()) {
     c.store_text = o.address;

@@ -1,5 +1,6 @@
 #include "common/log.h"
 
+#include <cstdlib>
 #include <mutex>
 
 #include "common/settings.h"
@@ -45,6 +46,11 @@ void write_log_line(const std::string& line) {
   std::lock_guard lock(mu);
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
+}
+
+void contract_violated(const std::string& what) {
+  write_log_line("[mccl FATAL] a precondition inside the library was broken: " + what);
+  std::abort();
 }
 
 }  // namespace mccl::common

@@ -18,6 +18,11 @@ void log_message(LogLevel level, int rank, const std::string& text);
 // form its users grep, and writes them here too.
 void write_log_line(const std::string& line);
 
+// A caller inside the library broke a function's documented precondition
+// (a bug, never bad input from a user, which is a Status): says what, and
+// aborts. Layers below api/ do not throw (common/status.h).
+[[noreturn]] void contract_violated(const std::string& what);
+
 // printf-style helper; formatting happens only when the level is enabled.
 template <typename... Args>
 void logf(LogLevel level, int rank, const char* fmt, Args... args) {

@@ -1,8 +1,8 @@
 // The one registry of MCCL_* environment settings.
 //
-// Every knob is an entry of settings.def (name, type, default, one line of
-// documentation), the one list from which both its constant here and
-// all_settings() come; `mccl_info` prints them all.
+// Every knob is an entry of settings.def (name, type, default, what may be
+// set, one line of documentation), the one list from which both its
+// constant here and all_settings() come; `mccl_info` prints them all.
 // Explicit options win over the environment, which wins over the default:
 // callers pass an option through `value_or` style helpers in their layer.
 #pragma once
@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "common/status.h"
 
 namespace mccl::common {
 
@@ -26,7 +28,11 @@ class Setting {
   SettingType type() const { return type_; }
   const char* default_value() const { return default_; }
   const char* doc() const { return doc_; }
-  // For string settings with a fixed vocabulary: "a|b|c", else nullptr.
+  // What the environment may set, or nullptr for anything of the type:
+  // for a string its vocabulary, "a|b|c"; for a number its range, "lo..hi"
+  // with either end left out where there is none ("1.." or "0..4096"); a
+  // string's alternative may also be a range, which takes any integer in it
+  // ("auto|0..": auto or a count).
   const char* allowed() const { return allowed_; }
 
   // The environment's value, if set (empty strings count as unset).
@@ -36,13 +42,19 @@ class Setting {
   // The effective value as text (environment, else default).
   std::string raw() const;
 
-  // Typed access. An environment value that does not parse (or is not in
-  // the allowed vocabulary, or out of range) throws mccl::Error
-  // (kInvalidArgument) naming the variable.
-  std::int64_t get_int(std::int64_t min = INT64_MIN, std::int64_t max = INT64_MAX) const;
+  // Whether the environment's value parses as this setting's type and lies
+  // within allowed(): ok, or kInvalidArgument naming the variable, quoting
+  // the value and saying what was expected.
+  Status check() const;
+
+  // Typed access to the effective value; never throws. The public entry
+  // points check every setting first (check_settings()), so a value that
+  // check() rejects stops there with its error; one that reaches a getter
+  // anyway (set after that check) is logged and read as the default.
+  std::int64_t get_int() const;
   bool get_bool() const;
   double get_double() const;
-  std::string get() const;  // strings, checked against allowed()
+  std::string get() const;
 
  private:
   const char* name_;
@@ -54,6 +66,12 @@ class Setting {
 
 // Every registered setting, in the order of settings.def.
 const std::vector<const Setting*>& all_settings();
+
+// check() of every setting the environment sets: ok, or kInvalidArgument
+// listing every rejected one. Called where a public entry point begins
+// (communicator creation, a bootstrap, the MPI layer's start, the offload
+// daemon), so that a malformed value is an error there, never later.
+Status check_settings();
 
 // One constant per entry of settings.def (settings::kLogLevel, ...).
 namespace settings {

@@ -39,22 +39,22 @@ ProtocolConfig protocol_config_from_settings(std::size_t mtu, std::uint32_t slow
   namespace s = common::settings;
   ProtocolConfig c;
   c.chunk_bytes = static_cast<std::uint32_t>(mtu - kDataHeaderBytes);
-  c.early_bytes = static_cast<std::size_t>(s::kProtoEarlyBytes.get_int(0));
-  c.reorder_window = static_cast<std::size_t>(s::kProtoReorderWindow.get_int(1));
+  c.early_bytes = static_cast<std::size_t>(s::kProtoEarlyBytes.get_int());
+  c.reorder_window = static_cast<std::size_t>(s::kProtoReorderWindow.get_int());
   c.stall_factor = s::kProtoStallFactor.get_double();
-  c.stall_min = std::chrono::microseconds(s::kProtoStallMinUs.get_int(1));
-  c.stall_max = std::chrono::microseconds(s::kProtoStallMaxUs.get_int(1));
-  c.first_timeout = std::chrono::microseconds(s::kProtoFirstTimeoutUs.get_int(1));
-  c.repair_max_bytes = static_cast<std::size_t>(s::kProtoRepairMaxBytes.get_int(1024));
-  c.send_batch = static_cast<std::size_t>(s::kProtoSendBatch.get_int(0, 4096));
+  c.stall_min = std::chrono::microseconds(s::kProtoStallMinUs.get_int());
+  c.stall_max = std::chrono::microseconds(s::kProtoStallMaxUs.get_int());
+  c.first_timeout = std::chrono::microseconds(s::kProtoFirstTimeoutUs.get_int());
+  c.repair_max_bytes = static_cast<std::size_t>(s::kProtoRepairMaxBytes.get_int());
+  c.send_batch = static_cast<std::size_t>(s::kProtoSendBatch.get_int());
   if (c.send_batch == 0) c.send_batch = default_send_batch(mtu);
   c.incast_bytes = incast_bytes_from_settings(slowest_link_mbit);
   c.checksum = s::kProtoChecksum.get_bool();
-  c.eager_bytes = static_cast<std::size_t>(s::kProtoEagerBytes.get_int(0));
-  c.eager_budget = static_cast<std::size_t>(s::kProtoEagerBudget.get_int(0));
+  c.eager_bytes = static_cast<std::size_t>(s::kProtoEagerBytes.get_int());
+  c.eager_budget = static_cast<std::size_t>(s::kProtoEagerBudget.get_int());
   // Up to INT64_MAX ms ("no deadline"), which overflows nanoseconds: saturate.
   c.op_timeout =
-      common::saturating_duration(std::chrono::milliseconds(s::kCollTimeoutMs.get_int(1)));
+      common::saturating_duration(std::chrono::milliseconds(s::kCollTimeoutMs.get_int()));
   const std::string adapt = s::kProtoRateAdapt.get();
   c.rate.adapt = adapt != "off";
   c.rate.adapt_reported = adapt == "on";

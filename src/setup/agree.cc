@@ -37,7 +37,8 @@ common::Status gather_hellos(int size, const Hello& mine, const transport::OobAl
                              const std::string& who, std::vector<Hello>& out) {
   std::array<std::byte, kHelloBytes> bytes;
   encode_hello(mine, bytes);
-  const auto all = oob(bytes);
+  std::vector<std::byte> all;
+  if (common::Status st = oob(bytes, all); !st) return st;
   if (all.size() != kHelloBytes * static_cast<std::size_t>(size)) {
     return common::internal_error(who + "the hello exchange returned " +
                                   std::to_string(all.size()) + " bytes");
@@ -57,9 +58,9 @@ common::Status gather_hellos(int size, const Hello& mine, const transport::OobAl
 // whose computation fails (a share altered in the store) still takes its
 // part in the exchange, so no rank waits for it, and ends with a key of
 // its own: agree_on_link's confirmation then fails on every rank alike.
-void agree_on_key(int rank, int size, const protocol::KeyScalar& secret,
-                  const std::vector<Hello>& hellos, const transport::OobAllgather& oob,
-                  const std::string& who, Agreement& out) {
+common::Status agree_on_key(int rank, int size, const protocol::KeyScalar& secret,
+                            const std::vector<Hello>& hellos, const transport::OobAllgather& oob,
+                            const std::string& who, Agreement& out) {
   std::vector<protocol::KeyShare> z(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r) z[static_cast<std::size_t>(r)] = hellos[r].key_share;
   bool ok = true;
@@ -67,10 +68,11 @@ void agree_on_key(int rank, int size, const protocol::KeyScalar& secret,
   if (protocol::group_key_needs_round2(size)) {
     protocol::KeyShare mine{};
     ok = protocol::group_key_round2(secret, rank, z, mine);
-    const auto all = oob(mine);
+    std::vector<std::byte> all;
+    if (common::Status st = oob(mine, all); !st) return st;
     if (all.size() != mine.size() * static_cast<std::size_t>(size)) {
-      throw Error(ErrorCode::kInternal,
-                  who + "the key exchange returned " + std::to_string(all.size()) + " bytes");
+      return common::internal_error(who + "the key exchange returned " +
+                                    std::to_string(all.size()) + " bytes");
     }
     x.resize(static_cast<std::size_t>(size));
     for (int r = 0; r < size; ++r) {
@@ -86,6 +88,7 @@ void agree_on_key(int rank, int size, const protocol::KeyScalar& secret,
                  who.c_str());
     out.key = protocol::random_auth_key();
   }
+  return common::Status::ok();
 }
 
 }  // namespace
@@ -163,7 +166,9 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   }
   // Every rank has come this far alike (the checks above fail on all ranks
   // or none), so all take part in the key's round, or none.
-  if (out.auth) agree_on_key(rank, size, secret, hellos, oob, who, out);
+  if (out.auth) {
+    if (common::Status st = agree_on_key(rank, size, secret, hellos, oob, who, out); !st) return st;
+  }
   if (mine.auth_mode == protocol::AuthMode::kAuto && !out.auth_auto) {
     common::logf(common::LogLevel::kInfo, rank, "multicast datagrams not authenticated (%s)",
                  out.auth ? "a rank set MCCL_PROTO_AUTH=on" : "MCCL_PROTO_AUTH=auto");
@@ -183,12 +188,7 @@ common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob
                                     const std::optional<std::string>& given) {
   transport::udp::IfaceChoice choice;
   const common::Status found = transport::udp::discover_interface(oob, rank, choice);
-  std::string configured;
-  try {
-    configured = given ? *given : common::settings::kUdpIface.get();
-  } catch (const Error& e) {
-    return {e.code(), e.what()};
-  }
+  std::string configured = given ? *given : common::settings::kUdpIface.get();
   if (configured.empty()) configured = "auto";
   if (configured != "auto") {
     iface = configured;
@@ -226,7 +226,8 @@ common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport
     const auto confirm = protocol::key_confirmation(agreed.key);
     std::copy(confirm.begin(), confirm.end(), bytes.data() + 8);
   }
-  const auto all = oob(bytes);
+  std::vector<std::byte> all;
+  if (common::Status st = oob(bytes, all); !st) return st;
   if (all.size() != bytes.size() * static_cast<std::size_t>(size)) {
     return common::internal_error(who + "the link exchange returned " + std::to_string(all.size()) +
                                   " bytes");
@@ -264,7 +265,7 @@ common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport
   }
   if (agreed.auth_auto) {
     const auto max_mbit =
-        static_cast<std::uint32_t>(common::settings::kProtoAuthAutoMaxMbit.get_int(0));
+        static_cast<std::uint32_t>(common::settings::kProtoAuthAutoMaxMbit.get_int());
     agreed.auth = auto_auth_at_rate(fastest, max_mbit);
     if (agreed.auth && max_mbit == 0) {
       common::logf(common::LogLevel::kInfo, rank,

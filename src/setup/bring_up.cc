@@ -74,12 +74,9 @@ std::string named(const std::string& who, const std::string& message) {
 
 common::Status bring_up(const BringUpRequest& req, const transport::OobAllgather& oob,
                         const std::string& who, BroughtUp& out) {
-  try {
-    return bring_up_steps(req, oob, who, out);
-  } catch (const std::exception& e) {  // an exchange that timed out, a malformed setting
-    const common::Status st = common::status_of(e);
-    return {st.code(), named(who, st.message())};
-  }
+  const common::Status st = bring_up_steps(req, oob, who, out);
+  if (!st) return {st.code(), named(who, st.message())};
+  return st;
 }
 
 }  // namespace mccl::setup

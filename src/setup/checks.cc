@@ -60,7 +60,8 @@ common::Status exchange_heard(const std::vector<std::uint8_t>& heard, bool expir
     if (mine.unheard < HeardRecord::kNamed) mine.deaf[mine.unheard] = static_cast<std::uint32_t>(q);
     ++mine.unheard;
   }
-  const auto bytes = oob(std::as_bytes(std::span(&mine, 1)));
+  std::vector<std::byte> bytes;
+  if (common::Status st = oob(std::as_bytes(std::span(&mine, 1)), bytes); !st) return st;
   if (bytes.size() != sizeof(HeardRecord) * heard.size()) {
     return common::internal_error(": the multicast probe's exchange returned " +
                                   std::to_string(bytes.size()) + " bytes");
@@ -96,7 +97,8 @@ common::Status agree_on_outcome(int rank, int size, const common::Status& mine,
     my_code = static_cast<std::int32_t>(mine.code());
     if (my_code == 0) my_code = static_cast<std::int32_t>(ErrorCode::kInternal);
   }
-  const auto codes = oob(std::as_bytes(std::span(&my_code, 1)));
+  std::vector<std::byte> codes;
+  if (common::Status st = oob(std::as_bytes(std::span(&my_code, 1)), codes); !st) return st;
   std::vector<std::int32_t> code_of(static_cast<std::size_t>(size), 0);
   std::memcpy(code_of.data(), codes.data(),
               std::min(codes.size(), code_of.size() * sizeof(std::int32_t)));
@@ -106,7 +108,8 @@ common::Status agree_on_outcome(int rank, int size, const common::Status& mine,
   Outcome out;
   out.code = my_code;
   if (my_code != 0) std::strncpy(out.text.data(), mine.message().c_str(), out.text.size() - 1);
-  auto bytes = oob(std::as_bytes(std::span(&out, 1)));
+  std::vector<std::byte> bytes;
+  if (common::Status st = oob(std::as_bytes(std::span(&out, 1)), bytes); !st) return st;
   std::vector<Outcome> all(static_cast<std::size_t>(size));
   std::memcpy(all.data(), bytes.data(), std::min(bytes.size(), all.size() * sizeof(Outcome)));
   std::string ranks, reasons, last;
@@ -213,7 +216,8 @@ common::Status accept_members_only(int rank, transport::udp::UdpTransport& udp,
     return common::internal_error(who(rank) + ": interface address '" + addr + "' is not IPv4");
   }
   std::memcpy(mine.data(), addr.data(), addr.size());
-  const auto all = oob(std::as_bytes(std::span(mine)));
+  std::vector<std::byte> all;
+  if (common::Status st = oob(std::as_bytes(std::span(mine)), all); !st) return st;
   if (all.size() % mine.size() != 0) {
     return common::internal_error(who(rank) + ": the address exchange returned " +
                                   std::to_string(all.size()) + " bytes");

@@ -85,12 +85,7 @@ common::Status make_ib(const TransportRequest& req, const transport::OobAllgathe
   ic.comm_tag = req.tag;
   ic.job_salt = req.salt;
   ic.rank = req.rank;
-  common::Status st = common::Status::ok();
-  try {
-    st = transport::ibud::create_ib_transport(ic, t.dgram);
-  } catch (const std::exception& e) {
-    st = common::status_of(e);
-  }
+  common::Status st = transport::ibud::create_ib_transport(ic, t.dgram);
   st = agree_on_outcome(req.rank, req.size, st, "the InfiniBand multicast transport", oob);
   if (!st) return st;
   const auto& info = transport::ibud::as_ib(t.dgram.get())->info();
@@ -125,12 +120,8 @@ common::Status make_udp(const TransportRequest& req, const transport::OobAllgath
   //    fails anywhere fails everywhere, so no rank is left waiting.
   std::string reliable = "tcp", chosen_because;
   common::Status st = choose_udp_interface(rank, oob, uc.iface, chosen_because, req.udp_iface);
-  try {  // a malformed MCCL_UDP_* or MCCL_RELIABLE setting throws
-    reliable = common::settings::kReliable.get();
-    if (st.is_ok()) st = transport::udp::create_udp_transport(uc, t.dgram);
-  } catch (const std::exception& e) {
-    st = common::status_of(e);
-  }
+  reliable = common::settings::kReliable.get();
+  if (st.is_ok()) st = transport::udp::create_udp_transport(uc, t.dgram);
   st = agree_on_outcome(rank, req.size, st, "the UDP multicast transport", oob);
   if (!st) return st;
   const auto& info = transport::udp::as_udp(t.dgram.get())->info();
@@ -167,19 +158,15 @@ common::Status make_udp(const TransportRequest& req, const transport::OobAllgath
 
 common::Status make_transports(TransportKind kind, const TransportRequest& req,
                                const transport::OobAllgather& oob, Transports& out) {
-  try {
-    switch (kind) {
-      case TransportKind::kSim:
-        return make_sim(req, out);
-      case TransportKind::kUdp:
-        return make_udp(req, oob, out);
-      case TransportKind::kIb:
-        return make_ib(req, oob, out);
-      case TransportKind::kAuto:
-        break;
-    }
-  } catch (const std::exception& e) {  // an oob exchange that timed out
-    return common::status_of(e);
+  switch (kind) {
+    case TransportKind::kSim:
+      return make_sim(req, out);
+    case TransportKind::kUdp:
+      return make_udp(req, oob, out);
+    case TransportKind::kIb:
+      return make_ib(req, oob, out);
+    case TransportKind::kAuto:
+      break;
   }
   return common::internal_error(rank_prefix(req.rank) + "transport kind left unresolved");
 }

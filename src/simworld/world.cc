@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <string>
 
-#include "mccl/error.h"
+#include "common/log.h"
 
 namespace mccl::simworld {
 
 World::World(const WorldConfig& config) : config_(config) {
   if (config_.ranks < 1) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "simworld: ranks must be at least 1, got " + std::to_string(config_.ranks));
+    common::contract_violated("simworld: ranks must be at least 1, got " +
+                              std::to_string(config_.ranks));
   }
   config_.fabric.virtual_time = true;
   fabric_ = std::make_shared<transport::sim::Fabric>(config_.fabric);

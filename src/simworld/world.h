@@ -45,7 +45,7 @@ struct RunResult {
 
 class World {
  public:
-  // Throws mccl::Error(kInvalidArgument) for ranks < 1.
+  // config.ranks must be at least 1 (a broken precondition aborts).
   explicit World(const WorldConfig& config);
   World(const World&) = delete;
   World& operator=(const World&) = delete;

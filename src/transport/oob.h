@@ -9,12 +9,16 @@
 #include <span>
 #include <vector>
 
+#include "common/status.h"
+
 namespace mccl::transport {
 
 // Collective and blocking: every rank calls it with a contribution of the
-// same length and gets all contributions concatenated in rank order. It may
-// throw mccl::Error (a transport turns that into a Status); it must have a
-// deadline of its own.
-using OobAllgather = std::function<std::vector<std::byte>(std::span<const std::byte>)>;
+// same length; on success `all` holds all contributions concatenated in rank
+// order. It never throws (the caller of a throwing Bootstrap converts); it
+// fails with kTimeout past a deadline of its own, and with the error of the
+// exchange underneath otherwise.
+using OobAllgather =
+    std::function<common::Status(std::span<const std::byte> mine, std::vector<std::byte>& all)>;
 
 }  // namespace mccl::transport

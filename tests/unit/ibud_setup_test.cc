@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "common/settings.h"
 #include "ibud_test_util.h"
 
 namespace mccl::transport::ibud::test {
@@ -106,10 +107,15 @@ TEST(IbudSetup, SettingsComeFromTheEnvironment) {
   auto t = make(f, c);
   EXPECT_EQ(as_ib(t.get())->info().rx_depth, 32u);
   EXPECT_EQ(as_ib(t.get())->info().signal_every, 16u);
+  // A malformed value is an error where creation begins (check_settings());
+  // reached anyway, it reads as the default.
   ::setenv("MCCL_IB_RX_DEPTH", "lots", 1);
-  auto st = make_error(f, c);
+  auto st = common::check_settings();
   EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(contains(st.message(), "MCCL_IB_RX_DEPTH")) << st.message();
+  auto fallback = make(f, c);
+  EXPECT_EQ(as_ib(fallback.get())->info().rx_depth,
+            static_cast<std::size_t>(std::stoll(common::settings::kIbRxDepth.default_value())));
   ::unsetenv("MCCL_IB_RX_DEPTH");
   ::unsetenv("MCCL_IB_SIGNAL_EVERY");
 }

@@ -233,12 +233,11 @@ TYPED_TEST_P(ReliableConformance, WaitFdWakesForArrivalsAndForMessagesHeldBackBy
 TYPED_TEST_P(ReliableConformance, WorldOfOneNeedsNoExchangeAndDeliversToSelf) {
   std::unique_ptr<ReliableTransport> t;
   bool called = false;
-  common::Status st = TypeParam::create_alone(
-      [&](std::span<const std::byte> m) {
-        called = true;
-        return Bytes(m.begin(), m.end());
-      },
-      t);
+  common::Status st = TypeParam::create_alone(scripted([&](std::span<const std::byte> m) {
+                                                called = true;
+                                                return Bytes(m.begin(), m.end());
+                                              }),
+                                              t);
   ASSERT_TRUE(st.is_ok()) << st.message();
   EXPECT_FALSE(called);
   ASSERT_TRUE(t->send(0, pattern(0, 0, 0, 5)).is_ok());
@@ -262,25 +261,23 @@ TYPED_TEST_P(ReliableConformance, OutOfBandFailuresComeBackAsStatus) {
   std::unique_ptr<ReliableTransport> t;
   common::Status st = TypeParam::create(
       0, 2,
-      [](std::span<const std::byte>) -> Bytes {
-        throw Error(ErrorCode::kTimeout, "bootstrap: ranks never arrived: 1");
+      [](std::span<const std::byte>, Bytes&) {
+        return common::timeout_error("bootstrap: ranks never arrived: 1");
       },
       t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.message(), HasSubstr("never arrived: 1"));
   // Two ranks, but an allgather of the wrong length (mixed transports).
   st = TypeParam::create(
-      0, 2, [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); }, t);
+      0, 2, scripted([](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); }), t);
   EXPECT_EQ(st.code(), ErrorCode::kMismatch);
   // A contribution that is not this transport's address.
-  st = TypeParam::create(
-      0, 2,
-      [](std::span<const std::byte> m) {
-        Bytes all(m.begin(), m.end());
-        all.resize(2 * m.size(), std::byte{0x55});
-        return all;
-      },
-      t);
+  st = TypeParam::create(0, 2, scripted([](std::span<const std::byte> m) {
+                           Bytes all(m.begin(), m.end());
+                           all.resize(2 * m.size(), std::byte{0x55});
+                           return all;
+                         }),
+                         t);
   EXPECT_EQ(st.code(), ErrorCode::kMismatch);
   EXPECT_THAT(st.message(), HasSubstr("rank 1"));
 }

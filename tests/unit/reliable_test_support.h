@@ -33,7 +33,7 @@ using Mesh = std::vector<std::unique_ptr<ReliableTransport>>;
 class ThreadAllgather {
  public:
   explicit ThreadAllgather(int n) : n_(n) {}
-  Bytes operator()(int rank, std::span<const std::byte> mine) {
+  common::Status operator()(int rank, std::span<const std::byte> mine, Bytes& all) {
     std::unique_lock lock(mu_);
     const int round = rounds_[rank]++;
     auto& parts = parts_[round];
@@ -41,11 +41,17 @@ class ThreadAllgather {
     parts[static_cast<std::size_t>(rank)].assign(mine.begin(), mine.end());
     if (++arrived_[round] == n_) cv_.notify_all();
     if (!cv_.wait_for(lock, std::chrono::seconds(20), [&] { return arrived_[round] == n_; })) {
-      throw Error(ErrorCode::kTimeout, "test allgather timed out");
+      return common::timeout_error("test allgather timed out");
     }
-    Bytes all;
+    all.clear();
     for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
-    return all;
+    return common::Status::ok();
+  }
+  // The exchange as rank `rank` calls it.
+  OobAllgather of(int rank) {
+    return [this, rank](std::span<const std::byte> mine, Bytes& all) {
+      return (*this)(rank, mine, all);
+    };
   }
 
  private:
@@ -56,6 +62,16 @@ class ThreadAllgather {
   std::map<int, int> arrived_;
   std::map<int, std::vector<Bytes>> parts_;
 };
+
+// An exchange scripted by a function that returns every rank's
+// contribution, for tests that play the other ranks themselves.
+template <typename F>
+OobAllgather scripted(F f) {
+  return [f](std::span<const std::byte> mine, Bytes& all) {
+    all = f(mine);
+    return common::Status::ok();
+  };
+}
 
 // Creates an n-rank mesh with `create(rank, oob, out)`, one thread per rank
 // (setup is collective).
@@ -69,8 +85,7 @@ inline Mesh make_mesh_with(
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       auto ur = static_cast<std::size_t>(r);
-      st[ur] = create(
-          r, [&](auto mine) { return oob(r, mine); }, ts[ur]);
+      st[ur] = create(r, oob.of(r), ts[ur]);
     });
   }
   for (auto& t : threads) t.join();

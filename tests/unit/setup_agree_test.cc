@@ -42,11 +42,11 @@ std::vector<Outcome> agree(const std::vector<LinkFacts>& links,
   for (int r = 0; r < n; ++r) {
     ranks.emplace_back([&, r] {
       bool first = true;
-      const auto my_oob = [&, r](std::span<const std::byte> mine) {
+      const auto my_oob = [&, r](std::span<const std::byte> mine, std::vector<std::byte>& all) {
         std::vector<std::byte> bytes(mine.begin(), mine.end());
         if (first && edit) edit(r, bytes);
         first = false;
-        return oob(r, bytes);
+        return oob(r, bytes, all);
       };
       Proposal p;
       p.transport = TransportKind::kUdp;

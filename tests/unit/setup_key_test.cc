@@ -43,15 +43,15 @@ Exchange agree(int n, const std::function<void(int rank, int round, Bytes&)>& ta
   for (int r = 0; r < n; ++r) {
     ranks.emplace_back([&, r] {
       int round = 0;
-      const auto my_oob = [&](std::span<const std::byte> mine) {
+      const auto my_oob = [&](std::span<const std::byte> mine, Bytes& all) {
         Bytes sent(mine.begin(), mine.end());
         if (tamper) tamper(r, round, sent);
         ++round;
-        Bytes all = oob(r, sent);
+        const common::Status st = oob(r, sent, all);
         std::lock_guard lock(mu);
         run.seen.push_back(sent);
         run.seen.push_back(all);
-        return all;
+        return st;
       };
       Proposal p;
       p.transport = TransportKind::kUdp;

@@ -175,7 +175,10 @@ TEST(TcpReliable, BoundedCacheClosesIdleConnectionsWithoutLosingMessages) {
 
 TEST(TcpReliable, BadConfigIsRejected) {
   std::unique_ptr<ReliableTransport> t;
-  auto oob = [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); };
+  auto oob = [](std::span<const std::byte> m, Bytes& all) {
+    all.assign(m.begin(), m.end());
+    return common::Status::ok();
+  };
   EXPECT_EQ(create_tcp_reliable({.rank = 0, .size = 0}, oob, t).code(),
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(create_tcp_reliable({.rank = 2, .size = 2, .bind_address = "127.0.0.1"}, oob, t).code(),
@@ -234,8 +237,7 @@ void with_fake_rank0(const std::function<void(ReliableTransport&, int fd)>& afte
   int junk = -1;
   int liar = -1;
   common::Status st = create_tcp_reliable(
-      config(1, 2),
-      [&](std::span<const std::byte> mine) {
+      config(1, 2), scripted([&](std::span<const std::byte> mine) {
         Bytes all = address_blob(1, fake_nonce);  // rank 0's address is never used
         all.insert(all.end(), mine.begin(), mine.end());
         const wire::Address me = decode_blob(all, 1);
@@ -254,7 +256,7 @@ void with_fake_rank0(const std::function<void(ReliableTransport&, int fd)>& afte
         fd = connect_to(me.port);
         send_all(fd, hs.data(), hs.size());
         return all;  // the strangers stay connected until the end
-      },
+      }),
       t);
   ASSERT_TRUE(st.is_ok()) << st.message();
   std::array<std::byte, wire::kHandshakeBytes> answer;
@@ -336,12 +338,12 @@ TEST(TcpReliable, ADeathIsNewsAroundTheRing) {
   std::vector<std::thread> threads;
   for (int r = 1; r <= 2; ++r) {
     threads.emplace_back([&, r] {
-      st[static_cast<std::size_t>(r)] = create_tcp_reliable(
-          config(r, 3), [&](std::span<const std::byte> m) { return oob(r, m); },
-          ts[static_cast<std::size_t>(r)]);
+      st[static_cast<std::size_t>(r)] =
+          create_tcp_reliable(config(r, 3), oob.of(r), ts[static_cast<std::size_t>(r)]);
     });
   }
-  const Bytes all = oob(0, address_blob(1, fake_nonce));  // nobody dials rank 0
+  Bytes all;  // nobody dials rank 0
+  ASSERT_TRUE(oob(0, address_blob(1, fake_nonce), all).is_ok());
   int fd[3] = {-1, -1, -1};
   for (int q = 1; q <= 2; ++q) {  // the lower rank dials: rank 0 dials both
     const wire::Address a = decode_blob(all, q);
@@ -409,15 +411,13 @@ TEST(TcpReliable, SilentPeerTimesOutNamingIt) {
   std::unique_ptr<ReliableTransport> t;
   TcpReliableConfig c = config(0, 2);
   c.connect_timeout = 300ms;
-  common::Status st = create_tcp_reliable(
-      c,
-      [&](std::span<const std::byte> mine) {
-        Bytes all(mine.begin(), mine.end());
-        Bytes other = address_blob(ntohs(a.sin_port), 42);
-        all.insert(all.end(), other.begin(), other.end());
-        return all;
-      },
-      t);
+  common::Status st = create_tcp_reliable(c, scripted([&](std::span<const std::byte> mine) {
+                                            Bytes all(mine.begin(), mine.end());
+                                            Bytes other = address_blob(ntohs(a.sin_port), 42);
+                                            all.insert(all.end(), other.begin(), other.end());
+                                            return all;
+                                          }),
+                                          t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.message(), AllOf(HasSubstr("rank 0"), HasSubstr("ranks 1"),
                                   HasSubstr("never answered the handshake")));
@@ -426,14 +426,12 @@ TEST(TcpReliable, SilentPeerTimesOutNamingIt) {
   // Rank 1 waits for a rank 0 that never connects.
   c = config(1, 2);
   c.connect_timeout = 300ms;
-  st = create_tcp_reliable(
-      c,
-      [&](std::span<const std::byte> mine) {
-        Bytes all = address_blob(9, 42);
-        all.insert(all.end(), mine.begin(), mine.end());
-        return all;
-      },
-      t);
+  st = create_tcp_reliable(c, scripted([&](std::span<const std::byte> mine) {
+                             Bytes all = address_blob(9, 42);
+                             all.insert(all.end(), mine.begin(), mine.end());
+                             return all;
+                           }),
+                           t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.message(), AllOf(HasSubstr("rank 0"), HasSubstr("never connected")));
 }

@@ -36,7 +36,10 @@ TEST_F(UcxTest, PeerThatVanishesWithoutClosingIsReported) {
 
 TEST_F(UcxTest, BadConfigIsRejected) {
   std::unique_ptr<ReliableTransport> t;
-  auto oob = [](std::span<const std::byte> m) { return Bytes(m.begin(), m.end()); };
+  auto oob = [](std::span<const std::byte> m, Bytes& all) {
+    all.assign(m.begin(), m.end());
+    return common::Status::ok();
+  };
   EXPECT_EQ(create_ucx_reliable({.rank = 0, .size = 0}, oob, t).code(),
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(create_ucx_reliable({.rank = 2, .size = 2}, oob, t).code(),
@@ -57,12 +60,10 @@ TEST_F(UcxTest, RanksThatDisagreeAboutOneSidedReadsAreAMismatch) {
   std::thread other([&] {
     UcxReliableConfig c = config(1, 2);
     c.one_sided = false;
-    s1 = create_ucx_reliable(
-        c, [&](auto m) { return oob(1, m); }, t1);
+    s1 = create_ucx_reliable(c, oob.of(1), t1);
   });
   std::unique_ptr<ReliableTransport> t;
-  common::Status st = create_ucx_reliable(
-      config(0, 2), [&](auto m) { return oob(0, m); }, t);
+  common::Status st = create_ucx_reliable(config(0, 2), oob.of(0), t);
   other.join();
   EXPECT_EQ(st.code(), ErrorCode::kMismatch);
   EXPECT_EQ(s1.code(), ErrorCode::kMismatch);
@@ -78,8 +79,8 @@ TEST_F(UcxTest, SilentPeerTimesOutNamingIt) {
   c.connect_timeout = 300ms;
   common::Status st = create_ucx_reliable(
       c,
-      [&](std::span<const std::byte> mine) {
-        Bytes all(mine.begin(), mine.end());
+      [&](std::span<const std::byte> mine, Bytes& all) {
+        all.assign(mine.begin(), mine.end());
         Bytes other(mine.begin(), mine.end());
         if (mine.size() == wire::kAddressHeaderBytes) {
           wire::AddressHeader h;
@@ -91,7 +92,7 @@ TEST_F(UcxTest, SilentPeerTimesOutNamingIt) {
                        std::span<std::byte, wire::kAddressHeaderBytes>(other.data(), other.size()));
         }
         all.insert(all.end(), other.begin(), other.end());
-        return all;
+        return common::Status::ok();
       },
       t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();

@@ -306,8 +306,8 @@ void make_pair_over(const char* tls, bool detect, Mesh& ts, std::vector<common::
     threads.emplace_back([&, r] {
       UcxReliableConfig c = config(r, 2);
       c.detect_peer_failures = detect;
-      st[static_cast<std::size_t>(r)] = create_ucx_reliable(
-          c, [&](auto m) { return oob(r, m); }, ts[static_cast<std::size_t>(r)]);
+      st[static_cast<std::size_t>(r)] =
+          create_ucx_reliable(c, oob.of(r), ts[static_cast<std::size_t>(r)]);
     });
   }
   for (auto& th : threads) th.join();

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/settings.h"
 #include "transport/udp/udp_transport.h"
 #include "udp_test_util.h"
 
@@ -245,11 +246,14 @@ TEST(UdpGroTest, SettingIsReadAndChecked) {
   auto off = make(c);
   ASSERT_TRUE(off);
   EXPECT_FALSE(as_udp(off.get())->info().gro);
+  // Rejected where creation begins (check_settings()); reached anyway, the
+  // default (auto).
   ::setenv("MCCL_UDP_GRO", "sometimes", 1);
-  std::unique_ptr<DatagramTransport> bad;
-  common::Status s = create_udp_transport(c, bad);
+  common::Status s = common::check_settings();
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(s.message().find("MCCL_UDP_GRO"), std::string::npos) << s.message();
+  auto fallback = make(c);
+  ASSERT_TRUE(fallback);
   ::unsetenv("MCCL_UDP_GRO");
 }
 
@@ -271,15 +275,20 @@ TEST(UdpGsoTest, SettingIsReadAndChecked) {
   auto t = make(c);
   ASSERT_TRUE(t);
   EXPECT_FALSE(as_udp(t.get())->info().gso);
+  // Rejected where creation begins (check_settings()); reached anyway, the
+  // default (auto).
   ::setenv("MCCL_UDP_GSO", "maybe", 1);
   std::unique_ptr<DatagramTransport> bad;
-  common::Status s = create_udp_transport(c, bad);
+  common::Status s = common::check_settings();
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(s.message().find("MCCL_UDP_GSO"), std::string::npos) << s.message();
+  auto fallback = make(c);
+  ASSERT_TRUE(fallback);
   ::unsetenv("MCCL_UDP_GSO");
-  c.gso = "sometimes";
+  c.gso = "sometimes";  // a config's own value is checked by the transport
   s = create_udp_transport(c, bad);
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("gso"), std::string::npos) << s.message();
 }
 
 // The transport's send socket: the socket of this process bound to

@@ -132,11 +132,17 @@ TEST(UdpTransportTest, SettingsAreRegisteredAndRead) {
   auto t = make(c);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->caps().mtu, 1200u);
+  // A malformed value is an error where creation begins (check_settings(),
+  // which the public entry points call); reached anyway, it reads as the
+  // default.
   ::setenv("MCCL_UDP_MAX_DATAGRAM", "big", 1);
-  std::unique_ptr<DatagramTransport> none;
-  common::Status s = create_udp_transport(c, none);
+  common::Status s = common::check_settings();
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(s.message().find("MCCL_UDP_MAX_DATAGRAM"), std::string::npos) << s.message();
+  auto fallback = make(c);
+  ASSERT_TRUE(fallback);
+  EXPECT_EQ(fallback->caps().mtu,
+            static_cast<std::size_t>(std::stoll(st::kUdpMaxDatagram.default_value())));
   ::unsetenv("MCCL_UDP_MAX_DATAGRAM");
   ::unsetenv("MCCL_UDP_IFACE");
 }

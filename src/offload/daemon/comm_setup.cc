@@ -23,13 +23,9 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
       choices.authenticate < 0 ? std::nullopt : std::optional<bool>(choices.authenticate != 0);
   req.timeout = timeout;
   req.udp_iface = udp_iface.empty() ? std::nullopt : std::optional<std::string>(udp_iface);
-  try {  // a malformed MCCL_TRANSPORT_SETUP_TIMEOUT_MS throws
-    req.setup_timeout = std::chrono::milliseconds(
-        choices.setup_timeout_ms > 0 ? choices.setup_timeout_ms
-                                     : common::settings::kTransportSetupTimeoutMs.get_int(1));
-  } catch (const Error& e) {
-    return {e.code(), who + e.what()};
-  }
+  req.setup_timeout = std::chrono::milliseconds(
+      choices.setup_timeout_ms > 0 ? choices.setup_timeout_ms
+                                   : common::settings::kTransportSetupTimeoutMs.get_int());
   setup::BroughtUp up;
   common::Status st = setup::bring_up(req, oob, who, up);
   if (!st) return st;

@@ -138,14 +138,13 @@ transport::OobAllgather Session::relay_to_client() const {
   const int sock = sock_;
   const auto ranks = static_cast<std::size_t>(hello_.size);
   const int tmo = setup_answer_timeout_ms(hello_.timeout_ms);
-  return [sock, ranks, tmo](std::span<const std::byte> mine) {
+  return [sock, ranks, tmo](std::span<const std::byte> mine, std::vector<std::byte>& result) {
     auto s = send_msg(sock, MsgType::kAllgather, mine);
     MsgType t{};
-    std::vector<std::byte> result;
     if (s) s = recv_msg(sock, t, result, nullptr, tmo);
     // Bootstrap::allgather's contract: every rank's contribution, each as
     // long as this one.
-    if (s && t == MsgType::kAllgatherResult && result.size() == ranks * mine.size()) return result;
+    if (s && t == MsgType::kAllgatherResult && result.size() == ranks * mine.size()) return s;
     if (s && t == MsgType::kAllgatherResult) {
       s = common::internal_error(
           "the application's bootstrap allgather returned " + std::to_string(result.size()) +
@@ -155,7 +154,7 @@ transport::OobAllgather Session::relay_to_client() const {
           "the application's bootstrap allgather failed: " +
           std::string(reinterpret_cast<const char*>(result.data()), result.size()));
     }
-    throw Error(s.code(), s.message());
+    return s;
   };
 }
 

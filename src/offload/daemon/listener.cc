@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/settings.h"
 #include "offload/daemon/daemon.h"
 #include "offload/daemon/session.h"
 #include "offload/daemon/stale.h"
@@ -147,6 +148,12 @@ bool serve(int lfd, const std::string& path, const DaemonConfig& config) {
 }  // namespace
 
 int run_daemon(const DaemonConfig& config) {
+  // The transports it brings up read MCCL_* settings: refuse to start on
+  // one that does not parse rather than run on its default.
+  if (common::Status st = common::check_settings(); !st) {
+    say("%s", st.message());
+    return 1;
+  }
   std::string path = config.socket_path;
   if (path.empty()) {
     if (auto st = default_socket_path(path); !st) {

@@ -23,8 +23,9 @@ namespace mccl::offload::daemon {
 
 common::Status self_test() {
   Comm comm;
-  transport::OobAllgather oob = [](std::span<const std::byte> mine) {
-    return std::vector<std::byte>(mine.begin(), mine.end());
+  transport::OobAllgather oob = [](std::span<const std::byte> mine, std::vector<std::byte>& all) {
+    all.assign(mine.begin(), mine.end());
+    return common::Status::ok();
   };
   auto st = build_comm(0, 1, std::chrono::milliseconds(10000), CollChoices{}, oob, comm);
   if (!st) return st;

@@ -113,12 +113,7 @@ Status choose_port(Verbs& verbs, const std::string& spec, PortChoice& out) {
 
 Status probe_ib(Verbs& verbs, std::string& reason) {
   PortChoice pc;
-  Status st;
-  try {
-    st = choose_port(verbs, common::settings::kIbDev.get(), pc);
-  } catch (const Error& e) {
-    st = Status(e.code(), e.what());
-  }
+  const Status st = choose_port(verbs, common::settings::kIbDev.get(), pc);
   if (!st) {
     reason = st.message();
     return st;

@@ -28,18 +28,16 @@ struct Resolved {
   std::size_t rx_depth = 0, signal_every = 0;
 };
 
-// Throws mccl::Error (kInvalidArgument) on a malformed environment value.
+// The MCCL_IB_* settings a config leaves open.
 Resolved resolve_config(const IbConfig& c) {
   namespace s = common::settings;
   Resolved r;
   r.device = !c.device.empty() ? c.device : s::kIbDev.get();
   r.mgid = !c.mgid.empty() ? c.mgid : s::kIbMgid.get();
   r.iface = !c.ipoib_iface.empty() ? c.ipoib_iface : s::kIbIpoibIface.get();
-  r.rx_depth =
-      c.rx_depth != 0 ? c.rx_depth : static_cast<std::size_t>(s::kIbRxDepth.get_int(16, 1 << 20));
-  r.signal_every = c.signal_every != 0
-                       ? c.signal_every
-                       : static_cast<std::size_t>(s::kIbSignalEvery.get_int(1, 1 << 16));
+  r.rx_depth = c.rx_depth != 0 ? c.rx_depth : static_cast<std::size_t>(s::kIbRxDepth.get_int());
+  r.signal_every =
+      c.signal_every != 0 ? c.signal_every : static_cast<std::size_t>(s::kIbSignalEvery.get_int());
   return r;
 }
 
@@ -124,7 +122,10 @@ Status join_group(const IbConfig& config, const std::optional<Gid>& mgid, const 
   return st;
 }
 
-Status create(const IbConfig& config, std::unique_ptr<DatagramTransport>& out) {
+}  // namespace
+
+common::Status create_ib_transport(const IbConfig& config,
+                                   std::unique_ptr<DatagramTransport>& out) {
   const Resolved cfg = resolve_config(config);
   std::optional<Gid> mgid;
   if (!cfg.mgid.empty()) {
@@ -191,17 +192,6 @@ Status create(const IbConfig& config, std::unique_ptr<DatagramTransport>& out) {
                info.sq_depth, info.signal_every, info.max_inline);
   out = std::make_unique<IbEndpoint>(std::move(r), std::move(info), config.rank);
   return Status::ok();
-}
-
-}  // namespace
-
-common::Status create_ib_transport(const IbConfig& config,
-                                   std::unique_ptr<DatagramTransport>& out) {
-  try {
-    return create(config, out);
-  } catch (const Error& e) {  // a malformed MCCL_IB_* value
-    return common::Status(e.code(), e.what());
-  }
 }
 
 }  // namespace mccl::transport::ibud

@@ -126,10 +126,10 @@ class FabricImpl {
   std::atomic<std::uint64_t> kill_epoch{0};
 
   std::shared_ptr<Group> group(std::uint64_t id);
-  // Throws mccl::Error(kInvalidArgument) when `size` disagrees with the
-  // size the mesh was created with. Member `rank` runs on `node`'s state
-  // (the others on their rank's until they join).
-  std::shared_ptr<Mesh> mesh(std::uint64_t id, int size, int rank, int node);
+  // Null, with `why` set, when `size` disagrees with the size the mesh was
+  // created with. Member `rank` runs on `node`'s state (the others on their
+  // rank's until they join).
+  std::shared_ptr<Mesh> mesh(std::uint64_t id, int size, int rank, int node, common::Status& why);
   std::shared_ptr<RankState> rank_state(int rank);
   void kill(int rank);
 

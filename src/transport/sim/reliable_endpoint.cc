@@ -18,17 +18,36 @@ namespace {
 // because it may send, and a send to self takes the same lock.
 constexpr std::size_t kPollChunk = 16;
 
+// The end a rank gets when it joined a group with the wrong size: every
+// call fails with why, so that the error reaches the caller as a Status at
+// its first exchange.
+class FailedReliable final : public ReliableTransport {
+ public:
+  FailedReliable(int rank, int size, common::Status why)
+      : rank_(rank), size_(size), why_(std::move(why)) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  common::Status send(int, std::span<const std::span<const std::byte>>) override { return why_; }
+  common::Status poll(ReliableHandler&, std::size_t, std::size_t& delivered) override {
+    delivered = 0;
+    return why_;
+  }
+
+ private:
+  int rank_, size_;
+  common::Status why_;
+};
+
 class ReliableEndpoint final : public ReliableTransport {
  public:
-  ReliableEndpoint(std::shared_ptr<FabricImpl> fabric, std::uint64_t group, int rank, int size,
-                   int node)
+  ReliableEndpoint(std::shared_ptr<FabricImpl> fabric, std::shared_ptr<Mesh> mesh, int rank)
       : fabric_(std::move(fabric)),
-        mesh_(fabric_->mesh(group, size, rank, node)),
+        mesh_(std::move(mesh)),
         self_(mesh_->states[static_cast<std::size_t>(rank)]),
         mailbox_(mesh_->mailboxes[static_cast<std::size_t>(rank)]),
         rank_(rank),
-        reported_(static_cast<std::size_t>(size), false),
-        talked_to_(static_cast<std::size_t>(size), false) {}
+        reported_(static_cast<std::size_t>(mesh_->size), false),
+        talked_to_(static_cast<std::size_t>(mesh_->size), false) {}
 
   int rank() const override { return rank_; }
   int size() const override { return mesh_->size; }
@@ -176,7 +195,10 @@ void ReliableEndpoint::report_failures(ReliableHandler& handler) {
 std::unique_ptr<ReliableTransport> make_reliable_endpoint(std::shared_ptr<FabricImpl> fabric,
                                                           std::uint64_t group, int rank, int size,
                                                           int node) {
-  return std::make_unique<ReliableEndpoint>(std::move(fabric), group, rank, size, node);
+  common::Status why;
+  auto mesh = fabric->mesh(group, size, rank, node, why);
+  if (!mesh) return std::make_unique<FailedReliable>(rank, size, std::move(why));
+  return std::make_unique<ReliableEndpoint>(std::move(fabric), std::move(mesh), rank);
 }
 
 }  // namespace mccl::transport::sim

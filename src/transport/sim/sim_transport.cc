@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "mccl/error.h"
+#include "common/log.h"
 #include "transport/sim/fabric_impl.h"
 #include "transport/sim/fault_model.h"
 
@@ -31,7 +31,8 @@ std::shared_ptr<RankState> FabricImpl::rank_state(int rank) {
   return rank_state_locked(rank);
 }
 
-std::shared_ptr<Mesh> FabricImpl::mesh(std::uint64_t id, int size, int rank, int node) {
+std::shared_ptr<Mesh> FabricImpl::mesh(std::uint64_t id, int size, int rank, int node,
+                                       common::Status& why) {
   std::lock_guard lock(mu_);
   auto& m = meshes_[id];
   if (!m) {
@@ -42,9 +43,10 @@ std::shared_ptr<Mesh> FabricImpl::mesh(std::uint64_t id, int size, int rank, int
       m->states.push_back(rank_state_locked(r));
     }
   } else if (m->size != size) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "sim fabric: reliable group " + std::to_string(id) + " has " +
-                    std::to_string(m->size) + " ranks, joined with size " + std::to_string(size));
+    why = common::invalid_argument("sim fabric: reliable group " + std::to_string(id) + " has " +
+                                   std::to_string(m->size) + " ranks, joined with size " +
+                                   std::to_string(size));
+    return nullptr;
   }
   // Peers read the states only once every member has joined (creation's
   // exchanges come after the joins, under the exchanges' locks).
@@ -236,19 +238,16 @@ Fabric::~Fabric() = default;
 const FabricConfig& Fabric::config() const { return impl_->config; }
 
 std::unique_ptr<DatagramTransport> Fabric::join_datagram(std::uint64_t group, int rank, int node) {
-  if (rank < 0) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "sim fabric: rank " + std::to_string(rank) + " is negative");
-  }
+  if (rank < 0)
+    common::contract_violated("sim fabric: rank " + std::to_string(rank) + " is negative");
   return make_datagram_endpoint(impl_, group, rank, node < 0 ? rank : node);
 }
 
 std::unique_ptr<ReliableTransport> Fabric::join_reliable(std::uint64_t group, int rank, int size,
                                                          int node) {
   if (size <= 0 || rank < 0 || rank >= size) {
-    throw Error(ErrorCode::kInvalidArgument, "sim fabric: rank " + std::to_string(rank) +
-                                                 " is outside a mesh of " + std::to_string(size) +
-                                                 " ranks");
+    common::contract_violated("sim fabric: rank " + std::to_string(rank) +
+                              " is outside a mesh of " + std::to_string(size) + " ranks");
   }
   return make_reliable_endpoint(impl_, group, rank, size, node < 0 ? rank : node);
 }

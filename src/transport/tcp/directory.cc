@@ -23,13 +23,7 @@ common::Status exchange(const OobAllgather& oob, const sockaddr_in& bound, Direc
   const wire::Address self{ntohl(bound.sin_addr.s_addr), ntohs(bound.sin_port), d.nonce};
   wire::encode(self, mine);
   std::vector<std::byte> all;
-  try {
-    all = oob(mine);
-  } catch (const Error& e) {
-    return {e.code(), e.what()};
-  } catch (const std::exception& e) {
-    return common::internal_error(me(d.rank) + "the out-of-band allgather threw: " + e.what());
-  }
+  if (common::Status st = oob(mine, all); !st) return st;
   const std::size_t want = wire::kAddressBytes * static_cast<std::size_t>(d.size);
   if (all.size() != want) {
     return common::mismatch_error(me(d.rank) + "the out-of-band allgather returned " +

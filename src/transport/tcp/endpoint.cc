@@ -34,7 +34,7 @@ constexpr auto kCloseFlushBudget = 1s;
 int max_open(const TcpReliableConfig& c) {
   const int n = c.max_connections > 0
                     ? c.max_connections
-                    : static_cast<int>(common::settings::kTcpMaxConnections.get_int(1, 1 << 20));
+                    : static_cast<int>(common::settings::kTcpMaxConnections.get_int());
   return std::max(n, 3);  // both ring neighbours and one more
 }
 

@@ -41,17 +41,12 @@ std::uint64_t random_nonce() {
   return (std::uint64_t{rd()} << 32) ^ rd();
 }
 
-// Runs the allgather, turning what it throws into a Status.
+// Runs the allgather, naming this rank in what fails.
 common::Status exchange(const OobAllgather& oob, std::span<const std::byte> mine,
                         std::vector<std::byte>& all, const std::string& me) {
-  try {
-    all = oob(mine);
-  } catch (const Error& e) {
-    return {e.code(), e.what()};
-  } catch (const std::exception& e) {
-    return common::transport_error(me + "out-of-band allgather failed: " + e.what());
-  }
-  return common::Status::ok();
+  const common::Status st = oob(mine, all);
+  if (!st) return {st.code(), me + "out-of-band allgather failed: " + st.message()};
+  return st;
 }
 
 std::string rank_list(const std::vector<int>& ranks) {

@@ -191,7 +191,8 @@ common::Status discover_interface(const transport::OobAllgather& oob, int rank, 
   // reports the same failure, naming it.
   (void)list_interfaces(interfaces);
   const IfaceReport mine = make_report(interfaces, common::network_host_id(), launcher_hint());
-  const std::vector<std::byte> bytes = oob(std::as_bytes(std::span(&mine, 1)));
+  std::vector<std::byte> bytes;
+  if (common::Status st = oob(std::as_bytes(std::span(&mine, 1)), bytes); !st) return st;
   if (bytes.empty() || bytes.size() % sizeof(IfaceReport) != 0) {
     return common::mismatch_error("MCCL_UDP_IFACE=auto: the interface exchange returned " +
                                   std::to_string(bytes.size()) + " bytes");

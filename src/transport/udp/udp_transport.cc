@@ -30,13 +30,14 @@ constexpr int kSendBufBytes = 4 << 20;  // clamped by net.core.wmem_max; best ef
 // How a kernel offload (GSO on send, GRO on receive) is asked for.
 enum class OffloadMode { kAuto, kOn, kOff };
 
-// "auto" | "on" | "off" of `setting` (for the message); throws mccl::Error.
-OffloadMode parse_offload(const std::string& value, const char* setting) {
-  if (value == "auto") return OffloadMode::kAuto;
-  if (value == "on") return OffloadMode::kOn;
-  if (value == "off") return OffloadMode::kOff;
-  throw Error(ErrorCode::kInvalidArgument, std::string("udp transport: ") + setting +
-                                               " must be auto, on or off, not '" + value + "'");
+// "auto" | "on" | "off" of `setting` (for the message): a config's own
+// value may be anything, the environment's is checked by the settings table.
+common::Status parse_offload(const std::string& value, const char* setting, OffloadMode& out) {
+  if (value == "auto") return out = OffloadMode::kAuto, common::Status::ok();
+  if (value == "on") return out = OffloadMode::kOn, common::Status::ok();
+  if (value == "off") return out = OffloadMode::kOff, common::Status::ok();
+  return common::invalid_argument(std::string("udp transport: ") + setting +
+                                  " must be auto, on or off, not '" + value + "'");
 }
 
 struct Resolved {
@@ -49,25 +50,24 @@ struct Resolved {
   OffloadMode gro = OffloadMode::kAuto;
 };
 
-// Reads the MCCL_UDP_* settings a config leaves open; throws mccl::Error
-// (kInvalidArgument) on a malformed environment value.
-Resolved resolve_config(const UdpConfig& c) {
+// Reads the MCCL_UDP_* settings a config leaves open.
+common::Status resolve_config(const UdpConfig& c, Resolved& r) {
   namespace s = common::settings;
-  Resolved r;
   r.iface = !c.iface.empty() ? c.iface : s::kUdpIface.get();
-  r.max_datagram = c.max_datagram != 0
-                       ? c.max_datagram
-                       : static_cast<std::size_t>(s::kUdpMaxDatagram.get_int(64, kMaxUdpPayload));
-  r.rcvbuf = c.rcvbuf_bytes != 0 ? c.rcvbuf_bytes
-                                 : static_cast<std::size_t>(s::kUdpRcvbuf.get_int(0, INT_MAX / 2));
+  r.max_datagram =
+      c.max_datagram != 0 ? c.max_datagram : static_cast<std::size_t>(s::kUdpMaxDatagram.get_int());
+  r.rcvbuf =
+      c.rcvbuf_bytes != 0 ? c.rcvbuf_bytes : static_cast<std::size_t>(s::kUdpRcvbuf.get_int());
   // Negative: unpaced; 0: the interface's speed (create() reads it).
   r.rate_mbit = c.rate_mbit != 0 ? c.rate_mbit : s::kUdpRateMbit.get_double();
-  r.gso = parse_offload(!c.gso.empty() ? c.gso : s::kUdpGso.get(), "gso (MCCL_UDP_GSO)");
-  r.gro = parse_offload(!c.gro.empty() ? c.gro : s::kUdpGro.get(), "gro (MCCL_UDP_GRO)");
-  r.drop_permille = c.test_drop_permille >= 0
-                        ? c.test_drop_permille
-                        : static_cast<int>(s::kUdpTestDropPermille.get_int(0, 1000));
-  return r;
+  r.drop_permille = c.test_drop_permille >= 0 ? c.test_drop_permille
+                                              : static_cast<int>(s::kUdpTestDropPermille.get_int());
+  if (auto st =
+          parse_offload(!c.gso.empty() ? c.gso : s::kUdpGso.get(), "gso (MCCL_UDP_GSO)", r.gso);
+      !st) {
+    return st;
+  }
+  return parse_offload(!c.gro.empty() ? c.gro : s::kUdpGro.get(), "gro (MCCL_UDP_GRO)", r.gro);
 }
 
 sockaddr_in sockaddr_of(std::uint32_t addr, std::uint16_t port) {
@@ -305,8 +305,12 @@ common::Status check_interface(const Interface& iface, const std::string& where)
   return common::Status::ok();
 }
 
-common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport>& out) {
-  const Resolved r = resolve_config(config);
+}  // namespace
+
+common::Status create_udp_transport(const UdpConfig& config,
+                                    std::unique_ptr<DatagramTransport>& out) {
+  Resolved r;
+  if (auto st = resolve_config(config, r); !st) return st;
   if (r.drop_permille < 0 || r.drop_permille > 1000) {
     return common::invalid_argument("udp transport: test_drop_permille must be in [0, 1000], not " +
                                     std::to_string(r.drop_permille));
@@ -370,17 +374,6 @@ common::Status create(const UdpConfig& config, std::unique_ptr<DatagramTransport
   }
   out = std::make_unique<UdpEndpoint>(std::move(setup));
   return common::Status::ok();
-}
-
-}  // namespace
-
-common::Status create_udp_transport(const UdpConfig& config,
-                                    std::unique_ptr<DatagramTransport>& out) {
-  try {
-    return create(config, out);
-  } catch (const Error& e) {  // a malformed MCCL_UDP_* value
-    return common::Status(e.code(), e.what());
-  }
 }
 
 }  // namespace mccl::transport::udp
