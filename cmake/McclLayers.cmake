@@ -24,7 +24,8 @@
 # mccl_apply_layer_include_roots(<dir>...) gives every target defined in
 # those folders (and below) the root of the layer it lives in, and writes
 # <build>/layer-includes/targets.cmake, which the include probe
-# (CheckLayerIncludes.cmake, CTest layering.includes) reads.
+# (CheckLayerIncludes.cmake, CTest layering.includes) and the throw check
+# (CheckNoThrow.cmake, CTest layering.no_throw) read.
 include_guard(GLOBAL)
 include(${CMAKE_CURRENT_LIST_DIR}/McclLayerTable.cmake)
 
@@ -124,14 +125,16 @@ function(mccl_apply_layer_include_roots)
     endforeach()
   endforeach()
   # For the include probe: each layered target, its layer and the include
-  # path it compiles with (its own root and those of what it links).
+  # path it compiles with (its own root and those of what it links); for
+  # the throw check, the file it builds.
   get_property(_layered GLOBAL PROPERTY _MCCL_LAYERED_TARGETS)
   set(_content "")
   foreach(_target IN LISTS _layered)
     get_property(_layer GLOBAL PROPERTY _MCCL_LAYER_OF_${_target})
     string(APPEND _content "list(APPEND MCCL_PROBE_TARGETS ${_target})\n"
       "set(MCCL_PROBE_${_target}_LAYER \"${_layer}\")\n"
-      "set(MCCL_PROBE_${_target}_INCLUDES \"$<TARGET_PROPERTY:${_target},INCLUDE_DIRECTORIES>\")\n")
+      "set(MCCL_PROBE_${_target}_INCLUDES \"$<TARGET_PROPERTY:${_target},INCLUDE_DIRECTORIES>\")\n"
+      "set(MCCL_PROBE_${_target}_FILE \"$<TARGET_FILE:${_target}>\")\n")
   endforeach()
   file(GENERATE OUTPUT "${MCCL_LAYER_INCLUDE_ROOTS}/targets.cmake" CONTENT "${_content}")
 endfunction()

@@ -2,16 +2,23 @@
 // Inside, the standard library may still throw: std::bad_alloc for a buffer
 // or bitmap too large for memory, std::system_error when a thread cannot be
 // started. `at_boundary` turns those into an Error that names the rank and
-// the call, at the one place each public entry point passes through.
+// the call, at the one place each public entry point passes through; and
+// throw_if_error turns a Status of the layers below into an Error.
 #pragma once
 
 #include <exception>
 #include <new>
 #include <string>
 
+#include "common/status.h"
 #include "mccl/error.h"
 
 namespace mccl::detail {
+
+// The public edge of a Status from the layers below (which do not throw).
+inline void throw_if_error(const common::Status& s) {
+  if (!s.is_ok()) throw Error(s.code(), s.message());
+}
 
 template <typename F>
 decltype(auto) at_boundary(int rank, const char* call, F&& body) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "api/backend.h"
+#include "api/boundary.h"
 #include "mccl/error.h"
 
 namespace mccl::detail {
@@ -25,7 +26,7 @@ inline void check_usable(const std::shared_ptr<CommState>& st) {
 inline void refuse_if_invalid(CommState& st, const common::Status& why) {
   if (why.is_ok()) return;
   st.backend->refuse(why);
-  why.throw_if_error();
+  throw_if_error(why);
 }
 
 // The call's compression, else the communicator's; checked (refused on

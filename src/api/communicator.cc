@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "api/backend.h"
+#include "api/bootstrap.h"
 #include "api/boundary.h"
 #include "api/comm_checks.h"
 #include "api/options.h"
-#include "bootstrap/idle.h"
 #include "coll/validate.h"
 #include "common/test_kill.h"
 
@@ -33,7 +33,7 @@ std::shared_ptr<CommState> create_comm_state(Bootstrap& bootstrap, const Resolve
                     : detail::make_engine_backend(bootstrap, opt);
   // Creation's exchanges are over: the store at rank 0 need not hold a
   // connection per rank while the communicator runs.
-  bootstrap::release_between_exchanges(bootstrap);
+  if (bootstrap::Rendezvous* r = rendezvous_of(bootstrap)) bootstrap::release_between_exchanges(*r);
   common::kill_here_if_asked("created");
   return st;
 }

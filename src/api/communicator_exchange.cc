@@ -25,7 +25,7 @@ Request Communicator::ialltoallv(const void* send, std::span<const std::size_t> 
     if (!why.is_ok()) {
       // Collective: the peers hear why (Backend::refuse), as for the others.
       state_->backend->refuse(why);
-      why.throw_if_error();
+      detail::throw_if_error(why);
     }
     return Request(state_, state_->backend->alltoallv(send, send_counts, send_displs, recv,
                                                       recv_counts, recv_displs));
@@ -49,7 +49,7 @@ Request Communicator::ialltoall(const void* send, void* recv, std::size_t bytes_
                                    ": alltoall: bytes_per_rank " + std::to_string(bytes_per_rank) +
                                    " times " + std::to_string(n) + " ranks overflows a size_t");
       state_->backend->refuse(why);
-      why.throw_if_error();
+      detail::throw_if_error(why);
     }
     std::vector<std::size_t> counts(n, bytes_per_rank), displs(n);
     for (std::size_t r = 0; r < n; ++r) displs[r] = r * bytes_per_rank;
@@ -66,9 +66,8 @@ void Communicator::alltoall(const void* send, void* recv, std::size_t bytes_per_
 Request Communicator::isend(const void* buffer, std::size_t bytes, int peer, int tag) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "send", [&] {
-    coll::validate_point_to_point(state_->rank, state_->size, "send", buffer, bytes, peer, tag,
-                                  false)
-        .throw_if_error();
+    detail::throw_if_error(coll::validate_point_to_point(state_->rank, state_->size, "send", buffer,
+                                                         bytes, peer, tag, false));
     return Request(state_, state_->backend->send(buffer, bytes, peer, tag));
   });
 }
@@ -80,9 +79,8 @@ void Communicator::send(const void* buffer, std::size_t bytes, int peer, int tag
 Request Communicator::irecv(void* buffer, std::size_t bytes, int source, int tag) {
   check_usable(state_);
   return detail::at_boundary(state_->rank, "recv", [&] {
-    coll::validate_point_to_point(state_->rank, state_->size, "recv", buffer, bytes, source, tag,
-                                  true)
-        .throw_if_error();
+    detail::throw_if_error(coll::validate_point_to_point(state_->rank, state_->size, "recv", buffer,
+                                                         bytes, source, tag, true));
     return Request(state_, state_->backend->recv(buffer, bytes, source, tag));
   });
 }

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "api/backend.h"
+#include "api/bootstrap.h"
+#include "api/boundary.h"
 #include "api/options.h"
 #include "bootstrap/inprocess.h"
 #include "coll/collectives.h"
@@ -35,7 +37,7 @@ class EngineOperation final : public Operation {
   bool test() override {
     if (!op_->done()) engine_.poll();
     if (!op_->done()) return false;
-    op_->status().throw_if_error();
+    throw_if_error(op_->status());
     return true;
   }
   void wait(std::chrono::milliseconds timeout) override {
@@ -49,7 +51,7 @@ class EngineOperation final : public Operation {
                                            " ms waiting for " + op_->describe_wait() +
                                            "; it is still in flight");
     }
-    op_->status().throw_if_error();
+    throw_if_error(op_->status());
   }
   int source() const override {
     const auto* recv = dynamic_cast<const protocol::P2pRecv*>(op_.get());
@@ -78,10 +80,6 @@ std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protoc
   common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
                where.reason.c_str());
   return progress::make_thread_engine(ctx, cfg);
-}
-
-void throw_if_error(const common::Status& s) {
-  if (!s.is_ok()) throw Error(s.code(), s.message());
 }
 
 // `fabric`, `sim_node`: an in-process world's fabric and this rank's place
@@ -319,7 +317,7 @@ std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const Resolve
   };
   // Ranks in one process share the in-memory fabric; real processes use
   // the network (setup/bring_up.h).
-  const auto* inproc = mccl::bootstrap::as_in_process(bootstrap);
+  const auto* inproc = mccl::bootstrap::as_in_process(rendezvous_of(bootstrap));
   const setup::BringUpRequest req =
       bring_up_request(opt, rank, size, inproc != nullptr ? &inproc->fabric() : nullptr,
                        inproc != nullptr ? rank : -1);

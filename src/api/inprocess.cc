@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "api/bootstrap.h"
 #include "bootstrap/inprocess.h"
 #include "mccl/error.h"
 
@@ -69,8 +70,8 @@ std::unique_ptr<Bootstrap> InProcessWorld::bootstrap(int rank) {
                                                  std::to_string(rank) + " is out of range [0, " +
                                                  std::to_string(size()) + ")");
   }
-  return std::make_unique<::mccl::bootstrap::InProcessBootstrap>(impl_->exchange, impl_->fabric,
-                                                                 rank);
+  return detail::public_bootstrap(std::make_unique<::mccl::bootstrap::InProcessRendezvous>(
+      impl_->exchange, impl_->fabric, rank));
 }
 
 void InProcessWorld::kill_rank(int rank) {

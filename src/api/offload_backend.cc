@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/backend.h"
+#include "api/boundary.h"
 #include "api/options.h"
 #include "common/log.h"
 #include "common/settings.h"
@@ -35,7 +36,7 @@ class OffloadOperation final : public Operation {
   bool test() override {
     if (!op_->done()) comm_.poll();
     if (!op_->done()) return false;
-    op_->status().throw_if_error();
+    throw_if_error(op_->status());
     return true;
   }
   void wait(std::chrono::milliseconds timeout) override {
@@ -47,7 +48,7 @@ class OffloadOperation final : public Operation {
                                            " ms; it is still in flight in mccl_offloadd (pid " +
                                            std::to_string(comm_.daemon_pid()) + ")");
     }
-    op_->status().throw_if_error();
+    throw_if_error(op_->status());
   }
 
  private:

@@ -8,17 +8,14 @@
 #include <cstdlib>
 #include <string>
 
+#include "bootstrap/rendezvous.h"
 #include "common/settings.h"
-#include "mccl/error.h"
-#include "mccl/pmix_bootstrap.h"
-#include "mccl/tcp_bootstrap.h"
 
 #ifndef MCCL_HAVE_PMIX
 #define MCCL_HAVE_PMIX 0
 #endif
 
-namespace mccl {
-namespace bootstrap {
+namespace mccl::bootstrap {
 namespace {
 
 namespace settings = common::settings;
@@ -57,48 +54,48 @@ const Launcher* detect_launcher() {
   return nullptr;
 }
 
-int parse_launcher_int(const char* name, int min) {
+common::Status parse_launcher_int(const char* name, int min, int& out) {
   const std::string v = env(name);
   errno = 0;
   char* end = nullptr;
   long parsed = std::strtol(v.c_str(), &end, 10);
   if (errno != 0 || end == v.c_str() || *end != '\0' || parsed < min || parsed > INT_MAX) {
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string(name) + "=\"" + v + "\" is not valid: expected an integer in [" +
-                    std::to_string(min) + ", " + std::to_string(INT_MAX) +
-                    "] (set MCCL_RANK and MCCL_WORLD_SIZE to override the launcher)");
+    return common::invalid_argument(
+        std::string(name) + "=\"" + v + "\" is not valid: expected an integer in [" +
+        std::to_string(min) + ", " + std::to_string(INT_MAX) +
+        "] (set MCCL_RANK and MCCL_WORLD_SIZE to override the launcher)");
   }
-  return static_cast<int>(parsed);
+  out = static_cast<int>(parsed);
+  return common::Status::ok();
 }
 
 }  // namespace
-}  // namespace bootstrap
 
-std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
-  using namespace bootstrap;
-  if (common::Status st = common::check_settings(); !st) throw Error(st.code(), st.message());
+common::Status open_from_env(std::unique_ptr<Rendezvous>& out) {
   const bool have_rank = settings::kRank.from_env().has_value();
   const bool have_size = settings::kWorldSize.from_env().has_value();
   const bool have_addr = settings::kBootstrapAddr.from_env().has_value();
   // Any MCCL_* variable means the TCP store was asked for.
   if (MCCL_HAVE_PMIX && !have_rank && !have_size && !have_addr && pmix_launched()) {
-    return make_pmix_bootstrap();
+    return open_pmix(std::chrono::milliseconds(0), out);
   }
   const Launcher* launcher = detect_launcher();
   if (!have_rank && !have_size && launcher == nullptr) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "no bootstrap configured: MCCL_RANK and MCCL_WORLD_SIZE are not set and no "
-                "launcher was recognised (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, "
-                "PMIX_RANK). Set MCCL_BOOTSTRAP_ADDR=host:port of rank 0, MCCL_RANK and "
-                "MCCL_WORLD_SIZE on every process, or start it with mpirun (" +
-                    std::string(MCCL_HAVE_PMIX ? "nothing more to set: PMIx finds the ranks"
-                                               : "and set MCCL_BOOTSTRAP_ADDR") +
-                    ").");
+    return common::invalid_argument(
+        "no bootstrap configured: MCCL_RANK and MCCL_WORLD_SIZE are not set and no "
+        "launcher was recognised (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, "
+        "PMIX_RANK). Set MCCL_BOOTSTRAP_ADDR=host:port of rank 0, MCCL_RANK and "
+        "MCCL_WORLD_SIZE on every process, or start it with mpirun (" +
+        std::string(MCCL_HAVE_PMIX ? "nothing more to set: PMIx finds the ranks"
+                                   : "and set MCCL_BOOTSTRAP_ADDR") +
+        ").");
   }
   TcpBootstrapOptions options;  // fields left at -1 are read from MCCL_* by the factory
   if (launcher != nullptr) {
-    if (!have_rank) options.rank = parse_launcher_int(launcher->rank_var, 0);
-    if (!have_size) options.size = parse_launcher_int(launcher->size_var, 1);
+    common::Status st;
+    if (!have_rank) st = parse_launcher_int(launcher->rank_var, 0, options.rank);
+    if (st && !have_size) st = parse_launcher_int(launcher->size_var, 1, options.size);
+    if (!st) return st;
   }
   // Under a launcher, a missing store address deserves its own message.
   const int size = launcher == nullptr  ? 1
@@ -107,18 +104,18 @@ std::unique_ptr<Bootstrap> make_bootstrap_from_env() {
   if (size > 1 && !have_addr) {
     const std::string rank =
         options.rank != -1 ? std::to_string(options.rank) : settings::kRank.raw();
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string("launched by ") + launcher->name + " as rank " + rank + " of " +
-                    std::to_string(size) +
-                    ", but MCCL_BOOTSTRAP_ADDR is not set: MCCL needs host:port where rank 0 "
-                    "serves its bootstrap store, set on every rank (e.g. " +
-                    launcher->export_hint + ")" +
-                    (!MCCL_HAVE_PMIX && pmix_launched()
-                         ? "; this MCCL was built without PMIx, which would have found the "
-                           "ranks through the launcher by itself"
-                         : ""));
+    return common::invalid_argument(
+        std::string("launched by ") + launcher->name + " as rank " + rank + " of " +
+        std::to_string(size) +
+        ", but MCCL_BOOTSTRAP_ADDR is not set: MCCL needs host:port where rank 0 "
+        "serves its bootstrap store, set on every rank (e.g. " +
+        launcher->export_hint + ")" +
+        (!MCCL_HAVE_PMIX && pmix_launched()
+             ? "; this MCCL was built without PMIx, which would have found the "
+               "ranks through the launcher by itself"
+             : ""));
   }
-  return make_tcp_bootstrap(options);
+  return open_tcp(options, out);
 }
 
-}  // namespace mccl
+}  // namespace mccl::bootstrap

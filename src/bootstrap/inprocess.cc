@@ -3,13 +3,13 @@
 #include <string>
 
 #include "common/clock.h"
-#include "mccl/error.h"
 #include "transport/sim/sim_transport.h"
 
 namespace mccl::bootstrap {
 
-std::vector<std::byte> InProcessExchange::allgather(int rank, std::span<const std::byte> mine,
-                                                    std::chrono::milliseconds timeout) {
+common::Status InProcessExchange::allgather(int rank, std::span<const std::byte> mine,
+                                            std::chrono::milliseconds timeout,
+                                            std::vector<std::byte>& out) {
   std::unique_lock lock(mu_);
   const std::uint64_t k = calls_[rank]++;
   Round& round = rounds_[k];
@@ -36,27 +36,27 @@ std::vector<std::byte> InProcessExchange::allgather(int rank, std::span<const st
       if (!round.arrived[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     }
     // Leave the round in place: latecomers still find it (and its count).
-    throw Error(ErrorCode::kTimeout, "rank " + std::to_string(rank) + ": bootstrap exchange #" +
-                                         std::to_string(k) + " timed out after " +
-                                         std::to_string(timeout.count()) +
-                                         " ms; ranks never arrived: " + missing);
+    return common::timeout_error("rank " + std::to_string(rank) + ": bootstrap exchange #" +
+                                 std::to_string(k) + " timed out after " +
+                                 std::to_string(timeout.count()) +
+                                 " ms; ranks never arrived: " + missing);
   }
-  std::vector<std::byte> out;
+  out.clear();
   out.reserve(mine.size() * size_);
   for (int r = 0; r < size_; ++r) {
     if (round.contributions[r].size() != mine.size()) {
-      throw Error(ErrorCode::kMismatch, "rank " + std::to_string(rank) +
-                                            ": bootstrap contributions differ in length (rank " +
-                                            std::to_string(r) + ")");
+      return common::mismatch_error("rank " + std::to_string(rank) +
+                                    ": bootstrap contributions differ in length (rank " +
+                                    std::to_string(r) + ")");
     }
     out.insert(out.end(), round.contributions[r].begin(), round.contributions[r].end());
   }
   if (++round.taken == size_) rounds_.erase(k);
-  return out;
+  return common::Status::ok();
 }
 
-const InProcessBootstrap* as_in_process(const Bootstrap& b) {
-  return dynamic_cast<const InProcessBootstrap*>(&b);
+const InProcessRendezvous* as_in_process(const Rendezvous* r) {
+  return dynamic_cast<const InProcessRendezvous*>(r);
 }
 
 std::shared_ptr<transport::sim::Fabric> make_in_process_fabric(const SimFabricOptions& o) {

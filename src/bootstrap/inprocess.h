@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "mccl/bootstrap.h"
+#include "bootstrap/rendezvous.h"
 #include "mccl/inprocess.h"
 
 namespace mccl::transport::sim {
@@ -27,12 +27,12 @@ class InProcessExchange {
   explicit InProcessExchange(int size) : size_(size), calls_(size, 0) {}
   int size() const { return size_; }
 
-  // The collective exchange behind InProcessBootstrap::allgather: the k-th
-  // call of every rank meets the k-th call of every other. Blocking; throws
-  // mccl::Error(kTimeout) naming the ranks that never arrived, kMismatch
-  // when contributions differ in length.
-  std::vector<std::byte> allgather(int rank, std::span<const std::byte> mine,
-                                   std::chrono::milliseconds timeout);
+  // The collective exchange behind InProcessRendezvous::allgather: the k-th
+  // call of every rank meets the k-th call of every other. Blocking; kTimeout
+  // naming the ranks that never arrived, kMismatch when contributions differ
+  // in length.
+  common::Status allgather(int rank, std::span<const std::byte> mine,
+                           std::chrono::milliseconds timeout, std::vector<std::byte>& all);
 
  private:
   struct Round {
@@ -48,18 +48,18 @@ class InProcessExchange {
   std::map<std::uint64_t, Round> rounds_;
 };
 
-// A bootstrap whose ranks are in this process. Holds the world's exchange
-// and fabric, so both live as long as any of its bootstraps.
-class InProcessBootstrap final : public Bootstrap {
+// A rendezvous whose ranks are in this process. Holds the world's exchange
+// and fabric, so both live as long as any of its rendezvous.
+class InProcessRendezvous final : public Rendezvous {
  public:
-  InProcessBootstrap(std::shared_ptr<InProcessExchange> exchange,
-                     std::shared_ptr<transport::sim::Fabric> fabric, int rank)
+  InProcessRendezvous(std::shared_ptr<InProcessExchange> exchange,
+                      std::shared_ptr<transport::sim::Fabric> fabric, int rank)
       : exchange_(std::move(exchange)), fabric_(std::move(fabric)), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override { return exchange_->size(); }
-  std::vector<std::byte> allgather(std::span<const std::byte> mine,
-                                   std::chrono::milliseconds timeout) override {
-    return exchange_->allgather(rank_, mine, timeout);
+  common::Status allgather(std::span<const std::byte> mine, std::chrono::milliseconds timeout,
+                           std::vector<std::byte>& all) override {
+    return exchange_->allgather(rank_, mine, timeout, all);
   }
   // The in-memory fabric the world's ranks share (transport/sim).
   transport::sim::Fabric& fabric() const { return *fabric_; }
@@ -70,12 +70,11 @@ class InProcessBootstrap final : public Bootstrap {
   int rank_;
 };
 
-// `b` as an in-process world's bootstrap, or null when its ranks are
-// processes. The one place that asks: the transport choice (auto is sim
-// in-process) and the sim transport's fabric both come from here. A query
-// here rather than a virtual on mccl::Bootstrap, whose vtable users'
-// subclasses are compiled against.
-const InProcessBootstrap* as_in_process(const Bootstrap& b);
+// `r` as an in-process world's rendezvous, or null when its ranks are
+// processes (or `r` is null: the application's own mccl::Bootstrap). The one
+// place that asks: the transport choice (auto is sim in-process) and the sim
+// transport's fabric both come from here.
+const InProcessRendezvous* as_in_process(const Rendezvous* r);
 
 // The in-memory fabric of a world of ranks as threads, from its public
 // options (already checked by the caller, mccl::InProcessWorld).

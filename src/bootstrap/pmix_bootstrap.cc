@@ -10,11 +10,9 @@
 // The fence is started non-blocking and waited for with MCCL's own
 // deadline: PMIX_TIMEOUT is passed too, but not every server honours it
 // (Open MPI 4.1's does not promise to), and a hang is never acceptable.
-#include "mccl/pmix_bootstrap.h"
-
 #include <string>
 
-#include "mccl/error.h"
+#include "bootstrap/rendezvous.h"
 
 #if MCCL_HAVE_PMIX
 
@@ -36,8 +34,7 @@
 #include "common/settings.h"
 #include "common/status.h"
 
-namespace mccl {
-namespace bootstrap {
+namespace mccl::bootstrap {
 namespace {
 
 using namespace std::chrono_literals;
@@ -106,10 +103,10 @@ void fence_done(pmix_status_t status, void* cbdata) {
   delete holder;
 }
 
-class PmixBootstrap final : public Bootstrap {
+class PmixRendezvous final : public Rendezvous {
  public:
-  explicit PmixBootstrap(std::chrono::milliseconds timeout) : default_timeout_(timeout) {}
-  ~PmixBootstrap() override {
+  explicit PmixRendezvous(std::chrono::milliseconds timeout) : default_timeout_(timeout) {}
+  ~PmixRendezvous() override {
     if (initialized_) {
       if (pmix_status_t rc = PMIx_Finalize(nullptr, 0); rc != PMIX_SUCCESS) {
         common::logf(common::LogLevel::kWarn, rank_, "PMIx_Finalize failed: %s",
@@ -118,23 +115,24 @@ class PmixBootstrap final : public Bootstrap {
     }
   }
 
-  // PMIx_Init and the job's size; throws.
-  void init();
+  // PMIx_Init and the job's size.
+  common::Status init();
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  std::vector<std::byte> allgather(std::span<const std::byte> mine,
-                                   std::chrono::milliseconds timeout) override;
+  common::Status allgather(std::span<const std::byte> mine, std::chrono::milliseconds timeout,
+                           std::vector<std::byte>& all) override;
 
  private:
   std::string me() const { return "rank " + std::to_string(rank_) + ": "; }
   std::string job() const { return std::string("PMIx namespace ") + self_.nspace; }
-  [[noreturn]] void fail(common::Status st) {
+  // Makes `st` the object's sticky error and returns it.
+  common::Status fail(common::Status st) {
     failed_ = std::move(st);
     common::logf(common::LogLevel::kInfo, rank_, "%s", failed_->message().c_str());
-    throw Error(failed_->code(), failed_->message());
+    return *failed_;
   }
-  void fence(std::uint64_t round, std::chrono::milliseconds timeout);
+  common::Status fence(std::uint64_t round, std::chrono::milliseconds timeout);
 
   const std::chrono::milliseconds default_timeout_;
   bool initialized_ = false;
@@ -144,17 +142,16 @@ class PmixBootstrap final : public Bootstrap {
   std::optional<common::Status> failed_;
 };
 
-void PmixBootstrap::init() {
+common::Status PmixRendezvous::init() {
   pmix_status_t rc = PMIx_Init(&self_, nullptr, 0);
   if (rc != PMIX_SUCCESS) {
     const char* ns = std::getenv("PMIX_NAMESPACE");
-    throw Error(ErrorCode::kUnavailable,
-                std::string("PMIx bootstrap: not launched under a PMIx server (PMIx_Init: ") +
-                    pmix_error(rc) +
-                    (ns ? std::string(", PMIX_NAMESPACE=") + ns
-                        : std::string(", PMIX_NAMESPACE is not set")) +
-                    "): start the program with mpirun (Open MPI) or srun --mpi=pmix, or use "
-                    "the TCP store instead (MCCL_BOOTSTRAP_ADDR, or mccl_run)");
+    return common::unavailable_error(
+        std::string("PMIx bootstrap: not launched under a PMIx server (PMIx_Init: ") +
+        pmix_error(rc) +
+        (ns ? std::string(", PMIX_NAMESPACE=") + ns : std::string(", PMIX_NAMESPACE is not set")) +
+        "): start the program with mpirun (Open MPI) or srun --mpi=pmix, or use "
+        "the TCP store instead (MCCL_BOOTSTRAP_ADDR, or mccl_run)");
   }
   initialized_ = true;
   rank_ = static_cast<int>(self_.rank);
@@ -167,24 +164,24 @@ void PmixBootstrap::init() {
   pmix_value_t* val = nullptr;
   rc = PMIx_Get(&wildcard, PMIX_JOB_SIZE, &info, 1, &val);
   if (rc != PMIX_SUCCESS || val == nullptr) {
-    throw Error(rc == PMIX_ERR_TIMEOUT ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
-                me() + "PMIx bootstrap: the server of " + job() +
-                    " did not say the job's size (PMIx_Get of PMIX_JOB_SIZE: " + pmix_error(rc) +
-                    (rc == PMIX_ERR_TIMEOUT ? ", after " + std::to_string(seconds) + " s)" : ")"));
+    return {rc == PMIX_ERR_TIMEOUT ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
+            me() + "PMIx bootstrap: the server of " + job() +
+                " did not say the job's size (PMIx_Get of PMIX_JOB_SIZE: " + pmix_error(rc) +
+                (rc == PMIX_ERR_TIMEOUT ? ", after " + std::to_string(seconds) + " s)" : ")")};
   }
   const std::optional<std::uint64_t> n = as_count(*val);
   const int type = val->type;
   PMIX_VALUE_RELEASE(val);
   if (!n || *n < 1 || *n > INT_MAX || self_.rank >= *n) {
-    throw Error(ErrorCode::kUnavailable, me() + "PMIx bootstrap: the server of " + job() +
-                                             " gave an unusable job size (type " +
-                                             std::to_string(type) + ", value " +
-                                             (n ? std::to_string(*n) : std::string("?")) + ")");
+    return common::unavailable_error(
+        me() + "PMIx bootstrap: the server of " + job() + " gave an unusable job size (type " +
+        std::to_string(type) + ", value " + (n ? std::to_string(*n) : std::string("?")) + ")");
   }
   size_ = static_cast<int>(*n);
+  return common::Status::ok();
 }
 
-void PmixBootstrap::fence(std::uint64_t round, std::chrono::milliseconds timeout) {
+common::Status PmixRendezvous::fence(std::uint64_t round, std::chrono::milliseconds timeout) {
   auto wait = std::make_shared<FenceWait>();
   PMIX_LOAD_PROCID(&wait->procs[0], self_.nspace, PMIX_RANK_WILDCARD);
   bool collect = true;
@@ -195,13 +192,13 @@ void PmixBootstrap::fence(std::uint64_t round, std::chrono::milliseconds timeout
   pmix_status_t rc = PMIx_Fence_nb(wait->procs, 1, wait->info, 2, fence_done, holder);
   if (rc != PMIX_SUCCESS) {
     delete holder;  // not called back
-    fail(common::transport_error(me() + "PMIx bootstrap: PMIx_Fence_nb of round " +
-                                 std::to_string(round) + " in " + job() +
-                                 " failed: " + pmix_error(rc)));
+    return fail(common::transport_error(me() + "PMIx bootstrap: PMIx_Fence_nb of round " +
+                                        std::to_string(round) + " in " + job() +
+                                        " failed: " + pmix_error(rc)));
   }
   std::unique_lock lock(wait->mu);
   if (!wait->cv.wait_for(lock, timeout + kServerGrace, [&] { return wait->done; })) {
-    fail(common::timeout_error(
+    return fail(common::timeout_error(
         me() + "PMIx bootstrap: the fence of round " + std::to_string(round) + " in " + job() +
         " (" + std::to_string(size_) + " ranks) did not complete within " +
         std::to_string(timeout.count()) +
@@ -209,24 +206,28 @@ void PmixBootstrap::fence(std::uint64_t round, std::chrono::milliseconds timeout
   }
   const pmix_status_t status = wait->status;
   lock.unlock();
-  if (status == PMIX_SUCCESS) return;
+  if (status == PMIX_SUCCESS) return common::Status::ok();
   const std::string what = me() + "PMIx bootstrap: the fence of round " + std::to_string(round) +
                            " in " + job() + " failed: " + pmix_error(status);
   if (status == PMIX_ERR_TIMEOUT) {
-    fail(common::timeout_error(what + ": some rank did not reach it within " +
-                               std::to_string(seconds) + " s (PMIx does not say which)"));
+    return fail(common::timeout_error(what + ": some rank did not reach it within " +
+                                      std::to_string(seconds) + " s (PMIx does not say which)"));
   }
   if (status == PMIX_ERR_PROC_ABORTED || status == PMIX_ERR_LOST_CONNECTION ||
       status == PMIX_ERR_UNREACH || status == PMIX_ERR_PROC_TERM_WO_SYNC) {
-    fail(common::peer_failure(what + ": a rank or the launcher is gone"));
+    return fail(common::peer_failure(what + ": a rank or the launcher is gone"));
   }
-  fail(common::transport_error(what));
+  return fail(common::transport_error(what));
 }
 
-std::vector<std::byte> PmixBootstrap::allgather(std::span<const std::byte> mine,
-                                                std::chrono::milliseconds timeout) {
-  if (failed_) throw Error(failed_->code(), failed_->message());
-  if (size_ == 1) return {mine.begin(), mine.end()};
+common::Status PmixRendezvous::allgather(std::span<const std::byte> mine,
+                                         std::chrono::milliseconds timeout,
+                                         std::vector<std::byte>& all) {
+  if (failed_) return *failed_;
+  if (size_ == 1) {
+    all.assign(mine.begin(), mine.end());
+    return common::Status::ok();
+  }
   if (timeout.count() <= 0) timeout = default_timeout_;
   timeout = std::min<std::chrono::milliseconds>(timeout, std::chrono::hours(24 * 365));
   const std::uint64_t round = g_next_round.fetch_add(1);
@@ -248,14 +249,14 @@ std::vector<std::byte> PmixBootstrap::allgather(std::span<const std::byte> mine,
   PMIX_VALUE_DESTRUCT(&value);
   if (rc == PMIX_SUCCESS) rc = PMIx_Commit();
   if (rc != PMIX_SUCCESS) {
-    fail(common::transport_error(me() + "PMIx bootstrap: publishing round " +
-                                 std::to_string(round) + " (" + key + ") in " + job() +
-                                 " failed: " + pmix_error(rc)));
+    return fail(common::transport_error(me() + "PMIx bootstrap: publishing round " +
+                                        std::to_string(round) + " (" + key + ") in " + job() +
+                                        " failed: " + pmix_error(rc)));
   }
 
-  fence(round, timeout);
+  if (common::Status st = fence(round, timeout); !st) return st;
 
-  std::vector<std::byte> all(mine.size() * static_cast<std::size_t>(size_));
+  all.assign(mine.size() * static_cast<std::size_t>(size_), std::byte{0});
   pmix_info_t info;
   int seconds = pmix_seconds(timeout);
   PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
@@ -265,10 +266,10 @@ std::vector<std::byte> PmixBootstrap::allgather(std::span<const std::byte> mine,
     pmix_value_t* val = nullptr;
     rc = PMIx_Get(&proc, key.c_str(), &info, 1, &val);
     if (rc != PMIX_SUCCESS || val == nullptr) {
-      fail(common::Status(rc == PMIX_ERR_TIMEOUT ? ErrorCode::kTimeout : ErrorCode::kTransportError,
-                          me() + "PMIx bootstrap: reading rank " + std::to_string(r) +
-                              "'s contribution to round " + std::to_string(round) + " (" + key +
-                              ") in " + job() + " failed: " + pmix_error(rc)));
+      return fail(common::Status(
+          rc == PMIX_ERR_TIMEOUT ? ErrorCode::kTimeout : ErrorCode::kTransportError,
+          me() + "PMIx bootstrap: reading rank " + std::to_string(r) + "'s contribution to round " +
+              std::to_string(round) + " (" + key + ") in " + job() + " failed: " + pmix_error(rc)));
     }
     const bool is_bytes = val->type == PMIX_BYTE_OBJECT && val->data.bo.size >= 8;
     std::uint64_t theirs = 0;
@@ -281,51 +282,51 @@ std::vector<std::byte> PmixBootstrap::allgather(std::span<const std::byte> mine,
     if (fits && len > 0) std::memcpy(all.data() + r * len, val->data.bo.bytes + 8, len);
     PMIX_VALUE_RELEASE(val);
     if (!is_bytes) {
-      fail(common::transport_error(me() + "PMIx bootstrap: rank " + std::to_string(r) +
-                                   "'s value under " + key + " in " + job() +
-                                   " is not an MCCL contribution"));
+      return fail(common::transport_error(me() + "PMIx bootstrap: rank " + std::to_string(r) +
+                                          "'s value under " + key + " in " + job() +
+                                          " is not an MCCL contribution"));
     }
     if (!fits) {
-      fail(common::mismatch_error(me() + "PMIx bootstrap: rank " + std::to_string(r) +
-                                  " contributes " + std::to_string(theirs) + " bytes to round " +
-                                  std::to_string(round) + ", this rank " + std::to_string(len) +
-                                  ": every rank must create its communicators in the same order"));
+      return fail(common::mismatch_error(
+          me() + "PMIx bootstrap: rank " + std::to_string(r) + " contributes " +
+          std::to_string(theirs) + " bytes to round " + std::to_string(round) + ", this rank " +
+          std::to_string(len) + ": every rank must create its communicators in the same order"));
     }
   }
-  return all;
+  return common::Status::ok();
 }
 
 }  // namespace
-}  // namespace bootstrap
 
-std::unique_ptr<Bootstrap> make_pmix_bootstrap(std::chrono::milliseconds timeout) {
-  if (common::Status st = common::check_settings(); !st) throw Error(st.code(), st.message());
+common::Status open_pmix(std::chrono::milliseconds timeout, std::unique_ptr<Rendezvous>& out) {
   if (timeout.count() < 0) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "make_pmix_bootstrap: timeout = " + std::to_string(timeout.count()) +
-                    " ms is not valid: must be positive (0 = MCCL_BOOTSTRAP_TIMEOUT_MS)");
+    return common::invalid_argument(
+        "make_pmix_bootstrap: timeout = " + std::to_string(timeout.count()) +
+        " ms is not valid: must be positive (0 = MCCL_BOOTSTRAP_TIMEOUT_MS)");
   }
   if (timeout.count() == 0) {
-    timeout = std::chrono::milliseconds(bootstrap::settings::kBootstrapTimeoutMs.get_int());
+    timeout = std::chrono::milliseconds(settings::kBootstrapTimeoutMs.get_int());
   }
-  auto boot = std::make_unique<bootstrap::PmixBootstrap>(timeout);
-  boot->init();  // a failure destroys boot, which finalizes what was initialised
-  return boot;
+  auto rendezvous = std::make_unique<PmixRendezvous>(timeout);
+  // A failure destroys it, which finalizes what was initialised.
+  if (common::Status st = rendezvous->init(); !st) return st;
+  out = std::move(rendezvous);
+  return common::Status::ok();
 }
 
-}  // namespace mccl
+}  // namespace mccl::bootstrap
 
 #else  // !MCCL_HAVE_PMIX
 
-namespace mccl {
+namespace mccl::bootstrap {
 
-std::unique_ptr<Bootstrap> make_pmix_bootstrap(std::chrono::milliseconds) {
-  throw Error(ErrorCode::kUnavailable,
-              "PMIx bootstrap: this MCCL was built without PMIx (configure with the PMIx "
-              "development files installed, Debian: libpmix-dev, and MCCL_WITH_PMIX=ON); use "
-              "the TCP store (MCCL_BOOTSTRAP_ADDR, or mccl_run) or make_callback_bootstrap()");
+common::Status open_pmix(std::chrono::milliseconds, std::unique_ptr<Rendezvous>&) {
+  return common::unavailable_error(
+      "PMIx bootstrap: this MCCL was built without PMIx (configure with the PMIx "
+      "development files installed, Debian: libpmix-dev, and MCCL_WITH_PMIX=ON); use "
+      "the TCP store (MCCL_BOOTSTRAP_ADDR, or mccl_run) or make_callback_bootstrap()");
 }
 
-}  // namespace mccl
+}  // namespace mccl::bootstrap
 
 #endif

@@ -14,6 +14,8 @@
 
 #include <string>
 
+#include "common/status.h"
+
 namespace mccl::bootstrap {
 
 struct JobSecret {
@@ -26,24 +28,25 @@ struct JobSecret {
 
 // The secret for this process from `option` (TcpBootstrapOptions::secret),
 // MCCL_BOOTSTRAP_SECRET or MCCL_BOOTSTRAP_SECRET_FILE; else `generated`
-// names <private dir>/mccl-bootstrap-<port>.secret. Throws mccl::Error
-// (kInvalidArgument) naming the source when the secret is longer than the
-// wire allows, or the file is missing, empty, not this user's or readable
-// by others; kUnavailable when there is no private directory.
-JobSecret job_secret(const std::string& option, int store_port);
+// names <private dir>/mccl-bootstrap-<port>.secret. kInvalidArgument
+// naming the source when the secret is longer than the wire allows, or the
+// file is missing, empty, not this user's or readable by others;
+// kUnavailable when there is no private directory.
+common::Status job_secret(const std::string& option, int store_port, JobSecret& out);
 
 // Rank 0: draws a random secret into `s.value` and writes it to
 // `s.generated` (mode 0600, replacing what was there), before the store
-// listens, so a rank that reaches the store finds it. Throws mccl::Error.
-void publish_generated_secret(JobSecret& s);
+// listens, so a rank that reaches the store finds it. kUnavailable when it
+// cannot.
+common::Status publish_generated_secret(JobSecret& s);
 // Removes rank 0's file (the store is gone; the secret is of no more use).
 void remove_generated_secret(const JobSecret& s);
 
 // The other ranks, once connected to the store (so rank 0 has written it):
-// reads `s.generated` into `s.value`. Throws mccl::Error (kInvalidArgument)
-// naming `rank` and how to give a secret when the file is not there (rank 0
-// runs on another host) or not a private file of this user.
-void read_generated_secret(int rank, JobSecret& s);
+// reads `s.generated` into `s.value`. kInvalidArgument naming `rank` and
+// how to give a secret when the file is not there (rank 0 runs on another
+// host) or not a private file of this user.
+common::Status read_generated_secret(int rank, JobSecret& s);
 
 // 128 random bits as 32 hex digits: a fresh job secret (mccl_run's, and
 // the one rank 0 generates). Empty when the kernel has no randomness to give.

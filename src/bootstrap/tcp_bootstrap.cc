@@ -2,8 +2,6 @@
 // connection to the store, one round trip per allgather. Rank 0 also owns
 // the store itself (bootstrap/store_server.h) and joins it over loopback
 // like any other rank, so every rank runs the same client code.
-#include "mccl/tcp_bootstrap.h"
-
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
@@ -14,7 +12,7 @@
 #include <optional>
 #include <thread>
 
-#include "bootstrap/idle.h"
+#include "bootstrap/rendezvous.h"
 #include "bootstrap/secret.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/store_server.h"
@@ -22,10 +20,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/settings.h"
-#include "mccl/error.h"
 
-namespace mccl {
-namespace bootstrap {
+namespace mccl::bootstrap {
 namespace {
 
 using namespace std::chrono_literals;
@@ -66,43 +62,49 @@ struct Config {
   JobSecret secret;                             // bootstrap/secret.h
 };
 
-[[noreturn]] void invalid(const std::string& m) { throw Error(ErrorCode::kInvalidArgument, m); }
-
-int int_setting(const common::Setting& s, int field, const char* field_name, int min,
-                const char* what) {
+// `field` where the options set it (not -1), else the variable of `s`,
+// which must then be set (its range is checked with the other settings).
+common::Status int_setting(const common::Setting& s, int field, const char* field_name, int min,
+                           const char* what, int& out) {
   if (field != -1) {
     if (field < min) {
-      invalid(std::string("TcpBootstrapOptions::") + field_name + " = " + std::to_string(field) +
-              " is not valid: must be at least " + std::to_string(min));
+      return common::invalid_argument(std::string("TcpBootstrapOptions::") + field_name + " = " +
+                                      std::to_string(field) + " is not valid: must be at least " +
+                                      std::to_string(min));
     }
-    return field;
+    out = field;
+    return common::Status::ok();
   }
   if (!s.from_env()) {
-    invalid(std::string(s.name()) + " is not set (and TcpBootstrapOptions::" + field_name +
-            " is -1): set it to " + what);
+    return common::invalid_argument(std::string(s.name()) +
+                                    " is not set (and TcpBootstrapOptions::" + field_name +
+                                    " is -1): set it to " + what);
   }
-  return static_cast<int>(s.get_int());
+  out = static_cast<int>(s.get_int());
+  return common::Status::ok();
 }
 
-Config resolve(const TcpBootstrapOptions& o) {
-  if (common::Status st = common::check_settings(); !st) throw Error(st.code(), st.message());
-  Config c;
-  c.size = int_setting(settings::kWorldSize, o.size, "size", 1, "the number of ranks");
+common::Status resolve(const TcpBootstrapOptions& o, Config& c) {
+  common::Status st =
+      int_setting(settings::kWorldSize, o.size, "size", 1, "the number of ranks", c.size);
+  if (st) st = int_setting(settings::kRank, o.rank, "rank", 0, "this process's rank", c.rank);
+  if (!st) return st;
   if (o.size != -1) c.size_source = "TcpBootstrapOptions::size";
-  c.rank = int_setting(settings::kRank, o.rank, "rank", 0, "this process's rank");
   if (c.rank >= c.size) {
-    invalid((o.rank != -1 ? std::string("TcpBootstrapOptions::rank") : std::string("MCCL_RANK")) +
-            " = " + std::to_string(c.rank) + " is not valid: must be less than the world size " +
-            std::to_string(c.size));
+    return common::invalid_argument(
+        (o.rank != -1 ? std::string("TcpBootstrapOptions::rank") : std::string("MCCL_RANK")) +
+        " = " + std::to_string(c.rank) + " is not valid: must be less than the world size " +
+        std::to_string(c.size));
   }
   if (o.timeout.count() < 0) {
-    invalid("TcpBootstrapOptions::timeout = " + std::to_string(o.timeout.count()) +
-            " ms is not valid: must be positive (0 = MCCL_BOOTSTRAP_TIMEOUT_MS)");
+    return common::invalid_argument(
+        "TcpBootstrapOptions::timeout = " + std::to_string(o.timeout.count()) +
+        " ms is not valid: must be positive (0 = MCCL_BOOTSTRAP_TIMEOUT_MS)");
   }
   c.timeout = o.timeout.count() > 0
                   ? o.timeout
                   : std::chrono::milliseconds(settings::kBootstrapTimeoutMs.get_int());
-  if (c.size == 1) return c;  // nothing to connect to
+  if (c.size == 1) return common::Status::ok();  // nothing to connect to
   if (!o.address.empty()) {
     c.store_text = o.address;
     c.store_source = "TcpBootstrapOptions::address";
@@ -110,46 +112,47 @@ Config resolve(const TcpBootstrapOptions& o) {
     c.store_text = *env;
     c.store_source = settings::kBootstrapAddr.name();
   } else {
-    invalid(
+    return common::invalid_argument(
         "rank " + std::to_string(c.rank) +
         ": MCCL_BOOTSTRAP_ADDR is not set: every rank of a world of " + std::to_string(c.size) +
         " needs host:port of the store that rank 0 serves (e.g. MCCL_BOOTSTRAP_ADDR=node0:29500)");
   }
-  parse_host_port(c.store_text, c.store_source, c.store).throw_if_error();
-  c.secret = job_secret(o.secret, c.store.port);
-  return c;
+  if (st = parse_host_port(c.store_text, c.store_source, c.store); !st) return st;
+  return job_secret(o.secret, c.store.port, c.secret);
 }
 
 // ---- The bootstraps ----------------------------------------------------------
 
-class SoloBootstrap final : public Bootstrap {
+class SoloRendezvous final : public Rendezvous {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  std::vector<std::byte> allgather(std::span<const std::byte> mine,
-                                   std::chrono::milliseconds) override {
-    return {mine.begin(), mine.end()};
+  common::Status allgather(std::span<const std::byte> mine, std::chrono::milliseconds,
+                           std::vector<std::byte>& all) override {
+    all.assign(mine.begin(), mine.end());
+    return common::Status::ok();
   }
 };
 
-class TcpBootstrap final : public Bootstrap {
+class TcpRendezvous final : public Rendezvous {
  public:
-  TcpBootstrap(const Config& c, std::unique_ptr<StoreServer> server)
+  TcpRendezvous(const Config& c, std::unique_ptr<StoreServer> server)
       : rank_(c.rank),
         size_(c.size),
         where_(c.store_text),
         secret_(c.secret),
         server_(std::move(server)) {}
-  ~TcpBootstrap() override;
+  ~TcpRendezvous() override;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  std::vector<std::byte> allgather(std::span<const std::byte> mine,
-                                   std::chrono::milliseconds timeout) override;
+  common::Status allgather(std::span<const std::byte> mine, std::chrono::milliseconds timeout,
+                           std::vector<std::byte>& all) override;
 
   // Connects to the store (retrying until `timeout`), says hello and waits
   // for the welcome that says every rank has arrived.
-  void join(const sockaddr_in* direct, const HostPort& store, std::chrono::milliseconds timeout);
+  common::Status join(const sockaddr_in* direct, const HostPort& store,
+                      std::chrono::milliseconds timeout);
 
   // Between allgathers: lets the store connection go (kDetach); the next
   // allgather connects again. Best effort: on any trouble it keeps it.
@@ -157,16 +160,18 @@ class TcpBootstrap final : public Bootstrap {
 
  private:
   // Connects (retrying until `deadline`) to the store, by address for rank
-  // 0 (its own store), else by name; throws naming the last error.
-  void connect_store(common::Deadline deadline, std::chrono::milliseconds timeout);
+  // 0 (its own store), else by name; fails naming the last error.
+  common::Status connect_store(common::Deadline deadline, std::chrono::milliseconds timeout);
   // Says hello: `aux` 0 to arrive, wire::kRejoin to come back for round_.
-  void say_hello(std::uint32_t aux, common::Deadline answer_by);
-  [[noreturn]] void fail(common::Status st);
+  common::Status say_hello(std::uint32_t aux, common::Deadline answer_by);
+  // Makes `st` the object's sticky error and returns it: the ranks'
+  // exchanges are out of step from then on.
+  common::Status fail(common::Status st);
   // Reads the store's next frame, which must be `want` of round `round` with
-  // `length` payload bytes (into `payload`), or an error (thrown).
-  void expect(wire::Kind want, std::uint64_t round, std::uint64_t length,
-              std::span<std::byte> payload, common::Deadline deadline,
-              const std::string& waiting_for);
+  // `length` payload bytes (into `payload`); else fails.
+  common::Status expect(wire::Kind want, std::uint64_t round, std::uint64_t length,
+                        std::span<std::byte> payload, common::Deadline deadline,
+                        const std::string& waiting_for);
   std::string me() const { return "rank " + std::to_string(rank_) + ": "; }
   std::string store() const { return "the bootstrap store at " + where_ + " (rank 0)"; }
 
@@ -184,7 +189,7 @@ class TcpBootstrap final : public Bootstrap {
   std::unique_ptr<StoreServer> server_;  // rank 0 only; stops after our own goodbye
 };
 
-TcpBootstrap::~TcpBootstrap() {
+TcpRendezvous::~TcpRendezvous() {
   if (fd_ && !failed_) {
     // Best effort and non-blocking: the store learns this was an orderly exit.
     std::array<std::byte, wire::kHeaderBytes> bye;
@@ -197,63 +202,65 @@ TcpBootstrap::~TcpBootstrap() {
   if (rank_ == 0) remove_generated_secret(secret_);
 }
 
-void TcpBootstrap::fail(common::Status st) {
+common::Status TcpRendezvous::fail(common::Status st) {
   failed_ = std::move(st);
   common::logf(common::LogLevel::kInfo, rank_, "%s", failed_->message().c_str());
-  failed_->throw_if_error();
-  throw Error(ErrorCode::kInternal, me() + "bootstrap failed without a reason");
+  return *failed_;
 }
 
-void TcpBootstrap::expect(wire::Kind want, std::uint64_t round, std::uint64_t length,
-                          std::span<std::byte> payload, common::Deadline deadline,
-                          const std::string& waiting_for) {
+common::Status TcpRendezvous::expect(wire::Kind want, std::uint64_t round, std::uint64_t length,
+                                     std::span<std::byte> payload, common::Deadline deadline,
+                                     const std::string& waiting_for) {
   auto io_failure = [&](const common::Status& st) {
     if (st.code() == ErrorCode::kTimeout) {
-      fail(common::timeout_error(me() + store() + " did not answer while waiting for " +
-                                 waiting_for + " (is rank 0 alive?)"));
+      return fail(common::timeout_error(me() + store() + " did not answer while waiting for " +
+                                        waiting_for + " (is rank 0 alive?)"));
     }
-    fail(common::peer_failure(me() + "lost the connection to " + store() + " while waiting for " +
-                              waiting_for + ": " + st.message()));
+    return fail(common::peer_failure(me() + "lost the connection to " + store() +
+                                     " while waiting for " + waiting_for + ": " + st.message()));
   };
   std::array<std::byte, wire::kHeaderBytes> raw;
-  if (auto st = read_exact(fd_.get(), raw, deadline); !st) io_failure(st);
+  if (auto st = read_exact(fd_.get(), raw, deadline); !st) return io_failure(st);
   wire::Header h;
   std::string why;
   if (!wire::decode(raw, h, why)) {
-    fail(common::transport_error(me() + "something answers at " + where_ +
-                                 ", but not an MCCL bootstrap store of this version: " + why));
+    return fail(
+        common::transport_error(me() + "something answers at " + where_ +
+                                ", but not an MCCL bootstrap store of this version: " + why));
   }
   if (h.rank != wire::kStoreRank) {
-    fail(common::transport_error(me() + store() + " sent a frame claiming rank " +
-                                 std::to_string(h.rank)));
+    return fail(common::transport_error(me() + store() + " sent a frame claiming rank " +
+                                        std::to_string(h.rank)));
   }
   if (h.kind == wire::Kind::kError) {
     if (h.length > wire::kMaxErrorBytes) {
-      fail(common::transport_error(me() + store() + " sent an error of " +
-                                   std::to_string(h.length) + " bytes"));
+      return fail(common::transport_error(me() + store() + " sent an error of " +
+                                          std::to_string(h.length) + " bytes"));
     }
     std::string text(h.length, '\0');
     if (auto st = read_exact(fd_.get(), std::as_writable_bytes(std::span(text)), deadline); !st) {
-      io_failure(st);
+      return io_failure(st);
     }
     auto code = static_cast<ErrorCode>(h.aux);
     if (h.aux < static_cast<std::uint32_t>(ErrorCode::kInvalidArgument) ||
         h.aux > static_cast<std::uint32_t>(ErrorCode::kUnavailable)) {
       code = ErrorCode::kInternal;
     }
-    fail(common::Status(code, me() + text));
+    return fail(common::Status(code, me() + text));
   }
   if (h.kind != want || h.round != round || h.length != length) {
-    fail(common::transport_error(
+    return fail(common::transport_error(
         me() + store() + " broke the protocol: expected frame kind " +
         std::to_string(static_cast<int>(want)) + " of round " + std::to_string(round) + " with " +
         std::to_string(length) + " bytes, got kind " + std::to_string(static_cast<int>(h.kind)) +
         " of round " + std::to_string(h.round) + " with " + std::to_string(h.length) + " bytes"));
   }
-  if (auto st = read_exact(fd_.get(), payload, deadline); !st) io_failure(st);
+  if (auto st = read_exact(fd_.get(), payload, deadline); !st) return io_failure(st);
+  return common::Status::ok();
 }
 
-void TcpBootstrap::connect_store(common::Deadline deadline, std::chrono::milliseconds timeout) {
+common::Status TcpRendezvous::connect_store(common::Deadline deadline,
+                                            std::chrono::milliseconds timeout) {
   const common::TimePoint start = common::now();
   std::string last_error = "no attempt";
   auto backoff = std::chrono::milliseconds(kFirstBackoff);
@@ -266,7 +273,7 @@ void TcpBootstrap::connect_store(common::Deadline deadline, std::chrono::millise
     if (st) break;
     last_error = st.message();
     if (deadline.expired()) {
-      fail(common::timeout_error(
+      return fail(common::timeout_error(
           me() + store() + " never answered within " + std::to_string(timeout.count()) +
           " ms (last attempt: " + last_error +
           "); ranks never arrived: 0. Is rank 0 running, and is " + where_ + " its address?"));
@@ -278,9 +285,10 @@ void TcpBootstrap::connect_store(common::Deadline deadline, std::chrono::millise
   common::logf(common::LogLevel::kDebug, rank_,
                "connected to the bootstrap store at %s after %lld ms", where_.c_str(),
                static_cast<long long>(ms_since(start)));
+  return common::Status::ok();
 }
 
-void TcpBootstrap::say_hello(std::uint32_t aux, common::Deadline answer_by) {
+common::Status TcpRendezvous::say_hello(std::uint32_t aux, common::Deadline answer_by) {
   std::array<std::byte, wire::kHeaderBytes> header;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(answer_by.remaining());
   const auto hello =
@@ -289,28 +297,31 @@ void TcpBootstrap::say_hello(std::uint32_t aux, common::Deadline answer_by) {
                header);
   const std::span<const std::byte> parts[] = {header, hello};
   if (auto st = write_all(fd_.get(), parts, answer_by); !st) {
-    fail(common::peer_failure(me() + "lost the connection to " + store() +
-                              " while saying hello: " + st.message()));
+    return fail(common::peer_failure(me() + "lost the connection to " + store() +
+                                     " while saying hello: " + st.message()));
   }
+  return common::Status::ok();
 }
 
-void TcpBootstrap::join(const sockaddr_in* direct, const HostPort& store_hp,
-                        std::chrono::milliseconds timeout) {
+common::Status TcpRendezvous::join(const sockaddr_in* direct, const HostPort& store_hp,
+                                   std::chrono::milliseconds timeout) {
   const common::Deadline deadline = deadline_in(timeout);
   if (direct != nullptr) direct_ = *direct;
   store_hp_ = store_hp;
-  connect_store(deadline, timeout);
+  if (common::Status st = connect_store(deadline, timeout); !st) return st;
   // Rank 0 wrote its generated secret before its store listened, so now
   // that the store answered, the file of this job is there (on its host).
-  if (rank_ != 0 && !secret_.generated.empty()) read_generated_secret(rank_, secret_);
+  if (rank_ != 0 && !secret_.generated.empty()) {
+    if (common::Status st = read_generated_secret(rank_, secret_); !st) return fail(st);
+  }
   const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
                                        ? common::TimePoint::max()
                                        : deadline.at() + kStoreGrace);
-  say_hello(0, deadline);
-  expect(wire::Kind::kWelcome, 0, 0, {}, answer_by, "every rank to arrive");
+  if (common::Status st = say_hello(0, deadline); !st) return st;
+  return expect(wire::Kind::kWelcome, 0, 0, {}, answer_by, "every rank to arrive");
 }
 
-void TcpBootstrap::detach() {
+void TcpRendezvous::detach() {
   std::lock_guard lock(mu_);
   if (!fd_ || failed_ || detached_) return;
   std::array<std::byte, wire::kHeaderBytes> frame;
@@ -322,15 +333,15 @@ void TcpBootstrap::detach() {
   detached_ = true;
 }
 
-std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
-                                               std::chrono::milliseconds timeout) {
+common::Status TcpRendezvous::allgather(std::span<const std::byte> mine,
+                                        std::chrono::milliseconds timeout,
+                                        std::vector<std::byte>& all) {
   std::lock_guard lock(mu_);
-  if (failed_) failed_->throw_if_error();
+  if (failed_) return *failed_;
   if (mine.size() > wire::kMaxContribution) {
-    throw Error(ErrorCode::kInvalidArgument,
-                me() + "bootstrap allgather of " + std::to_string(mine.size()) +
-                    " bytes: the TCP store takes at most " +
-                    std::to_string(wire::kMaxContribution) + " bytes per rank");
+    return common::invalid_argument(me() + "bootstrap allgather of " + std::to_string(mine.size()) +
+                                    " bytes: the TCP store takes at most " +
+                                    std::to_string(wire::kMaxContribution) + " bytes per rank");
   }
   const common::Deadline deadline = deadline_in(timeout);
   const common::Deadline answer_by(deadline.at() == common::TimePoint::max()
@@ -340,8 +351,9 @@ std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
   if (rejoined) {
     // Back for this round: hello and contribution go out together, the
     // welcome and the result come back in that order.
-    connect_store(deadline, timeout);
-    say_hello(wire::kRejoin, deadline);
+    common::Status st = connect_store(deadline, timeout);
+    if (st) st = say_hello(wire::kRejoin, deadline);
+    if (!st) return st;
     detached_ = false;
   }
   std::array<std::byte, wire::kHeaderBytes> header;
@@ -351,28 +363,39 @@ std::vector<std::byte> TcpBootstrap::allgather(std::span<const std::byte> mine,
   const std::span<const std::byte> parts[] = {header, mine};
   const std::string what = "allgather #" + std::to_string(round_);
   if (auto st = write_all(fd_.get(), parts, answer_by); !st) {
-    fail(common::peer_failure(me() + "lost the connection to " + store() + " while sending " +
-                              what + ": " + st.message()));
+    return fail(common::peer_failure(me() + "lost the connection to " + store() +
+                                     " while sending " + what + ": " + st.message()));
   }
-  if (rejoined) expect(wire::Kind::kWelcome, round_, 0, {}, answer_by, "the store to take it back");
-  std::vector<std::byte> all(mine.size() * static_cast<std::size_t>(size_));
-  expect(wire::Kind::kResult, round_, all.size(), all, answer_by, "the other ranks in " + what);
+  if (rejoined) {
+    if (common::Status st =
+            expect(wire::Kind::kWelcome, round_, 0, {}, answer_by, "the store to take it back");
+        !st) {
+      return st;
+    }
+  }
+  all.assign(mine.size() * static_cast<std::size_t>(size_), std::byte{0});
+  if (common::Status st = expect(wire::Kind::kResult, round_, all.size(), all, answer_by,
+                                 "the other ranks in " + what);
+      !st) {
+    return st;
+  }
   ++round_;
-  return all;
+  return common::Status::ok();
 }
 
 }  // namespace
 
-void release_between_exchanges(Bootstrap& bootstrap) {
-  if (auto* tcp = dynamic_cast<TcpBootstrap*>(&bootstrap)) tcp->detach();
+void release_between_exchanges(Rendezvous& rendezvous) {
+  if (auto* tcp = dynamic_cast<TcpRendezvous*>(&rendezvous)) tcp->detach();
 }
 
-}  // namespace bootstrap
-
-std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options) {
-  using namespace bootstrap;
-  Config c = resolve(options);
-  if (c.size == 1) return std::make_unique<SoloBootstrap>();
+common::Status open_tcp(const TcpBootstrapOptions& options, std::unique_ptr<Rendezvous>& out) {
+  Config c;
+  if (common::Status st = resolve(options, c); !st) return st;
+  if (c.size == 1) {
+    out = std::make_unique<SoloRendezvous>();
+    return common::Status::ok();
+  }
 
   std::unique_ptr<StoreServer> server;
   sockaddr_in self{};
@@ -380,7 +403,8 @@ std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options
     // The store must exist before rank 0 can join it: resolving its own
     // address is a configuration error, not something to wait for.
     if (auto st = resolve_ipv4(c.store.host, c.store.port, self); !st) {
-      invalid("rank 0: " + c.store_source + "=\"" + c.store_text + "\": " + st.message());
+      return common::invalid_argument("rank 0: " + c.store_source + "=\"" + c.store_text +
+                                      "\": " + st.message());
     }
     sockaddr_in bind_to = self;
     in_addr literal{};
@@ -390,21 +414,28 @@ std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TcpBootstrapOptions& options
     // Refused before anything is sized for the world: the store holds a
     // connection per rank, so a world it cannot serve would only fail later.
     if (const int most = StoreServer::max_ranks(); c.size > most) {
-      invalid("rank 0: " + std::string(c.size_source) + " = " + std::to_string(c.size) +
-              " is more ranks than the bootstrap store can serve (at most " + std::to_string(most) +
-              ": it keeps a connection per rank, and RLIMIT_NOFILE limits this process's "
-              "descriptors; raise it with ulimit -n, or check the world size)");
+      return common::invalid_argument(
+          "rank 0: " + std::string(c.size_source) + " = " + std::to_string(c.size) +
+          " is more ranks than the bootstrap store can serve (at most " + std::to_string(most) +
+          ": it keeps a connection per rank, and RLIMIT_NOFILE limits this process's "
+          "descriptors; raise it with ulimit -n, or check the world size)");
     }
-    if (!c.secret.generated.empty()) publish_generated_secret(c.secret);
+    if (!c.secret.generated.empty()) {
+      if (common::Status st = publish_generated_secret(c.secret); !st) return st;
+    }
     if (auto st = StoreServer::start(bind_to, c.size, c.timeout, c.secret.value, server); !st) {
       remove_generated_secret(c.secret);
-      throw Error(st.code(), "rank 0: cannot serve the bootstrap store at " + c.store_text +
-                                 " (from " + c.store_source + "): " + st.message());
+      return {st.code(), "rank 0: cannot serve the bootstrap store at " + c.store_text + " (from " +
+                             c.store_source + "): " + st.message()};
     }
   }
-  auto boot = std::make_unique<TcpBootstrap>(c, std::move(server));
-  boot->join(c.rank == 0 ? &self : nullptr, c.store, c.timeout);
-  return boot;
+  auto rendezvous = std::make_unique<TcpRendezvous>(c, std::move(server));
+  if (common::Status st = rendezvous->join(c.rank == 0 ? &self : nullptr, c.store, c.timeout);
+      !st) {
+    return st;
+  }
+  out = std::move(rendezvous);
+  return common::Status::ok();
 }
 
-}  // namespace mccl
+}  // namespace mccl::bootstrap

@@ -21,11 +21,6 @@ class [[nodiscard]] Status {
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
 
-  // Throws mccl::Error when not ok.
-  void throw_if_error() const {
-    if (!is_ok()) throw Error(code_, message_);
-  }
-
  private:
   ErrorCode code_ = ErrorCode::kOk;
   std::string message_;

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap/idle.h"
+#include "bootstrap/rendezvous.h"
 #include "mccl/error.h"
 
 namespace mccl {
@@ -184,7 +184,8 @@ TEST_P(TcpBootstrapRounds, RanksThatLetTheirConnectionGoComeBackForTheNextRound)
   std::atomic<int> idle{0};
   std::atomic<int> fds_idle{0};
   auto errors = run_ranks(n, [&](int r) {
-    auto boot = make_tcp_bootstrap(opts(r, n));
+    std::unique_ptr<bootstrap::Rendezvous> boot;
+    ASSERT_TRUE(bootstrap::open_tcp(opts(r, n), boot).is_ok());
     for (int k = 0; k < 6; ++k) {
       if ((k + r) % 2 == 0 || k == 3) bootstrap::release_between_exchanges(*boot);
       if (k == 3) bootstrap::release_between_exchanges(*boot);  // twice: a no-op
@@ -201,7 +202,8 @@ TEST_P(TcpBootstrapRounds, RanksThatLetTheirConnectionGoComeBackForTheNextRound)
         }
         while (idle < n || fds_idle == 0) std::this_thread::sleep_for(1ms);
       }
-      auto all = boot->allgather(pattern(r, k, 100), 10s);
+      std::vector<std::byte> all;
+      ASSERT_TRUE(boot->allgather(pattern(r, k, 100), 10s, all).is_ok());
       ASSERT_EQ(all.size(), 100u * static_cast<std::size_t>(n));
       for (int q = 0; q < n; ++q) {
         auto want = pattern(q, k, 100);
