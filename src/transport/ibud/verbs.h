@@ -192,6 +192,34 @@ class McastJoin {  // rdma_join_multicast; leaves when destroyed
   McastAddress address;
 };
 
+// Declares, in an implementation of Verbs, every call it overrides, so that
+// the list is written once here (RealVerbs and the test's FakeVerbs).
+#define MCCL_VERBS_OVERRIDES                                                                       \
+  common::Status device_names(std::vector<std::string>& out) override;                             \
+  common::Status open_device(const std::string& name, std::unique_ptr<Device>& out) override;      \
+  common::Status query_device(Device& dev, DeviceAttr& out) override;                              \
+  common::Status query_port(Device& dev, int port, PortAttr& out) override;                        \
+  common::Status alloc_pd(Device& dev, std::unique_ptr<Pd>& out) override;                         \
+  common::Status reg_mr(Pd& pd, void* addr, std::size_t length, std::unique_ptr<Mr>& out)          \
+      override;                                                                                    \
+  common::Status create_comp_channel(Device& dev, std::unique_ptr<CompChannel>& out) override;     \
+  common::Status create_cq(Device& dev, int cqe, CompChannel* channel, std::unique_ptr<Cq>& out)   \
+      override;                                                                                    \
+  common::Status create_qp(Pd& pd, Cq& send_cq, Cq& recv_cq, const QpInit& init,                   \
+                           std::unique_ptr<Qp>& out) override;                                     \
+  common::Status modify_qp(Qp& qp, const QpModify& to) override;                                   \
+  common::Status create_ah(Pd& pd, const McastAddress& to, std::unique_ptr<Ah>& out) override;     \
+  common::Status attach_mcast(Qp& qp, const Gid& mgid, std::uint16_t mlid,                         \
+                              std::unique_ptr<McastAttachment>& out) override;                     \
+  common::Status find_ipoib(const std::string& device, int port, const std::string& iface,         \
+                            IpoibIface& out) override;                                             \
+  common::Status join_multicast(const JoinRequest& req, std::unique_ptr<McastJoin>& out) override; \
+  common::Status post_send(Qp& qp, std::span<const SendWr> wrs, std::size_t& posted) override;     \
+  common::Status post_recv(Qp& qp, std::span<const RecvWr> wrs, std::size_t& posted) override;     \
+  common::Status poll_cq(Cq& cq, std::span<Wc> out, std::size_t& n) override;                      \
+  common::Status req_notify_cq(Cq& cq) override;                                                   \
+  common::Status get_cq_event(CompChannel& channel, Cq*& cq) override
+
 class Verbs {
  public:
   virtual ~Verbs() = default;
