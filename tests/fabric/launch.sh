@@ -227,8 +227,14 @@ start() {
   status+=("")
 }
 
+# One random job secret for the launch, as mccl_run gives its ranks: without
+# it rank 0 generates one in a file of /tmp/mccl-<uid>, which stays behind
+# when a test kills rank 0 (docs/security.md).
+secret=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+
 if ((mpirun)); then
-  mpi_env=(-x "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" -x "MCCL_FABRIC_LAUNCH_ID=$launch_id" -x "MCCL_FABRIC_LOG_DIR=$logdir"
+  mpi_env=(-x "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" -x "MCCL_BOOTSTRAP_SECRET=$secret"
+    -x "MCCL_FABRIC_LAUNCH_ID=$launch_id" -x "MCCL_FABRIC_LOG_DIR=$logdir"
     -x "MCCL_FABRIC_HOSTS=$hosts" -x "MCCL_FABRIC_PLACEMENT=$placement")
   for kv in "${rate_env[@]}"; do mpi_env+=(-x "$kv"); done
   for kv in "${envs[@]}"; do mpi_env+=(-x "$kv"); done
@@ -243,6 +249,7 @@ else
     start "h$i" "$logdir/rank$i.log" \
       ip netns exec "$name-h$i" env \
       "MCCL_RANK=$i" "MCCL_WORLD_SIZE=$hosts" "MCCL_BOOTSTRAP_ADDR=$RANK0_ADDR:$port" \
+      "MCCL_BOOTSTRAP_SECRET=$secret" \
       "MCCL_FABRIC_LAUNCH_ID=$launch_id" "${rate_env[@]}" "${envs[@]}" \
       "${prog[@]}"
   done
