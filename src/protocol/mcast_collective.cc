@@ -81,10 +81,12 @@ bool McastCollective::injection_allowed(TimePoint now) {
   const auto pos = static_cast<int>(own_ - streams_.data());
   if (k <= 0 || pos < k) return injection_open_ = true;
   // Wait until the stream k places ahead has finished arriving here, so at
-  // most k roots inject at once; silence for a loss deadline also opens the
-  // gate, so a lost tail cannot stall the schedule.
+  // most k roots inject at once. A later stream seen to its end says the
+  // same (roots of equal streams at equal rates finish in order), so a lost
+  // tail of the one ahead does not hold the gate shut until the group goes
+  // silent for a loss deadline, which also opens it.
   const Stream& ahead = streams_[pos - k];
-  if (ahead.complete() || ahead.seen_end == ahead.chunks() ||
+  if (ahead.complete() || ahead.seen_end == ahead.chunks() || latest_ended_ > pos - k ||
       now - last_activity_ > ctx_.stall_deadline()) {
     injection_open_ = true;
   }
@@ -155,6 +157,9 @@ void McastCollective::on_datagram(const DataHeader& h, std::span<const std::byte
   Counters::add(ctx_.counters().mcast_bytes_received, payload.size());
   note_progress(*s);
   s->seen_end = std::max<std::uint64_t>(s->seen_end, h.chunk_index + 1ull);
+  if (s->seen_end == s->chunks()) {
+    latest_ended_ = std::max(latest_ended_, static_cast<int>(s - streams_.data()));
+  }
   if (s->wanted_count > 0) deferred_ready_ = true;
   last_activity_ = now;
   if (steps_.first_arrival == TimePoint{}) steps_.first_arrival = now;

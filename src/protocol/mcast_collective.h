@@ -69,6 +69,10 @@ class McastCollective final : public Operation {
   void inject(common::TimePoint now);
   // Loss and repair (mcast_collective_repair.cc).
   void detect_loss(common::TimePoint now);
+  // At most this many chunks (or 2% of all) missing count as "a few" for
+  // detect_loss's short deadline.
+  static constexpr std::uint64_t kFewChunks = 8;
+  bool few_missing() const;
   void request_missing(Stream& s, std::uint64_t begin, std::uint64_t end);
   void on_repair_request(const ControlHeader& h, std::span<const std::byte> body);
   void on_repair_data(const ControlHeader& h, std::span<const std::byte> body,
@@ -105,6 +109,7 @@ class McastCollective final : public Operation {
   bool deferred_ready_ = false;  // a chunk someone waits for may have arrived
   unsigned senders_ = 1;         // roots sharing each receiver's link (set once)
   int turns_ = 0;                // roots injecting at once; 0: all of them
+  int latest_ended_ = -1;        // the last stream (index) whose last chunk arrived here
   common::TimePoint start_{};
   common::TimePoint last_activity_{};
   // When each step happened here (McastTimeline); TimePoint{}: not yet.

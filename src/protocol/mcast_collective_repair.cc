@@ -55,11 +55,34 @@ void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint6
   ctx_.report_loss(h.root, seq(), spec_.signature, first, chunks);
 }
 
+// Whether all but a few chunks of the collective are here: kFewChunks, or
+// 2% of all it receives (loss of 1% leaves about 1%).
+bool McastCollective::few_missing() const {
+  std::uint64_t missing = 0, total = 0;
+  for (const auto& s : streams_) {
+    if (s.local()) continue;
+    missing += s.missing();
+    total += s.chunks();
+  }
+  return missing <= std::max<std::uint64_t>(kFewChunks, total / 50);
+}
+
 void McastCollective::detect_loss(TimePoint now) {
   if (!pull_from_left_ || ctx_.backlogged()) return;
   const auto window = ctx_.config().reorder_window;
   const auto quiet = now - last_activity_;
-  const auto stall = ctx_.stall_deadline();
+  auto stall = ctx_.stall_deadline();
+  // All but a few chunks here and the group quiet for half a loss deadline:
+  // the rest of the traffic is over, and what is missing is lost (or a root
+  // is late). Asked for then, tails included, rather than after the whole
+  // deadline for holes and the left neighbour's kHave (which waits for its
+  // own left neighbour, around the ring) or a long silence for tails: asking
+  // early costs at most those few chunks twice (the left neighbour forwards
+  // them as they arrive). Half, not less: with 8 ranks on 2 cores an eighth
+  // (about two inter-arrival gaps) asked for chunks of descheduled roots in
+  // loss-free runs (74 to 398 per 8-host sweep, none at half).
+  const bool quiet_few = quiet > stall / 2 && few_missing();
+  if (quiet_few) stall /= 2;
   for (auto& s : streams_) {
     if (s.local() || s.complete()) continue;
     // Far behind the newest chunk: reordering does not reach that far.
@@ -89,7 +112,7 @@ void McastCollective::detect_loss(TimePoint now) {
     // stream waits ten long silences.
     const auto long_silence = ctx_.config().stall_max + ctx_.config().first_timeout;
     const bool tail =
-        left_has_all_ ||
+        left_has_all_ || quiet_few ||
         (streams_.size() > 1 && quiet > (s.seen_end > 0 ? long_silence : 10 * long_silence));
     request_missing(s, s.scan_from, tail ? s.chunks() : s.seen_end);
   }
