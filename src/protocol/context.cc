@@ -89,8 +89,7 @@ Context::Context(int rank, int size, std::uint32_t tag,
       gate_({dgram_->wait_fd_gates_poll() ? dgram_->wait_fd() : -1,
              reliable_->wait_fd_gates_poll() ? reliable_->wait_fd() : -1}),
       config_(config),
-      mailbox_(rank, size),
-      p2p_next_to_(static_cast<std::size_t>(size), 0),
+      mailbox_(rank),
       early_(config.early_bytes),
       adapt_rate_(config.rate.adapt &&
                   (dgram_->link_rate_unknown() ||
@@ -441,7 +440,7 @@ Status Context::send_p2p(int peer, std::uint32_t tag, std::span<const std::byte>
                          std::size_t segment_bytes) {
   ControlHeader h;
   h.kind = ControlKind::kP2pMessage;
-  h.seq = p2p_next_to_[static_cast<std::size_t>(peer)]++;
+  h.seq = p2p_next_to_[peer]++;
   h.root = tag;
   h.signature = data.size();
   std::size_t off = 0;

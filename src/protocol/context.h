@@ -257,7 +257,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // Point-to-point: receives and the messages they match (protocol/p2p.h),
   // and the next message number towards each peer.
   P2pMailbox mailbox_;
-  std::vector<std::uint32_t> p2p_next_to_;
+  std::unordered_map<int, std::uint32_t> p2p_next_to_;  // by peer sent to (none: 0)
 
   std::uint32_t next_seq_ = 1;
   // next_seq_ counted without wrapping: the nonces of datagram MACs.

@@ -78,7 +78,9 @@ void P2pMailbox::attach(Inbound& in, const std::shared_ptr<P2pRecv>& recv) {
 
 void P2pMailbox::complete_if_full(Inbound& in) {
   if (in.received != in.total) return;
-  if (filling_[in.source].get() == &in) filling_[in.source].reset();
+  if (auto it = filling_.find(in.source); it != filling_.end() && it->second.get() == &in) {
+    filling_.erase(it);
+  }
   if (in.recv) in.recv->finish(common::Status::ok());
 }
 
@@ -87,7 +89,7 @@ common::Status P2pMailbox::on_segment(int source, const ControlHeader& h,
   const std::string from = "rank " + std::to_string(rank_) + ": point-to-point message #" +
                            std::to_string(h.seq) + " from rank " + std::to_string(source);
   if (h.arg0 == 0) {  // the first segment of a new message
-    if (filling_[source] || h.seq != next_from_[source]) {
+    if (filling_.contains(source) || h.seq != next_from_[source]) {
       return common::internal_error(from + " arrived out of order (expected message #" +
                                     std::to_string(next_from_[source]) + ")");
     }
@@ -107,7 +109,8 @@ common::Status P2pMailbox::on_segment(int source, const ControlHeader& h,
       kept_.push_back(in);
     }
   }
-  const std::shared_ptr<Inbound> in = filling_[source];
+  const auto found = filling_.find(source);
+  const std::shared_ptr<Inbound> in = found == filling_.end() ? nullptr : found->second;
   if (!in || body.size() > in->total - in->received) {
     return common::internal_error(from + " carries more bytes than it announced");
   }
@@ -136,8 +139,8 @@ common::Status P2pMailbox::check_deadlines(common::TimePoint now,
                                         "if the sender is just slow"));
     it = posted_.erase(it);
   }
-  for (const auto& in : filling_) {
-    if (in && in->recv && !in->recv->done() && now >= in->recv->expires_) {
+  for (const auto& [source, in] : filling_) {
+    if (in->recv && !in->recv->done() && now >= in->recv->expires_) {
       return common::timeout_error("rank " + std::to_string(rank_) + ": " + in->recv->describe() +
                                    after + " waiting for " + in->recv->describe_wait());
     }
@@ -148,14 +151,14 @@ common::Status P2pMailbox::check_deadlines(common::TimePoint now,
 void P2pMailbox::fail_all(const common::Status& why) {
   for (auto& r : posted_) r->finish(why);
   posted_.clear();
-  for (auto& in : filling_) {
-    if (in && in->recv) in->recv->finish(why);
+  for (auto& [source, in] : filling_) {
+    if (in->recv) in->recv->finish(why);
   }
 }
 
 std::size_t P2pMailbox::pending() const {
   std::size_t n = posted_.size();
-  for (const auto& in : filling_) n += in && in->recv && !in->recv->done() ? 1 : 0;
+  for (const auto& [source, in] : filling_) n += in->recv && !in->recv->done() ? 1 : 0;
   return n;
 }
 
@@ -163,8 +166,8 @@ bool P2pMailbox::needs(int peer) const {
   for (const auto& r : posted_) {
     if (r->needs(peer)) return true;
   }
-  const auto& in = filling_[peer];
-  return in && in->recv && !in->recv->done();
+  const auto it = filling_.find(peer);
+  return it != filling_.end() && it->second->recv && !it->second->recv->done();
 }
 
 }  // namespace mccl::protocol

@@ -29,6 +29,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -98,7 +99,7 @@ class P2pRecv final : public Operation {
 // for them. Owned by the Context, which hands it every kP2pMessage.
 class P2pMailbox {
  public:
-  P2pMailbox(int rank, int size) : rank_(rank), filling_(size), next_from_(size, 0) {}
+  explicit P2pMailbox(int rank) : rank_(rank) {}
 
   void post(const std::shared_ptr<P2pRecv>& recv, common::TimePoint deadline);
   // One segment from `source`; an error means the stream from `source` is
@@ -125,10 +126,12 @@ class P2pMailbox {
   void complete_if_full(Inbound& in);
 
   int rank_;
-  std::vector<std::shared_ptr<Inbound>> filling_;  // per source: the message arriving
-  std::vector<std::uint32_t> next_from_;           // per source: its next message number
-  std::list<std::shared_ptr<Inbound>> kept_;       // unmatched, in order of first arrival
-  std::list<std::shared_ptr<P2pRecv>> posted_;     // unmatched, in posting order
+  // By source, only for the peers that sent point-to-point messages, so a
+  // rank's state does not grow with the communicator (docs/scale.md).
+  std::unordered_map<int, std::shared_ptr<Inbound>> filling_;  // the message arriving
+  std::unordered_map<int, std::uint32_t> next_from_;           // its next message number
+  std::list<std::shared_ptr<Inbound>> kept_;    // unmatched, in order of first arrival
+  std::list<std::shared_ptr<P2pRecv>> posted_;  // unmatched, in posting order
 };
 
 }  // namespace mccl::protocol
