@@ -20,6 +20,14 @@ inline void throw_if_error(const common::Status& s) {
   if (!s.is_ok()) throw Error(s.code(), s.message());
 }
 
+// The other way, for what the application's code throws into a layer that
+// returns Status (its mccl::Bootstrap): an mccl::Error keeps its code,
+// anything else is kInternal.
+inline common::Status status_of(const std::exception& e) {
+  if (const auto* me = dynamic_cast<const Error*>(&e)) return {me->code(), me->what()};
+  return common::internal_error(e.what());
+}
+
 template <typename F>
 decltype(auto) at_boundary(int rank, const char* call, F&& body) {
   try {

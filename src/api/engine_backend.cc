@@ -308,12 +308,9 @@ std::unique_ptr<Backend> make_engine_backend(Bootstrap& bootstrap, const Resolve
     try {
       all = bootstrap.allgather(mine, opt.timeout);
     } catch (const std::exception& e) {
-      return common::status_of(e);
+      return status_of(e);
     }
-    if (all.size() == mine.size() * static_cast<std::size_t>(size)) return common::Status::ok();
-    return common::internal_error(
-        "the bootstrap's allgather returned " + std::to_string(all.size()) + " bytes for " +
-        std::to_string(size) + " ranks of " + std::to_string(mine.size()));
+    return transport::check_gathered(all.size(), static_cast<std::size_t>(size), mine.size());
   };
   // Ranks in one process share the in-memory fabric; real processes use
   // the network (setup/bring_up.h).

@@ -2,7 +2,6 @@
 // thread boundary. Only the public API layer turns them into exceptions.
 #pragma once
 
-#include <exception>
 #include <string>
 #include <utility>
 
@@ -35,13 +34,5 @@ inline Status transport_error(std::string m) { return {ErrorCode::kTransportErro
 inline Status mismatch_error(std::string m) { return {ErrorCode::kMismatch, std::move(m)}; }
 inline Status internal_error(std::string m) { return {ErrorCode::kInternal, std::move(m)}; }
 inline Status unavailable_error(std::string m) { return {ErrorCode::kUnavailable, std::move(m)}; }
-
-// What a caught exception says, as a Status: an mccl::Error keeps its code,
-// anything else is kInternal. Where a layer that returns Status calls one
-// that throws (a setting, a bootstrap exchange).
-inline Status status_of(const std::exception& e) {
-  if (const auto* me = dynamic_cast<const Error*>(&e)) return {me->code(), me->what()};
-  return internal_error(e.what());
-}
 
 }  // namespace mccl::common

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -20,5 +21,15 @@ namespace mccl::transport {
 // exchange underneath otherwise.
 using OobAllgather =
     std::function<common::Status(std::span<const std::byte> mine, std::vector<std::byte>& all)>;
+
+// What a maker of an OobAllgather checks of the application's bootstrap
+// before passing its result on: `ranks` contributions, each as long as
+// `mine`; else kInternal saying what came back.
+inline common::Status check_gathered(std::size_t got, std::size_t ranks, std::size_t mine) {
+  if (got == ranks * mine) return common::Status::ok();
+  return common::internal_error("the application's bootstrap allgather returned " +
+                                std::to_string(got) + " bytes for " + std::to_string(ranks) +
+                                " ranks of " + std::to_string(mine));
+}
 
 }  // namespace mccl::transport

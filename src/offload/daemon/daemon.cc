@@ -142,13 +142,8 @@ transport::OobAllgather Session::relay_to_client() const {
     auto s = send_msg(sock, MsgType::kAllgather, mine);
     MsgType t{};
     if (s) s = recv_msg(sock, t, result, nullptr, tmo);
-    // Bootstrap::allgather's contract: every rank's contribution, each as
-    // long as this one.
-    if (s && t == MsgType::kAllgatherResult && result.size() == ranks * mine.size()) return s;
     if (s && t == MsgType::kAllgatherResult) {
-      s = common::internal_error(
-          "the application's bootstrap allgather returned " + std::to_string(result.size()) +
-          " bytes for " + std::to_string(ranks) + " ranks of " + std::to_string(mine.size()));
+      s = transport::check_gathered(result.size(), ranks, mine.size());
     } else if (s) {
       s = common::peer_failure(
           "the application's bootstrap allgather failed: " +
