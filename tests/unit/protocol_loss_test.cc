@@ -250,15 +250,10 @@ TEST(ProtocolFixedBug, LateRootOfAnAllgatherIsNoLoss) {
 
 // Drops, on the way to this rank, the last datagram of root `root`'s
 // stream: a lost tail, which nothing later in that stream reveals.
-class TailDropper final : public transport::DatagramTransport {
+class TailDropper final : public ForwardingDatagram {
  public:
   TailDropper(std::unique_ptr<DatagramTransport> inner, std::uint32_t root)
-      : inner_(std::move(inner)), root_(root) {}
-  transport::DatagramCaps caps() const override { return inner_->caps(); }
-  common::Status send(std::span<const transport::OutDatagram> batch,
-                      std::size_t& accepted) override {
-    return inner_->send(batch, accepted);
-  }
+      : ForwardingDatagram(std::move(inner)), root_(root) {}
   common::Status poll(transport::DatagramHandler& h, std::size_t max,
                       std::size_t& delivered) override {
     Filter f(h, root_);
@@ -284,7 +279,6 @@ class TailDropper final : public transport::DatagramTransport {
     transport::DatagramHandler& to_;
     std::uint32_t root_;
   };
-  std::unique_ptr<DatagramTransport> inner_;
   std::uint32_t root_;
 };
 

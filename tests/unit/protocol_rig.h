@@ -112,14 +112,12 @@ class Rig {
   std::vector<std::unique_ptr<Context>> ctx_;
 };
 
-// Forwards everything to the transport it wraps and records every
-// share_link() call; passes the share on only when `forward` (so a test can
-// also run roots that ignore it, each at the whole link rate).
-class ShareRecorder final : public transport::DatagramTransport {
+// A test double's base: forwards every call to the transport it wraps; a
+// double overrides what it watches or changes.
+class ForwardingDatagram : public transport::DatagramTransport {
  public:
-  ShareRecorder(std::unique_ptr<DatagramTransport> inner, std::vector<unsigned>& shares,
-                bool forward = false)
-      : inner_(std::move(inner)), shares_(shares), forward_(forward) {}
+  explicit ForwardingDatagram(std::unique_ptr<DatagramTransport> inner)
+      : inner_(std::move(inner)) {}
   transport::DatagramCaps caps() const override { return inner_->caps(); }
   common::Status send(std::span<const transport::OutDatagram> batch,
                       std::size_t& accepted) override {
@@ -129,13 +127,25 @@ class ShareRecorder final : public transport::DatagramTransport {
                       std::size_t& delivered) override {
     return inner_->poll(h, max, delivered);
   }
+  void share_link(unsigned senders) override { inner_->share_link(senders); }
+
+ protected:
+  std::unique_ptr<DatagramTransport> inner_;
+};
+
+// Records every share_link() call; passes the share on only when `forward`
+// (so a test can also run roots that ignore it, each at the whole link rate).
+class ShareRecorder final : public ForwardingDatagram {
+ public:
+  ShareRecorder(std::unique_ptr<DatagramTransport> inner, std::vector<unsigned>& shares,
+                bool forward = false)
+      : ForwardingDatagram(std::move(inner)), shares_(shares), forward_(forward) {}
   void share_link(unsigned senders) override {
     shares_.push_back(senders);
     if (forward_) inner_->share_link(senders);
   }
 
  private:
-  std::unique_ptr<DatagramTransport> inner_;
   std::vector<unsigned>& shares_;
   const bool forward_;
 };
