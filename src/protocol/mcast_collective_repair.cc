@@ -148,6 +148,10 @@ void McastCollective::serve(Stream& s, std::uint64_t begin, std::uint64_t end) {
 
 void McastCollective::serve_deferred() {
   deferred_ready_ = false;
+  // Released: the right neighbour found the chunks it asked for elsewhere
+  // (late multicast) and needs nothing more; it may have finished and gone,
+  // so sending them now would fail on a peer that did nothing wrong.
+  if (right_released_) return;
   for (auto& s : streams_) {
     if (s.wanted_count == 0) continue;
     for (std::uint64_t c = s.wanted.find_one(0); c < s.chunks();) {

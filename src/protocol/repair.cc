@@ -45,7 +45,9 @@ common::Status send_repair_data(Context& ctx, std::uint32_t seq, std::uint32_t r
     h.arg0 = static_cast<std::uint32_t>(b);
     h.arg1 = static_cast<std::uint32_t>(e - b);
     const auto data = stream.subspan(from, to - from);
-    if (auto st = ctx.send_control(ctx.right(), h, data); !st.is_ok()) return st;
+    if (auto st = ctx.send_control(ctx.right(), h, data); !st.is_ok()) {
+      return st.code() == ErrorCode::kPeerFailure ? common::Status::ok() : st;
+    }
     Counters::add(ctx.counters().repairs_served, e - b);
     Counters::add(ctx.counters().repair_bytes_served, data.size());
   }

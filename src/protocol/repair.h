@@ -23,7 +23,10 @@ bool parse_repair_ranges(std::span<const std::byte> body, std::uint64_t chunks,
 // Sends chunks [begin, end) of stream `root` of collective `seq` to the
 // right neighbour, at most MCCL_PROTO_REPAIR_MAX_BYTES per message, and
 // counts them as served. `stream` is the whole stream, laid out in chunks of
-// the context's chunk size.
+// the context's chunk size. A neighbour that is gone is no error here: it
+// may have asked, then found the chunks in late multicast, released this
+// rank and exited. Whether it was still needed is decided when the
+// transport reports it (Context::check_failed_peers).
 common::Status send_repair_data(Context& ctx, std::uint32_t seq, std::uint32_t root,
                                 std::uint64_t signature, std::span<const std::byte> stream,
                                 std::uint64_t begin, std::uint64_t end);

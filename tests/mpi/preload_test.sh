@@ -49,7 +49,7 @@ sed 's/^/[preload] /' "$tmp/preload"
 ((rc == 0)) || fail "the run with libmccl_mpi failed ($rc)"
 
 # 3. Identical results on every rank.
-digests() { grep -o '^rank [0-9]* digest [0-9a-f]*' "$1" | sort; }
+digests() { grep -o 'rank [0-9]* digest [0-9a-f]*' "$1" | sort; }
 [[ $(digests "$tmp/plain" | wc -l) -eq $ranks ]] || fail "the plain run printed $(digests "$tmp/plain" | wc -l) digests, not $ranks"
 if ! diff <(digests "$tmp/plain") <(digests "$tmp/preload") >"$tmp/diff"; then
   cat "$tmp/diff"

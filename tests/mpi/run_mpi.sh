@@ -17,7 +17,9 @@
 # rank (-x K=V, -genv K V), e.g. LD_PRELOAD for tests/mpi/preload_test.sh.
 #
 # The program prints "RESULT: PASS|FAIL" from rank 0 and "rank R finalizing"
-# from every rank just before MPI_Finalize. MPICH 4.0.2 sometimes hangs in
+# from every rank just before MPI_Finalize. They are looked for anywhere in
+# a line: the launcher forwards each rank's output in pieces, so one rank's
+# line may land in the middle of another's. MPICH 4.0.2 sometimes hangs in
 # MPI_Finalize with 4 ranks after everything is done (FABRIC.md): when every
 # rank has said "finalizing", RESULT is PASS and the launcher still runs
 # FINALIZE_GRACE seconds later, the job is killed and, under MPICH, the run
@@ -88,8 +90,8 @@ done_at=
 hung=0
 while kill -0 "$pid" 2>/dev/null; do
   sleep 0.5
-  if [[ -z $done_at ]] && grep -q '^RESULT: ' "$log" &&
-    [[ $(grep -c '^rank [0-9]* finalizing$' "$log") -ge $ranks ]]; then
+  if [[ -z $done_at ]] && grep -q 'RESULT: ' "$log" &&
+    [[ $(grep -o 'rank [0-9]* finalizing' "$log" | wc -l) -ge $ranks ]]; then
     done_at=$SECONDS
   fi
   if [[ -n $done_at ]] && ((SECONDS - done_at >= finalize_grace)); then
@@ -104,7 +106,7 @@ cat "$log"
 elapsed=$((SECONDS - start))
 
 if [[ $hung -eq 1 ]]; then
-  if grep -q '^RESULT: PASS' "$log" && [[ $flavour == mpich ]]; then
+  if grep -q 'RESULT: PASS' "$log" && [[ $flavour == mpich ]]; then
     echo "run_mpi.sh: PASS with a known MPI fault: every rank printed its results and reached" \
       "MPI_Finalize, then $launcher did not exit within ${finalize_grace} s (the MPICH 4.0.2" \
       "hang in MPI_Finalize, FABRIC.md); the job was killed (${elapsed} s)"
@@ -123,7 +125,7 @@ if [[ $rc -ne 0 ]]; then
   echo "run_mpi.sh: FAIL: $launcher exited with $rc after ${elapsed} s"
   exit "$rc"
 fi
-if ! grep -q '^RESULT: PASS' "$log"; then
+if ! grep -q 'RESULT: PASS' "$log"; then
   echo "run_mpi.sh: FAIL: $launcher exited with 0 but the program never printed RESULT: PASS"
   exit 1
 fi

@@ -304,6 +304,98 @@ TEST(ProtocolLoss, LostTailsAroundTheRingAreAskedForWithoutAHave) {
   }
 }
 
+// Holds back, on the way to this rank, chunk `chunk` of every stream until
+// the test lets it through: a datagram that comes late, not one lost.
+class ChunkHolder final : public ForwardingDatagram {
+ public:
+  ChunkHolder(std::unique_ptr<DatagramTransport> inner, std::uint64_t chunk)
+      : ForwardingDatagram(std::move(inner)), chunk_(chunk) {}
+  void let_through() { open_ = true; }
+  common::Status poll(transport::DatagramHandler& h, std::size_t max,
+                      std::size_t& delivered) override {
+    if (open_ && !held_.empty()) {
+      std::vector<std::span<const std::byte>> late(held_.begin(), held_.end());
+      h.on_datagrams(late);
+      held_.clear();
+    }
+    Filter f(h, *this);
+    return inner_->poll(f, max, delivered);
+  }
+
+ private:
+  struct Filter final : transport::DatagramHandler {
+    Filter(transport::DatagramHandler& to, ChunkHolder& holder) : to_(to), holder_(holder) {}
+    void on_datagrams(transport::DatagramBatch batch) override {
+      std::vector<std::span<const std::byte>> kept;
+      for (const auto& d : batch) {
+        DataHeader h;
+        std::span<const std::byte> payload;
+        const bool hold = !holder_.open_ &&
+                          decode_data(d, kTag, true, h, payload) == DataCheck::kOk &&
+                          h.chunk_index == holder_.chunk_;
+        if (hold) {
+          holder_.held_.emplace_back(d.begin(), d.end());
+        } else {
+          kept.push_back(d);
+        }
+      }
+      to_.on_datagrams(kept);
+    }
+    void on_foreign_datagrams(std::size_t count) override { to_.on_foreign_datagrams(count); }
+    transport::DatagramHandler& to_;
+    ChunkHolder& holder_;
+  };
+  std::uint64_t chunk_;
+  bool open_ = false;
+  std::vector<Bytes> held_;
+};
+
+// Rank 2 misses chunk 1 of a broadcast from rank 0 and asks its left
+// neighbour, rank 1; then the chunk comes by multicast after all, rank 2
+// releases rank 1, completes and exits before rank 1 reads the request.
+// Serving it fails on the gone peer. Rank 2 asked for nothing more, so
+// that is no failure: rank 1 and the root complete. Before, rank 1 broke
+// the communicator ("lost its connection to rank 2: closed by the peer",
+// seen in Engines/DestroyWithoutBarrier on UDP). Both ways of serving:
+// rank 1 holds the chunk when the request comes (served at once), or gets
+// it late too (deferred, then served).
+TEST(ProtocolFixedBug, ARequestFromANeighbourThatReleasedAndLeftIsNoFailure) {
+  for (const bool left_late : {false, true}) {
+    SCOPED_TRACE(left_late ? "rank 1 gets the chunk late too" : "rank 1 holds the chunk");
+    std::vector<ChunkHolder*> holders(3, nullptr);
+    Rig rig(3, clean(), eager(), [&](std::unique_ptr<transport::DatagramTransport> t, int r) {
+      auto holder = std::make_unique<ChunkHolder>(std::move(t), /*chunk=*/1);
+      holders[static_cast<std::size_t>(r)] = holder.get();
+      if (r == 0 || (r == 1 && !left_late)) holder->let_through();
+      return holder;
+    });
+    Broadcast b(rig, 4 * kChunk + 9, /*root=*/0, /*seed=*/111);
+    b.start_all(rig);
+    auto drive = [&](std::initializer_list<int> ranks, auto until) {
+      const auto deadline = common::Deadline::after(kDeadline);
+      while (!until() && !deadline.expired()) {
+        for (int r : ranks) rig.ctx(r).progress();
+      }
+      return until();
+    };
+    ASSERT_TRUE(drive({0, 2}, [&] { return rig.stats(2).repairs_requested > 0; }))
+        << "rank 2 never asked for the chunk it missed";
+    holders[2]->let_through();
+    ASSERT_TRUE(drive({2}, [&] { return b.ops[2]->done(); }));
+    ASSERT_TRUE(b.ops[2]->status().is_ok()) << b.ops[2]->status().message();
+    rig.fabric().kill_rank(2);
+    // Rank 1 reads the request and the release, then learns that rank 2 is gone.
+    ASSERT_TRUE(drive({0, 1}, [&] { return !rig.ctx(1).failed_peer_ranks().empty(); }));
+    holders[1]->let_through();
+    ASSERT_TRUE(drive({0, 1}, [&] { return b.ops[0]->done() && b.ops[1]->done(); }));
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_TRUE(b.ops[static_cast<std::size_t>(r)]->status().is_ok())
+          << "rank " << r << ": " << b.ops[static_cast<std::size_t>(r)]->status().message();
+      EXPECT_TRUE(b.bufs[static_cast<std::size_t>(r)] == b.expect) << "rank " << r;
+    }
+  }
+}
+
 // BUG: the signature (coll/collectives.cc) digests kind, root and sizes but
 // not the algorithm, and the algorithm is a per-rank option
 // (MCCL_COLL_BCAST_ALGO / CommOptions, never agreed at creation). A rank
