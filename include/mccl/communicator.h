@@ -273,9 +273,11 @@ class MCCL_API Communicator {
   // ranks (ranks of this communicator, ascending), the same on every
   // survivor. No rank coordinates: any ranks may have died, rank 0
   // included, and a survivor that dies during the shrink is agreed on
-  // again. Throws kTimeout (after the communicator's timeout) when a rank
-  // neither answers nor fails, naming it; kUnavailable under the offload
-  // engine. This communicator stays revoked; destroy it when done.
+  // again. Under the offload engine the daemon runs it, and the survivors'
+  // communicator takes over this one's daemon session. Throws kTimeout
+  // (after the communicator's timeout) when a rank neither answers nor
+  // fails, naming it. This communicator stays revoked (every call on it
+  // fails with kPeerFailure); destroy it when done.
   Communicator shrink(std::vector<int>* failed = nullptr);
   // Collective over this communicator's members and the processes that
   // join it, all on `bootstrap` (a new rendezvous, e.g. a TCP store at an

@@ -283,7 +283,7 @@ MCCL_API mccl_result_t mccl_comm_progress(mccl_comm_t comm);
  * mccl_comm_revoke: every collective in flight and every later one on
  * `comm` fails with MCCL_PEER_FAILURE ("revoked by rank R"), here and on
  * every rank this one still reaches. Not collective; does not block for
- * long. MCCL_UNAVAILABLE under MCCL_PROGRESS_OFFLOAD.
+ * long.
  *
  * mccl_comm_shrink: collective over the ranks of `comm` still alive, each
  * of which calls it (typically after a call failed with
@@ -296,9 +296,9 @@ MCCL_API mccl_result_t mccl_comm_progress(mccl_comm_t comm);
  * survivor) go to `failed`, at most `failed_capacity` of them (`failed`
  * may be NULL when the capacity is 0), and their number to *failed_count
  * when it is not NULL. MCCL_TIMEOUT (after the communicator's timeout)
- * naming a rank that neither answers nor fails; MCCL_UNAVAILABLE under
- * MCCL_PROGRESS_OFFLOAD. `comm` stays revoked and must still be destroyed
- * (its requests freed first). */
+ * naming a rank that neither answers nor fails. Under
+ * MCCL_PROGRESS_OFFLOAD the daemon runs it. `comm` stays revoked and must
+ * still be destroyed (its requests freed first). */
 MCCL_API mccl_result_t mccl_comm_revoke(mccl_comm_t comm);
 MCCL_API mccl_result_t mccl_comm_shrink(mccl_comm_t comm, int* failed, int failed_capacity,
                                         int* failed_count, mccl_comm_t* out);

@@ -1,6 +1,5 @@
 // The in-process backend: a protocol context in this process, driven by an
 // engine (inline: the caller's thread; thread: a host progress thread).
-#include <algorithm>
 #include <new>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "progress/shared_thread.h"
 #include "protocol/context.h"
 #include "setup/bring_up.h"
+#include "setup/shrink.h"
 #include "topo/placement.h"
 
 namespace mccl::detail {
@@ -213,50 +213,29 @@ class EngineBackend final : public Backend {
 
   protocol::Context& context() { return *ctx_; }
 
-  void revoke() override { revoke_on_engine(); }
+  // Poisons the context on the engine's thread and tells every rank.
+  void revoke() override { (void)finish(std::make_shared<protocol::Revoke>(*ctx_)); }
 
   std::unique_ptr<Backend> shrink(std::vector<int>& failed) override {
-    const int rank = ctx_->rank(), size = ctx_->size();
-    revoke_on_engine();
-    for (int attempt = 1;; ++attempt) {
-      const auto try_number = static_cast<std::uint32_t>(attempt);
-      run(std::make_shared<protocol::AgreeOnFailed>(*ctx_, try_number, failed));
-      common::kill_here_if_asked("shrink-agreed");
-      std::vector<int> members;
-      for (int r = 0; r < size; ++r) {
-        if (!std::binary_search(failed.begin(), failed.end(), r)) members.push_back(r);
-      }
-      const int new_rank = static_cast<int>(std::lower_bound(members.begin(), members.end(), rank) -
-                                            members.begin());
-      auto oob = [&](std::span<const std::byte> mine, std::vector<std::byte>& all) {
-        return finish(
-            std::make_shared<protocol::SurvivorExchange>(*ctx_, try_number, members, mine, all));
-      };
-      const std::string who = "rank " + std::to_string(new_rank) + " (rank " +
-                              std::to_string(rank) + " before the shrink): ";
-      setup::BroughtUp up;
-      const common::Status st = setup::bring_up(
-          bring_up_request(opt_, new_rank, static_cast<int>(members.size()), fabric_, sim_node_),
-          oob, who, up);
-      if (st.is_ok()) {
-        auto next = std::make_unique<EngineBackend>(std::move(up), opt_, fabric_, sim_node_);
-        common::kill_here_if_asked("shrink-created");
-        // Once it completes every survivor is done with this communicator's
-        // transport, which its owner may then close. A survivor that dies
-        // meanwhile fails it: every survivor still gets the communicator,
-        // whose next collective fails, as after any death, and is shrunk.
-        try {
-          next->barrier()->wait(timeout_);
-        } catch (const Error& e) {
-          if (e.code() != ErrorCode::kPeerFailure) throw;
-        }
-        return next;
-      }
-      // A survivor died after the agreement: agree again, without it.
-      if (st.code() != ErrorCode::kPeerFailure || attempt == kShrinkAttempts) throw_if_error(st);
-      common::logf(common::LogLevel::kInfo, rank, "shrink attempt %d failed (%s); agreeing again",
-                   attempt, st.message().c_str());
+    setup::BroughtUp up;
+    throw_if_error(setup::shrink(
+        *ctx_, [this](const auto& op) { return finish(op); },
+        [this](int rank, int size) {
+          return bring_up_request(opt_, rank, size, fabric_, sim_node_);
+        },
+        failed, up));
+    auto next = std::make_unique<EngineBackend>(std::move(up), opt_, fabric_, sim_node_);
+    common::kill_here_if_asked("shrink-created");
+    // Once it completes every survivor is done with this communicator's
+    // transport, which its owner may then close. A survivor that dies
+    // meanwhile fails it: every survivor still gets the communicator,
+    // whose next collective fails, as after any death, and is shrunk.
+    try {
+      next->barrier()->wait(timeout_);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kPeerFailure) throw;
     }
+    return next;
   }
 
  private:
@@ -265,18 +244,7 @@ class EngineBackend final : public Backend {
     return std::make_shared<EngineOperation>(std::move(op), *engine_, ctx_->rank());
   }
 
-  // Creations of the survivors' communicator that a failure may interrupt
-  // before shrink gives up.
-  static constexpr int kShrinkAttempts = 4;
-
-  // Poisons the context on the engine's thread and tells every rank.
-  void revoke_on_engine() {
-    auto op = std::make_shared<protocol::Revoke>(*ctx_);
-    engine_->start(op);
-    (void)engine_->wait(*op, common::Deadline::after(timeout_));
-  }
-
-  // Runs a membership operation of shrink to its end: ok, or its failure.
+  // Runs a membership operation to its end: ok, or its failure.
   common::Status finish(const std::shared_ptr<protocol::MembershipOp>& op) {
     engine_->start(op);
     // The operation has the collective timeout itself (protocol/membership.h).
@@ -285,7 +253,6 @@ class EngineBackend final : public Backend {
     if (st.is_ok()) st = op->status();
     return st;
   }
-  void run(const std::shared_ptr<protocol::MembershipOp>& op) { throw_if_error(finish(op)); }
 
   // Destroyed in reverse order: the engine before the context it drives.
   std::unique_ptr<protocol::Context> ctx_;

@@ -11,6 +11,7 @@
 #include "api/options.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "common/test_kill.h"
 #include "mccl/error.h"
 #include "offload/client/client.h"
 
@@ -58,28 +59,28 @@ class OffloadOperation final : public Operation {
 
 class OffloadBackend final : public Backend {
  public:
-  explicit OffloadBackend(std::unique_ptr<offload::client::OffloadComm> comm)
+  explicit OffloadBackend(std::shared_ptr<offload::client::OffloadComm> comm)
       : comm_(std::move(comm)) {}
 
   std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) override {
-    return wrap(comm_->broadcast(buffer, bytes, root));
+    return wrap(live().broadcast(buffer, bytes, root));
   }
   std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
                                         std::span<const std::size_t> counts,
                                         std::span<const std::size_t> displacements) override {
-    return wrap(comm_->allgatherv(send, in_place, recv, counts, displacements));
+    return wrap(live().allgatherv(send, in_place, recv, counts, displacements));
   }
   std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
                                              std::span<const std::size_t> counts, DataType type,
                                              ReduceOp op, const codec::Settings&) override {
-    return wrap(comm_->reduce_scatterv(send, recv, counts, type, op));
+    return wrap(live().reduce_scatterv(send, recv, counts, type, op));
   }
   std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
                                        std::size_t count, DataType type, ReduceOp op,
                                        const codec::Settings&) override {
-    return wrap(comm_->allreduce(send, in_place, recv, count, type, op));
+    return wrap(live().allreduce(send, in_place, recv, count, type, op));
   }
-  std::shared_ptr<Operation> barrier() override { return wrap(comm_->barrier()); }
+  std::shared_ptr<Operation> barrier() override { return wrap(live().barrier()); }
   // Not carried by the daemon's protocol (docs/offload.md): refused on every
   // rank alike, since every rank of a communicator runs under one engine.
   std::shared_ptr<Operation> alltoallv(const void*, std::span<const std::size_t>,
@@ -100,7 +101,7 @@ class OffloadBackend final : public Backend {
   // The protocol's counters live in the daemon.
   Stats stats(std::chrono::milliseconds timeout) override {
     Stats out;
-    auto s = comm_->stats(out, common::Deadline::after(timeout));
+    auto s = live().stats(out, common::Deadline::after(timeout));
     if (!s)
       throw Error(s.code(), "rank " + std::to_string(comm_->rank()) + ": stats: " + s.message());
     return out;
@@ -116,9 +117,16 @@ class OffloadBackend final : public Backend {
   // chunk any network allows (creation refuses smaller).
   std::size_t max_bytes() const override { return coll::max_stream_bytes(65); }
 
-  // The daemon runs the protocol; it does not shrink yet (docs/elastic.md).
-  void revoke() override { not_served("revoke"); }
-  std::unique_ptr<Backend> shrink(std::vector<int>&) override { not_served("shrink"); }
+  // The daemon runs them (docs/elastic.md). The survivors' communicator
+  // takes over the daemon session; this one, revoked, refuses everything.
+  void revoke() override { throw_if_error(live().revoke()); }
+  std::unique_ptr<Backend> shrink(std::vector<int>& failed) override {
+    const std::string who = "rank " + std::to_string(live().rank()) + ": ";
+    throw_if_error(comm_->shrink(failed));
+    superseded_ = who + "the communicator was revoked and shrunk; use the one shrink() returned";
+    common::kill_here_if_asked("shrink-created");
+    return std::make_unique<OffloadBackend>(comm_);
+  }
 
  private:
   [[noreturn]] void not_served(const char* call) const {
@@ -130,8 +138,16 @@ class OffloadBackend final : public Backend {
   std::shared_ptr<Operation> wrap(std::shared_ptr<offload::client::OffloadOp> op) {
     return std::make_shared<OffloadOperation>(std::move(op), *comm_);
   }
+  // The daemon session, unless a shrink handed it to the survivors'
+  // communicator.
+  offload::client::OffloadComm& live() const {
+    if (!superseded_.empty()) throw Error(ErrorCode::kPeerFailure, superseded_);
+    return *comm_;
+  }
 
-  std::unique_ptr<offload::client::OffloadComm> comm_;
+  // Shared with the communicators shrink() made: one daemon session.
+  std::shared_ptr<offload::client::OffloadComm> comm_;
+  std::string superseded_;  // why this communicator no longer runs anything
 };
 
 }  // namespace

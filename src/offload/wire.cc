@@ -57,6 +57,8 @@ constexpr std::size_t kReadPiece = std::size_t{64} << 10;
 // Exchanges (daemon <-> client's bootstrap) carry per-rank rows; the
 // longest, the multicast probe's, is size x (size + 1) bytes: 8192 ranks.
 constexpr std::size_t kMaxExchangeBytes = std::size_t{64} << 20;
+// A shrink's failed ranks: as many as the exchanges allow.
+constexpr std::size_t kMaxRanks = 8192;
 
 // Keeps at most kMaxFds descriptors of a message in `fds` (none when it is
 // null) and closes the rest: a peer cannot fill this process's table.
@@ -184,6 +186,15 @@ int setup_answer_timeout_ms(std::int64_t collective_timeout_ms) {
   return static_cast<int>(std::min(collective_timeout_ms, kMaxMs - kGraceMs) + kGraceMs);
 }
 
+int shrink_answer_timeout_ms(std::int64_t collective_timeout_ms) {
+  // Up to four attempts (setup::kShrinkAttempts) of an agreement and a
+  // creation of a few exchanges each: 32 exchanges' worth bounds it.
+  constexpr std::int64_t kExchanges = 32, kMaxMs = std::int64_t{1} << 30;
+  return static_cast<int>(
+      std::min<std::int64_t>(setup_answer_timeout_ms(collective_timeout_ms), kMaxMs / kExchanges) *
+      kExchanges);
+}
+
 std::size_t max_body_bytes(MsgType type) {
   switch (type) {
     case MsgType::kHello:
@@ -202,6 +213,11 @@ std::size_t max_body_bytes(MsgType type) {
       return sizeof(RegionMsg);
     case MsgType::kRegistered:
       return sizeof(std::int32_t) + kMaxTextBytes;
+    case MsgType::kRevoke:
+    case MsgType::kShrink:
+      return 0;
+    case MsgType::kShrunk:
+      return sizeof(ShrunkMsg) + kMaxRanks * sizeof(std::int32_t) + kMaxTextBytes;
   }
   return 0;
 }

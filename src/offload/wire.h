@@ -4,7 +4,8 @@
 //  - a unix stream socket for setup and liveness: framed messages (Hello
 //    with three descriptors, the relayed bootstrap allgathers, Ready). After
 //    Ready: shared-buffer (un)registrations, each with a memfd, answered
-//    while the client waits, and the client's Bye; EOF without a Bye means
+//    while the client waits, a revoke, a shrink (answered when the
+//    survivors' communicator exists), and the client's Bye; EOF without a Bye means
 //    the other side died, which is how either side detects death.
 //  - a shared-memory region (a memfd made by the client, passed with
 //    SCM_RIGHTS) holding two single-producer single-consumer rings:
@@ -32,7 +33,7 @@
 namespace mccl::offload {
 
 inline constexpr std::uint32_t kMagic = 0x4d43'4f46;  // "MCOF"
-inline constexpr std::uint32_t kVersion = 6;
+inline constexpr std::uint32_t kVersion = 7;
 
 enum class MsgType : std::uint32_t {
   kHello = 1,            // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
@@ -44,6 +45,9 @@ enum class MsgType : std::uint32_t {
   kRegister = 7,         // client -> daemon, with a memfd: RegionMsg (zero-copy buffer)
   kRegistered = 8,       // daemon -> client: i32 ErrorCode, then a message
   kUnregister = 9,       // client -> daemon: RegionMsg (no answer)
+  kRevoke = 10,          // client -> daemon: revoke the communicator (no answer)
+  kShrink = 11,          // client -> daemon: shrink it (docs/elastic.md), answered by kShrunk
+  kShrunk = 12,          // daemon -> client: ShrunkMsg, the failed ranks (i32 each), a message
 };
 
 // The application's resolved collective choices (coll::CollConfig), so the
@@ -76,6 +80,16 @@ struct HelloMsg {
 struct RegionMsg {
   std::uint64_t addr = 0;
   std::uint64_t bytes = 0;
+};
+
+// The outcome of a shrink: on success the session's communicator is the
+// survivors' (this rank is `rank` of `size` there) and `failed` old ranks
+// follow; on failure none follow, and the message says why.
+struct ShrunkMsg {
+  std::int32_t code = 0;  // mccl::ErrorCode
+  std::int32_t rank = 0;
+  std::int32_t size = 0;
+  std::uint32_t failed = 0;
 };
 
 struct ReadyMsg {
@@ -126,6 +140,7 @@ static_assert(std::is_trivially_copyable_v<common::CollConfig>);
 static_assert(sizeof(common::CollConfig) == 72);
 static_assert(sizeof(CollChoices) == 80);
 static_assert(sizeof(HelloMsg) == 176);
+static_assert(sizeof(ShrunkMsg) == 16);
 static_assert(sizeof(Submission) == 72);
 static_assert(sizeof(Completion) == 512);
 
@@ -173,6 +188,10 @@ std::size_t max_body_bytes(MsgType type);
 // spend the whole collective timeout on the setup, and then some. Capped
 // before adding, so a timeout of INT64_MAX ms does not wrap.
 int setup_answer_timeout_ms(std::int64_t collective_timeout_ms);
+// recv_msg's timeout for a shrink's answer: the daemon may agree and create
+// several times, each exchange within the collective timeout. A daemon
+// that dies ends the wait at once (EOF).
+int shrink_answer_timeout_ms(std::int64_t collective_timeout_ms);
 // Blocks at most `timeout_ms` for the whole message (-1: forever).
 // kPeerFailure on EOF, kTimeout when nothing complete arrived in time. A
 // frame claiming more than max_body_bytes(type) is refused (kInternal)

@@ -2,7 +2,10 @@
 // dies (InProcessWorld::kill_rank) during a collective, every survivor sees
 // the collective fail, shrinks, and the survivors' communicator runs
 // collectives byte-exact; revoke() fails every rank's collective at once.
-// Under every engine; the offload engine refuses (it does not shrink yet).
+// Under every engine. kill_rank() kills a node of the in-memory fabric,
+// which the offload daemon does not use (it runs UDP and TCP): under
+// offload only revoke and grow run here, and tests/mp/elastic_test.cc
+// kills real processes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -83,6 +86,10 @@ void expect_collectives_work(Communicator& c, int salt) {
   for (std::int32_t v : sum) ASSERT_EQ(v, want);
 }
 
+constexpr const char* kKillsTheFabric =
+    "kill_rank() kills a node of the in-memory fabric, which the offload daemon does not use "
+    "(tests/mp/elastic_test.cc kills processes under offload)";
+
 class Elastic : public EngineTest {
  protected:
   // `victims` die during `coll` on an `n`-rank world; every survivor must
@@ -134,31 +141,30 @@ class Elastic : public EngineTest {
 };
 
 TEST_P(Elastic, AKilledRankIsShrunkAwayDuringEveryCollective) {
-  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  if (offload()) GTEST_SKIP() << kKillsTheFabric;
   for (Coll coll : {Coll::kBroadcast, Coll::kAllgather, Coll::kReduceScatter, Coll::kAllreduce}) {
     kill_and_shrink(4, {2}, coll);
   }
 }
 
 TEST_P(Elastic, EightRanksLoseOne) {
-  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  if (offload()) GTEST_SKIP() << kKillsTheFabric;
   kill_and_shrink(8, {5}, Coll::kAllgather);
 }
 
 TEST_P(Elastic, RankZeroDies) {
-  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  if (offload()) GTEST_SKIP() << kKillsTheFabric;
   kill_and_shrink(4, {0}, Coll::kAllreduce);
 }
 
 TEST_P(Elastic, TwoNeighboursDieAtOnce) {
-  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  if (offload()) GTEST_SKIP() << kKillsTheFabric;
   // Ranks 1 and 3 of 4: each survivor's both ring neighbours are gone.
   kill_and_shrink(4, {1, 3}, Coll::kBroadcast);
   kill_and_shrink(8, {3, 4}, Coll::kAllgather);
 }
 
 TEST_P(Elastic, RevokeFailsEveryRanksCollectiveAndShrinkKeepsEveryone) {
-  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
   const int n = 4;
   InProcessWorld world(n, {.seed = 78});
   auto comms = create_communicators(world, options({.timeout = 20s}));
@@ -190,7 +196,7 @@ TEST_P(Elastic, RevokeFailsEveryRanksCollectiveAndShrinkKeepsEveryone) {
 }
 
 TEST_P(Elastic, ShrinkTwiceInARow) {
-  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  if (offload()) GTEST_SKIP() << kKillsTheFabric;
   const int n = 6;
   InProcessWorld world(n, {.seed = 79});
   auto comms = create_communicators(world, options({.timeout = 20s}));
@@ -216,18 +222,6 @@ TEST_P(Elastic, ShrinkTwiceInARow) {
     EXPECT_EQ(failed, std::vector<int>{0});
     EXPECT_EQ(twice.size(), 4);
     expect_collectives_work(twice, 11);
-  });
-}
-
-TEST_P(Elastic, ShrinkIsRefused) {
-  if (!offload()) GTEST_SKIP() << "the other engines shrink";
-  InProcessWorld world(2);
-  auto comms = create_communicators(world, options());
-  run_on_threads(comms, [&](Communicator& c) {
-    std::string msg;
-    EXPECT_EQ(code_of([&] { (void)c.shrink(); }, &msg), ErrorCode::kUnavailable);
-    EXPECT_NE(msg.find("shrink"), std::string::npos) << msg;
-    EXPECT_EQ(code_of([&] { c.revoke(); }), ErrorCode::kUnavailable);
   });
 }
 
@@ -275,7 +269,7 @@ TEST_P(Elastic, MembersGrowAndJoinersGetTheStateByOneBroadcast) {
 
 // A death, a shrink, then a replacement grows the survivors back to four.
 TEST_P(Elastic, AShrunkCommunicatorGrowsBack) {
-  if (offload()) GTEST_SKIP() << "the offload engine does not shrink (ShrinkIsRefused)";
+  if (offload()) GTEST_SKIP() << kKillsTheFabric;
   const int n = 4;
   InProcessWorld first(n, {.seed = 82});
   InProcessWorld rendezvous(n, {.seed = 83});

@@ -180,6 +180,45 @@ bool OffloadComm::deallocate(void* p) {
   return true;
 }
 
+common::Status OffloadComm::revoke() {
+  if (!failure_.is_ok()) return failure_;
+  return send_msg(sock_, MsgType::kRevoke, {});
+}
+
+common::Status OffloadComm::shrink(std::vector<int>& failed) {
+  if (!failure_.is_ok()) return failure_;
+  auto st = send_msg(sock_, MsgType::kShrink, {});
+  MsgType type{};
+  std::vector<std::byte> body;
+  if (st) st = recv_msg(sock_, type, body, nullptr, shrink_answer_timeout_ms(timeout_.count()));
+  ShrunkMsg m{};
+  if (st && type == MsgType::kShrunk && body.size() >= sizeof m) {
+    std::memcpy(&m, body.data(), sizeof m);
+  } else if (st) {
+    st = common::internal_error("unexpected answer to a shrink");
+  }
+  const std::size_t listed = sizeof m + std::size_t{m.failed} * sizeof(std::int32_t);
+  if (st && body.size() < listed) st = common::internal_error("a shrink's answer is cut short");
+  if (st && m.code != 0) {
+    st = {static_cast<ErrorCode>(m.code),
+          std::string(reinterpret_cast<const char*>(body.data()) + listed, body.size() - listed)};
+  }
+  poll();  // the old communicator's failed collectives were answered first
+  if (!st) {
+    return {st.code(), "rank " + std::to_string(rank_) + ": shrink in the offload daemon (pid " +
+                           std::to_string(daemon_pid_) + "): " + st.message()};
+  }
+  failed.assign(m.failed, 0);
+  for (std::size_t i = 0; i < failed.size(); ++i) {
+    std::int32_t r = 0;
+    std::memcpy(&r, body.data() + sizeof m + i * sizeof r, sizeof r);
+    failed[i] = r;
+  }
+  rank_ = m.rank;
+  size_ = m.size;
+  return st;
+}
+
 common::Status OffloadComm::stats(Stats& out, common::Deadline deadline) {
   Submission s;
   s.kind = static_cast<std::uint32_t>(OpKind::kStats);

@@ -97,6 +97,15 @@ class OffloadComm {
   // when `p` is not such a block.
   bool deallocate(void* p);
 
+  // Revoke and shrink (docs/elastic.md), run by the daemon. revoke()
+  // returns at once. shrink() blocks until the daemon has agreed with the
+  // other survivors and created their communicator, which this OffloadComm
+  // then is (rank() and size() change); `failed` gets the old ranks that
+  // died, ascending. What was in flight fails (revoked) first. On failure
+  // the old communicator stays, revoked.
+  common::Status revoke();
+  common::Status shrink(std::vector<int>& failed);
+
   // The protocol's counters, from the daemon. Blocks until `deadline`.
   common::Status stats(Stats& out, common::Deadline deadline);
 

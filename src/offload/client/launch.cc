@@ -74,9 +74,14 @@ void spawn_daemon(const std::string& exe, const std::string& socket_path) {
   // rank's own choices: MCCL_UDP_IFACE travels with each client's hello
   // (one rank may name another interface, or fail to), and a daemon that
   // took it from whichever rank started it would impose it on the others.
+  // MCCL_TEST_KILL_AT kills the application process that set it, never the
+  // daemon its neighbours share.
   std::vector<char*> envp;
   for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "MCCL_UDP_IFACE=", 15) != 0) envp.push_back(*e);
+    if (std::strncmp(*e, "MCCL_UDP_IFACE=", 15) != 0 &&
+        std::strncmp(*e, "MCCL_TEST_KILL_AT=", 18) != 0) {
+      envp.push_back(*e);
+    }
   }
   envp.push_back(nullptr);
   pid_t child = ::fork();

@@ -5,14 +5,11 @@
 
 #include "common/settings.h"
 #include "mccl/error.h"
-#include "setup/bring_up.h"
 
 namespace mccl::offload::daemon {
 
-common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
-                          const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
-                          const std::string& udp_iface) {
-  const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
+setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::milliseconds timeout,
+                                       const CollChoices& choices, const std::string& udp_iface) {
   setup::BringUpRequest req;
   req.rank = rank;
   req.size = size;
@@ -26,12 +23,23 @@ common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
   req.setup_timeout = std::chrono::milliseconds(
       choices.setup_timeout_ms > 0 ? choices.setup_timeout_ms
                                    : common::settings::kTransportSetupTimeoutMs.get_int());
+  return req;
+}
+
+Comm comm_of(setup::BroughtUp& up, const CollChoices& choices) {
+  Comm comm{std::move(up.ctx), choices.coll};
+  comm.coll.multicast = true;
+  return comm;
+}
+
+common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
+                          const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
+                          const std::string& udp_iface) {
+  const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
   setup::BroughtUp up;
-  common::Status st = setup::bring_up(req, oob, who, up);
-  if (!st) return st;
-  out.ctx = std::move(up.ctx);
-  out.coll = choices.coll;
-  out.coll.multicast = true;
+  common::Status st =
+      setup::bring_up(bring_up_request(rank, size, timeout, choices, udp_iface), oob, who, up);
+  if (st) out = comm_of(up, choices);
   return st;
 }
 

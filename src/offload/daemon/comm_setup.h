@@ -1,7 +1,7 @@
 // Builds one rank's protocol context inside the daemon through the one
 // creation path the application's engines use (setup/bring_up.h), over UDP
 // multicast. Every exchange goes through `oob` (relayed to the client's
-// bootstrap).
+// bootstrap); a shrink's go through the old communicator (membership.cc).
 #pragma once
 
 #include <chrono>
@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "offload/wire.h"
 #include "protocol/context.h"
+#include "setup/bring_up.h"
 #include "transport/oob.h"
 
 namespace mccl::offload::daemon {
@@ -21,8 +22,15 @@ struct Comm {
   coll::CollConfig coll;
 };
 
-// Blocking and collective. Never throws. `udp_iface`: the client's
-// MCCL_UDP_IFACE; empty: the daemon's own.
+// What bring_up() gets for rank `rank` of `size` under the client's
+// choices. `udp_iface`: the client's MCCL_UDP_IFACE; empty: the daemon's own.
+setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::milliseconds timeout,
+                                       const CollChoices& choices, const std::string& udp_iface);
+
+// The session's communicator from what bring_up() made.
+Comm comm_of(setup::BroughtUp& up, const CollChoices& choices);
+
+// Blocking and collective. Never throws.
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
                           const std::string& udp_iface = {});

@@ -153,8 +153,9 @@ transport::OobAllgather Session::relay_to_client() const {
   };
 }
 
-// A message on the socket after setup: a shared buffer (un)registered, the
-// client's goodbye, or (EOF, garbage) the client has gone.
+// A message on the socket after setup: a shared buffer (un)registered, a
+// revoke or a shrink, the client's goodbye, or (EOF, garbage) the client
+// has gone.
 Session::SocketEvent Session::handle_socket() {
   MsgType type{};
   std::vector<std::byte> body;
@@ -180,6 +181,13 @@ Session::SocketEvent Session::handle_socket() {
   if (region) {
     regions_.remove(r.addr);
     return SocketEvent::kHandled;
+  }
+  if (type == MsgType::kRevoke && body.empty()) {
+    revoke();
+    return SocketEvent::kHandled;
+  }
+  if (type == MsgType::kShrink && body.empty()) {
+    return shrink() ? SocketEvent::kHandled : SocketEvent::kGone;
   }
   return type == MsgType::kBye ? SocketEvent::kBye : SocketEvent::kGone;
 }
@@ -260,9 +268,10 @@ bool Session::complete_finished() {
 }
 
 void Session::loop() {
-  protocol::Context& ctx = *comm_.ctx;
   std::vector<pollfd> pfds;
   for (;;) {
+    // Read each pass: a shrink replaces the communicator.
+    protocol::Context& ctx = *comm_.ctx;
     // Progress first: an abort that arrived while the client prepared its
     // next submission breaks the communicator before that is started.
     bool busy = ctx.progress() > 0;
@@ -290,14 +299,16 @@ void Session::loop() {
     if (pfds[0].revents != 0) {
       const SocketEvent ev = handle_socket();
       if (ev == SocketEvent::kHandled) continue;
-      // A Bye with nothing in flight is the one orderly end.
+      // A Bye with nothing in flight is the one orderly end. (A shrink that
+      // failed to answer replaced the communicator: comm_, not ctx.)
+      protocol::Context& now = *comm_.ctx;
       if (ev == SocketEvent::kBye && pending_.empty()) {
         // Still the right neighbour's repair source for what completed eagerly.
-        ctx.serve_until_released(common::Deadline::after(ctx.config().op_timeout));
+        now.serve_until_released(common::Deadline::after(now.config().op_timeout));
         return;
       }
       // The client has gone (crashed, or left collectives in flight).
-      abandon("rank " + std::to_string(ctx.rank()) +
+      abandon("rank " + std::to_string(now.rank()) +
                   "'s application process has gone: releasing its communicator",
               "the application process exited");
       return;

@@ -1,7 +1,8 @@
 // The daemon's side of one client connection: run_session() for the
 // listener (listener.cc), and the Session it runs, whose work is split
 // between daemon.cc (the client's hello and communicator, the loop, the
-// socket) and collectives.cc (a submission staged, run and delivered).
+// socket), collectives.cc (a submission staged, run and delivered) and
+// membership.cc (revoke and shrink).
 #pragma once
 
 #include <sys/types.h>
@@ -83,6 +84,14 @@ class Session {
   std::size_t max_stream_bytes() const;
   // Reads a reduce-scatter's per-rank counts from the client into `p`.
   common::Status read_counts(const Submission& s, Pending& p);
+  // The client's revoke and shrink (membership.cc). shrink() answers with
+  // kShrunk and, on success, puts the survivors' communicator in comm_;
+  // false when the client has gone.
+  void revoke();
+  bool shrink();
+  // Runs `op` on comm_'s context to its end, the session's loop held
+  // meanwhile: ok, or the operation's failure (it carries its deadline).
+  common::Status run_to_end(const std::shared_ptr<protocol::Operation>& op);
   // The session's loop and the client's socket (daemon.cc).
   enum class SocketEvent { kHandled, kBye, kGone };
   SocketEvent handle_socket();
