@@ -225,6 +225,20 @@ TEST_P(Elastic, ShrinkTwiceInARow) {
   });
 }
 
+// A communicator of one shrinks to itself: nothing failed, and the new one
+// runs collectives.
+TEST_P(Elastic, ARankAloneShrinksToItself) {
+  InProcessWorld world(1);
+  auto comms = create_communicators(world, options());
+  std::vector<int> failed = {-1};
+  Communicator next = comms[0].shrink(&failed);
+  EXPECT_TRUE(failed.empty());
+  EXPECT_EQ(next.size(), 1);
+  EXPECT_EQ(next.rank(), 0);
+  expect_collectives_work(next, 19);
+  EXPECT_EQ(code_of([&] { comms[0].barrier(); }), ErrorCode::kPeerFailure);
+}
+
 // grow(): three members and two joiners meet on a new rendezvous (another
 // in-process world's bootstraps: ranks 0-2 the members, 3-4 the joiners);
 // the members keep their ranks, the joiners get the state by one
