@@ -114,7 +114,29 @@ PYBIND11_MODULE(mccl_torch, m) {
             return py::make_tuple(survivors, gone);
           },
           "After an operation failed with a dead peer, every surviving rank calls this: "
-          "returns (the survivors' group, the ranks that died). docs/elastic.md.");
+          "returns (the survivors' group, the ranks that died). docs/elastic.md.")
+      .def(
+          "grow",
+          [](ProcessGroupMCCL& pg, const c10::intrusive_ptr<c10d::Store>& store, int size) {
+            py::gil_scoped_release release;  // blocks until every member and joiner arrived
+            return pg.grow(store, size);
+          },
+          py::arg("store"), py::arg("size"),
+          "Every member calls this with the same store and the grown size, while each joining "
+          "process calls mccl_torch.join(store, rank, size): returns the grown group, in "
+          "which members keep their ranks. docs/pytorch.md.");
+
+  m.def(
+      "join",
+      [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+         std::chrono::milliseconds timeout) {
+        return c10::make_intrusive<ProcessGroupMCCL>(store, rank, size, timeout, kUnambiguousName);
+      },
+      py::arg("store"), py::arg("rank"), py::arg("size"),
+      py::arg("timeout") = std::chrono::milliseconds(60000),
+      py::call_guard<py::gil_scoped_release>(),
+      "A new process joins a group that grows (ProcessGroupMCCL.grow) on `store`, as rank "
+      "`rank` (the members take 0 .. their number - 1) of `size`; returns the grown group.");
 
   py::list names;
   for (const char* name : {kUnambiguousName, kShortName}) {

@@ -159,6 +159,18 @@ c10::intrusive_ptr<ProcessGroupMCCL> ProcessGroupMCCL::shrink(std::vector<int>& 
   return c10::make_intrusive<ProcessGroupMCCL>(std::move(**survivors), timeout_, name_);
 }
 
+c10::intrusive_ptr<ProcessGroupMCCL> ProcessGroupMCCL::grow(
+    const c10::intrusive_ptr<c10d::Store>& store, int size) {
+  auto grown = std::make_shared<std::optional<mccl::Communicator>>();
+  auto work = post("grow", c10d::OpType::UNKNOWN, {}, [this, grown, store, size] {
+    std::unique_ptr<mccl::Bootstrap> boot = make_store_bootstrap(store, rank_, size, timeout_);
+    grown->emplace(comm_.grow(*boot));
+    return Started{};
+  });
+  work->wait();
+  return c10::make_intrusive<ProcessGroupMCCL>(std::move(**grown), timeout_, name_);
+}
+
 mccl::Stats ProcessGroupMCCL::stats() {
   auto result = std::make_shared<mccl::Stats>();
   auto work = post("stats", c10d::OpType::UNKNOWN, {}, [this, result] {

@@ -112,6 +112,15 @@ class ProcessGroupMCCL final : public BackendBase {
   // `failed`, the same on every survivor. This group stays broken. Raises
   // what Communicator::shrink throws, as "mccl shrink: ...".
   c10::intrusive_ptr<ProcessGroupMCCL> shrink(std::vector<int>& failed);
+  // Elastic membership: this group's ranks and the processes that join
+  // them meet on `store` (one the launcher gives the joiners, as a
+  // PrefixStore of its own); blocking and collective over all of them.
+  // Members call this and keep their ranks; each joiner constructs a group
+  // over the same store (the store constructor above) with a rank from
+  // size() up to `size` - 1. Returns the grown group (this group's timeout
+  // and name); this group stays usable. Raises what Communicator::grow
+  // throws, as "mccl grow: ...".
+  c10::intrusive_ptr<ProcessGroupMCCL> grow(const c10::intrusive_ptr<c10d::Store>& store, int size);
 
  private:
   // What a job started: the MCCL request in flight (none: already done),
