@@ -7,14 +7,14 @@
 // rank's hash of its state: every rank must hold the same state, checked
 // bit for bit at every step. KILL is RANK@STEP (RANK: the process's
 // MCCL_RANK): that process kills itself (SIGKILL) in the middle of step
-// STEP's allgather. RANK@POINT, any other POINT: that process runs with
-// MCCL_TEST_KILL_AT=POINT (shrink-agreed, shrink-created, created,
-// collective:N, datagrams:N; common/test_kill.h). A survivor whose
-// collective fails with kPeerFailure shrinks, agrees on the step with the
-// others (steps.h) and redoes it. Prints "killed at T" (victim), "shrunk at T
-// to N ranks, failed: ..." (survivors; T on CLOCK_MONOTONIC, the same in
-// every process of a host) and "done: S steps on N ranks, state H", each
-// line after "rank R " (R: the process's MCCL_RANK in the job).
+// STEP's 1 MiB-per-rank collective (an allgather; ELASTIC_PAD=broadcast,
+// reduce_scatter or allreduce picks another, steps.h). RANK@POINT, any other POINT: that process
+// runs with MCCL_TEST_KILL_AT=POINT (shrink-agreed, shrink-created, created, collective:N,
+// datagrams:N; common/test_kill.h). A survivor whose collective fails with kPeerFailure shrinks,
+// agrees on the step with the others (steps.h) and redoes it. Prints "killed at T" (victim),
+// "shrunk at T to N ranks, failed: ..." (survivors; T on CLOCK_MONOTONIC, the same in every process
+// of a host) and "done: S steps on N ranks, state H", each line after "rank R " (R: the process's
+// MCCL_RANK in the job).
 //
 // join:K@STEP: the job's last K processes are not members of the first
 // communicator; at step STEP the members grow theirs with them on a TCP

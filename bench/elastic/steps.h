@@ -30,6 +30,31 @@ inline std::uint64_t hash_of(const std::vector<std::int64_t>& v) {
   return h;
 }
 
+// The large collective of every step, in flight when a victim dies in it:
+// ELASTIC_PAD names it (allgather, the default; broadcast; reduce_scatter;
+// allreduce), the same on every rank of a job. 1 MiB per rank.
+struct Pad {
+  explicit Pad(int ranks)
+      : send(std::size_t{1} << 20),
+        recv(send.size() * static_cast<std::size_t>(ranks)),
+        kind(std::getenv("ELASTIC_PAD") != nullptr ? std::getenv("ELASTIC_PAD") : "allgather") {}
+  mccl::Request start(mccl::Communicator& c) {
+    const std::size_t ints = send.size() / sizeof(std::int32_t);
+    if (kind == "broadcast") return c.ibroadcast(send.data(), send.size(), 0);
+    if (kind == "reduce_scatter") {
+      return c.ireduce_scatter(recv.data(), send.data(), ints, mccl::DataType::kInt32,
+                               mccl::ReduceOp::kSum);
+    }
+    if (kind == "allreduce") {
+      return c.iallreduce(send.data(), recv.data(), ints, mccl::DataType::kInt32,
+                          mccl::ReduceOp::kSum);
+    }
+    return c.iallgather(send.data(), recv.data(), send.size());
+  }
+  std::vector<std::byte> send, recv;
+  std::string kind;
+};
+
 // One step: the state becomes the sum of every rank's contribution (the
 // same on every rank), then every rank's hash must agree. Throws
 // mccl::Error when a peer dies; returns false on an inconsistency.
@@ -43,9 +68,8 @@ inline bool step(mccl::Communicator& c, std::vector<std::int64_t>& state, int n,
   const std::uint64_t mine = hash_of(sum);
   std::vector<std::uint64_t> all(static_cast<std::size_t>(c.size()));
   // Large enough to be in flight when a victim dies in it.
-  std::vector<std::byte> pad_send(1 << 20),
-      pad_recv((1 << 20) * static_cast<std::size_t>(c.size()));
-  mccl::Request r = c.iallgather(pad_send.data(), pad_recv.data(), pad_send.size());
+  Pad pad(c.size());
+  mccl::Request r = pad.start(c);
   if (die_midway) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
     while (std::chrono::steady_clock::now() < until && !r.test()) c.progress();

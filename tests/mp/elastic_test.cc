@@ -45,7 +45,7 @@ class Elastic : public ::testing::TestWithParam<const char*> {
   // kill at `step_victim` (-1: none timed) to holding its shrunk
   // communicator.
   void run(int ranks, int steps, const std::vector<std::string>& kills, std::set<int> dead,
-           int step_victim, int final_size = -1) {
+           int step_victim, int final_size = -1, const std::string& pad = "allgather") {
     std::vector<std::string> args = {std::to_string(steps)};
     args.insert(args.end(), kills.begin(), kills.end());
     // A grow's rendezvous of this job's own: jobs of tests running beside
@@ -54,6 +54,7 @@ class Elastic : public ::testing::TestWithParam<const char*> {
     const Env env = {{"MCCL_PROGRESS", GetParam()},
                      {"MCCL_COLL_TIMEOUT_MS", "20000"},
                      {"MCCL_OFFLOAD_LOG", "/dev/null"},
+                     {"ELASTIC_PAD", pad},
                      {"ELASTIC_GROW_ADDR", "127.0.0.1:" + std::to_string(free_port())}};
     JobResult job = run_job(MCCL_ELASTIC_WORKER, args, ranks, env, std::chrono::seconds(120));
     ASSERT_FALSE(job.timed_out) << describe(job);
@@ -86,6 +87,16 @@ class Elastic : public ::testing::TestWithParam<const char*> {
 };
 
 TEST_P(Elastic, ARankKilledMidCollectiveIsShrunkAway) { run(4, 8, {"2@3"}, {2}, 2); }
+
+// The victim dies in the middle of each kind of collective (the step's
+// 1 MiB-per-rank one, ELASTIC_PAD), at 4 and 8 ranks.
+TEST_P(Elastic, ARankKilledInEachCollectiveIsShrunkAway) {
+  for (const char* pad : {"broadcast", "reduce_scatter", "allreduce", "allgather"}) {
+    SCOPED_TRACE(pad);
+    run(4, 3, {"1@1"}, {1}, 1, -1, pad);
+    run(8, 3, {"6@1"}, {6}, 6, -1, pad);
+  }
+}
 
 TEST_P(Elastic, EightRanksLoseRankZeroThenAnother) { run(8, 8, {"0@2", "5@5"}, {0, 5}, 0); }
 
