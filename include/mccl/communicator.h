@@ -292,6 +292,12 @@ class MCCL_API Communicator {
   // hold this communicator to shrink or grow again. Hand the joiners
   // state with a broadcast on the grown communicator.
   Communicator grow(Bootstrap& bootstrap);
+  // The membership epoch, the same on every rank: 0 for a communicator
+  // created from scratch, the old one's plus 1 for the communicator a
+  // shrink or a grow returns (a joiner gets the members' epoch plus 1).
+  // Tells an application which membership a checkpoint or a message
+  // belongs to. Not blocking.
+  std::uint32_t epoch() const;
 
   // The algorithm a broadcast of `bytes` runs on this communicator (an
   // allgather(v) whose largest block has `block_bytes`): the one the

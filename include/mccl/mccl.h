@@ -300,6 +300,10 @@ MCCL_API mccl_result_t mccl_comm_progress(mccl_comm_t comm);
  * MCCL_PROGRESS_OFFLOAD the daemon runs it. `comm` stays revoked and must
  * still be destroyed (its requests freed first). */
 MCCL_API mccl_result_t mccl_comm_revoke(mccl_comm_t comm);
+/* The membership epoch, the same on every rank: 0 for a communicator
+ * created from scratch, the old one's plus 1 for one that
+ * mccl_comm_shrink or mccl_comm_grow (mccl/mccl_bootstrap.h) returned. */
+MCCL_API mccl_result_t mccl_comm_epoch(mccl_comm_t comm, uint32_t* epoch);
 MCCL_API mccl_result_t mccl_comm_shrink(mccl_comm_t comm, int* failed, int failed_capacity,
                                         int* failed_count, mccl_comm_t* out);
 

@@ -155,6 +155,18 @@ MCCL_API mccl_result_t mccl_bootstrap_size(mccl_bootstrap_t bootstrap, int* size
 MCCL_API mccl_result_t mccl_comm_create(mccl_bootstrap_t bootstrap,
                                         const mccl_comm_options_t* options, mccl_comm_t* out);
 
+/* Elastic membership (docs/elastic.md): `comm`'s ranks and the processes
+ * that join them meet on `bootstrap`, a new rendezvous (for instance a TCP
+ * store at an address the launcher gives the joiners); collective over all
+ * of them and blocking. Members call this and keep their ranks (the
+ * bootstrap must give each its rank in `comm`: MCCL_INVALID_ARGUMENT
+ * otherwise); each joiner calls mccl_comm_create on the same bootstrap and
+ * takes a rank after theirs. *out is the grown communicator, with `comm`'s
+ * options; `comm` stays usable. A process that dies meanwhile fails it on
+ * every rank (MCCL_PEER_FAILURE or MCCL_TIMEOUT, naming it). */
+MCCL_API mccl_result_t mccl_comm_grow(mccl_comm_t comm, mccl_bootstrap_t bootstrap,
+                                      mccl_comm_t* out);
+
 /* Releases the caller's handle; communicators created from the bootstrap
  * keep it alive until they are destroyed (rank 0's TCP store then answers
  * until the last of them is gone). Not blocking while communicators

@@ -110,7 +110,9 @@ class Backend {
   // flight and later fails, here and on every rank it reaches; does not
   // block. shrink: revokes, agrees with every survivor on the failed ranks
   // (`failed`, ascending ranks of this communicator) and returns the
-  // survivors' backend; blocking and collective over the survivors.
+  // survivors' backend; blocking and collective over the survivors. epoch:
+  // agreed at creation, 0 for a first one, plus 1 with each shrink or grow.
+  virtual std::uint32_t epoch() const = 0;
   virtual void revoke() = 0;
   virtual std::unique_ptr<Backend> shrink(std::vector<int>& failed) = 0;
 };

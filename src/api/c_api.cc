@@ -218,6 +218,14 @@ mccl_result_t mccl_comm_shrink(mccl_comm_t comm, int* failed, int failed_capacit
   });
 }
 
+mccl_result_t mccl_comm_epoch(mccl_comm_t comm, uint32_t* epoch) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require(epoch, "epoch");
+    *epoch = comm->comm.epoch();
+  });
+}
+
 mccl_result_t mccl_comm_allocate(mccl_comm_t comm, size_t bytes, void** ptr) {
   return guard(__func__, [&] {
     require_comm(comm);

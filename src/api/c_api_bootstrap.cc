@@ -148,6 +148,18 @@ mccl_result_t mccl_comm_create(mccl_bootstrap_t bootstrap, const mccl_comm_optio
   });
 }
 
+mccl_result_t mccl_comm_grow(mccl_comm_t comm, mccl_bootstrap_t bootstrap, mccl_comm_t* out) {
+  return guard(__func__, [&] {
+    require_comm(comm);
+    require_bootstrap(bootstrap);
+    require(out, "out");
+    auto c =
+        std::make_unique<mccl_comm_s>(bootstrap->bootstrap, comm->comm.grow(*bootstrap->bootstrap));
+    register_handle(c.get(), HandleKind::kComm);
+    *out = c.release();
+  });
+}
+
 mccl_result_t mccl_bootstrap_destroy(mccl_bootstrap_t bootstrap) {
   return guard(__func__, [&] {
     unregister_handle(bootstrap, HandleKind::kBootstrap, "bootstrap");

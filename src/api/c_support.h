@@ -54,6 +54,9 @@ struct mccl_comm_s {
   // The survivors' communicator of a shrink of `from`.
   mccl_comm_s(const mccl_comm_s& from, mccl::Communicator shrunk)
       : world(from.world), bootstrap(from.bootstrap), comm(std::move(shrunk)) {}
+  // A grow's communicator, over the bootstrap the members and joiners met on.
+  mccl_comm_s(std::shared_ptr<mccl::Bootstrap> b, mccl::Communicator grown)
+      : bootstrap(std::move(b)), comm(std::move(grown)) {}
 };
 
 struct mccl_request_s {

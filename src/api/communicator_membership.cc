@@ -46,8 +46,15 @@ Communicator Communicator::grow(Bootstrap& bootstrap) {
                     " members come first (the joiners take ranks " + std::to_string(size) +
                     " and up)");
   }
+  detail::ResolvedOptions options = state_->options;
+  options.epoch = state_->backend->epoch() + 1;
   return Communicator(detail::at_boundary(
-      rank, "grow", [&] { return detail::create_comm_state(bootstrap, state_->options); }));
+      rank, "grow", [&] { return detail::create_comm_state(bootstrap, options); }));
+}
+
+std::uint32_t Communicator::epoch() const {
+  detail::check_usable(state_);
+  return state_->backend->epoch();
 }
 
 }  // namespace mccl

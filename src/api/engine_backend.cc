@@ -92,6 +92,7 @@ setup::BringUpRequest bring_up_request(const ResolvedOptions& opt, int rank, int
   req.proposal.transport = opt.transport;
   req.proposal.machine = topo::machine_id();
   req.proposal.authenticate = opt.authenticate;
+  req.proposal.epoch = opt.epoch;
   req.timeout = opt.timeout;
   req.setup_timeout = opt.setup_timeout;
   req.fabric = fabric;
@@ -111,6 +112,7 @@ class EngineBackend final : public Backend {
   EngineBackend(setup::BroughtUp up, const ResolvedOptions& opt, transport::sim::Fabric* fabric,
                 int sim_node)
       : ctx_(std::move(up.ctx)),
+        epoch_(up.agreed.epoch),
         coll_(opt.coll),
         max_bytes_(coll::max_stream_bytes(ctx_->config().chunk_bytes)),
         timeout_(opt.timeout),
@@ -213,13 +215,14 @@ class EngineBackend final : public Backend {
 
   protocol::Context& context() { return *ctx_; }
 
+  std::uint32_t epoch() const override { return epoch_; }
   // Poisons the context on the engine's thread and tells every rank.
   void revoke() override { (void)finish(std::make_shared<protocol::Revoke>(*ctx_)); }
 
   std::unique_ptr<Backend> shrink(std::vector<int>& failed) override {
     setup::BroughtUp up;
     throw_if_error(setup::shrink(
-        *ctx_, [this](const auto& op) { return finish(op); },
+        *ctx_, epoch_, [this](const auto& op) { return finish(op); },
         [this](int rank, int size) {
           return bring_up_request(opt_, rank, size, fabric_, sim_node_);
         },
@@ -256,6 +259,7 @@ class EngineBackend final : public Backend {
 
   // Destroyed in reverse order: the engine before the context it drives.
   std::unique_ptr<protocol::Context> ctx_;
+  std::uint32_t epoch_;
   coll::CollConfig coll_;
   std::size_t max_bytes_;
   std::chrono::milliseconds timeout_;

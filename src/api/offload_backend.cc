@@ -60,7 +60,7 @@ class OffloadOperation final : public Operation {
 class OffloadBackend final : public Backend {
  public:
   explicit OffloadBackend(std::shared_ptr<offload::client::OffloadComm> comm)
-      : comm_(std::move(comm)) {}
+      : comm_(std::move(comm)), epoch_(comm_->epoch()) {}
 
   std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) override {
     return wrap(live().broadcast(buffer, bytes, root));
@@ -119,6 +119,7 @@ class OffloadBackend final : public Backend {
 
   // The daemon runs them (docs/elastic.md). The survivors' communicator
   // takes over the daemon session; this one, revoked, refuses everything.
+  std::uint32_t epoch() const override { return epoch_; }
   void revoke() override { throw_if_error(live().revoke()); }
   std::unique_ptr<Backend> shrink(std::vector<int>& failed) override {
     const std::string who = "rank " + std::to_string(live().rank()) + ": ";
@@ -147,6 +148,7 @@ class OffloadBackend final : public Backend {
 
   // Shared with the communicators shrink() made: one daemon session.
   std::shared_ptr<offload::client::OffloadComm> comm_;
+  std::uint32_t epoch_;     // the session's when this communicator got it
   std::string superseded_;  // why this communicator no longer runs anything
 };
 
@@ -172,6 +174,7 @@ std::unique_ptr<Backend> make_offload_backend(Bootstrap& bootstrap, const Resolv
   offload::client::OffloadOptions o;
   o.timeout = opt.timeout;
   o.coll = choices_from(opt);
+  o.epoch = opt.epoch;
   std::unique_ptr<offload::client::OffloadComm> comm;
   auto s = offload::client::OffloadComm::create(bootstrap, o, comm);
   if (!s) {

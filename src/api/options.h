@@ -27,6 +27,9 @@ struct ResolvedOptions {
   std::optional<bool> authenticate;  // unset: MCCL_PROTO_AUTH decides at creation
   std::chrono::milliseconds setup_timeout{5000};
   Compression compression;  // checked per call (codec::validate)
+  // The membership epoch this rank proposes at creation: 0, or a grow's
+  // members' plus 1 (docs/elastic.md). Not a user option.
+  std::uint32_t epoch = 0;
 };
 
 // Throws mccl::Error(kInvalidArgument) naming the option or variable.

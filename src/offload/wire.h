@@ -74,6 +74,8 @@ struct HelloMsg {
   // daemon's own setting applies). A rank-local choice, so it travels with
   // the rank: a daemon started by another rank would not see it.
   char udp_iface[64] = {};
+  std::uint32_t epoch = 0;  // the membership epoch the client proposes (setup::Proposal)
+  std::uint32_t pad = 0;
 };
 
 // A shared buffer: where the client mapped it and how long it is.
@@ -90,11 +92,15 @@ struct ShrunkMsg {
   std::int32_t rank = 0;
   std::int32_t size = 0;
   std::uint32_t failed = 0;
+  std::uint32_t epoch = 0;  // the survivors' communicator's
+  std::uint32_t pad = 0;
 };
 
 struct ReadyMsg {
   std::int32_t code = 0;  // mccl::ErrorCode
   std::int32_t daemon_pid = 0;
+  std::uint32_t epoch = 0;  // the communicator's, as the ranks agreed
+  std::uint32_t pad = 0;
 };
 
 enum class OpKind : std::uint32_t {
@@ -139,8 +145,9 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 static_assert(std::is_trivially_copyable_v<common::CollConfig>);
 static_assert(sizeof(common::CollConfig) == 72);
 static_assert(sizeof(CollChoices) == 80);
-static_assert(sizeof(HelloMsg) == 176);
-static_assert(sizeof(ShrunkMsg) == 16);
+static_assert(sizeof(HelloMsg) == 184);
+static_assert(sizeof(ShrunkMsg) == 24);
+static_assert(sizeof(ReadyMsg) == 16);
 static_assert(sizeof(Submission) == 72);
 static_assert(sizeof(Completion) == 512);
 

@@ -110,6 +110,7 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   mine.auth_mac = protocol::mac_kind();
   mine.offloaded = p.offloaded;
   mine.machine = p.machine;
+  mine.epoch = p.epoch;
   // Round 1 of the key agreement rides on the hello. Drawn whether or not
   // authentication turns out on: that is known only once all hellos are in.
   protocol::KeyScalar secret;
@@ -137,6 +138,8 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   }
   out.tag = hellos[0].tag;
   out.salt = hellos[0].salt;
+  // A grow's joiners know no epoch: the members' decides.
+  for (const Hello& h : hellos) out.epoch = std::max(out.epoch, h.epoch);
   out.transport = mine.transport;
   if (out.transport == TransportKind::kAuto) {
     const bool everyone =

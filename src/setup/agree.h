@@ -29,6 +29,9 @@ struct Proposal {
   bool offloaded = false;
   std::uint64_t machine = 0;
   std::optional<bool> authenticate;  // CommOptions::authenticate; unset: MCCL_PROTO_AUTH
+  // The communicator's membership epoch as this rank knows it: 0 for a
+  // first creation or a joiner, the old one's plus 1 for a shrink or grow.
+  std::uint32_t epoch = 0;
 };
 
 // What every rank agreed on.
@@ -48,6 +51,7 @@ struct Agreement {
   std::uint32_t slowest_link_mbit = 0;
   int local_index = 0;  // lower ranks on this rank's machine
   int local_ranks = 1;  // ranks on this rank's machine (one kernel, shared CPUs), itself included
+  std::uint32_t epoch = 0;  // the largest any rank proposed
 };
 
 // kMismatch when ranks chose different transports or engines, or disagree

@@ -19,6 +19,9 @@
 //       24     8  machine     topo::machine_id(); 0 unknown
 //       32    32  key_share   round 1 of the key agreement (protocol/group_key.h):
 //                             r·G on ristretto255; zero when not authenticating
+//       64     4  epoch       the membership change this rank proposes the
+//                             communicator is (docs/elastic.md); the largest wins
+//       68     4  zero
 #pragma once
 
 #include <cstddef>
@@ -42,9 +45,10 @@ struct Hello {
   bool offloaded = false;          // daemon and in-process engines run different exchanges
   std::uint64_t machine = 0;       // ranks on one machine spread their progress threads
   protocol::KeyShare key_share{};  // never the key itself: the store may be read by others
+  std::uint32_t epoch = 0;         // a joiner knows none (0); the members propose theirs
 };
 
-inline constexpr std::size_t kHelloBytes = 32 + protocol::kKeyShareBytes;
+inline constexpr std::size_t kHelloBytes = 32 + protocol::kKeyShareBytes + 8;
 
 void encode_hello(const Hello& h, std::span<std::byte, kHelloBytes> out);
 // False when a field is out of its range (an unknown transport or mode).

@@ -8,7 +8,7 @@
 
 namespace mccl::setup {
 
-common::Status shrink(protocol::Context& old, const RunMembership& run,
+common::Status shrink(protocol::Context& old, std::uint32_t epoch, const RunMembership& run,
                       const SurvivorRequest& request, std::vector<int>& failed, BroughtUp& out) {
   const int rank = old.rank(), size = old.size();
   // Whatever is in flight fails on every rank, and nobody starts more.
@@ -29,7 +29,9 @@ common::Status shrink(protocol::Context& old, const RunMembership& run,
     };
     const std::string who = "rank " + std::to_string(new_rank) + " (rank " + std::to_string(rank) +
                             " before the shrink): ";
-    st = bring_up(request(new_rank, static_cast<int>(members.size())), oob, who, out);
+    BringUpRequest req = request(new_rank, static_cast<int>(members.size()));
+    req.proposal.epoch = epoch + 1;
+    st = bring_up(req, oob, who, out);
     // A survivor died after the agreement: agree again, without it.
     if (st.is_ok() || st.code() != ErrorCode::kPeerFailure || attempt == kShrinkAttempts) {
       return st;

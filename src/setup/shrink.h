@@ -33,11 +33,12 @@ inline constexpr int kShrinkAttempts = 4;
 // Blocking and collective over the survivors of `old`; never throws. On
 // success `failed` holds the old ranks that died, ascending and the same
 // on every survivor, and `out` the survivors' communicator, in which a
-// survivor's rank is its old rank minus the failed ranks below it. A
+// survivor's rank is its old rank minus the failed ranks below it, and
+// whose epoch is `epoch` (the old communicator's) plus 1. A
 // survivor that dies after an agreement fails that creation: the others
 // agree again, without it, up to kShrinkAttempts times. Reaching the kill
 // points "shrink-agreed" (common/test_kill.h) kills this process.
-common::Status shrink(protocol::Context& old, const RunMembership& run,
+common::Status shrink(protocol::Context& old, std::uint32_t epoch, const RunMembership& run,
                       const SurvivorRequest& request, std::vector<int>& failed, BroughtUp& out);
 
 }  // namespace mccl::setup

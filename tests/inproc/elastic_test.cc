@@ -126,6 +126,8 @@ class Elastic : public EngineTest {
       Communicator next = c.shrink(&agreed[r]);
       new_rank[r] = next.rank();
       new_size[r] = next.size();
+      EXPECT_EQ(c.epoch(), 0u);
+      EXPECT_EQ(next.epoch(), 1u) << "rank " << r;
       expect_collectives_work(next, 3);
       expect_collectives_work(next, 5);
     });
@@ -183,6 +185,7 @@ TEST_P(Elastic, RevokeFailsEveryRanksCollectiveAndShrinkKeepsEveryone) {
     Communicator next = c.shrink(&agreed[r]);
     EXPECT_EQ(next.size(), n);
     EXPECT_EQ(next.rank(), r);
+    EXPECT_EQ(next.epoch(), 1u);
     expect_collectives_work(next, 9);
     // The revoked communicator stays revoked.
     EXPECT_EQ(code_of([&] { c.barrier(); }), ErrorCode::kPeerFailure);
@@ -221,6 +224,8 @@ TEST_P(Elastic, ShrinkTwiceInARow) {
     Communicator twice = once.shrink(&failed);
     EXPECT_EQ(failed, std::vector<int>{0});
     EXPECT_EQ(twice.size(), 4);
+    EXPECT_EQ(once.epoch(), 1u);
+    EXPECT_EQ(twice.epoch(), 2u);
     expect_collectives_work(twice, 11);
   });
 }
@@ -235,6 +240,7 @@ TEST_P(Elastic, ARankAloneShrinksToItself) {
   EXPECT_TRUE(failed.empty());
   EXPECT_EQ(next.size(), 1);
   EXPECT_EQ(next.rank(), 0);
+  EXPECT_EQ(next.epoch(), 1u);
   expect_collectives_work(next, 19);
   EXPECT_EQ(code_of([&] { comms[0].barrier(); }), ErrorCode::kPeerFailure);
 }
@@ -254,6 +260,7 @@ TEST_P(Elastic, MembersGrowAndJoinersGetTheStateByOneBroadcast) {
   auto check = [&](Communicator& grown, int r) {
     EXPECT_EQ(grown.rank(), r);
     EXPECT_EQ(grown.size(), n + k);
+    EXPECT_EQ(grown.epoch(), 1u) << "rank " << r << ": a joiner takes the members' epoch";
     std::vector<std::int64_t> state(5000, r == 0 ? 42 : 0);
     grown.broadcast(state.data(), state.size() * sizeof(std::int64_t), 0);
     for (std::int64_t v : state) ASSERT_EQ(v, 42);
@@ -294,6 +301,7 @@ TEST_P(Elastic, AShrunkCommunicatorGrowsBack) {
     try {
       auto boot = rendezvous.bootstrap(n - 1);
       Communicator grown(*boot, options({.timeout = 20s}));
+      EXPECT_EQ(grown.epoch(), 2u);
       expect_collectives_work(grown, 17);
     } catch (const Error& e) {
       joiner_error = e.what();
@@ -310,6 +318,8 @@ TEST_P(Elastic, AShrunkCommunicatorGrowsBack) {
     auto boot = rendezvous.bootstrap(survivors.rank());
     Communicator grown = survivors.grow(*boot);
     EXPECT_EQ(grown.size(), n);
+    EXPECT_EQ(survivors.epoch(), 1u);
+    EXPECT_EQ(grown.epoch(), 2u);
     expect_collectives_work(grown, 17);
   });
   joiner.join();

@@ -9,7 +9,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "launcher.h"
 #include "mccl/mccl.h"
 
 namespace {
@@ -207,6 +210,68 @@ TEST(CApiNetwork, TcpAndPmixBootstrapsCheckTheirArguments) {
 
   EXPECT_EQ(mccl_bootstrap_create_pmix(-1, &boot), MCCL_INVALID_ARGUMENT);
   EXPECT_TRUE(last_error_says("timeout_ms")) << mccl_last_error();
+}
+
+// mccl_comm_grow: two members over one TCP store, a joiner, then all
+// three on a second store; the joiner gets the state by one broadcast and
+// every rank the same epoch, the members' plus 1. Arguments are checked.
+TEST(CApiNetwork, MembersGrowWithAJoiner) {
+  const std::string first = "127.0.0.1:" + std::to_string(mccl::launch::free_port());
+  const std::string second = "127.0.0.1:" + std::to_string(mccl::launch::free_port());
+  std::vector<std::thread> threads;
+  std::vector<std::uint32_t> epochs(3, 99);
+  std::vector<std::string> errors(3);
+  auto run = [&](int r) {
+    auto fail = [&](const char* what) { errors[r] = std::string(what) + ": " + mccl_last_error(); };
+    mccl_tcp_options_t t = MCCL_TCP_OPTIONS_INIT;
+    t.secret = "grow-test";
+    t.timeout_ms = 20000;
+    mccl_comm_options_t o = MCCL_COMM_OPTIONS_INIT;
+    o.timeout_ms = 20000;
+    mccl_bootstrap_t boot = nullptr, again = nullptr;
+    mccl_comm_t comm = nullptr, grown = nullptr;
+    if (r < 2) {
+      if (mccl_bootstrap_create_tcp(first.c_str(), r, 2, &t, &boot) != MCCL_OK ||
+          mccl_comm_create(boot, &o, &comm) != MCCL_OK) {
+        return fail("members' communicator");
+      }
+    }
+    if (mccl_bootstrap_create_tcp(second.c_str(), r, 3, &t, &again) != MCCL_OK) {
+      return fail("second store");
+    }
+    if (r < 2) {
+      EXPECT_EQ(mccl_comm_grow(comm, again, nullptr), MCCL_INVALID_ARGUMENT);
+      EXPECT_EQ(mccl_comm_grow(comm, nullptr, &grown), MCCL_INVALID_ARGUMENT);
+      if (mccl_comm_grow(comm, again, &grown) != MCCL_OK) return fail("grow");
+    } else if (mccl_comm_create(again, &o, &grown) != MCCL_OK) {
+      return fail("joiner");
+    }
+    std::vector<int> state(1000, r == 0 ? 42 : 0);
+    if (mccl_broadcast(grown, state.data(), state.size() * sizeof(int), 0) != MCCL_OK) {
+      return fail("broadcast");
+    }
+    for (int v : state) ASSERT_EQ(v, 42) << "rank " << r;
+    EXPECT_EQ(mccl_comm_epoch(grown, &epochs[r]), MCCL_OK);
+    EXPECT_EQ(mccl_comm_epoch(grown, nullptr), MCCL_INVALID_ARGUMENT);
+    EXPECT_EQ(mccl_comm_destroy(grown), MCCL_OK);
+    if (comm != nullptr) {
+      std::uint32_t before = 99;
+      EXPECT_EQ(mccl_comm_epoch(comm, &before), MCCL_OK);
+      EXPECT_EQ(before, 0u);
+      EXPECT_EQ(mccl_comm_destroy(comm), MCCL_OK);
+    }
+    for (mccl_bootstrap_t b : {boot, again}) {
+      if (b != nullptr) {
+        EXPECT_EQ(mccl_bootstrap_destroy(b), MCCL_OK);
+      }
+    }
+  };
+  for (int r = 0; r < 3; ++r) threads.emplace_back(run, r);
+  for (auto& th : threads) th.join();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+    EXPECT_EQ(epochs[r], 1u) << "rank " << r;
+  }
 }
 
 }  // namespace

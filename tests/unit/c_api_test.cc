@@ -552,6 +552,9 @@ TEST(CApiElastic, SurvivorsShrinkAndGoOn) {
         EXPECT_MCCL_OK(mccl_comm_size(next, &size));
         EXPECT_EQ(rank, r == 0 ? 0 : 1);
         EXPECT_EQ(size, 2);
+        std::uint32_t epoch = 0;
+        EXPECT_MCCL_OK(mccl_comm_epoch(next, &epoch));
+        EXPECT_EQ(epoch, 1u);
         std::vector<unsigned char> mine(1000), all(2000);
         for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = pattern(rank, i);
         EXPECT_MCCL_OK(mccl_allgather(next, mine.data(), all.data(), mine.size()));

@@ -117,7 +117,7 @@ TEST_F(SetupKey, AnAlteredShareFailsCreationOnEveryRank) {
       protocol::KeyScalar s;
       protocol::KeyShare other;
       protocol::group_key_begin(s, other);
-      const std::size_t at = round == 0 ? kHelloBytes - protocol::kKeyShareBytes : 0;
+      const std::size_t at = round == 0 ? 32 : 0;  // the share's offset in the hello (hello.h)
       std::copy(other.begin(), other.end(), sent.begin() + static_cast<std::ptrdiff_t>(at));
     });
     for (int r = 0; r < 4; ++r) {

@@ -216,6 +216,7 @@ common::Status OffloadComm::shrink(std::vector<int>& failed) {
   }
   rank_ = m.rank;
   size_ = m.size;
+  epoch_ = m.epoch;
   return st;
 }
 

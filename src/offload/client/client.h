@@ -38,6 +38,8 @@ struct OffloadOptions {
   std::chrono::milliseconds connect_timeout{10000};  // reaching or starting the daemon
   std::uint32_t ring_slots = 256;                    // the most operations in flight
   CollChoices coll;                                  // the algorithms the daemon should pick
+  std::uint32_t epoch =
+      0;  // the membership epoch proposed at creation (a grow's members': theirs + 1)
 };
 
 class OffloadComm;
@@ -72,6 +74,7 @@ class OffloadComm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   pid_t daemon_pid() const { return daemon_pid_; }
+  std::uint32_t epoch() const { return epoch_; }  // as the ranks agreed; a shrink adds 1
 
   // Start a collective; arguments must have passed coll/validate.h's checks.
   // Never null; a failure to submit shows as an op that is done and failed.
@@ -130,6 +133,7 @@ class OffloadComm {
   std::size_t map_bytes_ = 0;
   std::unique_ptr<SharedRings> rings_;
   pid_t daemon_pid_ = -1;
+  std::uint32_t epoch_ = 0;
   std::uint64_t next_id_ = 1;
   std::vector<std::shared_ptr<OffloadOp>> inflight_;
   std::vector<std::pair<void*, std::size_t>> blocks_;  // from allocate()

@@ -63,6 +63,7 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
   hello.ring_slots = slots;
   hello.timeout_ms = options.timeout.count();
   hello.coll = options.coll;
+  hello.epoch = options.epoch;
   const std::string iface = common::settings::kUdpIface.from_env().value_or("");
   if (iface.size() >= sizeof hello.udp_iface) {
     return common::invalid_argument(who + "MCCL_UDP_IFACE is longer than " +
@@ -146,6 +147,7 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
         ReadyMsg r;
         std::memcpy(&r, body.data(), sizeof r);
         c->daemon_pid_ = r.daemon_pid;
+        c->epoch_ = r.epoch;
         if (r.code != 0) {
           return {static_cast<ErrorCode>(r.code),
                   std::string(reinterpret_cast<const char*>(body.data()) + sizeof r,

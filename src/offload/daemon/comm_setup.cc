@@ -9,7 +9,8 @@
 namespace mccl::offload::daemon {
 
 setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::milliseconds timeout,
-                                       const CollChoices& choices, const std::string& udp_iface) {
+                                       const CollChoices& choices, const std::string& udp_iface,
+                                       std::uint32_t epoch) {
   setup::BringUpRequest req;
   req.rank = rank;
   req.size = size;
@@ -18,6 +19,7 @@ setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::millisec
   req.proposal.offloaded = true;
   req.proposal.authenticate =
       choices.authenticate < 0 ? std::nullopt : std::optional<bool>(choices.authenticate != 0);
+  req.proposal.epoch = epoch;
   req.timeout = timeout;
   req.udp_iface = udp_iface.empty() ? std::nullopt : std::optional<std::string>(udp_iface);
   req.setup_timeout = std::chrono::milliseconds(
@@ -27,18 +29,18 @@ setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::millisec
 }
 
 Comm comm_of(setup::BroughtUp& up, const CollChoices& choices) {
-  Comm comm{std::move(up.ctx), choices.coll};
+  Comm comm{std::move(up.ctx), choices.coll, up.agreed.epoch};
   comm.coll.multicast = true;
   return comm;
 }
 
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
-                          const std::string& udp_iface) {
+                          const std::string& udp_iface, std::uint32_t epoch) {
   const std::string who = "rank " + std::to_string(rank) + " (offload daemon): ";
   setup::BroughtUp up;
-  common::Status st =
-      setup::bring_up(bring_up_request(rank, size, timeout, choices, udp_iface), oob, who, up);
+  common::Status st = setup::bring_up(
+      bring_up_request(rank, size, timeout, choices, udp_iface, epoch), oob, who, up);
   if (st) out = comm_of(up, choices);
   return st;
 }

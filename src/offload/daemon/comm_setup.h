@@ -20,12 +20,14 @@ namespace mccl::offload::daemon {
 struct Comm {
   std::unique_ptr<protocol::Context> ctx;
   coll::CollConfig coll;
+  std::uint32_t epoch = 0;  // as the ranks agreed (setup::Agreement)
 };
 
 // What bring_up() gets for rank `rank` of `size` under the client's
 // choices. `udp_iface`: the client's MCCL_UDP_IFACE; empty: the daemon's own.
 setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::milliseconds timeout,
-                                       const CollChoices& choices, const std::string& udp_iface);
+                                       const CollChoices& choices, const std::string& udp_iface,
+                                       std::uint32_t epoch);
 
 // The session's communicator from what bring_up() made.
 Comm comm_of(setup::BroughtUp& up, const CollChoices& choices);
@@ -33,6 +35,6 @@ Comm comm_of(setup::BroughtUp& up, const CollChoices& choices);
 // Blocking and collective. Never throws.
 common::Status build_comm(int rank, int size, std::chrono::milliseconds timeout,
                           const CollChoices& choices, const transport::OobAllgather& oob, Comm& out,
-                          const std::string& udp_iface = {});
+                          const std::string& udp_iface = {}, std::uint32_t epoch = 0);
 
 }  // namespace mccl::offload::daemon

@@ -80,7 +80,7 @@ common::Status Session::setup() {
   if (!st) return st;
   hello_.udp_iface[sizeof hello_.udp_iface - 1] = '\0';  // whatever the client sent
   return build_comm(hello_.rank, hello_.size, std::chrono::milliseconds(hello_.timeout_ms),
-                    hello_.coll, relay_to_client(), comm_, hello_.udp_iface);
+                    hello_.coll, relay_to_client(), comm_, hello_.udp_iface, hello_.epoch);
 }
 
 common::Status Session::receive_hello(pid_t peer_pid) {
@@ -330,7 +330,8 @@ void Session::abandon(const std::string& log_line, const std::string& why) {
 
 void Session::run() {
   auto st = setup();
-  ReadyMsg ready{static_cast<std::int32_t>(st.code()), static_cast<std::int32_t>(::getpid())};
+  ReadyMsg ready{static_cast<std::int32_t>(st.code()), static_cast<std::int32_t>(::getpid()),
+                 comm_.epoch};
   // Only a client that got as far as handing over its rings is answered.
   if (rings_ != nullptr || memfd_ >= 0) {
     (void)send_msg(sock_, MsgType::kReady, with_text(&ready, sizeof ready, st.message()));

@@ -49,8 +49,8 @@ bool Session::shrink() {
   std::vector<int> failed;
   setup::BroughtUp up;
   common::Status st = setup::shrink(
-      *comm_.ctx, [this](const auto& op) { return run_to_end(op); },
-      [&](int rank, int size) { return bring_up_request(rank, size, timeout, choices, iface); },
+      *comm_.ctx, comm_.epoch, [this](const auto& op) { return run_to_end(op); },
+      [&](int rank, int size) { return bring_up_request(rank, size, timeout, choices, iface, 0); },
       failed, up);
   ShrunkMsg reply{};
   if (st) {
@@ -58,6 +58,7 @@ bool Session::shrink() {
     reply.rank = survivors.ctx->rank();
     reply.size = survivors.ctx->size();
     reply.failed = static_cast<std::uint32_t>(failed.size());
+    reply.epoch = survivors.epoch;
     std::swap(comm_, survivors);
     // Once it completes every survivor is done with the old communicator,
     // which goes; a survivor that dies meanwhile fails the survivors'
