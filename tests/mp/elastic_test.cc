@@ -100,6 +100,9 @@ TEST_P(Elastic, ARankKilledInEachCollectiveIsShrunkAway) {
 
 TEST_P(Elastic, EightRanksLoseRankZeroThenAnother) { run(8, 8, {"0@2", "5@5"}, {0, 5}, 0); }
 
+// Two ranks die in the same collective, ring neighbours of one survivor.
+TEST_P(Elastic, TwoRanksKilledInOneCollective) { run(8, 4, {"2@1", "4@1"}, {2, 4}, 2); }
+
 TEST_P(Elastic, ARankKilledDuringTheShrinkIsAgreedOnAgain) {
   // Rank 1 dies at step 2; rank 3 dies in the shrink that follows, after
   // the agreement (its creation of the survivors' communicator fails) and
