@@ -1,6 +1,6 @@
 // The survivors' communicator after a death, written once: the
 // application's engines (src/api/engine_backend.cc) and the offload daemon
-// (src/offload/daemon/membership.cc) both call shrink(), which revokes the
+// (src/offload/daemon/session_membership.cc) both call shrink(), which revokes the
 // old communicator, agrees with every survivor on the failed ranks over
 // its context, and creates the survivors' communicator through bring_up()
 // with that context carrying the creation's exchanges (docs/elastic.md).

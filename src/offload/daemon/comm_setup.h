@@ -1,7 +1,7 @@
 // Builds one rank's protocol context inside the daemon through the one
 // creation path the application's engines use (setup/bring_up.h), over UDP
 // multicast. Every exchange goes through `oob` (relayed to the client's
-// bootstrap); a shrink's go through the old communicator (membership.cc).
+// bootstrap); a shrink's go through the old communicator (session_membership.cc).
 #pragma once
 
 #include <chrono>

@@ -2,7 +2,7 @@
 // listener (listener.cc), and the Session it runs, whose work is split
 // between daemon.cc (the client's hello and communicator, the loop, the
 // socket), collectives.cc (a submission staged, run and delivered) and
-// membership.cc (revoke and shrink).
+// session_membership.cc (revoke and shrink).
 #pragma once
 
 #include <sys/types.h>
@@ -84,7 +84,7 @@ class Session {
   std::size_t max_stream_bytes() const;
   // Reads a reduce-scatter's per-rank counts from the client into `p`.
   common::Status read_counts(const Submission& s, Pending& p);
-  // The client's revoke and shrink (membership.cc). shrink() answers with
+  // The client's revoke and shrink (session_membership.cc). shrink() answers with
   // kShrunk and, on success, puts the survivors' communicator in comm_;
   // false when the client has gone.
   void revoke();

@@ -1,8 +1,6 @@
 // A Session's revoke and shrink (session.h): the client's kRevoke and
 // kShrink, run here through the one shrink path the application's engines
 // use (setup/shrink.h), on the session's own thread.
-#include "protocol/membership.h"
-
 #include <poll.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 
 #include "coll/collectives.h"
 #include "offload/daemon/session.h"
+#include "protocol/membership.h"
 #include "setup/shrink.h"
 
 namespace mccl::offload::daemon {
@@ -50,6 +49,7 @@ bool Session::shrink() {
   setup::BroughtUp up;
   common::Status st = setup::shrink(
       *comm_.ctx, comm_.epoch, [this](const auto& op) { return run_to_end(op); },
+      // The epoch is setup::shrink's to set.
       [&](int rank, int size) { return bring_up_request(rank, size, timeout, choices, iface, 0); },
       failed, up);
   ShrunkMsg reply{};
