@@ -17,6 +17,7 @@
 
 #include "cases.h"
 #include "options.h"
+#include "setup/protocol_settings.h"
 
 namespace mccl::bench::scale {
 namespace {
@@ -35,7 +36,7 @@ std::uint32_t link_mbit(const Options& o) { return static_cast<std::uint32_t>(o.
 // The incast budget the roots run under: the option's, else the setting's.
 std::size_t budget(const Options& o) {
   return o.incast_budget ? *o.incast_budget
-                         : protocol::protocol_config_from_settings(1500, link_mbit(o)).incast_bytes;
+                         : setup::protocol_config_from_settings(1500, link_mbit(o)).incast_bytes;
 }
 
 simworld::WorldConfig world_config(const Options& o, int n, double loss) {
@@ -55,7 +56,7 @@ simworld::WorldConfig world_config(const Options& o, int n, double loss) {
       o.tick_us > 0 ? o.tick_us : static_cast<double>(w.fabric.mtu) * 8e-3 / o.link_gbit;
   w.tick = std::chrono::nanoseconds(static_cast<std::int64_t>(tick_us * 1e3));
   w.idle_step = std::max(w.idle_step, 4 * w.tick);
-  w.protocol = protocol::protocol_config_from_settings(w.fabric.mtu, link_mbit(o));
+  w.protocol = setup::protocol_config_from_settings(w.fabric.mtu, link_mbit(o));
   if (o.incast_budget) w.protocol.incast_bytes = *o.incast_budget;
   return w;
 }

@@ -7,7 +7,6 @@
 
 #include "common/little_endian.h"
 #include "common/log.h"
-#include "common/settings.h"
 
 #if MCCL_HAVE_AUTH
 #include <openssl/crypto.h>
@@ -115,10 +114,8 @@ bool DatagramMac::verify(std::uint64_t, std::uint32_t, std::uint32_t, std::span<
 
 #endif
 
-common::Status auth_mode(int rank, std::optional<bool> explicit_choice, AuthMode& mode) {
-  const std::string v =
-      explicit_choice ? (*explicit_choice ? "on" : "off") : common::settings::kProtoAuth.get();
-  mode = v == "off" ? AuthMode::kOff : v == "on" ? AuthMode::kOn : AuthMode::kAuto;
+common::Status auth_mode(int rank, std::optional<bool> choice, AuthMode& mode) {
+  mode = !choice ? AuthMode::kAuto : *choice ? AuthMode::kOn : AuthMode::kOff;
   if (mode == AuthMode::kOn && !auth_available()) {
     return common::unavailable_error(
         "rank " + std::to_string(rank) +

@@ -53,10 +53,11 @@ void init_sodium();
 // without authentication, where it is never used to authenticate).
 AuthKey random_auth_key();
 
-// What this rank asks for: `explicit_choice` (CommOptions), else
-// MCCL_PROTO_AUTH. "on" fails here in a build without authentication.
+// What this rank asks for: `choice` (CommOptions::authenticate, else
+// MCCL_PROTO_AUTH as setup read it); unset is auto. "on" fails here in a
+// build without authentication.
 enum class AuthMode : std::uint32_t { kOff = 0, kOn = 1, kAuto = 2 };
-common::Status auth_mode(int rank, std::optional<bool> explicit_choice, AuthMode& mode);
+common::Status auth_mode(int rank, std::optional<bool> choice, AuthMode& mode);
 // Whether a rank that asks for `mode`, built with authentication or not (`built`),
 // authenticates on a transport whose `auto` is on (`auto_on`: UDP and the
 // sim fabric, where any local user reaches the group; not InfiniBand UD,

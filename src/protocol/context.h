@@ -58,7 +58,7 @@ struct ProtocolConfig {
   // at most eager_bytes completes as soon as this rank holds everything,
   // leaving a copy of that much; all copies together stay under
   // eager_budget (beyond it a collective waits for its release as before).
-  // Off here (0); protocol_config_from_settings() gives the setting's
+  // Off here (0); setup::protocol_config_from_settings() gives the setting's
   // default. Whoever drives the context must keep driving it after the
   // collective completed (progress/linger.h).
   std::size_t eager_bytes = 0;
@@ -87,12 +87,6 @@ std::size_t default_send_batch(std::size_t mtu);
 // kIncastRootDatagrams datagrams, or its pacing costs more than turns do.
 inline constexpr std::size_t kIncastRootDatagrams = 8;
 int incast_roots(const ProtocolConfig& c);
-
-// Reads every protocol setting from the MCCL_* registry. The incast budget
-// follows `slowest_link_mbit`, the slowest link rate any rank knows (0:
-// none), where MCCL_PROTO_INCAST_BYTES is auto (incast.h); every rank
-// passes the same, so every rank admits the same roots at once.
-ProtocolConfig protocol_config_from_settings(std::size_t mtu, std::uint32_t slowest_link_mbit = 0);
 
 // Authenticates datagrams under `key`: the MAC takes kMacBytes of each
 // datagram from its payload (chunk_bytes shrinks by that much).

@@ -26,8 +26,4 @@ inline constexpr std::size_t kIncastAutoMaxBytes = 4 << 20;
 // `slowest_mbit`: the slowest link rate any rank knows, 0 when none does.
 std::size_t auto_incast_bytes(std::uint32_t slowest_mbit);
 
-// MCCL_PROTO_INCAST_BYTES: "auto" (auto_incast_bytes), else a byte count
-// (0: no limit); the settings table admits nothing else.
-std::size_t incast_bytes_from_settings(std::uint32_t slowest_mbit);
-
 }  // namespace mccl::protocol

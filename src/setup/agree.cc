@@ -12,6 +12,7 @@
 #include "protocol/group_key.h"
 #include "protocol/wire.h"
 #include "setup/hello.h"
+#include "setup/protocol_settings.h"
 #include "transport/udp/discovery.h"
 #include "transport/udp/udp_transport.h"
 
@@ -98,7 +99,8 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
                               Agreement& out) {
   Hello mine;
   // Its message names the rank already.
-  if (common::Status s = protocol::auth_mode(rank, p.authenticate, mine.auth_mode); !s.is_ok()) {
+  const std::optional<bool> choice = p.authenticate ? p.authenticate : authenticate_from_settings();
+  if (common::Status s = protocol::auth_mode(rank, choice, mine.auth_mode); !s.is_ok()) {
     return s;
   }
   std::random_device rd;

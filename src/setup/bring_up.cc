@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "setup/protocol_settings.h"
 #include "setup/transports.h"
 
 namespace mccl::setup {
@@ -51,7 +52,7 @@ common::Status bring_up_steps(const BringUpRequest& req, const transport::OobAll
                req.size, net.description.c_str(), mtu);
 
   protocol::ProtocolConfig pc =
-      protocol::protocol_config_from_settings(mtu, out.agreed.slowest_link_mbit);
+      setup::protocol_config_from_settings(mtu, out.agreed.slowest_link_mbit);
   common::logf(common::LogLevel::kInfo, req.rank,
                "incast budget %zu bytes (MCCL_PROTO_INCAST_BYTES; slowest known link %u Mbit/s)",
                pc.incast_bytes, out.agreed.slowest_link_mbit);

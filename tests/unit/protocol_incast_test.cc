@@ -6,10 +6,6 @@
 // overruns the ports and lives on repairs.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
-#include "common/settings.h"
-#include "mccl/error.h"
 #include "protocol/incast.h"
 #include "protocol_rig.h"
 
@@ -71,27 +67,6 @@ TEST(ProtocolIncastBudget, AutoFollowsTheSlowestKnownLinkWithinItsBounds) {
   EXPECT_EQ(auto_incast_bytes(2500), 1250000u);
   EXPECT_EQ(auto_incast_bytes(10000), kIncastAutoMaxBytes);
   EXPECT_EQ(auto_incast_bytes(400000), kIncastAutoMaxBytes);
-}
-
-TEST(ProtocolIncastBudget, TheSettingIsAutoOrBytes) {
-  ::unsetenv("MCCL_PROTO_INCAST_BYTES");
-  EXPECT_EQ(incast_bytes_from_settings(1000), auto_incast_bytes(1000));
-  ::setenv("MCCL_PROTO_INCAST_BYTES", "auto", 1);
-  EXPECT_EQ(incast_bytes_from_settings(0), kIncastAutoMinBytes);
-  ::setenv("MCCL_PROTO_INCAST_BYTES", "131072", 1);
-  EXPECT_EQ(incast_bytes_from_settings(10000), 131072u);
-  ::setenv("MCCL_PROTO_INCAST_BYTES", "0", 1);
-  EXPECT_EQ(incast_bytes_from_settings(1000), 0u);
-  // Anything else is rejected where creation begins (check_settings()); a
-  // value that reaches the protocol anyway reads as auto.
-  for (const char* bad : {"-1", "256k", "lots", "12 "}) {
-    ::setenv("MCCL_PROTO_INCAST_BYTES", bad, 1);
-    const common::Status st = common::check_settings();
-    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << bad;
-    EXPECT_NE(st.message().find("MCCL_PROTO_INCAST_BYTES"), std::string::npos) << st.message();
-    EXPECT_EQ(incast_bytes_from_settings(1000), auto_incast_bytes(1000)) << bad;
-  }
-  ::unsetenv("MCCL_PROTO_INCAST_BYTES");
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "offload/daemon/daemon.h"
 #include "offload/wire.h"
 #include "protocol/context.h"
+#include "setup/protocol_settings.h"
 #include "transport/sim/sim_transport.h"
 
 namespace mccl::offload::daemon {
@@ -144,7 +145,7 @@ common::Status self_test_sim() {
   std::vector<common::Status> results(kRanks);
   const protocol::AuthKey key = protocol::random_auth_key();
   auto rank_main = [&](int rank) -> common::Status {
-    protocol::ProtocolConfig pc = protocol::protocol_config_from_settings(fc.mtu);
+    protocol::ProtocolConfig pc = setup::protocol_config_from_settings(fc.mtu);
     // Authenticated where this build can, as the daemon runs by default.
     if (protocol::auth_available()) protocol::enable_auth(pc, key);
     pc.op_timeout = std::chrono::seconds(30);
