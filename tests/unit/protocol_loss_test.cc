@@ -4,6 +4,7 @@
 // defects found and fixed. Every fault test names its seed.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -248,68 +249,14 @@ TEST(ProtocolFixedBug, LateRootOfAnAllgatherIsNoLoss) {
   }
 }
 
-// Drops, on the way to this rank, the last datagram of root `root`'s
-// stream: a lost tail, which nothing later in that stream reveals.
-class TailDropper final : public ForwardingDatagram {
+// Holds back, on the way to this rank, the data datagrams `pick` chooses,
+// until the test lets them through: late ones, or lost ones where it never
+// does.
+class DatagramHolder final : public ForwardingDatagram {
  public:
-  TailDropper(std::unique_ptr<DatagramTransport> inner, std::uint32_t root)
-      : ForwardingDatagram(std::move(inner)), root_(root) {}
-  common::Status poll(transport::DatagramHandler& h, std::size_t max,
-                      std::size_t& delivered) override {
-    Filter f(h, root_);
-    return inner_->poll(f, max, delivered);
-  }
-
- private:
-  struct Filter final : transport::DatagramHandler {
-    Filter(transport::DatagramHandler& to, std::uint32_t root) : to_(to), root_(root) {}
-    void on_datagrams(transport::DatagramBatch batch) override {
-      std::vector<std::span<const std::byte>> kept;
-      for (const auto& d : batch) {
-        DataHeader h;
-        std::span<const std::byte> payload;
-        const bool tail = decode_data(d, kTag, true, h, payload) == DataCheck::kOk &&
-                          h.root == root_ &&
-                          h.chunk_index + 1ull == chunk_count(h.total_bytes, h.chunk_bytes);
-        if (!tail) kept.push_back(d);
-      }
-      to_.on_datagrams(kept);
-    }
-    void on_foreign_datagrams(std::size_t count) override { to_.on_foreign_datagrams(count); }
-    transport::DatagramHandler& to_;
-    std::uint32_t root_;
-  };
-  std::uint32_t root_;
-};
-
-// Every rank loses the tail of its right neighbour's stream, so no rank
-// ever holds everything and no kHave comes: each rank asks for its tail
-// once the rest has arrived and the group is quiet (a few chunks missing,
-// mcast_collective_repair.cc). Before, a lost tail waited for the left
-// neighbour's kHave or a long silence (stall_max + first_timeout), here a
-// minute, beyond the test's deadline: the cycle held every rank.
-TEST(ProtocolLoss, LostTailsAroundTheRingAreAskedForWithoutAHave) {
-  ProtocolConfig pc = eager();
-  pc.stall_max = std::chrono::seconds(60);
-  pc.op_timeout = std::chrono::seconds(300);
-  Rig rig(3, clean(), pc, [](std::unique_ptr<transport::DatagramTransport> t, int r) {
-    return std::make_unique<TailDropper>(std::move(t), static_cast<std::uint32_t>((r + 1) % 3));
-  });
-  Allgather a(rig, 4 * kChunk + 5, /*seed=*/109);
-  a.start_all(rig);
-  ASSERT_TRUE(rig.run(a.ops)) << "a lost tail waited for a kHave that never comes";
-  a.expect_exact();
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_EQ(rig.stats(r).repairs_requested, 1u) << "rank " << r << ": its one lost tail";
-  }
-}
-
-// Holds back, on the way to this rank, chunk `chunk` of every stream until
-// the test lets it through: a datagram that comes late, not one lost.
-class ChunkHolder final : public ForwardingDatagram {
- public:
-  ChunkHolder(std::unique_ptr<DatagramTransport> inner, std::uint64_t chunk)
-      : ForwardingDatagram(std::move(inner)), chunk_(chunk) {}
+  using Pick = std::function<bool(const DataHeader&)>;
+  DatagramHolder(std::unique_ptr<DatagramTransport> inner, Pick pick)
+      : ForwardingDatagram(std::move(inner)), pick_(std::move(pick)) {}
   void let_through() { open_ = true; }
   common::Status poll(transport::DatagramHandler& h, std::size_t max,
                       std::size_t& delivered) override {
@@ -324,7 +271,7 @@ class ChunkHolder final : public ForwardingDatagram {
 
  private:
   struct Filter final : transport::DatagramHandler {
-    Filter(transport::DatagramHandler& to, ChunkHolder& holder) : to_(to), holder_(holder) {}
+    Filter(transport::DatagramHandler& to, DatagramHolder& holder) : to_(to), holder_(holder) {}
     void on_datagrams(transport::DatagramBatch batch) override {
       std::vector<std::span<const std::byte>> kept;
       for (const auto& d : batch) {
@@ -332,7 +279,7 @@ class ChunkHolder final : public ForwardingDatagram {
         std::span<const std::byte> payload;
         const bool hold = !holder_.open_ &&
                           decode_data(d, kTag, true, h, payload) == DataCheck::kOk &&
-                          h.chunk_index == holder_.chunk_;
+                          holder_.pick_(h);
         if (hold) {
           holder_.held_.emplace_back(d.begin(), d.end());
         } else {
@@ -343,12 +290,39 @@ class ChunkHolder final : public ForwardingDatagram {
     }
     void on_foreign_datagrams(std::size_t count) override { to_.on_foreign_datagrams(count); }
     transport::DatagramHandler& to_;
-    ChunkHolder& holder_;
+    DatagramHolder& holder_;
   };
-  std::uint64_t chunk_;
+  Pick pick_;
   bool open_ = false;
   std::vector<Bytes> held_;
 };
+
+// Every rank loses the tail of its right neighbour's stream, so no rank
+// ever holds everything and no kHave comes: each rank asks for its tail
+// once the rest has arrived and the group is quiet (a few chunks missing,
+// mcast_collective_repair.cc). Before, a lost tail waited for the left
+// neighbour's kHave or a long silence (stall_max + first_timeout), here a
+// minute, beyond the test's deadline: the cycle held every rank.
+TEST(ProtocolLoss, LostTailsAroundTheRingAreAskedForWithoutAHave) {
+  ProtocolConfig pc = eager();
+  pc.stall_max = std::chrono::seconds(60);
+  pc.op_timeout = std::chrono::seconds(300);
+  Rig rig(3, clean(), pc, [](std::unique_ptr<transport::DatagramTransport> t, int r) {
+    // The last datagram of the right neighbour's stream: a lost tail, which
+    // nothing later in that stream reveals.
+    const auto root = static_cast<std::uint32_t>((r + 1) % 3);
+    return std::make_unique<DatagramHolder>(std::move(t), [root](const DataHeader& h) {
+      return h.root == root && h.chunk_index + 1ull == chunk_count(h.total_bytes, h.chunk_bytes);
+    });
+  });
+  Allgather a(rig, 4 * kChunk + 5, /*seed=*/109);
+  a.start_all(rig);
+  ASSERT_TRUE(rig.run(a.ops)) << "a lost tail waited for a kHave that never comes";
+  a.expect_exact();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(rig.stats(r).repairs_requested, 1u) << "rank " << r << ": its one lost tail";
+  }
+}
 
 // Rank 2 misses chunk 1 of a broadcast from rank 0 and asks its left
 // neighbour, rank 1; then the chunk comes by multicast after all, rank 2
@@ -362,9 +336,10 @@ class ChunkHolder final : public ForwardingDatagram {
 TEST(ProtocolFixedBug, ARequestFromANeighbourThatReleasedAndLeftIsNoFailure) {
   for (const bool left_late : {false, true}) {
     SCOPED_TRACE(left_late ? "rank 1 gets the chunk late too" : "rank 1 holds the chunk");
-    std::vector<ChunkHolder*> holders(3, nullptr);
+    std::vector<DatagramHolder*> holders(3, nullptr);
     Rig rig(3, clean(), eager(), [&](std::unique_ptr<transport::DatagramTransport> t, int r) {
-      auto holder = std::make_unique<ChunkHolder>(std::move(t), /*chunk=*/1);
+      auto holder = std::make_unique<DatagramHolder>(
+          std::move(t), [](const DataHeader& h) { return h.chunk_index == 1; });
       holders[static_cast<std::size_t>(r)] = holder.get();
       if (r == 0 || (r == 1 && !left_late)) holder->let_through();
       return holder;

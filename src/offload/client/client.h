@@ -38,8 +38,8 @@ struct OffloadOptions {
   std::chrono::milliseconds connect_timeout{10000};  // reaching or starting the daemon
   std::uint32_t ring_slots = 256;                    // the most operations in flight
   CollChoices coll;                                  // the algorithms the daemon should pick
-  std::uint32_t epoch =
-      0;  // the membership epoch proposed at creation (a grow's members': theirs + 1)
+  // The membership epoch proposed at creation (a grow's members: theirs + 1).
+  std::uint32_t epoch = 0;
 };
 
 class OffloadComm;

@@ -49,8 +49,8 @@ common::Status check_peer(int sock, ucred& peer) {
   return common::Status::ok();
 }
 
-// A message body: the fixed part `head` and a status message, cut to what
-// the receiver accepts (kMaxTextBytes).
+}  // namespace
+
 std::vector<std::byte> with_text(const void* head, std::size_t head_bytes,
                                  const std::string& text) {
   const std::size_t n = std::min(text.size(), kMaxTextBytes);
@@ -59,8 +59,6 @@ std::vector<std::byte> with_text(const void* head, std::size_t head_bytes,
   std::memcpy(body.data() + head_bytes, text.data(), n);
   return body;
 }
-
-}  // namespace
 
 Session::~Session() {
   // The context first: its operations point into the staging buffers.

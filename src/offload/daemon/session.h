@@ -35,6 +35,10 @@ bool session_trouble();
 // write: "mccl_offloadd[PID]: " and `fmt` with `a` for its %s.
 void say(const char* fmt, const std::string& a);
 
+// A message body: the fixed part `head` and a status message, cut to what
+// the receiver accepts (kMaxTextBytes).
+std::vector<std::byte> with_text(const void* head, std::size_t head_bytes, const std::string& text);
+
 // The "DMA" into the client: process_vm_readv (write false) or
 // process_vm_writev of `n` bytes at the client's address `remote`.
 common::Status client_io(pid_t pid, bool write, std::uint64_t remote, std::byte* local,

@@ -3,10 +3,10 @@
 // use (setup/shrink.h), on the session's own thread.
 #include <poll.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coll/collectives.h"
@@ -68,17 +68,14 @@ bool Session::shrink() {
     failed.clear();
   }
   reply.code = static_cast<std::int32_t>(st.code());
-  std::vector<std::byte> body(sizeof reply + failed.size() * sizeof(std::int32_t));
-  std::memcpy(body.data(), &reply, sizeof reply);
+  std::vector<std::byte> head(sizeof reply + failed.size() * sizeof(std::int32_t));
+  std::memcpy(head.data(), &reply, sizeof reply);
   for (std::size_t i = 0; i < failed.size(); ++i) {
     const auto r = static_cast<std::int32_t>(failed[i]);
-    std::memcpy(body.data() + sizeof reply + i * sizeof r, &r, sizeof r);
+    std::memcpy(head.data() + sizeof reply + i * sizeof r, &r, sizeof r);
   }
-  const std::string& text = st.message();
-  body.insert(
-      body.end(), reinterpret_cast<const std::byte*>(text.data()),
-      reinterpret_cast<const std::byte*>(text.data()) + std::min(text.size(), kMaxTextBytes));
-  return static_cast<bool>(send_msg(sock_, MsgType::kShrunk, body));
+  return static_cast<bool>(
+      send_msg(sock_, MsgType::kShrunk, with_text(head.data(), head.size(), st.message())));
 }
 
 }  // namespace mccl::offload::daemon
