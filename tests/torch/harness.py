@@ -5,9 +5,12 @@ below; the harness waits for all of them up to a deadline, then stops
 whatever is left, so a test never hangs. A rank that raises fails the test
 with its traceback.
 """
+import contextlib
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import time
 
 import torch.multiprocessing as mp
@@ -31,6 +34,25 @@ def loopback_env(rank, size, port):
         # One host: UDP multicast and the repairs over TCP, both on lo.
         "MCCL_UDP_IFACE": "lo",
     })
+
+
+@contextlib.contextmanager
+def private_inductor_cache():
+    """torch.compile's generated code goes to a folder of this run's own,
+    removed afterwards, instead of /tmp/torchinductor_<user> (the ranks
+    inherit the variables; inductor's precompiled headers follow TMPDIR)."""
+    cache = tempfile.mkdtemp(prefix="mccl-inductor-")
+    saved = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR", "TMPDIR")}
+    os.environ.update(TORCHINDUCTOR_CACHE_DIR=cache, TMPDIR=cache)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def _die_with_parent():

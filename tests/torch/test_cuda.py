@@ -3,7 +3,8 @@
 4 processes share the one GPU of the machine (a process per GPU is the same
 code with other device numbers): every collective of test_collectives.py
 with CUDA tensors against gloo on CPU copies, DDP on the GPU against DDP
-over gloo on the CPU, and FSDP. Skipped, with the reason, where
+over gloo on the CPU, and test_fsdp.py's checks (FSDP1, FSDP2 and a
+torch.compile'd step with functional collectives). Skipped, with the reason, where
 torch.cuda.is_available() is false.
 """
 import sys
@@ -15,6 +16,7 @@ import torch.distributed as dist
 import harness
 import test_collectives
 import test_ddp
+import test_fsdp
 
 SIZE = 4
 
@@ -51,27 +53,6 @@ def check_ddp(rank, gloo, dev):
     assert torch.allclose(on_gpu, on_cpu, rtol=1e-4, atol=1e-5), f"GPU vs CPU: {diff}"
 
 
-def check_fsdp(rank, dev):
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
-    fsdp = FSDP(model.to(dev), device_id=dev)
-    opt = torch.optim.SGD(fsdp.parameters(), lr=0.05)
-    g = torch.Generator().manual_seed(100 + rank)
-    for _ in range(5):
-        x = torch.randn(32, 16, generator=g).to(dev)
-        y = torch.randn(32, 4, generator=g).to(dev)
-        opt.zero_grad()
-        torch.nn.functional.mse_loss(fsdp(x), y).backward()
-        opt.step()
-    with FSDP.summon_full_params(fsdp):
-        flat = torch.cat([p.detach().flatten().cpu() for p in fsdp.parameters()])
-    everyone = [None] * SIZE
-    dist.all_gather_object(everyone, flat)
-    for r in range(SIZE):
-        assert torch.equal(everyone[r], flat), f"rank {r}'s parameters differ"
-
-
 def ranks(rank, size, port):
     import mccl_torch  # noqa: F401
     dist.init_process_group("mccl", init_method="env://", timeout=timedelta(seconds=60))
@@ -82,7 +63,7 @@ def ranks(rank, size, port):
     test_collectives.check_reductions(rank, gloo, dev)
     test_collectives.check_data_movement(rank, gloo, dev)
     check_ddp(rank, gloo, dev)
-    check_fsdp(rank, dev)
+    test_fsdp.run_checks(rank, dev)  # FSDP1, FSDP2 and a compiled step
     dist.destroy_process_group()
 
 
@@ -90,4 +71,5 @@ if __name__ == "__main__":
     if not torch.cuda.is_available():
         print("SKIPPED: torch.cuda.is_available() is false (no GPU, or a CPU-only torch)")
         sys.exit(harness.SKIP)
-    sys.exit(harness.run(ranks, SIZE, int(sys.argv[1]) if len(sys.argv) > 1 else 300))
+    with harness.private_inductor_cache():
+        sys.exit(harness.run(ranks, SIZE, int(sys.argv[1]) if len(sys.argv) > 1 else 300))
