@@ -11,6 +11,9 @@
 // - 2.x only: allgather_into_tensor_coalesced and
 //   reduce_scatter_tensor_coalesced (torch.compile's functional
 //   collectives) and a monitored_barrier that any CPU backend may serve.
+// - Within 2.x: the premultiplied sum's factor is c10d::NCCLPreMulSumSupplement
+//   (2.11; later releases keep that name as an alias of PreMulSumSupplement), and
+//   OpType names the coalesced tensor collectives only after 2.11.
 // In both, Work is c10d::Work (Work.hpp, with ::kNoTimeout outside the
 // namespace), the collectives keep the same signatures, and ReduceOp
 // converts to ReduceOp::RedOpType.
@@ -32,6 +35,27 @@ namespace mccl::torch_backend {
 
 #if TORCH_VERSION_MAJOR >= 2
 using BackendBase = c10d::Backend;
+
+// The OpType a Work of the coalesced tensor collectives carries (it labels the
+// work for profilers): the release's own name where it has one, else the
+// uncoalesced collective's.
+template <typename T = c10d::OpType>
+constexpr T allgather_into_tensor_coalesced_op() {
+  if constexpr (requires { T::ALLGATHER_INTO_TENSOR_COALESCED; }) {
+    return T::ALLGATHER_INTO_TENSOR_COALESCED;
+  } else {
+    return T::_ALLGATHER_BASE;
+  }
+}
+
+template <typename T = c10d::OpType>
+constexpr T reduce_scatter_tensor_coalesced_op() {
+  if constexpr (requires { T::REDUCE_SCATTER_TENSOR_COALESCED; }) {
+    return T::REDUCE_SCATTER_TENSOR_COALESCED;
+  } else {
+    return T::_REDUCE_SCATTER_BASE;
+  }
+}
 #else
 using BackendBase = c10d::ProcessGroup;
 #endif

@@ -169,7 +169,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allgather_into_tensor_coalesced
     }
   }
   return post(
-      call, c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, outputs, [this, inputs, outputs] {
+      call, allgather_into_tensor_coalesced_op(), outputs, [this, inputs, outputs] {
         auto g = std::make_shared<CoalescedGather>(stage_coalesced(inputs, size_));
         mccl::Request r =
             comm_.iallgather(g->flat_in.data_ptr(), g->flat_out.data_ptr(), g->flat_in.nbytes());

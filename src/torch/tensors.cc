@@ -90,13 +90,12 @@ std::optional<mccl::DataType> mccl_type(at::ScalarType t, c10d::ReduceOp::RedOpT
 }
 
 double premul_factor(const std::string& call, const c10d::ReduceOp& op) {
+  const auto* s = dynamic_cast<const c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
 #if TORCH_VERSION_MAJOR >= 2
-  const auto* s = dynamic_cast<const c10d::PreMulSumSupplement*>(op.supplement_.get());
   if (s != nullptr) {
     return s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
   }
 #else
-  const auto* s = dynamic_cast<const c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
   if (s != nullptr) {
     return s->tensor_factors.empty() ? s->double_factor : s->tensor_factors[0].item<double>();
   }
