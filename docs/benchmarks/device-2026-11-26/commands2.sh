@@ -31,3 +31,6 @@ part lo 60 "${R[@]}" bench/loopback/run.sh --reps 5 --impls mccl,ompi-default \
   --build-dir $B --out $W/lo/out
 tail -n 5 $W/lo/out/summary.txt
 echo DONE
+# The third call: the two operations tests after test_operations.py learned that
+# PyTorch 2.11's monitored_barrier refuses every backend but gloo by name:
+#   bash .devbench/run.sh tests/torch/gpu_machine.sh run $OUT/torch operations operations3
