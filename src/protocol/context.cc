@@ -440,9 +440,19 @@ Status Context::send_datagrams(std::span<const transport::OutDatagram> batch, st
 }
 
 common::Duration Context::stall_deadline() const {
-  if (gap_us_ <= 0) return config_.first_timeout;
+  if (gap_us_ <= 0) return std::max(config_.first_timeout, stall_floor_);
   auto d = std::chrono::microseconds(static_cast<std::int64_t>(gap_us_ * config_.stall_factor));
-  return std::clamp<common::Duration>(d, config_.stall_min, config_.stall_max);
+  return std::clamp<common::Duration>(d, std::min(stall_floor_, config_.stall_max),
+                                      config_.stall_max);
+}
+
+void Context::note_late_chunk() {
+  stall_floor_ = std::min<common::Duration>(2 * stall_floor_, config_.stall_max);
+}
+
+void Context::note_no_late_chunk() {
+  stall_floor_ -= (stall_floor_ - config_.stall_min) / 16;
+  if (stall_floor_ < config_.stall_min) stall_floor_ = config_.stall_min;
 }
 
 void Context::note_arrival(TimePoint t) {

@@ -149,6 +149,12 @@ void McastCollective::on_datagram(const DataHeader& h, std::span<const std::byte
              " bytes where this rank expects " + std::to_string(s->bytes()));
     return;
   }
+  // Asked for, yet here by multicast after all: late, not lost.
+  if (!late_chunk_ && !s->local() && h.chunk_index < s->chunks() &&
+      s->requested.test(h.chunk_index)) {
+    late_chunk_ = true;
+    ctx_.note_late_chunk();
+  }
   if (s->local() || !s->place(h.chunk_index, payload)) {
     Counters::add(ctx_.counters().dropped_duplicate);
     return;
@@ -252,6 +258,7 @@ void McastCollective::complete(TimePoint now) {
                            monotonic_ns(steps_.last_sent), monotonic_ns(steps_.first_arrival),
                            monotonic_ns(steps_.last_arrival), monotonic_ns(steps_.held),
                            monotonic_ns(steps_.released), monotonic_ns(now)});
+  if (pull_from_left_ && !late_chunk_) ctx_.note_no_late_chunk();
   finish(common::Status::ok());
 }
 

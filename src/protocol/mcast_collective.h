@@ -107,6 +107,7 @@ class McastCollective final : public Operation {
   bool sent_have_ = false;
   bool sent_release_ = false;
   bool deferred_ready_ = false;  // a chunk someone waits for may have arrived
+  bool late_chunk_ = false;      // a chunk asked for came by multicast too (told once)
   unsigned senders_ = 1;         // roots sharing each receiver's link (set once)
   int turns_ = 0;                // roots injecting at once; 0: all of them
   int latest_ended_ = -1;        // the last stream (index) whose last chunk arrived here

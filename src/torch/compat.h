@@ -10,7 +10,8 @@
 //   rather than guessing the release that added it.
 // - 2.x only: allgather_into_tensor_coalesced and
 //   reduce_scatter_tensor_coalesced (torch.compile's functional
-//   collectives) and a monitored_barrier that any CPU backend may serve.
+//   collectives) and a monitored_barrier, which the Python of later 2.x
+//   releases (2.15, not 2.11) lets any CPU backend serve.
 // - Within 2.x: the premultiplied sum's factor is c10d::NCCLPreMulSumSupplement
 //   (2.11; later releases keep that name as an alias of PreMulSumSupplement), and
 //   OpType names the coalesced tensor collectives only after 2.11.
@@ -21,8 +22,9 @@
 
 #include <torch/csrc/api/include/torch/version.h>
 
-// torch.distributed.monitored_barrier asks the group's CPU backend from
-// 2.x on; 1.13's Python refuses every backend but gloo by name.
+// The backend serves monitored_barrier from 2.x on. Whether torch's Python
+// asks it is the release's choice: 1.13 and 2.11 refuse every backend but
+// gloo by name, 2.15 asks the group's CPU backend.
 #define MCCL_TORCH_HAS_MONITORED_BARRIER (TORCH_VERSION_MAJOR >= 2)
 
 #if TORCH_VERSION_MAJOR >= 2

@@ -168,19 +168,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allgather_into_tensor_coalesced
                        std::to_string(size_) + " times its elements");
     }
   }
-  return post(
-      call, allgather_into_tensor_coalesced_op(), outputs, [this, inputs, outputs] {
-        auto g = std::make_shared<CoalescedGather>(stage_coalesced(inputs, size_));
-        mccl::Request r =
-            comm_.iallgather(g->flat_in.data_ptr(), g->flat_out.data_ptr(), g->flat_in.nbytes());
-        return Started{std::move(r),
-                       [this, g, inputs, outputs] {
-                         place_coalesced(*g, inputs, size_, [&](int rank, std::size_t i) {
-                           return outputs[i].view({size_, -1})[rank];
-                         });
-                       },
-                       {g->flat_in, g->flat_out}};
-      });
+  return post(call, allgather_into_tensor_coalesced_op(), outputs, [this, inputs, outputs] {
+    auto g = std::make_shared<CoalescedGather>(stage_coalesced(inputs, size_));
+    mccl::Request r =
+        comm_.iallgather(g->flat_in.data_ptr(), g->flat_out.data_ptr(), g->flat_in.nbytes());
+    return Started{std::move(r),
+                   [this, g, inputs, outputs] {
+                     place_coalesced(*g, inputs, size_, [&](int rank, std::size_t i) {
+                       return outputs[i].view({size_, -1})[rank];
+                     });
+                   },
+                   {g->flat_in, g->flat_out}};
+  });
 }
 #endif
 

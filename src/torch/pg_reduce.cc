@@ -160,11 +160,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::reduce_scatter_tensor_coalesced
   }
   at::Tensor flat = flatten(parts);
   if (red.premul != 1) flat.mul_(red.premul);
-  return post(
-      call, reduce_scatter_tensor_coalesced_op(), outputs, [this, outputs, flat, red] {
-        at::Tensor out = at::empty({flat.numel() / size_}, flat.options());
-        return reduce_scatter_into(flat, out, red, [outputs, out] { unflatten(out, outputs); });
-      });
+  return post(call, reduce_scatter_tensor_coalesced_op(), outputs, [this, outputs, flat, red] {
+    at::Tensor out = at::empty({flat.numel() / size_}, flat.options());
+    return reduce_scatter_into(flat, out, red, [outputs, out] { unflatten(out, outputs); });
+  });
 }
 #endif
 

@@ -172,7 +172,13 @@ TEST_P(RefusedCall, EveryRankLearnsTheFaultyRanksReason) {
     EXPECT_EQ(codes[r], ErrorCode::kInvalidArgument) << "rank " << r << ": " << msgs[r];
     EXPECT_TRUE(says(msgs[r], "rank 1 refused") && says(msgs[r], "root 7")) << msgs[r];
   }
-  EXPECT_NE(codes[0], ErrorCode::kOk) << "the root needs rank 1's release: it cannot finish";
+  // Under the inline engine the root needs rank 1's release: it cannot finish. The
+  // thread engine may complete the root eagerly (keeping a copy for rank 1) before
+  // rank 1's refusal reaches it, so there success is correct too (seen once in 40
+  // runs on 2 busy cores).
+  if (GetParam() == ProgressKind::kInline) {
+    EXPECT_NE(codes[0], ErrorCode::kOk) << "the root needs rank 1's release: it cannot finish";
+  }
 }
 
 TEST_P(OffloadRefusedCall, ErrorStaysOnItsRank) {
