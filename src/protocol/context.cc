@@ -446,8 +446,9 @@ common::Duration Context::stall_deadline() const {
                                       config_.stall_max);
 }
 
-void Context::note_late_chunk() {
-  stall_floor_ = std::min<common::Duration>(2 * stall_floor_, config_.stall_max);
+void Context::note_late_chunk(common::Duration lateness) {
+  const common::Duration needed = stall_floor_ + std::max(lateness, common::Duration{0});
+  stall_floor_ = std::min<common::Duration>(2 * needed, config_.stall_max);
 }
 
 void Context::note_no_late_chunk() {

@@ -166,14 +166,16 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // Never below the floor that late chunks taught (note_late_chunk).
   common::Duration stall_deadline() const;
   // A chunk this rank asked its left neighbour for came by multicast after
-  // all: it was late (its root, or this rank, descheduled on a busy host),
-  // not lost, and the request was spent in vain. Doubles the deadline's
-  // floor, up to stall_max, so that later collectives wait longer before
-  // asking; each collective this rank then receives without a late chunk
-  // takes a sixteenth of the rise back (note_no_late_chunk), down to
-  // stall_min. Measured at 32 hosts on 16 cores (docs/scale.md): repairs
-  // 0.2·m per rank at the fixed 1 ms floor, 0.003·m at 4 ms, same time.
-  void note_late_chunk();
+  // all, `lateness` after the request: it was late (its root, or this rank,
+  // descheduled on a busy host), not lost, and the request was spent in
+  // vain. Raises the deadline's floor to twice the silence that chunk needed
+  // (the floor plus its lateness), at least doubling it, up to stall_max, so
+  // that later collectives wait that long before asking; each collective
+  // this rank then receives without a late chunk takes a sixteenth of the
+  // rise back (note_no_late_chunk), down to stall_min. Measured at 32 hosts
+  // on 16 cores (docs/scale.md): repairs 0.2·m per rank at the fixed 1 ms
+  // floor, 0.003·m at 4 ms, same time.
+  void note_late_chunk(common::Duration lateness);
   void note_no_late_chunk();
   // More datagrams were waiting than one progress call takes: whatever
   // seems missing may simply not have been read yet.

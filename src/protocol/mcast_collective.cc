@@ -153,7 +153,7 @@ void McastCollective::on_datagram(const DataHeader& h, std::span<const std::byte
   if (!late_chunk_ && !s->local() && h.chunk_index < s->chunks() &&
       s->requested.test(h.chunk_index)) {
     late_chunk_ = true;
-    ctx_.note_late_chunk();
+    ctx_.note_late_chunk(now - s->last_request);
   }
   if (s->local() || !s->place(h.chunk_index, payload)) {
     Counters::add(ctx_.counters().dropped_duplicate);

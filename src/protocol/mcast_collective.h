@@ -73,7 +73,7 @@ class McastCollective final : public Operation {
   // detect_loss's short deadline.
   static constexpr std::uint64_t kFewChunks = 8;
   bool few_missing() const;
-  void request_missing(Stream& s, std::uint64_t begin, std::uint64_t end);
+  void request_missing(Stream& s, std::uint64_t begin, std::uint64_t end, common::TimePoint now);
   void on_repair_request(const ControlHeader& h, std::span<const std::byte> body);
   void on_repair_data(const ControlHeader& h, std::span<const std::byte> body,
                       common::TimePoint now);

@@ -13,7 +13,8 @@ namespace mccl::protocol {
 
 using common::TimePoint;
 
-void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint64_t end) {
+void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint64_t end,
+                                      TimePoint now) {
   if (!pull_from_left_ || s.local()) return;
   std::vector<std::byte> body;
   std::uint64_t chunks = 0, bytes = 0, first = 0;
@@ -43,6 +44,7 @@ void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint6
   // Everything below scan_from is now held or asked for.
   if (begin <= s.scan_from) s.scan_from = std::max(s.scan_from, end);
   if (chunks == 0) return;
+  s.last_request = now;
   Counters::add(ctx_.counters().repairs_requested, chunks);
   Counters::add(ctx_.counters().repair_bytes_requested, bytes);
   ControlHeader h;
@@ -87,7 +89,7 @@ void McastCollective::detect_loss(TimePoint now) {
     if (s.local() || s.complete()) continue;
     // Far behind the newest chunk: reordering does not reach that far.
     if (s.seen_end > window && s.seen_end - window > s.scan_from) {
-      request_missing(s, s.scan_from, s.seen_end - window);
+      request_missing(s, s.scan_from, s.seen_end - window, now);
     }
     if (quiet <= stall) continue;
     // Silence. What lies below the newest chunk seen was sent (a root
@@ -114,7 +116,7 @@ void McastCollective::detect_loss(TimePoint now) {
     const bool tail =
         left_has_all_ || quiet_few ||
         (streams_.size() > 1 && quiet > (s.seen_end > 0 ? long_silence : 10 * long_silence));
-    request_missing(s, s.scan_from, tail ? s.chunks() : s.seen_end);
+    request_missing(s, s.scan_from, tail ? s.chunks() : s.seen_end, now);
   }
 }
 

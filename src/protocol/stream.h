@@ -9,6 +9,7 @@
 #include <span>
 
 #include "common/bitmap.h"
+#include "common/clock.h"
 #include "protocol/wire.h"
 
 namespace mccl::protocol {
@@ -55,8 +56,9 @@ class Stream {
   common::Bitmap requested;
   common::Bitmap wanted;  // asked for by the right neighbour, not yet held
   std::uint64_t wanted_count = 0;
-  std::uint64_t seen_end = 0;   // highest chunk index seen + 1
-  std::uint64_t scan_from = 0;  // chunks below are held or requested
+  std::uint64_t seen_end = 0;        // highest chunk index seen + 1
+  std::uint64_t scan_from = 0;       // chunks below are held or requested
+  common::TimePoint last_request{};  // when chunks of it were last asked for
   // Root-side injection cursor.
   std::uint64_t next_to_send = 0;
 

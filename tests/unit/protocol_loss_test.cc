@@ -325,7 +325,8 @@ TEST(ProtocolLoss, LostTailsAroundTheRingAreAskedForWithoutAHave) {
 }
 
 // A chunk asked for that then comes by multicast was late, not lost: the
-// loss deadline's floor doubles (up to stall_max), so that the next
+// loss deadline's floor rises to twice the silence that chunk needed (at
+// least double, up to stall_max), so that the next
 // collectives on a busy host do not ask for chunks still on their way, and
 // each collective received without a late chunk takes a sixteenth of the
 // rise back. At 32 hosts on 16 cores the fixed 1 ms floor asked for 0.2·m
@@ -366,17 +367,20 @@ TEST(ProtocolLoss, ALateChunkRaisesTheLossDeadlineAndCleanCollectivesLowerIt) {
     ASSERT_TRUE(rig.run(b.ops));
     b.expect_exact();
   }
-  EXPECT_EQ(rig.ctx(2).stall_deadline(), 2 * floor) << "a late chunk doubles the floor";
+  // Twice the silence the late chunk needed: the floor and the time it came after the
+  // request (the test's own, a few milliseconds at most).
+  EXPECT_GE(rig.ctx(2).stall_deadline(), 2 * floor) << "a late chunk at least doubles the floor";
+  EXPECT_LE(rig.ctx(2).stall_deadline(), pc.stall_max);
   EXPECT_EQ(rig.ctx(1).stall_deadline(), floor) << "rank 1 had no late chunk";
   common::Duration before = rig.ctx(2).stall_deadline();
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 60; ++i) {
     broadcast_once(200 + static_cast<std::uint64_t>(i));
     const common::Duration now = rig.ctx(2).stall_deadline();
     ASSERT_LT(now, before) << "after clean broadcast " << i;
     ASSERT_GE(now, floor);
     before = now;
   }
-  EXPECT_LT(before, floor + floor / 10) << "forty clean collectives bring it near stall_min";
+  EXPECT_LT(before, floor + floor / 10) << "sixty clean collectives bring it near stall_min";
   EXPECT_EQ(rig.stats(2).repairs_requested, 1u) << "the clean broadcasts asked for nothing";
 }
 
