@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "codec/bitpack.h"
 #include "codec/sum_codes.h"
 #include "common/half.h"
 
@@ -105,6 +106,37 @@ std::vector<double> gaussian(std::size_t n, double sigma, std::uint32_t seed) {
 
 const DataType kFloatTypes[] = {DataType::kFloat32, DataType::kFloat64, DataType::kBFloat16,
                                 DataType::kFloat16};
+
+// Every width and sizes around the 64-code groups that pack_fixed unrolls:
+// code i at bits [i*bits, (i+1)*bits) of little-endian 64-bit words, as an
+// independent bit-by-bit reference lays it out, and back.
+TEST(CodecBitpack, EveryWidthAndSizeMatchesTheBitLayout) {
+  std::mt19937_64 rng(77);
+  for (unsigned bits = 0; bits <= 32; ++bits) {
+    for (std::size_t n : {0, 1, 2, 63, 64, 65, 127, 128, 129, 1000, 1024}) {
+      std::vector<std::uint32_t> codes(n);
+      const std::uint64_t mask = bits == 0 ? 0 : (std::uint64_t{1} << bits) - 1;
+      for (auto& c : codes) c = static_cast<std::uint32_t>(rng() & mask);
+      std::vector<std::byte> packed(packed_bytes(n, bits) + 8, std::byte{0x5A});
+      pack(codes.data(), n, bits, packed.data());
+      std::vector<std::byte> want(packed_bytes(n, bits), std::byte{0});
+      for (std::size_t i = 0; i < n; ++i) {
+        for (unsigned b = 0; b < bits; ++b) {
+          if ((codes[i] >> b) & 1u) {
+            const std::size_t at = i * bits + b;
+            want[at / 8] |= std::byte{static_cast<unsigned char>(1u << (at % 8))};
+          }
+        }
+      }
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), packed.begin()))
+          << bits << " bits, " << n << " codes";
+      EXPECT_EQ(packed[want.size()], std::byte{0x5A}) << "wrote past the packed size";
+      std::vector<std::uint32_t> back(n, 0xFFFFFFFFu);
+      unpack(packed.data(), n, bits, back.data());
+      ASSERT_EQ(back, codes) << bits << " bits, " << n << " codes";
+    }
+  }
+}
 
 TEST(CodecBound, GaussianEveryTypeManyBoundsAndSizes) {
   for (DataType type : kFloatTypes) {
