@@ -86,11 +86,11 @@ bool quantise_from(const typename E::Bits* src, std::size_t i, std::size_t n, do
 // float and back mixes lane widths), the same IEEE operations, so the same
 // bits. Elements [i, n) in pairs; returns where it stopped, `ok` false when
 // one failed.
+#if defined(__SSE2__)
 template <typename E>
 std::size_t quantise_pairs(const typename E::Bits* src, std::size_t i, std::size_t n, double inv,
                            double step, double qlo, double limit, std::uint32_t* codes, bool& ok) {
   ok = true;
-#if defined(__SSE2__)
   if constexpr (std::is_same_v<E, F32> || std::is_same_v<E, F64>) {
     const __m128d invs = _mm_set1_pd(inv), steps = _mm_set1_pd(step),
                   magic = _mm_set1_pd(kRoundMagic);
@@ -113,9 +113,17 @@ std::size_t quantise_pairs(const typename E::Bits* src, std::size_t i, std::size
     }
     ok = _mm_movemask_pd(bad) == 0;
   }
-#endif
   return i;
 }
+#else
+// No vector unit the code knows: the loop above does every element.
+template <typename E>
+std::size_t quantise_pairs(const typename E::Bits*, std::size_t i, std::size_t, double, double,
+                           double, double, std::uint32_t*, bool& ok) {
+  ok = true;
+  return i;
+}
+#endif
 
 #if defined(__x86_64__)
 // Four at a time with AVX2 (no FMA: the same roundings as above), for the
