@@ -72,7 +72,14 @@ def _entry(rank, fn, size, port, args):
 
 
 def run(fn, size, deadline_s, *args):
-    """Returns 0 when every rank returned, 1 otherwise (deadline included)."""
+    """Returns 0 when every rank returned, 1 otherwise (deadline included).
+    torch's generated code stays in a folder of the run's own (functional
+    collectives alone leave /tmp/torchinductor_<user> behind otherwise)."""
+    with private_inductor_cache():
+        return _run(fn, size, deadline_s, args)
+
+
+def _run(fn, size, deadline_s, args):
     port = free_port()
     ctx = mp.start_processes(_entry, args=(fn, size, port, args), nprocs=size, join=False,
                              start_method="spawn")

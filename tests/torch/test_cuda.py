@@ -71,5 +71,4 @@ if __name__ == "__main__":
     if not torch.cuda.is_available():
         print("SKIPPED: torch.cuda.is_available() is false (no GPU, or a CPU-only torch)")
         sys.exit(harness.SKIP)
-    with harness.private_inductor_cache():
-        sys.exit(harness.run(ranks, SIZE, int(sys.argv[1]) if len(sys.argv) > 1 else 300))
+    sys.exit(harness.run(ranks, SIZE, int(sys.argv[1]) if len(sys.argv) > 1 else 300))

@@ -147,8 +147,7 @@ def main():
         print(f"SKIPPED: PyTorch {torch.__version__} cannot import FSDP under this Python "
               "(a dataclass error in torch.distributed._shard); PyTorch 2.x runs it")
         return harness.SKIP
-    with harness.private_inductor_cache():
-        return harness.run(ranks, SIZE, int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+    return harness.run(ranks, SIZE, int(sys.argv[1]) if len(sys.argv) > 1 else 300)
 
 
 if __name__ == "__main__":
