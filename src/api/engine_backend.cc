@@ -67,19 +67,25 @@ class EngineOperation final : public Operation {
 std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protocol::Context& ctx,
                                               const std::string& iface, int local_index,
                                               int local_ranks) {
+  const int cores = progress::usable_cores();
   if (opt.progress == ProgressKind::kInline) {
-    const auto spin = progress::inline_spin(opt.progress_spin, opt.progress_spin_set, local_ranks,
-                                            progress::usable_cores());
+    const auto spin =
+        progress::waiter_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
     return progress::make_inline_engine(ctx, spin, opt.progress_spin);
   }
-  if (opt.shared_progress) return progress::make_shared_thread_engine(ctx, opt.shared_progress);
+  // Each rank's caller waits beside its progress thread: two threads a rank.
+  const auto wait_spin = progress::waiter_spin(opt.progress_wait_spin, opt.progress_wait_spin_set,
+                                               2 * local_ranks, cores);
+  if (opt.shared_progress) {
+    return progress::make_shared_thread_engine(ctx, opt.shared_progress, wait_spin);
+  }
   progress::ThreadEngineConfig cfg;
   topo::Placement where = topo::choose_progress_cpu(opt.progress_cpu, iface, local_index);
   cfg.cpu = where.cpu;
   cfg.spin = opt.progress_spin;
   common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
                where.reason.c_str());
-  return progress::make_thread_engine(ctx, cfg);
+  return progress::make_thread_engine(ctx, cfg, wait_spin);
 }
 
 // `fabric`, `sim_node`: an in-process world's fabric and this rank's place

@@ -131,6 +131,8 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
   r.progress_cpu = static_cast<int>(s::kProgressCpu.get_int());
   r.progress_spin = std::chrono::microseconds(s::kProgressSpinUs.get_int());
   r.progress_spin_set = s::kProgressSpinUs.from_env().has_value();
+  r.progress_wait_spin = std::chrono::microseconds(s::kProgressWaitSpinUs.get_int());
+  r.progress_wait_spin_set = s::kProgressWaitSpinUs.from_env().has_value();
   return r;
 }
 

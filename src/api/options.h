@@ -23,6 +23,8 @@ struct ResolvedOptions {
   int progress_cpu = -1;
   std::chrono::microseconds progress_spin{50};
   bool progress_spin_set = false;                           // MCCL_PROGRESS_SPIN_US was given
+  std::chrono::microseconds progress_wait_spin{50};         // the thread engine's waiters
+  bool progress_wait_spin_set = false;                      // MCCL_PROGRESS_WAIT_SPIN_US was given
   std::shared_ptr<progress::SharedThread> shared_progress;  // null: an engine of its own
   std::optional<bool> authenticate;  // unset: MCCL_PROTO_AUTH decides at creation
   std::chrono::milliseconds setup_timeout{5000};

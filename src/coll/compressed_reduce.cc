@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/code_buffer.h"
 #include "codec/sum_codes.h"
 #include "coll/compressed.h"
 #include "coll/compressed_steps.h"
@@ -23,10 +24,10 @@ namespace {
 constexpr std::uint64_t kCompressedSumMark = 0x5C0DE5;
 
 // What the steps share: this rank's codes of every block, and of its own
-// block once summed.
+// block once summed (borrowed scratch, returned when the collective ends).
 struct Sums {
-  std::vector<std::int64_t> codes;
-  std::vector<std::int64_t> result;
+  codec::CodeBuffer codes;
+  codec::CodeBuffer result;
 };
 
 std::uint64_t signature_of(CollKind kind, DataType type, std::span<const std::size_t> counts,
@@ -56,7 +57,7 @@ std::shared_ptr<protocol::Operation> ring_step(protocol::Context& ctx, const Col
                                                std::span<const std::size_t> counts, DataType type,
                                                std::uint64_t sig, const std::string& what) {
   const int me = ctx.rank();
-  sums->result.resize(counts[me]);
+  sums->result = codec::CodeBuffer(counts[me]);
   ReduceLayout layout;
   layout.type = DataType::kInt64;
   layout.op = ReduceOp::kSum;
@@ -69,7 +70,7 @@ std::shared_ptr<protocol::Operation> ring_step(protocol::Context& ctx, const Col
   layout.packed_codes = true;
   layout.value_bytes = size_of(type);
   // Sized here, filled by the quantise step before the ring starts.
-  sums->codes.resize(off / sizeof(std::int64_t));
+  sums->codes = codec::CodeBuffer(off / sizeof(std::int64_t));
   layout.send = reinterpret_cast<const std::byte*>(sums->codes.data());
   layout.result = reinterpret_cast<std::byte*>(sums->result.data());
   const std::size_t segment = std::max<std::size_t>(1, cfg.reduce_segment_bytes / 8) * 8;
@@ -102,7 +103,7 @@ std::shared_ptr<protocol::Operation> gather_result_step(protocol::Context& ctx,
                                                         DataType type, const codec::Settings& s) {
   const double step = codec::sum_step(s.bound, ctx.size());
   enc->on_stream = [&ctx, enc_raw = enc.get(), out, counts, displs, type, step](int r) {
-    std::vector<std::int64_t> codes(counts[r]);
+    codec::CodeBuffer codes(counts[r]);
     common::Status st = codec::unpack_codes(enc_raw->streams[r], counts[r], codes.data());
     if (!st.is_ok()) {
       return common::Status(st.code(), "rank " + std::to_string(ctx.rank()) +

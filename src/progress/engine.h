@@ -47,15 +47,19 @@ class Engine {
 // is microseconds away, so that a sleep and a wake-up would be most of its
 // time).
 //
-// How long that should be: `configured` (MCCL_PROGRESS_SPIN_US), except that
-// where ranks outnumber the cores of their machine a waiting call sleeps at
-// once (0), unless the user set the spin (`user_set`). A rank that spins
-// between the bursts of a paced broadcast (one GSO run every half
-// millisecond at 1 Gbit/s) catches nothing, yet holds a core that a rank
-// with data to process, the root or the kernel's forwarding needs: with
-// 8 ranks on 2 cores that work grows with N and so did the broadcast.
-std::chrono::microseconds inline_spin(std::chrono::microseconds configured, bool user_set,
-                                      int local_ranks, int cores);
+// How long a waiting call spins, under either engine: `configured`
+// (MCCL_PROGRESS_SPIN_US inline, MCCL_PROGRESS_WAIT_SPIN_US under the thread
+// engine), except that where the threads that wait
+// (`waiting_threads`: a machine's ranks under the inline engine, twice that
+// under the thread engine, whose callers wait beside their progress threads)
+// outnumber the cores of their machine a waiting call sleeps at once (0),
+// unless the user set the spin (`user_set`). A rank that spins between the
+// bursts of a paced broadcast (one GSO run every half millisecond at
+// 1 Gbit/s) catches nothing, yet holds a core that a rank with data to
+// process, the root or the kernel's forwarding needs: with 8 ranks on
+// 2 cores that work grows with N and so did the broadcast.
+std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool user_set,
+                                      int waiting_threads, int cores);
 // The cores this process may run on (its affinity mask), at least 1.
 int usable_cores();
 
@@ -64,13 +68,16 @@ std::unique_ptr<Engine> make_inline_engine(
     std::chrono::microseconds latency_spin = std::chrono::microseconds(50));
 
 struct ThreadEngineConfig {
-  int cpu = -1;  // pin the thread here; -1 = do not pin
-  std::chrono::microseconds spin{50};
+  int cpu = -1;                        // pin the thread here; -1 = do not pin
+  std::chrono::microseconds spin{50};  // the thread's, after its last event
   int log_rank = -1;  // the rank its messages name; -1: none (a thread shared by several)
 };
 
-// A dedicated host thread drives progress; wait() sleeps. The same thread
-// as shared_thread.h's, with `ctx` its only client (defined there).
-std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg);
+// A dedicated host thread drives progress; wait() watches the collective's
+// completion for up to `wait_spin` (waiter_spin's choice), then sleeps until
+// the thread signals it. The same thread as shared_thread.h's, with `ctx`
+// its only client (defined there).
+std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg,
+                                           std::chrono::microseconds wait_spin);
 
 }  // namespace mccl::progress

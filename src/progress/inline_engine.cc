@@ -73,9 +73,9 @@ class InlineEngine final : public Engine {
 
 }  // namespace
 
-std::chrono::microseconds inline_spin(std::chrono::microseconds configured, bool user_set,
-                                      int local_ranks, int cores) {
-  if (user_set || local_ranks <= cores) return configured;
+std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool user_set,
+                                      int waiting_threads, int cores) {
+  if (user_set || waiting_threads <= cores) return configured;
   return std::chrono::microseconds(0);
 }
 

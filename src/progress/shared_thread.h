@@ -22,9 +22,12 @@ class SharedThread;
 // Starts the thread (pinned to cfg.cpu when >= 0).
 std::shared_ptr<SharedThread> make_shared_thread(const ThreadEngineConfig& cfg);
 
-// Joins `ctx` to `thread`; the engine keeps the thread alive.
+// Joins `ctx` to `thread`; the engine keeps the thread alive. Its wait()
+// watches a collective's completion for up to `wait_spin` before it sleeps
+// (engine.h, waiter_spin).
 std::unique_ptr<Engine> make_shared_thread_engine(protocol::Context& ctx,
-                                                  std::shared_ptr<SharedThread> thread);
+                                                  std::shared_ptr<SharedThread> thread,
+                                                  std::chrono::microseconds wait_spin);
 
 // Contexts currently joined, for tests.
 std::size_t joined_contexts(const SharedThread& thread);

@@ -124,6 +124,46 @@ TEST(SharedProgressThread, CollectivesOfSeveralCommunicatorsCompleteIndependentl
   }
 }
 
+// The thread engine's waits, with and without a spin (both spins set
+// explicitly, so that they apply on a machine of any size): a waiter that
+// returns from its spin sees the collective's bytes, and with no spin the
+// thread sleeps after every collective, so each new one must wake it.
+// Small collectives back to back, as a latency benchmark runs them.
+TEST(ThreadEngineWait, SpinningAndSleepingWaitersSeeEveryCollectivesBytes) {
+  const int n = 2, kRounds = 200;
+  const std::size_t m = 8;
+  for (const char* spin : {"0", "5000"}) {
+    SCOPED_TRACE(std::string("spin ") + spin);
+    ScopedEnv env;
+    env.set("MCCL_PROGRESS_SPIN_US", spin);
+    env.set("MCCL_PROGRESS_WAIT_SPIN_US", spin);
+    InProcessWorld world(n);
+    auto comms = create_communicators(world, multicast_only({.progress = ProgressKind::kThread}));
+    std::vector<std::vector<std::byte>> bc(n, std::vector<std::byte>(m)), send(n), recv(n);
+    for (int i = 0; i < kRounds; ++i) {
+      const int root = i % n;
+      std::vector<Request> reqs;
+      for (int r = 0; r < n; ++r) {
+        if (r == root) fill(bc[r].data(), m, root, i);
+        send[r].resize(m);
+        fill(send[r].data(), m, r, i);
+        recv[r].assign(m * n, std::byte{0});
+        reqs.push_back(comms[r].ibroadcast(bc[r].data(), m, root));
+        reqs.push_back(comms[r].iallgather(send[r].data(), recv[r].data(), m));
+      }
+      for (auto& q : reqs) q.wait();
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(first_mismatch(bc[r].data(), m, root, i), m)
+            << "broadcast " << i << ", rank " << r;
+        for (int b = 0; b < n; ++b) {
+          ASSERT_EQ(first_mismatch(recv[r].data() + b * m, m, b, i), m)
+              << "allgather " << i << ", rank " << r << ", block " << b;
+        }
+      }
+    }
+  }
+}
+
 TEST(SharedProgressThread, InlineProgressWithASharedThreadIsRejected) {
   InProcessWorld world(1);
   ProgressThread engine;

@@ -41,7 +41,7 @@ TEST(Linger, TheReaperKeepsServingUntilTheRelease) {
   Bytes buf0 = data, buf1(data.size());
   auto op0 = std::make_shared<McastCollective>(
       *ctx0, McastSpec{"broadcast", 0xB1, {{0, buf0.data(), buf0.size()}}});
-  auto engine = progress::make_thread_engine(*ctx0, {});
+  auto engine = progress::make_thread_engine(*ctx0, {}, std::chrono::microseconds(0));
   engine->start(op0);
   ASSERT_TRUE(engine->wait(*op0, common::Deadline::after(kDeadline)).is_ok());
   ASSERT_TRUE(op0->status().is_ok());
@@ -75,7 +75,7 @@ TEST(Linger, AnUnreleasedCopyGoesByItsDeadline) {
   Bytes buf0 = pattern(3000, 4);
   auto op0 = std::make_shared<McastCollective>(
       *ctx0, McastSpec{"broadcast", 0xB2, {{0, buf0.data(), buf0.size()}}});
-  auto engine = progress::make_thread_engine(*ctx0, {});
+  auto engine = progress::make_thread_engine(*ctx0, {}, std::chrono::microseconds(0));
   engine->start(op0);
   ASSERT_TRUE(engine->wait(*op0, common::Deadline::after(kDeadline)).is_ok());
   ASSERT_EQ(ctx0->serving(), 1u);

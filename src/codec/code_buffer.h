@@ -1,0 +1,48 @@
+// Scratch memory for the integer codes of the compressed sums
+// (sum_codes.h): eight bytes per element of the whole vector, 256 MiB for a
+// reduce-scatter of 128 MiB of float32. Allocated anew for every call, its
+// page faults and zeroing were a quarter of such a reduce-scatter's CPU time
+// (docs/benchmarks/compression-codec-2026-11-26), so buffers are lent from a
+// process-wide pool and come back when the collective lets go of them.
+//
+// The pool keeps at most kCodeBufferKeptBytes of returned buffers (the most
+// recently returned first); the rest are freed at once. Thread-safe: the
+// collectives of several communicators and progress threads borrow at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace mccl::codec {
+
+inline constexpr std::size_t kCodeBufferKeptBytes = std::size_t{1} << 30;
+
+// `count` int64 codes on loan; their values are unspecified until written.
+// Move-only; the destructor returns the memory to the pool.
+class CodeBuffer {
+ public:
+  CodeBuffer() = default;
+  explicit CodeBuffer(std::size_t count);
+  ~CodeBuffer();
+  CodeBuffer(CodeBuffer&& other) noexcept;
+  CodeBuffer& operator=(CodeBuffer&& other) noexcept;
+  CodeBuffer(const CodeBuffer&) = delete;
+  CodeBuffer& operator=(const CodeBuffer&) = delete;
+
+  std::int64_t* data() { return mem_.get(); }
+  const std::int64_t* data() const { return mem_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  void give_back();
+
+  std::unique_ptr<std::int64_t[]> mem_;
+  std::size_t capacity_ = 0;  // elements allocated; at least size_
+  std::size_t size_ = 0;
+};
+
+// Bytes the pool keeps for reuse now, for tests.
+std::size_t code_buffer_kept_bytes();
+
+}  // namespace mccl::codec

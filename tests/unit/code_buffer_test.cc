@@ -1,0 +1,60 @@
+// The compressed sums' scratch codes (codec/code_buffer.h): a returned
+// buffer is lent again rather than allocated anew, buffers in use at once
+// are distinct, and the pool keeps no more than its cap.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "codec/code_buffer.h"
+
+namespace mccl::codec {
+namespace {
+
+TEST(CodeBuffer, AReturnedBufferIsLentAgain) {
+  const std::int64_t* first = nullptr;
+  {
+    CodeBuffer b(100000);
+    ASSERT_EQ(b.size(), 100000u);
+    std::iota(b.data(), b.data() + b.size(), 0);
+    first = b.data();
+  }
+  EXPECT_GE(code_buffer_kept_bytes(), 100000 * sizeof(std::int64_t));
+  CodeBuffer again(50000);  // smaller: the same memory serves
+  EXPECT_EQ(again.data(), first);
+  EXPECT_EQ(again.size(), 50000u);
+}
+
+TEST(CodeBuffer, BuffersInUseAtOnceAreDistinct) {
+  CodeBuffer a(4096), b(4096);
+  ASSERT_NE(a.data(), nullptr);
+  ASSERT_NE(b.data(), nullptr);
+  EXPECT_NE(a.data(), b.data());
+  std::fill(a.data(), a.data() + a.size(), 1);
+  std::fill(b.data(), b.data() + b.size(), 2);
+  EXPECT_EQ(a.data()[4095], 1);
+  EXPECT_EQ(b.data()[0], 2);
+}
+
+TEST(CodeBuffer, MovingHandsTheLoanOver) {
+  CodeBuffer a(10);
+  const std::int64_t* p = a.data();
+  CodeBuffer b = std::move(a);
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(a.size(), 0u);  // NOLINT(bugprone-use-after-move): the moved-from state is defined
+  EXPECT_EQ(a.data(), nullptr);
+  CodeBuffer empty;
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_EQ(CodeBuffer(0).data(), nullptr);
+}
+
+TEST(CodeBuffer, ThePoolKeepsNoMoreThanItsCap) {
+  const std::size_t big = kCodeBufferKeptBytes / sizeof(std::int64_t) / 2 + 1;
+  {
+    CodeBuffer a(big), b(big);  // together past the cap
+  }
+  EXPECT_LE(code_buffer_kept_bytes(), kCodeBufferKeptBytes);
+  EXPECT_GE(code_buffer_kept_bytes(), big * sizeof(std::int64_t));  // the last returned stays
+}
+
+}  // namespace
+}  // namespace mccl::codec
