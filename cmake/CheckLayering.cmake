@@ -3,9 +3,10 @@
 # per-layer include roots from the same table (McclLayers.cmake), so a wrong
 # include already fails to compile in a target; this check also covers what
 # the compiler cannot see: headers no target of this build compiles, includes
-# that climb out with "../" or name no layer, the transports' skeleton, and
-# third-party headers in the public headers (include/mccl) and in a
-# transport's <name>_transport.h.
+# that climb out with "../" or name no layer, single files of an allowed
+# layer that the table denies (the settings registry below the top), the
+# transports' skeleton, and third-party headers in the public headers
+# (include/mccl) and in a transport's <name>_transport.h.
 #
 # Usage: cmake -DMCCL_ROOT=<repository> -P CheckLayering.cmake
 # Fails (a message per include against the layering) or prints a summary.
@@ -50,6 +51,7 @@ foreach(_rel IN LISTS _sources)
   elseif(_allowed STREQUAL "*")
     continue()
   endif()
+  mccl_layer_denied("${_from}" _denied)
   _includes("${MCCL_ROOT}/src/${_rel}" _quoted _angled)
   foreach(_inc IN LISTS _quoted)
     math(EXPR _checked "${_checked} + 1")
@@ -59,6 +61,8 @@ foreach(_rel IN LISTS _sources)
     elseif(NOT _to IN_LIST _allowed)
       list(JOIN _allowed ", " _allowed_text)
       list(APPEND _violations "src/${_rel}: #include \"${_inc}\": ${_from} may not depend on ${_to} (allowed: ${_allowed_text})")
+    elseif(_inc IN_LIST _denied)
+      list(APPEND _violations "src/${_rel}: #include \"${_inc}\": ${_from} may not include this file (MCCL_LAYER_DENY_* in cmake/McclLayerTable.cmake says why)")
     endif()
   endforeach()
   if(_rel MATCHES "^transport/([^/]+)/([^/]+)_transport\\.h$" AND CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_2)

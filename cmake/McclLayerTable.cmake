@@ -47,6 +47,14 @@ set(MCCL_LAYER_ALLOW_offload/client "offload/client;offload-wire;common;mccl")
 set(MCCL_LAYER_ALLOW_offload/daemon
     "offload/daemon;offload-wire;setup;coll;codec;protocol;transport-api;transport/sim;transport/udp;transport/tcp;transport/ucx;transport/ibud;common;mccl")
 set(MCCL_LAYERS_ABOVE_EVERYTHING "api;mpi;torch")
+# Files of an allowed layer that a layer may still not include (checked by
+# CheckLayering.cmake only: the include roots are per folder). The settings
+# registry is read at the top (api, setup, bootstrap, the programs) and
+# passed down as config structs (setup/transport_settings.h,
+# setup/protocol_settings.h): the transports, their interfaces and the
+# protocol take their knobs as given.
+set(MCCL_LAYER_DENY_transport "common/settings.h")
+set(MCCL_LAYER_DENY_protocol "common/settings.h")
 set(MCCL_TRANSPORTS "sim;udp;tcp;ucx;ibud")
 set(MCCL_OFFLOAD_PARTS "client;daemon")
 
@@ -80,6 +88,17 @@ function(mccl_layer_of path out)
     set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
   else()
     set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# mccl_layer_denied(<layer> <out>): the files <layer> (as mccl_layer_of
+# names it) may not include although their layer is allowed: a transport
+# folder's and the transport interfaces' are MCCL_LAYER_DENY_transport.
+function(mccl_layer_denied layer out)
+  if(layer STREQUAL "transport-api" OR layer MATCHES "^transport/")
+    set(${out} "${MCCL_LAYER_DENY_transport}" PARENT_SCOPE)
+  else()
+    set(${out} "${MCCL_LAYER_DENY_${layer}}" PARENT_SCOPE)
   endif()
 endfunction()
 

@@ -8,7 +8,8 @@
 //   mccl_info --version   the version alone
 //
 // The version comes from the macros of mccl/version.h so that this tool links
-// only the static common layer and works even where libmccl.so does not load.
+// only static libraries of this tree and works even where libmccl.so does not
+// load.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -18,6 +19,7 @@
 #include "bootstrap/secret.h"
 #include "common/host.h"
 #include "common/settings.h"
+#include "setup/transport_settings.h"
 #include "transport/udp/discovery.h"
 #include "transport/udp/interface.h"
 #if MCCL_HAVE_IBUD
@@ -117,7 +119,7 @@ void print_network() {
     std::printf("  %s\n\n", st.message().c_str());
     return;
   }
-  const std::uint32_t hint = udp::launcher_hint();
+  const std::uint32_t hint = udp::launcher_hint(mccl::setup::launcher_addresses_from_env());
   const udp::IfaceReport mine = udp::make_report(interfaces, mccl::common::network_host_id(), hint);
   std::printf("  host id     %016llx (ranks with the same id share loopback)\n",
               static_cast<unsigned long long>(mine.host));

@@ -13,6 +13,7 @@
 #include "protocol/wire.h"
 #include "setup/hello.h"
 #include "setup/protocol_settings.h"
+#include "setup/transport_settings.h"
 #include "transport/udp/discovery.h"
 #include "transport/udp/udp_transport.h"
 
@@ -192,7 +193,8 @@ common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob
                                     std::string& iface, std::string& because,
                                     const std::optional<std::string>& given) {
   transport::udp::IfaceChoice choice;
-  const common::Status found = transport::udp::discover_interface(oob, rank, choice);
+  const std::uint32_t hint = transport::udp::launcher_hint(launcher_addresses_from_env());
+  const common::Status found = transport::udp::discover_interface(oob, rank, hint, choice);
   std::string configured = given ? *given : common::settings::kUdpIface.get();
   if (configured.empty()) configured = "auto";
   if (configured != "auto") {

@@ -8,6 +8,7 @@
 #include "common/settings.h"
 #include "setup/agree.h"
 #include "setup/checks.h"
+#include "setup/transport_settings.h"
 #if MCCL_HAVE_IBUD
 #include "transport/ibud/ibud_transport.h"
 #endif
@@ -67,7 +68,7 @@ common::Status make_ucx(const TransportRequest& req, const transport::OobAllgath
 // meet full links, and gets the longer of it and the collective timeout.
 common::Status make_tcp(const TransportRequest& req, const transport::OobAllgather& oob,
                         const std::string& address, Transports& t) {
-  transport::tcp::TcpReliableConfig tc;
+  transport::tcp::TcpReliableConfig tc = tcp_config_from_settings();
   tc.rank = req.rank;
   tc.size = req.size;
   tc.bind_address = address;
@@ -81,7 +82,7 @@ common::Status make_tcp(const TransportRequest& req, const transport::OobAllgath
 common::Status make_ib(const TransportRequest& req, const transport::OobAllgather& oob,
                        Transports& t) {
 #if MCCL_HAVE_IBUD
-  transport::ibud::IbConfig ic;
+  transport::ibud::IbConfig ic = ib_config_from_settings();
   ic.comm_tag = req.tag;
   ic.job_salt = req.salt;
   ic.rank = req.rank;
@@ -110,7 +111,7 @@ common::Status make_ib(const TransportRequest& req, const transport::OobAllgathe
 common::Status make_udp(const TransportRequest& req, const transport::OobAllgather& oob,
                         Transports& t) {
   const int rank = req.rank;
-  transport::udp::UdpConfig uc;
+  transport::udp::UdpConfig uc = udp_config_from_settings();
   uc.comm_tag = req.tag;
   uc.job_salt = req.salt;
   uc.rank = rank;
@@ -173,7 +174,7 @@ common::Status make_transports(TransportKind kind, const TransportRequest& req,
 
 bool ib_usable(std::string& why) {
 #if MCCL_HAVE_IBUD
-  return transport::ibud::probe_ib(why).is_ok();
+  return transport::ibud::probe_ib(common::settings::kIbDev.get(), why).is_ok();
 #else
   why = "built without rdma-core";
   return false;

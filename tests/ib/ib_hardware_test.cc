@@ -1,11 +1,12 @@
 // The ibud transport on a real HCA: what the fake verbs cannot prove. Each
 // test skips, with the reason, when this node has no usable InfiniBand
-// port (probe_ib). Several transports in one process join the same group
+// port (setup::ib_usable). Several transports in one process join the same group
 // on the same port, so every datagram crosses the HCA and (for multicast
 // loopback) the switch's replication back to the port.
 //
-// Environment: MCCL_IB_DEV, MCCL_IB_IPOIB_IFACE and MCCL_IB_MGID apply as
-// in production; MCCL_LOG_LEVEL=info shows the resolved QPN, Q_Key, MGID.
+// Environment: the MCCL_IB_* settings apply as in production (the configs
+// come from setup::ib_config_from_settings); MCCL_LOG_LEVEL=info shows the resolved QPN, Q_Key,
+// MGID.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <unistd.h>
@@ -15,6 +16,8 @@
 
 #include "datagram_collector.h"
 #include "ibud_rig.h"
+#include "setup/transport_settings.h"
+#include "setup/transports.h"
 
 namespace mccl::testing::ibud {
 namespace {
@@ -28,15 +31,15 @@ constexpr auto kLimit = 60s;
 // share a group.
 std::uint32_t tag() { return 0x1B000000u ^ static_cast<std::uint32_t>(::getpid()); }
 
-#define SKIP_WITHOUT_HCA()                                            \
-  do {                                                                \
-    std::string why;                                                  \
-    if (!transport::ibud::probe_ib(why).is_ok()) GTEST_SKIP() << why; \
+#define SKIP_WITHOUT_HCA()                           \
+  do {                                               \
+    std::string why;                                 \
+    if (!setup::ib_usable(why)) GTEST_SKIP() << why; \
   } while (0)
 
 DgramFactory real_ib(std::uint32_t comm_tag) {
   return [comm_tag](int rank) -> std::unique_ptr<transport::DatagramTransport> {
-    IbConfig c;
+    IbConfig c = setup::ib_config_from_settings();
     c.comm_tag = comm_tag;
     c.rank = rank;
     std::unique_ptr<transport::DatagramTransport> t;

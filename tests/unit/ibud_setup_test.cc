@@ -1,11 +1,9 @@
 // Setting up the ibud transport over the fake verbs: port choice and its
-// errors, the MTU, groups, MGIDs and Q_Keys, settings, probe_ib and
+// errors, the MTU, groups, MGIDs and Q_Keys, queue depths, probe_ib and
 // describe_ib_devices, and the release of every verbs resource on success
 // and after a failure at any step.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include "common/settings.h"
 #include "ibud_test_util.h"
 
 namespace mccl::transport::ibud::test {
@@ -97,27 +95,21 @@ TEST(IbudSetup, DerivedGroupsDifferPerTag) {
   EXPECT_TRUE(drain(*b).empty());
 }
 
-TEST(IbudSetup, SettingsComeFromTheEnvironment) {
+// The depths are the config's (setup fills them from MCCL_IB_RX_DEPTH and
+// MCCL_IB_SIGNAL_EVERY, tested in setup_transport_settings_test).
+TEST(IbudSetup, DepthsComeFromTheConfig) {
   FakeFabric f;
   IbConfig c = config();
-  c.rx_depth = 0;
-  c.signal_every = 0;
-  ::setenv("MCCL_IB_RX_DEPTH", "32", 1);
-  ::setenv("MCCL_IB_SIGNAL_EVERY", "16", 1);
+  c.rx_depth = 32;
+  c.signal_every = 16;
   auto t = make(f, c);
   EXPECT_EQ(as_ib(t.get())->info().rx_depth, 32u);
   EXPECT_EQ(as_ib(t.get())->info().signal_every, 16u);
-  // A malformed value is an error where creation begins (check_settings());
-  // reached anyway, it reads as the default.
-  ::setenv("MCCL_IB_RX_DEPTH", "lots", 1);
-  auto st = common::check_settings();
-  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
-  EXPECT_TRUE(contains(st.message(), "MCCL_IB_RX_DEPTH")) << st.message();
-  auto fallback = make(f, c);
-  EXPECT_EQ(as_ib(fallback.get())->info().rx_depth,
-            static_cast<std::size_t>(std::stoll(common::settings::kIbRxDepth.default_value())));
-  ::unsetenv("MCCL_IB_RX_DEPTH");
-  ::unsetenv("MCCL_IB_SIGNAL_EVERY");
+  // A signaled send among any sq_depth consecutive ones, or the ring stalls.
+  c.sq_depth = 8;
+  c.signal_every = 1000;
+  auto capped = make(f, c);
+  EXPECT_EQ(as_ib(capped.get())->info().signal_every, 4u);
 }
 
 TEST(IbudSetup, NeedsAnIpoibInterface) {
@@ -161,13 +153,17 @@ TEST(IbudSetup, ProbeAndDescribe) {
   FakeHost none;
   none.no_kernel_support = true;
   std::string why;
-  EXPECT_EQ(probe_ib(*f.add_host(none), why).code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(probe_ib(*f.add_host(none), "", why).code(), ErrorCode::kUnavailable);
   EXPECT_TRUE(contains(why, "ENOSYS")) << why;
   EXPECT_TRUE(contains(describe_ib_devices(*f.add_host(none)), "no InfiniBand device (")) << why;
 
   auto good = f.add_host();
-  EXPECT_TRUE(probe_ib(*good, why).is_ok()) << why;
+  EXPECT_TRUE(probe_ib(*good, "", why).is_ok()) << why;
   EXPECT_TRUE(contains(why, "mlx5_0:1")) << why;
+  // The port asked for (MCCL_IB_DEV, passed by setup), or none.
+  EXPECT_TRUE(probe_ib(*good, "mlx5_0:1", why).is_ok()) << why;
+  EXPECT_EQ(probe_ib(*good, "mlx5_7", why).code(), ErrorCode::kUnavailable);
+  EXPECT_TRUE(contains(why, "no device mlx5_7")) << why;
   const std::string text = describe_ib_devices(*good);
   EXPECT_TRUE(contains(text, "port 1: InfiniBand, ACTIVE")) << text;
   EXPECT_TRUE(contains(text, "IPoIB: ib0")) << text;
@@ -176,13 +172,13 @@ TEST(IbudSetup, ProbeAndDescribe) {
 
   FakeHost down;
   down.devices[0].ports[0].state = IBV_PORT_DOWN;
-  EXPECT_FALSE(probe_ib(*f.add_host(down), why).is_ok());
+  EXPECT_FALSE(probe_ib(*f.add_host(down), "", why).is_ok());
   EXPECT_TRUE(contains(why, "DOWN")) << why;
 }
 
 TEST(IbudSetup, RealVerbsWithoutHardwareSayWhy) {
   std::string why;
-  if (probe_ib(why).is_ok()) GTEST_SKIP() << "this machine has an HCA: " << why;
+  if (probe_ib("", why).is_ok()) GTEST_SKIP() << "this machine has an HCA: " << why;
   EXPECT_TRUE(contains(why, "no InfiniBand device") || contains(why, "port")) << why;
   std::unique_ptr<DatagramTransport> t;
   auto st = create_ib_transport(config(), t);

@@ -124,6 +124,15 @@ TEST(IfaceDiscoveryTest, HostIdSeparatesNetworkNamespacesOnly) {
   EXPECT_EQ(common::network_host_id(), common::network_host_id());
 }
 
+// The launcher's addresses are the caller's (setup reads them from the
+// environment): those that do not parse, and a launcher on this host, give
+// no hint about the network.
+TEST(IfaceDiscoveryTest, LauncherHintNeedsALauncherElsewhere) {
+  EXPECT_EQ(launcher_hint({}), 0u);
+  EXPECT_EQ(launcher_hint({"", ":5000", "tcp4://"}), 0u);
+  EXPECT_EQ(launcher_hint({"127.0.0.1:5000", "pmix-server.12;tcp4://127.0.0.1:4567"}), 0u);
+}
+
 TEST(IfaceDiscoveryTest, ThisHostListsItsLoopback) {
   std::vector<Interface> all;
   ASSERT_TRUE(list_interfaces(all).is_ok());

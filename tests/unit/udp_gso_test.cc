@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/settings.h"
 #include "transport/udp/udp_transport.h"
 #include "udp_test_util.h"
 
@@ -235,58 +234,43 @@ TEST(UdpGroTest, LossInsideCoalescedReadsAndReorderedRuns) {
   }
 }
 
-TEST(UdpGroTest, SettingIsReadAndChecked) {
+// The config's mode (setup fills it from MCCL_UDP_GRO, tested in
+// setup_transport_settings_test); "auto" is the default.
+TEST(UdpGroTest, ModeIsTheConfigsAndChecked) {
   SKIP_WITHOUT_MULTICAST();
-  UdpConfig c = config(990, "off", "");
-  ::unsetenv("MCCL_UDP_GRO");
+  UdpConfig c = config(990, "off", UdpConfig{}.gro);
   auto d = make(c);
   ASSERT_TRUE(d);
   EXPECT_TRUE(as_udp(d.get())->info().gro) << "auto by default, and this kernel takes it";
-  ::setenv("MCCL_UDP_GRO", "off", 1);
+  c.gro = "off";
   auto off = make(c);
   ASSERT_TRUE(off);
   EXPECT_FALSE(as_udp(off.get())->info().gro);
-  // Rejected where creation begins (check_settings()); reached anyway, the
-  // default (auto).
-  ::setenv("MCCL_UDP_GRO", "sometimes", 1);
-  common::Status s = common::check_settings();
+  c.gro = "sometimes";
+  std::unique_ptr<DatagramTransport> bad;
+  common::Status s = create_udp_transport(c, bad);
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("MCCL_UDP_GRO"), std::string::npos) << s.message();
-  auto fallback = make(c);
-  ASSERT_TRUE(fallback);
-  ::unsetenv("MCCL_UDP_GRO");
+  EXPECT_NE(s.message().find("gro"), std::string::npos) << s.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, UdpGsoDelivery, ::testing::Values("off", "on", "auto"),
                          [](const auto& p) { return p.param; });
 
-TEST(UdpGsoTest, SettingIsReadAndChecked) {
+// The config's mode (setup fills it from MCCL_UDP_GSO, tested in
+// setup_transport_settings_test); "auto" is the default.
+TEST(UdpGsoTest, ModeIsTheConfigsAndChecked) {
   SKIP_WITHOUT_MULTICAST();
-  UdpConfig c = config(950, "");
-  ::unsetenv("MCCL_UDP_GSO");
+  UdpConfig c = config(950, UdpConfig{}.gso);
   auto d = make(c);
   ASSERT_TRUE(d);
   EXPECT_TRUE(as_udp(d.get())->info().gso) << "auto by default, and this kernel takes it";
-  ::setenv("MCCL_UDP_GSO", "auto", 1);
-  auto on = make(c);
-  ASSERT_TRUE(on);
-  EXPECT_TRUE(as_udp(on.get())->info().gso);
-  ::setenv("MCCL_UDP_GSO", "off", 1);
+  c.gso = "off";
   auto t = make(c);
   ASSERT_TRUE(t);
   EXPECT_FALSE(as_udp(t.get())->info().gso);
-  // Rejected where creation begins (check_settings()); reached anyway, the
-  // default (auto).
-  ::setenv("MCCL_UDP_GSO", "maybe", 1);
+  c.gso = "sometimes";  // the settings table checks only the environment's value
   std::unique_ptr<DatagramTransport> bad;
-  common::Status s = common::check_settings();
-  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("MCCL_UDP_GSO"), std::string::npos) << s.message();
-  auto fallback = make(c);
-  ASSERT_TRUE(fallback);
-  ::unsetenv("MCCL_UDP_GSO");
-  c.gso = "sometimes";  // a config's own value is checked by the transport
-  s = create_udp_transport(c, bad);
+  common::Status s = create_udp_transport(c, bad);
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(s.message().find("gso"), std::string::npos) << s.message();
 }

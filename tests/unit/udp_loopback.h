@@ -48,7 +48,7 @@ inline UdpConfig config(std::uint32_t tag) {
   c.iface = "lo";
   c.comm_tag = tag;
   c.job_salt = job_salt();
-  c.rate_mbit = -1;  // unpaced whatever MCCL_UDP_RATE_MBIT says
+  c.rate_mbit = -1;  // unpaced, whatever the interface's speed
   c.rcvbuf_bytes = 8u << 20;
   c.max_datagram = 8972;
   c.test_drop_permille = 0;

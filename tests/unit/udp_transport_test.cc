@@ -1,6 +1,6 @@
 // The UDP multicast transport on the loopback interface (udp_loopback.h
 // says where it runs): the datagram-transport conformance suite
-// (datagram_conformance.h), then what is UDP's own: creation and settings,
+// (datagram_conformance.h), then what is UDP's own: creation and its config,
 // the own-datagram filter, groups that share a port, the MTU counting
 // header and payload, pacing, sendmmsg/recvmmsg batches, foreign datagrams
 // and the test drop hook. The group derivation and the pacer's arithmetic
@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/settings.h"
 #include "datagram_conformance.h"
 #include "udp_loopback.h"
 
@@ -115,36 +114,20 @@ TEST(UdpTransportTest, InterfaceDownIsUnavailableAndNamesTheFix) {
   EXPECT_NE(s.message().find("ip link set lo up"), std::string::npos) << s.message();
 }
 
-TEST(UdpTransportTest, SettingsAreRegisteredAndRead) {
+// The interface is a config's own, resolved before: the transport reads no
+// MCCL_UDP_IFACE (setup fills every field from the settings, tested in
+// setup_transport_settings_test) and cannot agree on "auto" alone.
+TEST(UdpTransportTest, TheInterfaceIsNamed) {
   SKIP_WITHOUT_MULTICAST();
-  namespace st = common::settings;
-  for (const common::Setting* s : {&st::kUdpIface, &st::kUdpRateMbit, &st::kUdpRcvbuf,
-                                   &st::kUdpMaxDatagram, &st::kUdpTestDropPermille}) {
-    EXPECT_NE(std::find(common::all_settings().begin(), common::all_settings().end(), s),
-              common::all_settings().end())
-        << s->name();
+  for (const char* unnamed : {"", "auto"}) {
+    UdpConfig c = config(5);
+    c.iface = unnamed;
+    std::unique_ptr<DatagramTransport> none;
+    common::Status s = create_udp_transport(c, none);
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << unnamed;
+    EXPECT_NE(s.message().find("no interface named"), std::string::npos) << s.message();
+    EXPECT_FALSE(none);
   }
-  UdpConfig c = config(5);
-  c.iface = "";  // MCCL_UDP_IFACE
-  c.max_datagram = 0;
-  ::setenv("MCCL_UDP_IFACE", "lo", 1);
-  ::setenv("MCCL_UDP_MAX_DATAGRAM", "1200", 1);
-  auto t = make(c);
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->caps().mtu, 1200u);
-  // A malformed value is an error where creation begins (check_settings(),
-  // which the public entry points call); reached anyway, it reads as the
-  // default.
-  ::setenv("MCCL_UDP_MAX_DATAGRAM", "big", 1);
-  common::Status s = common::check_settings();
-  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("MCCL_UDP_MAX_DATAGRAM"), std::string::npos) << s.message();
-  auto fallback = make(c);
-  ASSERT_TRUE(fallback);
-  EXPECT_EQ(fallback->caps().mtu,
-            static_cast<std::size_t>(std::stoll(st::kUdpMaxDatagram.default_value())));
-  ::unsetenv("MCCL_UDP_MAX_DATAGRAM");
-  ::unsetenv("MCCL_UDP_IFACE");
 }
 
 // ---- delivery --------------------------------------------------------------

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "common/settings.h"
 #include "transport/ibud/ibud_transport.h"
 
 namespace mccl::transport::ibud {
@@ -111,9 +110,9 @@ Status choose_port(Verbs& verbs, const std::string& spec, PortChoice& out) {
   return common::unavailable_error("no active InfiniBand port: " + why);
 }
 
-Status probe_ib(Verbs& verbs, std::string& reason) {
+Status probe_ib(Verbs& verbs, const std::string& device, std::string& reason) {
   PortChoice pc;
-  const Status st = choose_port(verbs, common::settings::kIbDev.get(), pc);
+  const Status st = choose_port(verbs, device, pc);
   if (!st) {
     reason = st.message();
     return st;
@@ -123,9 +122,9 @@ Status probe_ib(Verbs& verbs, std::string& reason) {
   return Status::ok();
 }
 
-Status probe_ib(std::string& reason) {
+Status probe_ib(const std::string& device, std::string& reason) {
   auto verbs = make_real_verbs();
-  return probe_ib(*verbs, reason);
+  return probe_ib(*verbs, device, reason);
 }
 
 }  // namespace mccl::transport::ibud

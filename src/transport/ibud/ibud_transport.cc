@@ -1,6 +1,5 @@
-// create_ib_transport: resolves the configuration (explicit option >
-// MCCL_IB_* environment > default), picks the port, builds the verbs
-// resources of ibud_transport.h in order and joins the group. Every
+// create_ib_transport: picks the port the configuration names, builds the
+// verbs resources of ibud_transport.h in order and joins the group. Every
 // resource is owned by Resources from the moment it exists, so any
 // failure releases everything made before it.
 #include "transport/ibud/ibud_transport.h"
@@ -9,7 +8,6 @@
 
 #include "common/ipv4.h"
 #include "common/log.h"
-#include "common/settings.h"
 #include "mccl/error.h"
 #include "transport/ibud/device.h"
 #include "transport/ibud/endpoint.h"
@@ -22,24 +20,6 @@ using common::Status;
 
 constexpr std::uint32_t kInlineAsk[] = {256, 128, 64, 0};  // providers refuse too much
 constexpr std::size_t kMaxMtu = 4096;
-
-struct Resolved {
-  std::string device, mgid, iface;
-  std::size_t rx_depth = 0, signal_every = 0;
-};
-
-// The MCCL_IB_* settings a config leaves open.
-Resolved resolve_config(const IbConfig& c) {
-  namespace s = common::settings;
-  Resolved r;
-  r.device = !c.device.empty() ? c.device : s::kIbDev.get();
-  r.mgid = !c.mgid.empty() ? c.mgid : s::kIbMgid.get();
-  r.iface = !c.ipoib_iface.empty() ? c.ipoib_iface : s::kIbIpoibIface.get();
-  r.rx_depth = c.rx_depth != 0 ? c.rx_depth : static_cast<std::size_t>(s::kIbRxDepth.get_int());
-  r.signal_every =
-      c.signal_every != 0 ? c.signal_every : static_cast<std::size_t>(s::kIbSignalEvery.get_int());
-  return r;
-}
 
 Status make_queues(Resources& r, const DeviceAttr& da, IbInfo& info) {
   Verbs& v = *r.verbs;
@@ -126,11 +106,10 @@ Status join_group(const IbConfig& config, const std::optional<Gid>& mgid, const 
 
 common::Status create_ib_transport(const IbConfig& config,
                                    std::unique_ptr<DatagramTransport>& out) {
-  const Resolved cfg = resolve_config(config);
   std::optional<Gid> mgid;
-  if (!cfg.mgid.empty()) {
+  if (!config.mgid.empty()) {
     Gid g;
-    if (Status st = parse_mgid(cfg.mgid, g); !st) {
+    if (Status st = parse_mgid(config.mgid, g); !st) {
       return common::invalid_argument("MCCL_IB_MGID: " + st.message());
     }
     mgid = g;
@@ -138,7 +117,7 @@ common::Status create_ib_transport(const IbConfig& config,
   Resources r;
   r.verbs = config.verbs ? config.verbs : make_real_verbs();
   PortChoice pc;
-  if (Status st = choose_port(*r.verbs, cfg.device, pc); !st) return st;
+  if (Status st = choose_port(*r.verbs, config.device, pc); !st) return st;
   r.device = std::move(pc.device);
 
   IbInfo info;
@@ -151,15 +130,15 @@ common::Status create_ib_transport(const IbConfig& config,
   if (config.max_mtu != 0) info.mtu = std::min(info.mtu, config.max_mtu);
   const std::size_t max_wr = static_cast<std::size_t>(std::max(pc.device_attr.max_qp_wr, 16));
   const std::size_t max_cqe = static_cast<std::size_t>(std::max(pc.device_attr.max_cqe, 16));
-  info.rx_depth = std::min({cfg.rx_depth, max_wr, max_cqe});
+  info.rx_depth = std::min({config.rx_depth, max_wr, max_cqe});
   info.sq_depth = std::min({std::max<std::size_t>(config.sq_depth, 2), max_wr, max_cqe});
   // A signaled WR among any sq_depth consecutive ones, or the ring stalls.
-  info.signal_every = std::clamp<std::size_t>(cfg.signal_every, 1, info.sq_depth / 2);
+  info.signal_every = std::clamp<std::size_t>(config.signal_every, 1, info.sq_depth / 2);
   const std::string where =
       "ibud transport (" + info.device + ":" + std::to_string(info.port) + ")";
 
   IpoibIface ipoib;
-  if (Status st = r.verbs->find_ipoib(info.device, info.port, cfg.iface, ipoib); !st) {
+  if (Status st = r.verbs->find_ipoib(info.device, info.port, config.ipoib_iface, ipoib); !st) {
     return Status(st.code(), where + ": " + st.message());
   }
   info.ipoib_iface = ipoib.name;

@@ -1,12 +1,12 @@
 // The InfiniBand UD-multicast datagram transport: one communicator = one
 // multicast group on one HCA port, one UD QP.
 //
-// Setup (create_ib_transport): the port is MCCL_IB_DEV ("mlx5_0:1", or
-// "mlx5_0" for its first active port) or the first active InfiniBand port
-// of any device. The group is joined through rdma_cm on the port's IPoIB
-// address (MCCL_IB_IPOIB_IFACE, or the interface whose rdma_cm binding
-// lands on the port): either the IPv4 group derived from the tag (rdma_cm
-// maps it to an MGID and the SM creates the group) or the MGID in
+// Setup (create_ib_transport): the port is the config's device (MCCL_IB_DEV:
+// "mlx5_0:1", or "mlx5_0" for its first active port) or the first active
+// InfiniBand port of any device. The group is joined through rdma_cm on the
+// port's IPoIB address (MCCL_IB_IPOIB_IFACE, or the interface whose rdma_cm
+// binding lands on the port): either the IPv4 group derived from the tag
+// (rdma_cm maps it to an MGID and the SM creates the group) or the MGID in
 // MCCL_IB_MGID (for subnets whose SM pre-creates groups). The QP is then
 // attached to the group with ibv_attach_mcast. Its Q_Key is derived from
 // the tag, so communicators sharing an MGID never see each other's data.
@@ -16,19 +16,20 @@
 // rdma_cm created it). The 40-byte GRH the HCA writes in front of every
 // received datagram is not counted: it is not on the wire.
 //
-// Receives: a ring of MCCL_IB_RX_DEPTH posted buffers (GRH + MTU each),
-// each reposted as soon as its datagram has been handed to the handler. A
-// datagram that finds no buffer posted is dropped by the HCA; the protocol
-// repairs it. The sender's own datagrams come back (the HCA loops them to
-// every attached QP, its own included); poll() drops them by source QPN
-// and LID: caps().loopback is false.
+// Receives: a ring of rx_depth (MCCL_IB_RX_DEPTH) posted buffers (GRH + MTU
+// each), each reposted as soon as its datagram has been handed to the
+// handler. A datagram that finds no buffer posted is dropped by the HCA;
+// the protocol repairs it. The sender's own datagrams come back (the HCA
+// loops them to every attached QP, its own included); poll() drops them by
+// source QPN and LID: caps().loopback is false.
 //
 // Sends: each datagram is copied (header, then payload) into a slot of a
 // registered staging ring with one slot per send-queue entry and posted
 // with two SGEs; datagrams up to the QP's max_inline_data go inline
 // instead (no copy, no slot). A send() posts its datagrams as one chain;
-// one in MCCL_IB_SIGNAL_EVERY is signaled, and its completion frees the
-// slots of every send before it. A full ring is "busy".
+// one in signal_every (MCCL_IB_SIGNAL_EVERY) is signaled, and its
+// completion frees the slots of every send before it. A full ring is
+// "busy".
 //
 // Sleeping: wait_fd() is the completion channel. poll() takes the pending
 // events off it and, when it found the receive queue empty, arms the
@@ -58,16 +59,19 @@ namespace mccl::transport::ibud {
 
 class Verbs;  // verbs.h: the seam over libibverbs and librdmacm
 
+// Every knob as a value: the transport reads no setting. Communicator
+// creation fills it from the MCCL_IB_* settings (setup/transport_settings.h);
+// the defaults are theirs.
 struct IbConfig {
-  std::uint32_t comm_tag = 0;  // communicator tag (agreed by all ranks)
-  std::uint64_t job_salt = 0;  // keeps two jobs' groups and Q_Keys apart
-  std::string device;        // "mlx5_0:1" or "mlx5_0"; "" = MCCL_IB_DEV, else the first active port
-  std::string mgid;          // "" = MCCL_IB_MGID, else the group derived from the tag
-  std::string ipoib_iface;   // "" = MCCL_IB_IPOIB_IFACE, else found from the port
-  std::size_t rx_depth = 0;  // 0 = MCCL_IB_RX_DEPTH
-  std::size_t sq_depth = 1024;   // send-queue entries = staging slots
-  std::size_t signal_every = 0;  // 0 = MCCL_IB_SIGNAL_EVERY
-  std::size_t max_mtu = 0;       // 0 = the port's (and the group's) MTU; else at most this
+  std::uint32_t comm_tag = 0;     // communicator tag (agreed by all ranks)
+  std::uint64_t job_salt = 0;     // keeps two jobs' groups and Q_Keys apart
+  std::string device;             // "mlx5_0:1" or "mlx5_0"; "" = the first active port
+  std::string mgid;               // "" = the group derived from the tag
+  std::string ipoib_iface;        // "" = found from the port
+  std::size_t rx_depth = 4096;    // posted receive buffers (the device's limits cap it)
+  std::size_t sq_depth = 1024;    // send-queue entries = staging slots
+  std::size_t signal_every = 64;  // one signaled send in this many
+  std::size_t max_mtu = 0;        // 0 = the port's (and the group's) MTU; else at most this
   std::chrono::milliseconds join_timeout{10000};
   int rank = -1;                 // for log lines only
   std::shared_ptr<Verbs> verbs;  // null = libibverbs/librdmacm; tests pass a FakeFabric host
@@ -129,10 +133,11 @@ inline const IbTransport* as_ib(const DatagramTransport* t) {
 }
 
 // ok when this node has an InfiniBand port in state ACTIVE (what automatic
-// transport selection asks); else kUnavailable. `reason` says which port,
-// or why not ("no InfiniBand device: ibv_get_device_list: ENOSYS ...").
-common::Status probe_ib(std::string& reason);
-common::Status probe_ib(Verbs& verbs, std::string& reason);
+// transport selection asks): the port `device` names as IbConfig::device
+// does, or any; else kUnavailable. `reason` says which port, or why not
+// ("no InfiniBand device: ibv_get_device_list: ENOSYS ...").
+common::Status probe_ib(const std::string& device, std::string& reason);
+common::Status probe_ib(Verbs& verbs, const std::string& device, std::string& reason);
 
 // For mccl_info: every device and port (link layer, state, LID, active
 // MTU, multicast limits), the IPoIB interface rdma_cm would use, and

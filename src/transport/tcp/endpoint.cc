@@ -18,7 +18,6 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/settings.h"
 #include "transport/tcp/connection.h"
 #include "transport/tcp/endpoint_ids.h"
 #include "transport/tcp/wire.h"
@@ -32,10 +31,7 @@ using namespace std::chrono_literals;
 constexpr auto kCloseFlushBudget = 1s;
 
 int max_open(const TcpReliableConfig& c) {
-  const int n = c.max_connections > 0
-                    ? c.max_connections
-                    : static_cast<int>(common::settings::kTcpMaxConnections.get_int());
-  return std::max(n, 3);  // both ring neighbours and one more
+  return std::max(c.max_connections, 3);  // both ring neighbours and one more
 }
 
 }  // namespace

@@ -87,8 +87,9 @@ struct TcpReliableConfig {
   // callers give it the collective timeout. A peer whose listener is gone
   // (ECONNREFUSED after creation) is lost at once instead.
   std::chrono::milliseconds dial_timeout{0};
-  // The connection cache's bound (see above); 0: MCCL_TCP_MAX_CONNECTIONS.
-  int max_connections = 0;
+  // The connection cache's bound (see above; at least 3). Communicator
+  // creation gives MCCL_TCP_MAX_CONNECTIONS, whose default this is.
+  int max_connections = 8;
 };
 
 // Monotonic counters since creation.

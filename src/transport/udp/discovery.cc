@@ -7,14 +7,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
 #include <cstring>
 
 #include "common/host.h"
-#include "common/settings.h"
 #include "transport/udp/socket.h"
-
-extern char** environ;
 
 namespace mccl::transport::udp {
 
@@ -60,19 +56,6 @@ std::uint32_t local_address_towards(std::uint32_t to) {
   socklen_t len = sizeof local;
   if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) return 0;
   return ntohl(local.sin_addr.s_addr);
-}
-
-// Where each launcher leaves its own address, most specific first.
-std::vector<std::string> launcher_addresses() {
-  std::vector<std::string> out;
-  if (auto v = common::settings::kBootstrapAddr.from_env()) out.push_back(*v);
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string kv = *e;
-    if (kv.rfind("PMIX_SERVER_URI", 0) == 0 || kv.rfind("PMI_PORT=", 0) == 0) {
-      out.push_back(kv.substr(kv.find('=') + 1));
-    }
-  }
-  return out;
 }
 
 // Index into all[r].candidates of rank r's address in net/netmask, or -1.
@@ -174,8 +157,8 @@ common::Status choose_interface(const std::vector<IfaceReport>& all, int rank, I
   return common::Status::ok();
 }
 
-std::uint32_t launcher_hint() {
-  for (const std::string& text : launcher_addresses()) {
+std::uint32_t launcher_hint(const std::vector<std::string>& launcher_addresses) {
+  for (const std::string& text : launcher_addresses) {
     const std::uint32_t to = address_in(text);
     if (to == 0) continue;
     const std::uint32_t local = local_address_towards(to);
@@ -185,12 +168,13 @@ std::uint32_t launcher_hint() {
   return 0;
 }
 
-common::Status discover_interface(const transport::OobAllgather& oob, int rank, IfaceChoice& out) {
+common::Status discover_interface(const transport::OobAllgather& oob, int rank, std::uint32_t hint,
+                                  IfaceChoice& out) {
   std::vector<Interface> interfaces;
   // A rank that cannot list its interfaces proposes none: every rank then
   // reports the same failure, naming it.
   (void)list_interfaces(interfaces);
-  const IfaceReport mine = make_report(interfaces, common::network_host_id(), launcher_hint());
+  const IfaceReport mine = make_report(interfaces, common::network_host_id(), hint);
   std::vector<std::byte> bytes;
   if (common::Status st = oob(std::as_bytes(std::span(&mine, 1)), bytes); !st) return st;
   if (bytes.empty() || bytes.size() % sizeof(IfaceReport) != 0) {

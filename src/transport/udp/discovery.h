@@ -58,16 +58,20 @@ IfaceReport make_report(const std::vector<Interface>& interfaces, std::uint64_t 
 // when no subnet is shared.
 common::Status choose_interface(const std::vector<IfaceReport>& all, int rank, IfaceChoice& out);
 
-// The local IPv4 address this host uses towards the launcher (see above);
-// 0 when there is no launcher address in the environment or it is this
-// host's loopback. Sends nothing (a UDP connect() only picks the route).
-std::uint32_t launcher_hint();
+// The local IPv4 address this host uses towards the launcher: the first of
+// `launcher_addresses` ("host:port", "tcp4://host:port" or a PMIx server
+// URI, most specific first; the caller reads them from the launcher's
+// environment) that resolves and is not this host's loopback; 0 when none
+// does. Sends nothing (a UDP connect() only picks the route).
+std::uint32_t launcher_hint(const std::vector<std::string>& launcher_addresses);
 
 // Collective and blocking: lists this host's interfaces, exchanges the
-// reports through `oob` and chooses. Every rank must call it (also those
-// that name an interface themselves: the exchange must match). Whatever
-// `oob` throws passes through: the ranks are then out of step.
-common::Status discover_interface(const transport::OobAllgather& oob, int rank, IfaceChoice& out);
+// reports (with `hint`, launcher_hint's answer) through `oob` and chooses.
+// Every rank must call it (also those that name an interface themselves:
+// the exchange must match). Whatever `oob` throws passes through: the
+// ranks are then out of step.
+common::Status discover_interface(const transport::OobAllgather& oob, int rank, std::uint32_t hint,
+                                  IfaceChoice& out);
 
 // "eth0 10.0.0.1/24, ib0 192.168.0.1/16" or "none": a rank's candidates.
 std::string describe_candidates(const IfaceReport& report);

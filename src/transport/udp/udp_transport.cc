@@ -1,6 +1,5 @@
-// create_udp_transport: resolves the configuration (explicit option >
-// MCCL_UDP_* environment > default), finds the interface, and sets up the
-// two sockets described in udp_transport.h.
+// create_udp_transport: checks the configuration, finds the interface, and
+// sets up the two sockets described in udp_transport.h.
 #include "transport/udp/udp_transport.h"
 
 #include <arpa/inet.h>
@@ -15,7 +14,6 @@
 #include <fstream>
 
 #include "common/log.h"
-#include "common/settings.h"
 #include "mccl/error.h"
 #include "transport/udp/endpoint.h"
 #include "transport/udp/interface.h"
@@ -30,8 +28,8 @@ constexpr int kSendBufBytes = 4 << 20;  // clamped by net.core.wmem_max; best ef
 // How a kernel offload (GSO on send, GRO on receive) is asked for.
 enum class OffloadMode { kAuto, kOn, kOff };
 
-// "auto" | "on" | "off" of `setting` (for the message): a config's own
-// value may be anything, the environment's is checked by the settings table.
+// "auto" | "on" | "off" of `setting` (for the message): the settings table
+// checks the environment's value, but a config may carry anything.
 common::Status parse_offload(const std::string& value, const char* setting, OffloadMode& out) {
   if (value == "auto") return out = OffloadMode::kAuto, common::Status::ok();
   if (value == "on") return out = OffloadMode::kOn, common::Status::ok();
@@ -40,34 +38,24 @@ common::Status parse_offload(const std::string& value, const char* setting, Offl
                                   " must be auto, on or off, not '" + value + "'");
 }
 
-struct Resolved {
-  std::string iface;
-  std::size_t max_datagram = 0;
-  std::size_t rcvbuf = 0;
-  double rate_mbit = 0;
-  int drop_permille = 0;
+struct OffloadModes {
   OffloadMode gso = OffloadMode::kAuto;
   OffloadMode gro = OffloadMode::kAuto;
 };
 
-// Reads the MCCL_UDP_* settings a config leaves open.
-common::Status resolve_config(const UdpConfig& c, Resolved& r) {
-  namespace s = common::settings;
-  r.iface = !c.iface.empty() ? c.iface : s::kUdpIface.get();
-  r.max_datagram =
-      c.max_datagram != 0 ? c.max_datagram : static_cast<std::size_t>(s::kUdpMaxDatagram.get_int());
-  r.rcvbuf =
-      c.rcvbuf_bytes != 0 ? c.rcvbuf_bytes : static_cast<std::size_t>(s::kUdpRcvbuf.get_int());
-  // Negative: unpaced; 0: the interface's speed (create() reads it).
-  r.rate_mbit = c.rate_mbit != 0 ? c.rate_mbit : s::kUdpRateMbit.get_double();
-  r.drop_permille = c.test_drop_permille >= 0 ? c.test_drop_permille
-                                              : static_cast<int>(s::kUdpTestDropPermille.get_int());
-  if (auto st =
-          parse_offload(!c.gso.empty() ? c.gso : s::kUdpGso.get(), "gso (MCCL_UDP_GSO)", r.gso);
-      !st) {
-    return st;
+// The config's values that are checked rather than taken as they are.
+common::Status check_config(const UdpConfig& c, OffloadModes& modes) {
+  if (c.test_drop_permille < 0 || c.test_drop_permille > 1000) {
+    return common::invalid_argument("udp transport: test_drop_permille must be in [0, 1000], not " +
+                                    std::to_string(c.test_drop_permille));
   }
-  return parse_offload(!c.gro.empty() ? c.gro : s::kUdpGro.get(), "gro (MCCL_UDP_GRO)", r.gro);
+  if (c.iface.empty() || c.iface == "auto") {
+    return common::invalid_argument(
+        "udp transport: no interface named (MCCL_UDP_IFACE=auto is resolved by the ranks "
+        "together when a communicator is created, discover_interface)");
+  }
+  if (auto st = parse_offload(c.gso, "gso (MCCL_UDP_GSO)", modes.gso); !st) return st;
+  return parse_offload(c.gro, "gro (MCCL_UDP_GRO)", modes.gro);
 }
 
 sockaddr_in sockaddr_of(std::uint32_t addr, std::uint16_t port) {
@@ -261,8 +249,7 @@ common::Status open_recv_socket(const Interface& iface, std::uint32_t group, std
 
 // What the endpoint will say about its link: the interface, the group,
 // the rate the senders pace to and where it came from, the drop hook.
-void describe_link(const Resolved& r, const Interface& iface, const UdpConfig& config,
-                   UdpInfo& info) {
+void describe_link(const Interface& iface, const UdpConfig& config, UdpInfo& info) {
   info.iface_name = iface.name;
   info.iface_addr = ipv4_text(iface.addr);
   info.iface_mtu = iface.mtu;
@@ -271,16 +258,17 @@ void describe_link(const Resolved& r, const Interface& iface, const UdpConfig& c
   // interface reports. Where neither says, a real link's rate is estimated
   // by the protocol from loss (link_rate_unknown); loopback has no link to
   // overrun and stays unpaced.
-  info.rate_mbit = r.rate_mbit > 0 ? r.rate_mbit : r.rate_mbit < 0 ? 0 : iface.speed_mbit;
-  info.rate_unknown = r.rate_mbit == 0 && iface.speed_mbit == 0 && !iface.loopback;
-  info.rate_reported = r.rate_mbit == 0 && iface.speed_mbit > 0;
-  info.rate_source = r.rate_mbit > 0    ? "MCCL_UDP_RATE_MBIT"
-                     : r.rate_mbit < 0  ? "unpaced by setting"
+  const double given = config.rate_mbit;
+  info.rate_mbit = given > 0 ? given : given < 0 ? 0 : iface.speed_mbit;
+  info.rate_unknown = given == 0 && iface.speed_mbit == 0 && !iface.loopback;
+  info.rate_reported = given == 0 && iface.speed_mbit > 0;
+  info.rate_source = given > 0          ? "MCCL_UDP_RATE_MBIT"
+                     : given < 0        ? "unpaced by setting"
                      : iface.speed_mbit ? "interface speed"
                      : info.rate_unknown
                          ? "interface reports no speed: estimated from loss (MCCL_PROTO_RATE_ADAPT)"
                          : "loopback: unpaced";
-  info.test_drop_permille = r.drop_permille;
+  info.test_drop_permille = config.test_drop_permille;
   info.test_drop_seed = config.test_drop_seed != 0
                             ? config.test_drop_seed
                             : (static_cast<std::uint64_t>(config.comm_tag) << 32) ^
@@ -309,44 +297,37 @@ common::Status check_interface(const Interface& iface, const std::string& where)
 
 common::Status create_udp_transport(const UdpConfig& config,
                                     std::unique_ptr<DatagramTransport>& out) {
-  Resolved r;
-  if (auto st = resolve_config(config, r); !st) return st;
-  if (r.drop_permille < 0 || r.drop_permille > 1000) {
-    return common::invalid_argument("udp transport: test_drop_permille must be in [0, 1000], not " +
-                                    std::to_string(r.drop_permille));
-  }
-  if (r.iface == "auto") {
-    return common::invalid_argument(
-        "udp transport: MCCL_UDP_IFACE=auto is resolved by the ranks together when a "
-        "communicator is created (discover_interface); name an interface here");
-  }
+  OffloadModes modes;
+  if (auto st = check_config(config, modes); !st) return st;
   Interface iface;
-  if (auto s = resolve_interface(r.iface, iface); !s) return s;
+  if (auto s = resolve_interface(config.iface, iface); !s) return s;
 
   EndpointSetup setup;
   UdpInfo& info = setup.info;
-  describe_link(r, iface, config, info);
+  describe_link(iface, config, info);
   const std::string where = "udp transport (" + iface.name + ", group " + info.group.ip + ":" +
                             std::to_string(info.group.port) + ")";
   if (auto s = check_interface(iface, where); !s) return s;
   setup.mtu = std::min(
-      {static_cast<std::size_t>(iface.mtu - kIpUdpHeader), kMaxUdpPayload, r.max_datagram});
+      {static_cast<std::size_t>(iface.mtu - kIpUdpHeader), kMaxUdpPayload, config.max_datagram});
 
   const std::uint32_t group = derive_group_addr(config.comm_tag, config.job_salt);
   const std::uint16_t port = info.group.port;
   if (auto s = open_send_socket(iface, group, port, where, setup.send_fd, info.send_port); !s) {
     return s;
   }
-  if (auto s = open_recv_socket(iface, group, port, info.send_port, r.rcvbuf, where, config.rank,
-                                setup.recv_fd, info);
+  if (auto s = open_recv_socket(iface, group, port, info.send_port, config.rcvbuf_bytes, where,
+                                config.rank, setup.recv_fd, info);
       !s) {
     return s;
   }
-  if (auto s = probe_gso(setup.send_fd.get(), r.gso, setup.mtu, where, config.rank, info.gso); !s) {
+  if (auto s = probe_gso(setup.send_fd.get(), modes.gso, setup.mtu, where, config.rank, info.gso);
+      !s) {
     return s;
   }
-  setup.gso_required = r.gso == OffloadMode::kOn;
-  if (auto s = enable_gro(setup.recv_fd.get(), r.gro, where, config.rank, info.gro); !s) return s;
+  setup.gso_required = modes.gso == OffloadMode::kOn;
+  if (auto s = enable_gro(setup.recv_fd.get(), modes.gro, where, config.rank, info.gro); !s)
+    return s;
   int sndbuf = 0;
   (void)get_int_option(setup.send_fd.get(), SOL_SOCKET, SO_SNDBUF, sndbuf, "SO_SNDBUF");
   // The kernel charges a datagram its size plus roughly 1 KiB of skb.
@@ -363,14 +344,15 @@ common::Status create_udp_transport(const UdpConfig& config,
                info.rcvbuf_forced ? " (forced)" : "", info.rate_mbit, info.rate_source,
                info.gso ? "on" : "off", info.gro ? "on" : "off",
                static_cast<unsigned>(info.send_port));
-  if (r.drop_permille > 0) {
+  if (config.test_drop_permille > 0) {
     // Loud once, so a forgotten MCCL_UDP_TEST_DROP_PERMILLE is noticed; the
     // seed of every endpoint at info level, so a failing run reproduces.
     static std::atomic<bool> warned{false};
     const auto level = warned.exchange(true) ? common::LogLevel::kInfo : common::LogLevel::kWarn;
-    common::logf(
-        level, config.rank, "%s: test hook on, dropping %d of 1000 received datagrams (seed %llu)",
-        where.c_str(), r.drop_permille, static_cast<unsigned long long>(info.test_drop_seed));
+    common::logf(level, config.rank,
+                 "%s: test hook on, dropping %d of 1000 received datagrams (seed %llu)",
+                 where.c_str(), config.test_drop_permille,
+                 static_cast<unsigned long long>(info.test_drop_seed));
   }
   out = std::make_unique<UdpEndpoint>(std::move(setup));
   return common::Status::ok();

@@ -44,21 +44,23 @@
 
 namespace mccl::transport::udp {
 
+// Every knob as a value: the transport reads no setting. Communicator
+// creation fills it from the MCCL_UDP_* settings (setup/transport_settings.h);
+// the defaults are theirs, so a test sets only what it is about.
 struct UdpConfig {
-  std::string iface;             // interface name or IPv4 address; "" = MCCL_UDP_IFACE, whose
-                                 // "auto" the caller resolves first (discovery.h)
-  std::uint32_t comm_tag = 0;    // communicator tag (agreed by all ranks)
-  std::uint64_t job_salt = 0;    // mixed into the group address so two jobs do not collide
-  double rate_mbit = 0;          // link rate the sender paces to, IP bytes (share_link divides
-                                 // it); 0 = MCCL_UDP_RATE_MBIT, whose 0 is the interface's
-                                 // speed; < 0 = unpaced whatever the environment
-  std::size_t rcvbuf_bytes = 0;  // 0 = MCCL_UDP_RCVBUF
-  std::size_t max_datagram = 0;  // 0 = MCCL_UDP_MAX_DATAGRAM; the interface MTU - 28 caps it
-  std::string gso;               // "auto", "on" or "off"; "" = MCCL_UDP_GSO (see UdpEndpoint)
-  std::string gro;               // "auto", "on" or "off"; "" = MCCL_UDP_GRO (see UdpEndpoint)
+  std::string iface;           // interface name or IPv4 address (required: MCCL_UDP_IFACE's
+                               // "auto" is resolved by the ranks first, discovery.h)
+  std::uint32_t comm_tag = 0;  // communicator tag (agreed by all ranks)
+  std::uint64_t job_salt = 0;  // mixed into the group address so two jobs do not collide
+  double rate_mbit = 0;        // link rate the sender paces to, IP bytes (share_link divides
+                               // it); 0 = the interface's speed; < 0 = unpaced
+  std::size_t rcvbuf_bytes = 32u << 20;  // receive buffer asked for; 0 = the kernel's default
+  std::size_t max_datagram = 8972;       // the interface MTU - 28 caps it
+  std::string gso = "auto";              // "auto", "on" or "off" (see UdpEndpoint)
+  std::string gro = "auto";              // "auto", "on" or "off" (see UdpEndpoint)
   // Test hook: drop this many of every 1000 received datagrams, chosen by a
-  // generator seeded with test_drop_seed. -1 = MCCL_UDP_TEST_DROP_PERMILLE.
-  int test_drop_permille = -1;
+  // generator seeded with test_drop_seed; 0 = off.
+  int test_drop_permille = 0;
   std::uint64_t test_drop_seed = 0;  // 0 = from comm_tag and the process id (logged at info)
   int rank = -1;                     // for log lines only
 };
@@ -121,7 +123,7 @@ class UdpTransport : public DatagramTransport {
 };
 
 // Creates the sockets and joins the group. Errors: kInvalidArgument (bad
-// config or setting, unknown interface), kUnavailable (interface down or
+// config, unknown interface), kUnavailable (interface down or
 // without multicast, no route), kTransportError (a socket call failed).
 common::Status create_udp_transport(const UdpConfig& config,
                                     std::unique_ptr<DatagramTransport>& out);
