@@ -113,6 +113,9 @@ class Backend {
   // survivors' backend; blocking and collective over the survivors. epoch:
   // agreed at creation, 0 for a first one, plus 1 with each shrink or grow.
   virtual std::uint32_t epoch() const = 0;
+  // As the ranks agreed at creation (setup::Agreement): with the team size
+  // it picks the algorithm table's row (Communicator::broadcast_algorithm).
+  virtual int cores_per_rank() const = 0;
   virtual void revoke() = 0;
   virtual std::unique_ptr<Backend> shrink(std::vector<int>& failed) = 0;
 };

@@ -12,6 +12,7 @@
 #include "coll/collectives.h"
 #include "coll/compressed.h"
 #include "coll/refused_call.h"
+#include "common/host.h"
 #include "common/log.h"
 #include "common/test_kill.h"
 #include "mccl/error.h"
@@ -67,7 +68,7 @@ class EngineOperation final : public Operation {
 std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protocol::Context& ctx,
                                               const std::string& iface, int local_index,
                                               int local_ranks) {
-  const int cores = progress::usable_cores();
+  const int cores = common::usable_cores();
   if (opt.progress == ProgressKind::kInline) {
     const auto spin =
         progress::waiter_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
@@ -97,6 +98,11 @@ setup::BringUpRequest bring_up_request(const ResolvedOptions& opt, int rank, int
   req.size = size;
   req.proposal.transport = opt.transport;
   req.proposal.machine = topo::machine_id();
+  // An in-process world's ranks are no hosts: their fabric is no kernel's
+  // TCP, and they share this process's cores with whatever drives them.
+  // Unknown (0) picks the shared-cores table, so that they choose the same
+  // algorithms on every machine.
+  req.proposal.cores = fabric != nullptr ? 0 : static_cast<std::uint32_t>(common::usable_cores());
   req.proposal.authenticate = opt.authenticate;
   req.proposal.epoch = opt.epoch;
   req.timeout = opt.timeout;
@@ -125,6 +131,7 @@ class EngineBackend final : public Backend {
         opt_(opt),
         fabric_(fabric),
         sim_node_(sim_node) {
+    coll_.cores_per_rank = up.agreed.cores_per_rank;
     engine_ = make_engine(opt, *ctx_, up.iface, up.agreed.local_index, up.agreed.local_ranks);
   }
 
@@ -222,6 +229,7 @@ class EngineBackend final : public Backend {
   protocol::Context& context() { return *ctx_; }
 
   std::uint32_t epoch() const override { return epoch_; }
+  int cores_per_rank() const override { return coll_.cores_per_rank; }
   // Poisons the context on the engine's thread and tells every rank.
   void revoke() override { (void)finish(std::make_shared<protocol::Revoke>(*ctx_)); }
 

@@ -22,30 +22,40 @@ namespace mccl::coll {
 
 using MulticastFrom = common::MulticastFrom;  // common/coll_config.h
 
-inline std::size_t broadcast_multicast_from(const MulticastFrom& from, int ranks) {
+// `cores_per_rank`: as the ranks agreed (common::CollConfig), which picks
+// the table.
+inline std::size_t broadcast_multicast_from(const MulticastFrom& from, int ranks,
+                                            int cores_per_rank) {
   return from.broadcast >= 0 ? static_cast<std::size_t>(from.broadcast)
-                             : measured_crossover(ranks).broadcast;
+                             : measured_crossover(ranks, cores_per_rank).broadcast;
 }
 
-inline std::size_t allgather_multicast_from(const MulticastFrom& from, int ranks) {
+inline std::size_t allgather_multicast_from(const MulticastFrom& from, int ranks,
+                                            int cores_per_rank) {
   return from.allgather >= 0 ? static_cast<std::size_t>(from.allgather)
-                             : measured_crossover(ranks).allgather;
+                             : measured_crossover(ranks, cores_per_rank).allgather;
 }
 
 // Without multicast: the binomial tree below the crossover (log2 N hops),
 // the pipelined chain above it (each rank sends the message once).
 inline BroadcastAlgorithm choose_broadcast(BroadcastAlgorithm asked, bool multicast, int ranks,
-                                           std::size_t bytes, const MulticastFrom& from) {
+                                           std::size_t bytes, const MulticastFrom& from,
+                                           int cores_per_rank) {
   if (asked != BroadcastAlgorithm::kAuto) return asked;
-  if (bytes < broadcast_multicast_from(from, ranks)) return BroadcastAlgorithm::kBinomial;
+  if (bytes < broadcast_multicast_from(from, ranks, cores_per_rank)) {
+    return BroadcastAlgorithm::kBinomial;
+  }
   return multicast ? BroadcastAlgorithm::kMulticast : BroadcastAlgorithm::kChain;
 }
 
 // `block_bytes`: the largest block of the allgather(v).
 inline AllgatherAlgorithm choose_allgather(AllgatherAlgorithm asked, bool multicast, int ranks,
-                                           std::size_t block_bytes, const MulticastFrom& from) {
+                                           std::size_t block_bytes, const MulticastFrom& from,
+                                           int cores_per_rank) {
   if (asked != AllgatherAlgorithm::kAuto) return asked;
-  if (block_bytes < allgather_multicast_from(from, ranks)) return AllgatherAlgorithm::kBruck;
+  if (block_bytes < allgather_multicast_from(from, ranks, cores_per_rank)) {
+    return AllgatherAlgorithm::kBruck;
+  }
   return multicast ? AllgatherAlgorithm::kMulticast : AllgatherAlgorithm::kRing;
 }
 

@@ -1,13 +1,23 @@
 // The measured crossovers of the algorithm table (algorithm.h): from which
-// size multicast beats the point-to-point algorithms, by team size.
+// size multicast beats the point-to-point algorithms, by team size and by
+// the cores each rank has to itself.
 //
-// Written from bench/tune/crossover.sh's output (the command and the machine
-// are in docs/benchmarks.md, "Algorithm table"); rerun it and copy its
-// table here when the algorithms or the transports change.
+// Two tables, because the crossovers move with the cores: where a rank has
+// a second core, the kernel's TCP receive work runs beside the rank's own
+// and a point-to-point message is cheap, so it beats multicast up to far
+// larger sizes (at 2 ranks at every size measured, where multicast injects
+// no fewer bytes anyway); where ranks share cores, every copy and ACK the
+// kernel does for TCP is taken from a rank, and multicast wins early.
+// Written from bench/tune/crossover.sh's output (the commands and the
+// machines are in docs/benchmarks.md, "Small collectives: the algorithm
+// table"); rerun it and copy its rows here when the algorithms or the
+// transports change.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
+#include <span>
 
 namespace mccl::coll {
 
@@ -17,23 +27,39 @@ struct Crossover {
   std::size_t allgather;  // bytes per rank: multicast from here up
 };
 
+// From this many cores per rank (setup::Agreement::cores_per_rank) on, the
+// table measured with cores to spare serves.
+inline constexpr int kSpareCoresPerRank = 2;
+
 // Rows by increasing max_ranks; the last serves every larger team.
 // Measured on the namespace cluster with 10 Gbit/s links, one rank per host,
-// RPS on, on a 2-core Intel Xeon (2026-11-25, docs/benchmarks.md "Small
-// collectives: the algorithm table"):
+// RPS on, on a 2-core Intel Xeon (2026-11-25): 1 core per rank at 2 ranks,
+// fewer beyond.
 //   bench/tune/crossover.sh --where fabric --rate 10gbit --ranks 2,4,8 --max-size 1m
-// The 8-rank row serves larger teams too: nothing larger was measured.
-inline constexpr Crossover kMeasuredCrossovers[] = {
+inline constexpr Crossover kSharedCoresCrossovers[] = {
     {2, 32768, 524288},
     {4, 131072, 32768},
     {8, 65536, 16384},
 };
 
-inline const Crossover& measured_crossover(int ranks) {
-  for (const Crossover& row : kMeasuredCrossovers) {
+// The same command on the lent 16-core Intel Xeon (2026-11-26): 8, 4 and 2
+// cores per rank at 2, 4 and 8 ranks. 2 MiB stands for "beyond the largest
+// size measured (1 MiB)".
+inline constexpr Crossover kSpareCoresCrossovers[] = {
+    {2, 2097152, 2097152},
+    {4, 65536, 2097152},
+    {8, 65536, 131072},
+};
+
+// The 8-rank rows serve larger teams too: nothing larger was measured.
+inline const Crossover& measured_crossover(int ranks, int cores_per_rank) {
+  const std::span<const Crossover> table = cores_per_rank >= kSpareCoresPerRank
+                                               ? std::span<const Crossover>(kSpareCoresCrossovers)
+                                               : std::span<const Crossover>(kSharedCoresCrossovers);
+  for (const Crossover& row : table) {
     if (ranks <= row.max_ranks) return row;
   }
-  return kMeasuredCrossovers[std::size(kMeasuredCrossovers) - 1];
+  return table.back();
 }
 
 }  // namespace mccl::coll

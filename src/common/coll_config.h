@@ -25,7 +25,10 @@ struct MulticastFrom {
 struct CollConfig {
   AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
-  std::int32_t concurrent_roots = 0;        // 0: as the incast budget allows
+  std::int32_t concurrent_roots = 0;  // 0: as the incast budget allows
+  // Not an option: agreed at creation (setup::Agreement::cores_per_rank;
+  // the daemon agrees its own), it picks the crossover table (coll/tuning.h).
+  std::int32_t cores_per_rank = 0;
   std::uint64_t segment_bytes = 128 << 10;  // point-to-point pipelining
   bool multicast = true;                    // the datagram transport can multicast
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;

@@ -1,7 +1,9 @@
 #include "common/host.h"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
 #include <functional>
@@ -34,6 +36,13 @@ std::uint64_t compute() {
 std::uint64_t network_host_id() {
   static const std::uint64_t id = compute();
   return id;
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
 }
 
 }  // namespace mccl::common

@@ -92,15 +92,15 @@ struct ShrunkMsg {
   std::int32_t rank = 0;
   std::int32_t size = 0;
   std::uint32_t failed = 0;
-  std::uint32_t epoch = 0;  // the survivors' communicator's
-  std::uint32_t pad = 0;
+  std::uint32_t epoch = 0;          // the survivors' communicator's
+  std::int32_t cores_per_rank = 0;  // the survivors' (setup::Agreement)
 };
 
 struct ReadyMsg {
   std::int32_t code = 0;  // mccl::ErrorCode
   std::int32_t daemon_pid = 0;
-  std::uint32_t epoch = 0;  // the communicator's, as the ranks agreed
-  std::uint32_t pad = 0;
+  std::uint32_t epoch = 0;          // the communicator's, as the ranks agreed
+  std::int32_t cores_per_rank = 0;  // as the ranks agreed (setup::Agreement)
 };
 
 enum class OpKind : std::uint32_t {

@@ -60,8 +60,6 @@ class Engine {
 // 2 cores that work grows with N and so did the broadcast.
 std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool user_set,
                                       int waiting_threads, int cores);
-// The cores this process may run on (its affinity mask), at least 1.
-int usable_cores();
 
 std::unique_ptr<Engine> make_inline_engine(
     protocol::Context& ctx, std::chrono::microseconds spin = std::chrono::microseconds(50),
@@ -73,9 +71,9 @@ struct ThreadEngineConfig {
   int log_rank = -1;  // the rank its messages name; -1: none (a thread shared by several)
 };
 
-// A dedicated host thread drives progress; wait() watches the collective's
-// completion for up to `wait_spin` (waiter_spin's choice), then sleeps until
-// the thread signals it. The same thread as shared_thread.h's, with `ctx`
+// A dedicated host thread drives progress; wait() watches a latency-bound
+// collective's completion for up to `wait_spin` (waiter_spin's choice), then
+// sleeps until the thread signals it. The same thread as shared_thread.h's, with `ctx`
 // its only client (defined there).
 std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg,
                                            std::chrono::microseconds wait_spin);

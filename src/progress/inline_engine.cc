@@ -2,7 +2,6 @@
 // application advances the protocol, so nothing moves while the
 // application computes; Communicator::progress() exists for that case.
 #include <poll.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -77,13 +76,6 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
                                       int waiting_threads, int cores) {
   if (user_set || waiting_threads <= cores) return configured;
   return std::chrono::microseconds(0);
-}
-
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
 }
 
 std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, std::chrono::microseconds spin,

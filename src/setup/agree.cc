@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <limits>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 #include "common/little_endian.h"
@@ -33,6 +36,22 @@ const char* transport_name(TransportKind k) {
       return "ib";
   }
   return "?";
+}
+
+// Agreement::cores_per_rank, from the hellos every rank holds alike.
+std::int32_t fewest_cores_per_rank(const std::vector<Hello>& hellos) {
+  std::unordered_map<std::uint64_t, std::int64_t> sharing;  // ranks per known machine
+  for (const Hello& h : hellos) {
+    if (h.machine != 0) ++sharing[h.machine];
+  }
+  std::int64_t fewest = std::numeric_limits<std::int64_t>::max();
+  for (const Hello& h : hellos) {
+    if (h.cores == 0) return 0;
+    fewest = std::min<std::int64_t>(fewest, h.cores / (h.machine != 0 ? sharing[h.machine] : 1));
+  }
+  return hellos.empty() ? 0
+                        : static_cast<std::int32_t>(std::min<std::int64_t>(
+                              fewest, std::numeric_limits<std::int32_t>::max()));
 }
 
 common::Status gather_hellos(int size, const Hello& mine, const transport::OobAllgather& oob,
@@ -114,6 +133,7 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   mine.offloaded = p.offloaded;
   mine.machine = p.machine;
   mine.epoch = p.epoch;
+  mine.cores = p.cores;
   // Round 1 of the key agreement rides on the hello. Drawn whether or not
   // authentication turns out on: that is known only once all hellos are in.
   protocol::KeyScalar secret;
@@ -186,6 +206,7 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
     ++out.local_ranks;
     if (r < rank) ++out.local_index;
   }
+  out.cores_per_rank = fewest_cores_per_rank(hellos);
   return common::Status::ok();
 }
 

@@ -32,6 +32,7 @@ struct Proposal {
   // The communicator's membership epoch as this rank knows it: 0 for a
   // first creation or a joiner, the old one's plus 1 for a shrink or grow.
   std::uint32_t epoch = 0;
+  std::uint32_t cores = 0;  // common::usable_cores(); 0 unknown
 };
 
 // What every rank agreed on.
@@ -52,6 +53,10 @@ struct Agreement {
   int local_index = 0;  // lower ranks on this rank's machine
   int local_ranks = 1;  // ranks on this rank's machine (one kernel, shared CPUs), itself included
   std::uint32_t epoch = 0;  // the largest any rank proposed
+  // The fewest cores any rank has to itself: its cores over the ranks on its
+  // machine, rounded down; 0 when a rank did not say. Picks the crossover
+  // table (coll/tuning.h), so every rank must see the same number.
+  std::int32_t cores_per_rank = 0;
 };
 
 // kMismatch when ranks chose different transports or engines, or disagree

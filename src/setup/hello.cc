@@ -24,6 +24,7 @@ void encode_hello(const Hello& h, std::span<std::byte, kHelloBytes> out) {
   put_le<std::uint64_t>(p + 24, h.machine);
   std::copy(h.key_share.begin(), h.key_share.end(), p + 32);
   put_le<std::uint32_t>(p + 32 + protocol::kKeyShareBytes, h.epoch);
+  put_le<std::uint32_t>(p + 36 + protocol::kKeyShareBytes, h.cores);
 }
 
 bool decode_hello(std::span<const std::byte, kHelloBytes> in, Hello& out) {
@@ -45,6 +46,7 @@ bool decode_hello(std::span<const std::byte, kHelloBytes> in, Hello& out) {
   out.machine = get_le<std::uint64_t>(p + 24);
   std::copy(p + 32, p + 32 + out.key_share.size(), out.key_share.begin());
   out.epoch = get_le<std::uint32_t>(p + 32 + protocol::kKeyShareBytes);
+  out.cores = get_le<std::uint32_t>(p + 36 + protocol::kKeyShareBytes);
   return true;
 }
 

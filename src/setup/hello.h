@@ -21,7 +21,8 @@
 //                             r·G on ristretto255; zero when not authenticating
 //       64     4  epoch       the membership change this rank proposes the
 //                             communicator is (docs/elastic.md); the largest wins
-//       68     4  zero
+//       68     4  cores       the cores this rank's process may use; 0 unknown
+//                             (a build from before the field)
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,7 @@ struct Hello {
   std::uint64_t machine = 0;       // ranks on one machine spread their progress threads
   protocol::KeyShare key_share{};  // never the key itself: the store may be read by others
   std::uint32_t epoch = 0;         // a joiner knows none (0); the members propose theirs
+  std::uint32_t cores = 0;         // picks the crossover table (coll/tuning.h)
 };
 
 inline constexpr std::size_t kHelloBytes = 32 + protocol::kKeyShareBytes + 8;

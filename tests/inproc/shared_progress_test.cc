@@ -128,7 +128,9 @@ TEST(SharedProgressThread, CollectivesOfSeveralCommunicatorsCompleteIndependentl
 // explicitly, so that they apply on a machine of any size): a waiter that
 // returns from its spin sees the collective's bytes, and with no spin the
 // thread sleeps after every collective, so each new one must wake it.
-// Small collectives back to back, as a latency benchmark runs them.
+// Small collectives back to back, as a latency benchmark runs them: the
+// table sends them point to point (latency bound: the waiter spins), and a
+// multicast pair follows each.
 TEST(ThreadEngineWait, SpinningAndSleepingWaitersSeeEveryCollectivesBytes) {
   const int n = 2, kRounds = 200;
   const std::size_t m = 8;
@@ -138,8 +140,19 @@ TEST(ThreadEngineWait, SpinningAndSleepingWaitersSeeEveryCollectivesBytes) {
     env.set("MCCL_PROGRESS_SPIN_US", spin);
     env.set("MCCL_PROGRESS_WAIT_SPIN_US", spin);
     InProcessWorld world(n);
-    auto comms = create_communicators(world, multicast_only({.progress = ProgressKind::kThread}));
+    auto comms = create_communicators(world, {.progress = ProgressKind::kThread});
+    auto mcast = create_communicators(world, multicast_only({.progress = ProgressKind::kThread}));
     std::vector<std::vector<std::byte>> bc(n, std::vector<std::byte>(m)), send(n), recv(n);
+    auto check = [&](int i, int root) {
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(first_mismatch(bc[r].data(), m, root, i), m)
+            << "broadcast " << i << ", rank " << r;
+        for (int b = 0; b < n; ++b) {
+          ASSERT_EQ(first_mismatch(recv[r].data() + b * m, m, b, i), m)
+              << "allgather " << i << ", rank " << r << ", block " << b;
+        }
+      }
+    };
     for (int i = 0; i < kRounds; ++i) {
       const int root = i % n;
       std::vector<Request> reqs;
@@ -152,14 +165,18 @@ TEST(ThreadEngineWait, SpinningAndSleepingWaitersSeeEveryCollectivesBytes) {
         reqs.push_back(comms[r].iallgather(send[r].data(), recv[r].data(), m));
       }
       for (auto& q : reqs) q.wait();
+      check(i, root);
+      if (::testing::Test::HasFatalFailure()) return;
+      reqs.clear();
       for (int r = 0; r < n; ++r) {
-        ASSERT_EQ(first_mismatch(bc[r].data(), m, root, i), m)
-            << "broadcast " << i << ", rank " << r;
-        for (int b = 0; b < n; ++b) {
-          ASSERT_EQ(first_mismatch(recv[r].data() + b * m, m, b, i), m)
-              << "allgather " << i << ", rank " << r << ", block " << b;
-        }
+        recv[r].assign(m * n, std::byte{0});
+        if (r != root) bc[r].assign(m, std::byte{0});
+        reqs.push_back(mcast[r].ibroadcast(bc[r].data(), m, root));
+        reqs.push_back(mcast[r].iallgather(send[r].data(), recv[r].data(), m));
       }
+      for (auto& q : reqs) q.wait();
+      check(i, root);
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
 }

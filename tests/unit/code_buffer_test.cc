@@ -1,11 +1,11 @@
 // The compressed sums' scratch codes (codec/code_buffer.h): a returned
 // buffer is lent again rather than allocated anew, buffers in use at once
 // are distinct, and the pool keeps no more than its cap.
+#include "codec/code_buffer.h"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
-
-#include "codec/code_buffer.h"
 
 namespace mccl::codec {
 namespace {

@@ -32,9 +32,11 @@ using HelloEdit = std::function<void(int rank, std::vector<std::byte>& hello)>;
 
 // Runs agree_on_hello then agree_on_link on one thread per rank, rank r
 // bringing links[r] and `authenticate` (unset: MCCL_PROTO_AUTH).
+// `propose` fills in what else rank r brings (its machine, its cores).
 std::vector<Outcome> agree(const std::vector<LinkFacts>& links,
                            std::optional<bool> authenticate = std::nullopt,
-                           const HelloEdit& edit = {}) {
+                           const HelloEdit& edit = {},
+                           const std::function<void(int, Proposal&)>& propose = {}) {
   const int n = static_cast<int>(links.size());
   transport::test::ThreadAllgather oob(n);
   std::vector<Outcome> out(links.size());
@@ -51,6 +53,7 @@ std::vector<Outcome> agree(const std::vector<LinkFacts>& links,
       Proposal p;
       p.transport = TransportKind::kUdp;
       p.authenticate = authenticate;
+      if (propose) propose(r, p);
       const std::string who = "rank " + std::to_string(r) + ": ";
       Outcome& o = out[static_cast<std::size_t>(r)];
       o.status = agree_on_hello(r, n, p, my_oob, who, o.agreed);
@@ -154,6 +157,48 @@ TEST_F(SetupAgree, RanksThatTagDatagramsDifferentlyFailCreationNamingTheRank) {
   for (const auto& o : agree({{1500, 0}, {1500, 0}}, false, older)) {
     EXPECT_TRUE(o.status.is_ok()) << o.status.message();
   }
+}
+
+// The fewest cores any rank has to itself, counting the ranks on each
+// machine; a rank that does not say (0: an older build) makes it 0.
+TEST_F(SetupAgree, CoresPerRankIsTheFewestAnyRankHasToItself) {
+  const std::vector<LinkFacts> links(4, LinkFacts{1500, 0});
+  auto two_machines = [](int r, Proposal& p) {
+    p.machine = r < 3 ? 0xA : 0xB;  // three ranks share 16 cores, one has 4
+    p.cores = r < 3 ? 16 : 4;
+  };
+  for (const auto& o : agree(links, std::nullopt, {}, two_machines)) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_EQ(o.agreed.cores_per_rank, 4);
+  }
+  auto crowded = [](int r, Proposal& p) {
+    p.machine = r < 3 ? 0xA : 0;  // 0: a machine of its own
+    p.cores = r < 3 ? 6 : 64;
+  };
+  for (const auto& o : agree(links, std::nullopt, {}, crowded)) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_EQ(o.agreed.cores_per_rank, 2);
+  }
+  auto one_silent = [](int r, Proposal& p) {
+    p.machine = static_cast<std::uint64_t>(r + 1);
+    p.cores = r == 2 ? 0 : 32;
+  };
+  for (const auto& o : agree(links, std::nullopt, {}, one_silent)) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_EQ(o.agreed.cores_per_rank, 0);
+  }
+}
+
+TEST(Hello, CarriesTheCoresAndTheEpoch) {
+  Hello h;
+  h.cores = 96;
+  h.epoch = 3;
+  std::array<std::byte, kHelloBytes> bytes;
+  encode_hello(h, bytes);
+  Hello back;
+  ASSERT_TRUE(decode_hello(bytes, back));
+  EXPECT_EQ(back.cores, 96u);
+  EXPECT_EQ(back.epoch, 3u);
 }
 
 TEST(Hello, CarriesTheMacKindAndRefusesAnUnknownOne) {

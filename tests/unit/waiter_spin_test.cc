@@ -3,6 +3,7 @@
 // once where they outnumber the cores, and the user's explicit setting wins.
 #include <gtest/gtest.h>
 
+#include "common/host.h"
 #include "progress/engine.h"
 
 namespace mccl::progress {
@@ -28,7 +29,7 @@ TEST(WaiterSpin, TheUsersSettingWins) {
   EXPECT_EQ(waiter_spin(microseconds(200), true, 8, 2), microseconds(200));
 }
 
-TEST(WaiterSpin, UsableCoresIsAtLeastOne) { EXPECT_GE(usable_cores(), 1); }
+TEST(WaiterSpin, UsableCoresIsAtLeastOne) { EXPECT_GE(common::usable_cores(), 1); }
 
 }  // namespace
 }  // namespace mccl::progress

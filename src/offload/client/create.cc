@@ -148,6 +148,7 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
         std::memcpy(&r, body.data(), sizeof r);
         c->daemon_pid_ = r.daemon_pid;
         c->epoch_ = r.epoch;
+        c->cores_per_rank_ = r.cores_per_rank;
         if (r.code != 0) {
           return {static_cast<ErrorCode>(r.code),
                   std::string(reinterpret_cast<const char*>(body.data()) + sizeof r,

@@ -17,6 +17,9 @@ setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::millisec
   // The daemon multicasts over UDP, where authentication's "auto" is on.
   req.proposal.transport = TransportKind::kUdp;
   req.proposal.offloaded = true;
+  // Unknown (0): one daemon serves every rank of its host on cores it does
+  // not know the share of, so the shared-cores table serves (coll/tuning.h).
+  req.proposal.cores = 0;
   req.proposal.authenticate =
       choices.authenticate < 0 ? std::nullopt : std::optional<bool>(choices.authenticate != 0);
   req.proposal.epoch = epoch;
@@ -31,6 +34,7 @@ setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::millisec
 Comm comm_of(setup::BroughtUp& up, const CollChoices& choices) {
   Comm comm{std::move(up.ctx), choices.coll, up.agreed.epoch};
   comm.coll.multicast = true;
+  comm.coll.cores_per_rank = up.agreed.cores_per_rank;
   return comm;
 }
 

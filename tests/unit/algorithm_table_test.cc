@@ -1,0 +1,57 @@
+// The algorithm table (coll/algorithm.h, coll/tuning.h): the agreed cores
+// per rank pick the table, the team size its row, and a setting or a pinned
+// algorithm overrides both.
+#include <gtest/gtest.h>
+
+#include "coll/algorithm.h"
+
+namespace mccl::coll {
+namespace {
+
+TEST(AlgorithmTable, CoresPerRankPickTheTable) {
+  EXPECT_EQ(measured_crossover(2, 0).broadcast, kSharedCoresCrossovers[0].broadcast);
+  EXPECT_EQ(measured_crossover(2, kSpareCoresPerRank - 1).broadcast,
+            kSharedCoresCrossovers[0].broadcast);
+  EXPECT_EQ(measured_crossover(2, kSpareCoresPerRank).broadcast,
+            kSpareCoresCrossovers[0].broadcast);
+  EXPECT_EQ(measured_crossover(4, 64).allgather, kSpareCoresCrossovers[1].allgather);
+}
+
+TEST(AlgorithmTable, TheTeamSizePicksTheRowAndTheLastServesLargerTeams) {
+  EXPECT_EQ(measured_crossover(3, 0).broadcast, kSharedCoresCrossovers[1].broadcast);
+  EXPECT_EQ(measured_crossover(8, 0).allgather, kSharedCoresCrossovers[2].allgather);
+  EXPECT_EQ(measured_crossover(1024, 0).allgather, kSharedCoresCrossovers[2].allgather);
+  EXPECT_EQ(measured_crossover(1024, 16).broadcast, kSpareCoresCrossovers[2].broadcast);
+}
+
+TEST(AlgorithmTable, WithCoresToSpareTwoRanksStayPointToPoint) {
+  const MulticastFrom automatic;
+  // At 2 ranks multicast injects no fewer bytes than a send: below 2 MiB
+  // the point-to-point algorithms serve (measured faster at every size).
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 1 << 20, automatic, 8),
+            BroadcastAlgorithm::kBinomial);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 1 << 20, automatic, 1),
+            BroadcastAlgorithm::kMulticast);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 1 << 20, automatic, 8),
+            AllgatherAlgorithm::kBruck);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 4 << 20, automatic, 8),
+            AllgatherAlgorithm::kMulticast);
+}
+
+TEST(AlgorithmTable, SettingsAndPinnedAlgorithmsWinOverTheTable) {
+  const MulticastFrom always{.broadcast = 0, .allgather = 0};
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, always, 8),
+            BroadcastAlgorithm::kMulticast);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 8, always, 0),
+            AllgatherAlgorithm::kMulticast);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kChain, true, 8, 8 << 20, {}, 0),
+            BroadcastAlgorithm::kChain);
+  // Without multicast the large sizes go to the pipelined chain and the ring.
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, false, 8, 8 << 20, {}, 0),
+            BroadcastAlgorithm::kChain);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, false, 8, 8 << 20, {}, 16),
+            AllgatherAlgorithm::kRing);
+}
+
+}  // namespace
+}  // namespace mccl::coll
