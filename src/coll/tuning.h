@@ -44,10 +44,14 @@ inline constexpr Crossover kSharedCoresCrossovers[] = {
 
 // The same command on the lent 16-core Intel Xeon (2026-11-26): 8, 4 and 2
 // cores per rank at 2, 4 and 8 ranks. 2 MiB stands for "beyond the largest
-// size measured (1 MiB)".
+// size measured (1 MiB)". One correction: the script put the 4-rank
+// broadcast's crossover at 64 KiB on one sample there (96.8 against
+// 85.4 us); four runs of bench/fabric/run.sh in the same session measured
+// the binomial tree at 52-69 us and multicast at 77-104 us at that size, and
+// 128 KiB is clear (200.9 against 120.3 us), so the row says 128 KiB.
 inline constexpr Crossover kSpareCoresCrossovers[] = {
     {2, 2097152, 2097152},
-    {4, 65536, 2097152},
+    {4, 131072, 2097152},
     {8, 65536, 131072},
 };
 
