@@ -52,9 +52,14 @@ set(MCCL_LAYERS_ABOVE_EVERYTHING "api;mpi;torch")
 # registry is read at the top (api, setup, bootstrap, the programs) and
 # passed down as config structs (setup/transport_settings.h,
 # setup/protocol_settings.h): the transports, their interfaces and the
-# protocol take their knobs as given.
+# protocol, the collectives, the codec, the progress engines and the
+# topology take their knobs as given.
 set(MCCL_LAYER_DENY_transport "common/settings.h")
 set(MCCL_LAYER_DENY_protocol "common/settings.h")
+set(MCCL_LAYER_DENY_coll "common/settings.h")
+set(MCCL_LAYER_DENY_codec "common/settings.h")
+set(MCCL_LAYER_DENY_progress "common/settings.h")
+set(MCCL_LAYER_DENY_topo "common/settings.h")
 set(MCCL_TRANSPORTS "sim;udp;tcp;ucx;ibud")
 set(MCCL_OFFLOAD_PARTS "client;daemon")
 
