@@ -102,9 +102,13 @@ def main():
         os.remove(os.path.join(ctl, stale))
     rng = random.Random(a.seed)
     base = free_port_block(a.changes + 2)
+    # Under offload the daemon keeps its log when a client vanished, which
+    # here is every kill: it goes with the run's output, not into the
+    # daemon's default place (/tmp/mccl-<uid>), where runs would pile up.
     env = dict(os.environ, MCCL_BOOTSTRAP_ADDR=f"127.0.0.1:{base}",
                MCCL_WORLD_SIZE=str(a.members), MCCL_BOOTSTRAP_SECRET=secrets.token_hex(16),
-               MCCL_PROGRESS=a.engine, MCCL_COLL_TIMEOUT_MS="20000")
+               MCCL_PROGRESS=a.engine, MCCL_COLL_TIMEOUT_MS="20000",
+               MCCL_OFFLOAD_LOG=os.path.join(out, "offloadd.log"))
     with open(os.path.join(out, "machine.txt"), "w") as m:
         model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                       if l.startswith("model name")), "?")
