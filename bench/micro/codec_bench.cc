@@ -1,7 +1,10 @@
 // Encode and decode throughput of the codec (src/codec) per core, in bytes
 // of uncompressed float32 per second: at 10 Gbit/s (1.25 GB/s) a codec of
 // 3 GB/s costs under half a core. Gaussian data (sigma 1) of 4 MiB, as a
-// shard of an allgather; the label gives the compression ratio.
+// shard of an allgather; the label gives the compression ratio. The
+// compressed sums' steps (codec/sum_codes.h) beside them: quantising to
+// int64 codes, packing them, unpacking, dequantising (8 ranks, bound
+// sigma/100).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -9,6 +12,7 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "codec/sum_codes.h"
 
 namespace mccl::codec {
 namespace {
@@ -82,6 +86,68 @@ void BM_Decode(benchmark::State& state) {
       ->ArgNames({"mode", "param"})
 BENCHMARK(BM_Encode)->MCCL_CODEC_ARGS;
 BENCHMARK(BM_Decode)->MCCL_CODEC_ARGS;
+
+constexpr int kSumRanks = 8;
+const double kSumStep = sum_step(0.01, kSumRanks);
+
+std::vector<std::int64_t> sum_codes_of_data() {
+  std::vector<std::int64_t> codes(kCount);
+  quantise_for_sum(DataType::kFloat32, reinterpret_cast<const std::byte*>(gaussian_data().data()),
+                   kCount, kSumStep, kSumRanks, codes.data());
+  return codes;
+}
+
+void sum_label(benchmark::State& state) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kCount * 4));
+}
+
+void BM_SumQuantise(benchmark::State& state) {
+  const auto* in = reinterpret_cast<const std::byte*>(gaussian_data().data());
+  std::vector<std::int64_t> codes(kCount);
+  for (auto _ : state) {
+    quantise_for_sum(DataType::kFloat32, in, kCount, kSumStep, kSumRanks, codes.data());
+    benchmark::DoNotOptimize(codes.data());
+  }
+  sum_label(state);
+}
+
+void BM_SumDequantise(benchmark::State& state) {
+  const std::vector<std::int64_t> codes = sum_codes_of_data();
+  std::vector<float> out(kCount);
+  for (auto _ : state) {
+    dequantise_sum(DataType::kFloat32, codes.data(), kCount, kSumStep,
+                   reinterpret_cast<std::byte*>(out.data()));
+    benchmark::DoNotOptimize(out.data());
+  }
+  sum_label(state);
+}
+
+void BM_SumPack(benchmark::State& state) {
+  const std::vector<std::int64_t> codes = sum_codes_of_data();
+  std::vector<std::byte> packed;
+  for (auto _ : state) {
+    pack_codes(codes.data(), kCount, packed);
+    benchmark::DoNotOptimize(packed.data());
+  }
+  sum_label(state);
+}
+
+void BM_SumUnpack(benchmark::State& state) {
+  const std::vector<std::int64_t> codes = sum_codes_of_data();
+  std::vector<std::byte> packed;
+  pack_codes(codes.data(), kCount, packed);
+  std::vector<std::int64_t> back(kCount);
+  for (auto _ : state) {
+    if (!unpack_codes(packed, kCount, back.data()).is_ok()) state.SkipWithError("unpack");
+    benchmark::DoNotOptimize(back.data());
+  }
+  sum_label(state);
+}
+
+BENCHMARK(BM_SumQuantise);
+BENCHMARK(BM_SumDequantise);
+BENCHMARK(BM_SumPack);
+BENCHMARK(BM_SumUnpack);
 
 }  // namespace
 }  // namespace mccl::codec
