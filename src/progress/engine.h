@@ -49,10 +49,10 @@ class Engine {
 //
 // How long a waiting call spins, under either engine: `configured`
 // (MCCL_PROGRESS_SPIN_US inline, MCCL_PROGRESS_WAIT_SPIN_US under the thread
-// engine), except that where the threads that wait
-// (`waiting_threads`: a machine's ranks under the inline engine, twice that
-// under the thread engine, whose callers wait beside their progress threads)
-// outnumber the cores of their machine a waiting call sleeps at once (0),
+// engine), except that where the threads that wait (`waiting_threads`: a
+// machine's ranks under the inline engine, twice that under the thread
+// engine, whose callers wait beside their progress threads) outnumber the
+// cores of their machine a waiting call sleeps at once (0),
 // unless the user set the spin (`user_set`). A rank that spins between the
 // bursts of a paced broadcast (one GSO run every half millisecond at
 // 1 Gbit/s) catches nothing, yet holds a core that a rank with data to
@@ -73,8 +73,8 @@ struct ThreadEngineConfig {
 
 // A dedicated host thread drives progress; wait() watches a latency-bound
 // collective's completion for up to `wait_spin` (waiter_spin's choice), then
-// sleeps until the thread signals it. The same thread as shared_thread.h's, with `ctx`
-// its only client (defined there).
+// sleeps until the thread signals it. The same thread as shared_thread.h's,
+// with `ctx` its only client (defined there).
 std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg,
                                            std::chrono::microseconds wait_spin);
 
