@@ -71,6 +71,10 @@ typedef struct mccl_stats_t {
   /* Broadcasts and allgathers served point to point (binomial tree, Bruck,
    * chain, ring) rather than by multicast (docs/algorithms.md). */
   uint64_t p2p_collectives;
+  /* Payload bytes of accepted multicast datagrams copied after the kernel
+   * delivered them (not landed in place); copies per byte received are
+   * 1 + mcast_bytes_copied / mcast_bytes_received. */
+  uint64_t mcast_bytes_copied;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

@@ -74,6 +74,13 @@ struct Stats {
   // chain, ring) rather than by multicast: below the algorithm table's
   // crossover, or as the user pinned them (docs/algorithms.md).
   std::uint64_t p2p_collectives = 0;
+  // Payload bytes of accepted multicast datagrams that were copied after
+  // the kernel delivered them. Where the transport lands payloads in place
+  // (UDP: the chunks a stream expects next go straight from the socket to
+  // their place in the buffer) most are not; elsewhere every byte is. The
+  // copies per byte received are 1 + mcast_bytes_copied /
+  // mcast_bytes_received (the kernel's copy, then these).
+  std::uint64_t mcast_bytes_copied = 0;
   // Not a counter: the last multicast collective's steps on this rank.
   McastTimeline last_mcast;
 };
@@ -108,7 +115,8 @@ struct Stats {
   X(compress_bytes_in, counter)        \
   X(compress_bytes_out, counter)       \
   X(compress_raw_fallbacks, counter)   \
-  X(p2p_collectives, counter)
+  X(p2p_collectives, counter)          \
+  X(mcast_bytes_copied, counter)
 
 namespace stats_detail {
 #define MCCL_STATS_COUNT_ONE_(name, kind) +1

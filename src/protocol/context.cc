@@ -195,10 +195,44 @@ void Context::on_datagrams(transport::DatagramBatch batch) {
   for (const auto& d : batch) on_datagram(d, route);
 }
 
+transport::LandingLayout Context::landing_layout() const {
+  return {data_header_bytes(mac_ != nullptr), kDataKeyOffset};
+}
+
+std::size_t Context::landings(std::span<const std::byte> header, bool inclusive,
+                              std::span<transport::Landing> out) {
+  DataKey k;
+  if (!peek_data_key(header, tag_, k) || k.root >= static_cast<std::uint32_t>(size_)) return 0;
+  auto it = active_.find(k.seq);
+  if (it == active_.end() || it->second->done()) return 0;
+  return it->second->landings(k.root, std::uint64_t{k.chunk_index} + (inclusive ? 0 : 1), out);
+}
+
+void Context::on_landed(std::span<const transport::LandedDatagram> batch) {
+  Route route;
+  for (const transport::LandedDatagram& d : batch) {
+    DataHeader h;
+    std::span<const std::byte> payload;
+    const DataCheck check =
+        decode_data(d.header, d.payload, tag_, config_.checksum, data_auth(), h, payload);
+    route_datagram(check, h, payload, {}, route);
+  }
+}
+
+void Context::on_copied_back(std::size_t bytes) {
+  Counters::add(counters_.mcast_bytes_copied, bytes);
+}
+
 void Context::on_datagram(std::span<const std::byte> datagram, Route& route) {
   DataHeader h;
   std::span<const std::byte> payload;
-  DataCheck check = decode_data(datagram, tag_, config_.checksum, data_auth(), h, payload);
+  const DataCheck check = decode_data(datagram, tag_, config_.checksum, data_auth(), h, payload);
+  route_datagram(check, h, payload, datagram, route);
+}
+
+void Context::route_datagram(DataCheck check, const DataHeader& h,
+                             std::span<const std::byte> payload,
+                             std::span<const std::byte> datagram, Route& route) {
   if (check != DataCheck::kOk) {
     Counters::add(counters_.dropped_invalid);
     if (check == DataCheck::kBadMac && !warned_forgery_) {
@@ -234,7 +268,7 @@ void Context::on_datagram(std::span<const std::byte> datagram, Route& route) {
     Counters::add(counters_.dropped_invalid);
     return;
   }
-  if (early_.keep(h.seq, datagram)) {
+  if (!datagram.empty() && early_.keep(h.seq, datagram)) {
     Counters::add(counters_.early_arrivals_stored);
   } else {
     Counters::add(counters_.early_arrivals_dropped);

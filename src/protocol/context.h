@@ -230,7 +230,17 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   };
   void on_datagrams(transport::DatagramBatch batch) override;
   void on_foreign_datagrams(std::size_t count) override;
+  transport::LandingLayout landing_layout() const override;
+  std::size_t landings(std::span<const std::byte> header, bool inclusive,
+                       std::span<transport::Landing> out) override;
+  void on_landed(std::span<const transport::LandedDatagram> batch) override;
+  void on_copied_back(std::size_t bytes) override;
   void on_datagram(std::span<const std::byte> datagram, Route& route);
+  // A datagram decode_data() checked as `check`, to its collective.
+  // `datagram` is the whole of it where it lies in one piece (landed: empty;
+  // then it is never kept for later, as no collective waits for it).
+  void route_datagram(DataCheck check, const DataHeader& h, std::span<const std::byte> payload,
+                      std::span<const std::byte> datagram, Route& route);
   void on_message(int peer, std::span<const std::byte> message) override;
   void on_peer_failure(int peer, const common::Status& why) override;
   void check_deadlines(common::TimePoint now);

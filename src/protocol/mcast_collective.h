@@ -57,6 +57,10 @@ class McastCollective final : public Operation {
   void on_start(common::TimePoint now) override;
   void on_datagram(const DataHeader& h, std::span<const std::byte> payload,
                    common::TimePoint now) override;
+  // The chunks of `root`'s stream from `first` on that are still missing,
+  // up to the first one held: the root sends them in order.
+  std::size_t landings(std::uint32_t root, std::uint64_t first,
+                       std::span<transport::Landing> out) override;
   void on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
                   common::TimePoint now) override;
   void progress(common::TimePoint now) override;
@@ -118,6 +122,10 @@ class McastCollective final : public Operation {
     common::TimePoint first_sent, last_sent, first_arrival, last_arrival, held, released;
   } steps_;
   std::vector<std::byte> headers_;  // encode space for one injection batch
+  // headers_ holds the encoded headers of own_'s chunks [encoded_first_,
+  // encoded_first_ + encoded_count_), from the last injection call.
+  std::uint64_t encoded_first_ = 0;
+  std::size_t encoded_count_ = 0;
   std::vector<transport::OutDatagram> batch_;
 };
 

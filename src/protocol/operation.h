@@ -56,6 +56,16 @@ class Operation {
   // A validated datagram of this collective (tag and layout checked).
   virtual void on_datagram(const DataHeader& h, std::span<const std::byte> payload,
                            common::TimePoint now) = 0;
+  // Landings (transport/datagram.h) for the datagrams of `root`'s stream
+  // expected next, chunk `first` onwards, into `out`; returns how many. An
+  // operation that cannot tell offers none.
+  virtual std::size_t landings(std::uint32_t root, std::uint64_t first,
+                               std::span<transport::Landing> out) {
+    (void)root;
+    (void)first;
+    (void)out;
+    return 0;
+  }
   // A message of this collective from `peer` on the reliable transport.
   virtual void on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
                           common::TimePoint now) = 0;

@@ -17,7 +17,8 @@ Stream::Stream(const StreamSpec& spec, std::uint32_t chunk_bytes, bool local)
 
 bool Stream::place(std::uint64_t chunk, std::span<const std::byte> payload) {
   if (have.test(chunk)) return false;
-  std::memcpy(spec_.buffer + offset(chunk), payload.data(), payload.size());
+  std::byte* to = destination(chunk);
+  if (payload.data() != to) std::memcpy(to, payload.data(), payload.size());
   have.set(chunk);
   return true;
 }

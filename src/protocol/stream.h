@@ -44,7 +44,11 @@ class Stream {
     return {spec_.buffer + offset(begin), static_cast<std::size_t>(span_bytes(begin, end))};
   }
 
-  // Copies a chunk in; false when it was already here (nothing written).
+  // Where chunk `chunk` belongs: a landing for its datagram (transport/
+  // datagram.h) while it is missing.
+  std::byte* destination(std::uint64_t chunk) const { return spec_.buffer + offset(chunk); }
+  // Copies a chunk in (unless `payload` already lies at its destination,
+  // landed there); false when it was already here (nothing written).
   bool place(std::uint64_t chunk, std::span<const std::byte> payload);
   // Copies chunks [begin, end) in from one contiguous repair message; returns
   // how many of them were new.

@@ -51,12 +51,12 @@ DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, 
   return decode_data(d, expected_tag, checksum, DataAuth{}, h, payload);
 }
 
-DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, bool checksum,
-                      const DataAuth& auth, DataHeader& h, std::span<const std::byte>& payload) {
-  const bool mac = auth.mac != nullptr;
-  const std::size_t header_bytes = data_header_bytes(mac);
-  if (d.size() < kDataHeaderBytes) return DataCheck::kTooShort;
-  const std::byte* p = d.data();
+namespace {
+
+// Every check of decode_data but the MAC's or the CRC's, for a datagram of
+// `size` bytes whose header begins at `p` (at least kDataHeaderBytes).
+DataCheck check_header(const std::byte* p, std::size_t size, std::uint32_t expected_tag, bool mac,
+                       DataHeader& h) {
   if (common::get_le<std::uint16_t>(p) != kDataMagic) return DataCheck::kBadMagic;
   if (std::to_integer<std::uint8_t>(p[2]) != kWireVersion) return DataCheck::kBadVersion;
   if (std::to_integer<std::uint8_t>(p[3]) != kKindData) return DataCheck::kBadKind;
@@ -73,23 +73,75 @@ DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, 
   // anyone could send: the flag is required, not merely allowed.
   if (h.flags != (mac ? kFlagMac : 0)) return DataCheck::kBadFlags;
   if (h.comm_tag != expected_tag) return DataCheck::kForeignTag;
-  if (d.size() != header_bytes + h.payload_len) return DataCheck::kBadLength;
+  if (size != data_header_bytes(mac) + h.payload_len) return DataCheck::kBadLength;
   if (h.chunk_bytes == 0) return DataCheck::kBadChunk;
   if (h.chunk_index >= chunk_count(h.total_bytes, h.chunk_bytes)) return DataCheck::kBadChunk;
   if (h.payload_len != chunk_length(h.total_bytes, h.chunk_bytes, h.chunk_index)) {
     return DataCheck::kBadLength;
   }
-  std::span<const std::byte> body = d.subspan(header_bytes);
-  if (mac) {
-    if (!auth.mac->verify(auth.extend(h.seq), h.root, h.chunk_index, d.first(kDataHeaderBytes),
-                          body, p + kDataHeaderBytes)) {
+  return DataCheck::kOk;
+}
+
+// The MAC (checked last, after every cheap field) or the CRC.
+DataCheck check_body(const std::byte* p, std::span<const std::byte> body, bool checksum,
+                     const DataAuth& auth, const DataHeader& h) {
+  if (auth.mac != nullptr) {
+    if (!auth.mac->verify(auth.extend(h.seq), h.root, h.chunk_index,
+                          std::span<const std::byte>(p, kDataHeaderBytes), body,
+                          p + kDataHeaderBytes)) {
       return DataCheck::kBadMac;
     }
   } else if (checksum && h.crc != data_crc(p, body)) {
     return DataCheck::kBadChecksum;
   }
-  payload = body;
   return DataCheck::kOk;
+}
+
+}  // namespace
+
+DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, bool checksum,
+                      const DataAuth& auth, DataHeader& h, std::span<const std::byte>& payload) {
+  const bool mac = auth.mac != nullptr;
+  if (d.size() < kDataHeaderBytes) return DataCheck::kTooShort;
+  DataCheck c = check_header(d.data(), d.size(), expected_tag, mac, h);
+  if (c != DataCheck::kOk) return c;
+  std::span<const std::byte> body = d.subspan(data_header_bytes(mac));
+  c = check_body(d.data(), body, checksum, auth, h);
+  if (c == DataCheck::kOk) payload = body;
+  return c;
+}
+
+DataCheck decode_data(std::span<const std::byte> header, std::span<const std::byte> body,
+                      std::uint32_t expected_tag, bool checksum, const DataAuth& auth,
+                      DataHeader& h, std::span<const std::byte>& payload) {
+  const bool mac = auth.mac != nullptr;
+  if (header.size() < kDataHeaderBytes) return DataCheck::kTooShort;
+  if (header.size() != data_header_bytes(mac)) return DataCheck::kBadLength;
+  DataCheck c = check_header(header.data(), header.size() + body.size(), expected_tag, mac, h);
+  if (c != DataCheck::kOk) return c;
+  c = check_body(header.data(), body, checksum, auth, h);
+  if (c == DataCheck::kOk) payload = body;
+  return c;
+}
+
+void encode_data_key(std::uint32_t tag, const DataKey& k,
+                     std::array<std::byte, transport::kLandingKeyBytes>& out) {
+  common::put_le<std::uint32_t>(out.data() + 0, tag);
+  common::put_le<std::uint32_t>(out.data() + 4, k.seq);
+  common::put_le<std::uint32_t>(out.data() + 8, k.root);
+  common::put_le<std::uint32_t>(out.data() + 12, k.chunk_index);
+}
+
+bool peek_data_key(std::span<const std::byte> header, std::uint32_t tag, DataKey& k) {
+  if (header.size() < kDataHeaderBytes) return false;
+  const std::byte* p = header.data();
+  if (common::get_le<std::uint16_t>(p) != kDataMagic) return false;
+  if (std::to_integer<std::uint8_t>(p[3]) != kKindData) return false;
+  if (common::get_le<std::uint32_t>(p + kDataKeyOffset) != tag) return false;
+  k.seq = common::get_le<std::uint32_t>(p + 8);
+  k.root = common::get_le<std::uint32_t>(p + 12);
+  k.chunk_index = common::get_le<std::uint32_t>(p + 16);
+  return true;
 }
 
 const char* to_string(DataCheck c) {

@@ -4,11 +4,13 @@
 // little-endian and encoded byte by byte, never by casting structs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
 #include "protocol/auth.h"
+#include "transport/datagram.h"
 
 namespace mccl::protocol {
 
@@ -79,6 +81,22 @@ enum class DataCheck {
 };
 const char* to_string(DataCheck c);
 
+// Bytes 4..19 of a data header (tag, seq, root, chunk index): what tells a
+// datagram from every other, the key of a landing (transport/datagram.h).
+inline constexpr std::size_t kDataKeyOffset = 4;
+static_assert(transport::kLandingKeyBytes == 16, "the data key is four 32-bit fields");
+struct DataKey {
+  std::uint32_t seq = 0;
+  std::uint32_t root = 0;
+  std::uint32_t chunk_index = 0;
+};
+void encode_data_key(std::uint32_t tag, const DataKey& k,
+                     std::array<std::byte, transport::kLandingKeyBytes>& out);
+// The key of a data header of this communicator (`tag`); false where
+// `header` is too short, not a data header, or of another communicator.
+// Nothing else is checked: the key only guides where bytes may land.
+bool peek_data_key(std::span<const std::byte> header, std::uint32_t tag, DataKey& k);
+
 // Parses and validates everything that can be checked without knowing the
 // collective: framing, magic, version, tag, chunk layout, checksum. On kOk,
 // `payload` points into `datagram`.
@@ -89,6 +107,11 @@ DataCheck decode_data(std::span<const std::byte> datagram, std::uint32_t expecte
 DataCheck decode_data(std::span<const std::byte> datagram, std::uint32_t expected_tag,
                       bool checksum, const DataAuth& auth, DataHeader& h,
                       std::span<const std::byte>& payload);
+// The same for a datagram read in two pieces (a landed one): `header`
+// holds exactly the header, `body` the payload; on kOk `payload` is `body`.
+DataCheck decode_data(std::span<const std::byte> header, std::span<const std::byte> body,
+                      std::uint32_t expected_tag, bool checksum, const DataAuth& auth,
+                      DataHeader& h, std::span<const std::byte>& payload);
 
 // Number of chunks of a stream (0 for an empty stream).
 constexpr std::uint64_t chunk_count(std::uint64_t total, std::uint32_t chunk_bytes) {

@@ -7,6 +7,7 @@
 // itself truthfully through caps().
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -32,6 +33,41 @@ struct OutDatagram {
 // Received datagrams, each a view into the transport's receive buffers.
 using DatagramBatch = std::span<const std::span<const std::byte>>;
 
+// ---- Landing: one copy per byte on receive --------------------------------
+// A handler that knows where the payloads of the next datagrams belong (the
+// chunks a stream still lacks, in order) may say so; a transport that reads
+// into memory it chooses (UDP) then has the kernel write each payload there
+// directly, instead of into its own buffer and from there a second time. The
+// transport checks every datagram's key against the one expected before it
+// hands the datagram over as landed. One that is not the expected datagram
+// is copied back into the transport's buffer and handed over as usual, so a
+// wrong guess costs a copy, never a misplaced byte. Bytes a wrong datagram
+// wrote at a landing stay there: a handler offers as landings only memory
+// whose contents it will overwrite before anyone reads it.
+
+inline constexpr std::size_t kLandingKeyBytes = 16;
+
+// How a handler's datagrams are laid out; header_bytes 0: it takes no
+// landings. Fixed for the handler's life.
+struct LandingLayout {
+  std::size_t header_bytes = 0;  // every datagram's bytes before its payload
+  std::size_t key_offset = 0;    // where in the header its kLandingKeyBytes key lies
+};
+
+// Where one expected datagram's payload (`bytes` long) may be written, and
+// the key that datagram carries.
+struct Landing {
+  std::byte* payload = nullptr;
+  std::size_t bytes = 0;
+  std::array<std::byte, kLandingKeyBytes> key{};
+};
+
+// A datagram read with its payload at its landing.
+struct LandedDatagram {
+  std::span<const std::byte> header;   // LandingLayout::header_bytes, in the transport's buffer
+  std::span<const std::byte> payload;  // at Landing::payload
+};
+
 class DatagramHandler {
  public:
   virtual ~DatagramHandler() = default;
@@ -44,6 +80,28 @@ class DatagramHandler {
   // came from (a UDP source that is no member), so that they are counted
   // with the other foreign ones. Same rules as on_datagrams.
   virtual void on_foreign_datagrams(std::size_t count) { (void)count; }
+
+  // Landing (above). Transports that cannot land never call these.
+  virtual LandingLayout landing_layout() const { return {}; }
+  // Fills `out` with the landings of the datagrams expected from the one
+  // whose header is `header` (header_bytes long) on, in the order they are
+  // expected: that datagram's own first where `inclusive` (the transport
+  // peeked at it and reads it next), else the ones after it (it was handed
+  // over before). Returns how many it filled. Must not call back into the
+  // transport.
+  virtual std::size_t landings(std::span<const std::byte> header, bool inclusive,
+                               std::span<Landing> out) {
+    (void)header;
+    (void)inclusive;
+    (void)out;
+    return 0;
+  }
+  // Datagrams of one read that landed; called before on_datagrams() hands
+  // over the same read's others. Same rules as on_datagrams.
+  virtual void on_landed(std::span<const LandedDatagram> batch) { (void)batch; }
+  // Payload bytes the transport copied back out of landings it guessed
+  // wrong (for the count of copies per byte).
+  virtual void on_copied_back(std::size_t bytes) { (void)bytes; }
 };
 
 class DatagramTransport {

@@ -57,6 +57,8 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
       gso_(info_.gso),
       gso_required_(setup.gso_required),
       recv_slot_bytes_(info_.gro ? std::max(kGroSlotBytes, mtu_) : mtu_),
+      landing_(info_.gro ? kGroSlots : recv_slots(mtu_), recv_slot_bytes_, info_.gro,
+               recv_fd_.get()),
       drop_state_(info_.test_drop_seed) {
   if (link_bytes_per_s_ > 0) repace();
 
@@ -71,14 +73,11 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
   const std::size_t slots = info_.gro ? kGroSlots : recv_slots(mtu_);
   recv_buf_.resize(slots * recv_slot_bytes_);
   recv_msgs_.resize(slots);
-  recv_iov_.resize(slots);
   recv_from_.resize(slots);
   recv_ctl_.resize(slots);
   for (std::size_t i = 0; i < slots; ++i) {
-    recv_iov_[i] = iovec{recv_buf_.data() + i * recv_slot_bytes_, recv_slot_bytes_};
     std::memset(&recv_msgs_[i], 0, sizeof(mmsghdr));
-    recv_msgs_[i].msg_hdr.msg_iov = &recv_iov_[i];
-    recv_msgs_[i].msg_hdr.msg_iovlen = 1;
+    // msg_iov: landing_.prepare(), every call.
     recv_msgs_[i].msg_hdr.msg_name = &recv_from_[i];
   }
 }
@@ -300,6 +299,8 @@ UdpCounters UdpEndpoint::counters() const {
   c.messages_sent = get(counters_.messages_sent);
   c.reads = get(counters_.reads);
   c.coalesced_reads = get(counters_.coalesced_reads);
+  c.landed = get(counters_.landed);
+  c.copied_back_bytes = get(counters_.copied_back_bytes);
   c.gso_off = counters_.gso_off.load(std::memory_order_relaxed);
   return c;
 }

@@ -20,6 +20,9 @@
 //   control message; poll() cuts it back into datagrams at that size (the
 //   last may be shorter) and hands every datagram of one recvmmsg call to
 //   the handler as one batch.
+// - Landing (transport/datagram.h, landing.h): where the handler expects
+//   datagrams, their payloads are read straight to where they belong, so
+//   the bytes of those are copied once (by the kernel), not twice.
 #pragma once
 
 #include <netinet/in.h>
@@ -30,6 +33,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "transport/udp/landing.h"
 #include "transport/udp/pacer.h"
 #include "transport/udp/socket.h"
 #include "transport/udp/udp_transport.h"
@@ -118,7 +122,8 @@ class UdpEndpoint final : public UdpTransport {
   // size, or its whole length when it holds one datagram.
   std::size_t segment_of(std::size_t i);
   // Cuts the message of receive slot `i` into datagrams of `segment` bytes
-  // (the last may be shorter), appended to recv_views_; returns their bytes.
+  // (the last may be shorter), appended to recv_views_, or to landed_views_
+  // where landing_ put their payloads in place; returns their bytes.
   std::uint64_t split_received(std::size_t i, std::size_t segment);
   std::string where() const;  // "udp transport (lo, 239.1.2.3:40000)"
 
@@ -156,17 +161,20 @@ class UdpEndpoint final : public UdpTransport {
   std::size_t recv_slot_bytes_;
   std::vector<std::byte> recv_buf_;
   std::vector<mmsghdr> recv_msgs_;
-  std::vector<iovec> recv_iov_;
   std::vector<sockaddr_in> recv_from_;
   std::vector<GroControl> recv_ctl_;
   std::vector<std::span<const std::byte>> recv_views_;  // one call's datagrams, one batch
-  std::uint64_t drop_state_;                            // splitmix64 state of the test drop hook
+  std::vector<LandedDatagram> landed_views_;            // ... of them, those landed
+  LandingReads landing_;
+  const std::byte* last_header_ = nullptr;  // of the last datagram of the call, for landing_
+  std::uint64_t drop_state_;                // splitmix64 state of the test drop hook
   bool warned_truncated_ = false;
 
   struct Atomics {
     std::atomic<std::uint64_t> datagrams_sent{0}, bytes_sent{0}, datagrams_received{0},
         bytes_received{0}, send_busy{0}, pacer_busy{0}, own_dropped{0}, foreign_dropped{0},
-        test_dropped{0}, truncated{0}, messages_sent{0}, gso_sends{0}, reads{0}, coalesced_reads{0};
+        test_dropped{0}, truncated{0}, messages_sent{0}, gso_sends{0}, reads{0}, coalesced_reads{0},
+        landed{0}, copied_back_bytes{0};
     std::atomic<bool> gso_off{false};
   } counters_;
 };

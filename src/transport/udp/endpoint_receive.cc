@@ -1,7 +1,8 @@
 // The receive path of UdpEndpoint (endpoint.h): recvmmsg into the ring of
-// receive slots, GRO reads cut back into datagrams, and what is dropped
-// before the protocol sees it (truncated, our own, not a member's, the
-// test hook's drops). The send path is in endpoint.cc.
+// receive slots (and landings, landing.h), GRO reads cut back into
+// datagrams, and what is dropped before the protocol sees it (truncated,
+// our own, not a member's, the test hook's drops). The send path is in
+// endpoint.cc.
 #include <arpa/inet.h>
 #include <netinet/udp.h>
 
@@ -97,14 +98,22 @@ std::uint64_t UdpEndpoint::split_received(std::size_t i, std::size_t segment) {
   }
   if (segment < len) counters_.coalesced_reads.fetch_add(1, std::memory_order_relaxed);
   std::uint64_t bytes = 0;
-  for (std::size_t at = 0; at < len; at += segment) {
+  std::size_t d = 0;
+  for (std::size_t at = 0; at < len; at += segment, ++d) {
     const std::size_t n = std::min(segment, len - at);
     if (n > mtu_) {
       count_truncated();
-    } else if (!test_drop()) {
-      recv_views_.emplace_back(base + at, n);
-      bytes += n;
+      continue;
     }
+    last_header_ = base + at;
+    if (test_drop()) continue;
+    const std::span<const std::byte> payload = landing_.landed(d);
+    if (payload.empty()) {
+      recv_views_.emplace_back(base + at, n);
+    } else {
+      landed_views_.push_back({{base + at, n - payload.size()}, payload});
+    }
+    bytes += n;
   }
   return bytes;
 }
@@ -114,9 +123,12 @@ common::Status UdpEndpoint::poll(DatagramHandler& handler, std::size_t max,
   delivered = 0;
   std::uint64_t bytes = 0;
   std::uint64_t reads = 0;
+  std::uint64_t landed = 0;
+  std::uint64_t copied_back = 0;
   common::Status status;
   while (delivered < max) {
-    const std::size_t want = std::min(recv_msgs_.size(), max - delivered);
+    const std::size_t want = landing_.prepare(
+        handler, recv_msgs_.data(), std::min(recv_msgs_.size(), max - delivered), recv_buf_.data());
     for (std::size_t i = 0; i < want; ++i) {
       msghdr& h = recv_msgs_[i].msg_hdr;
       h.msg_namelen = sizeof(sockaddr_in);
@@ -137,24 +149,42 @@ common::Status UdpEndpoint::poll(DatagramHandler& handler, std::size_t max,
       if (err != EAGAIN && err != EWOULDBLOCK) {
         status = common::transport_error(where() + ": recvmmsg: " + errno_text(err));
       }
+      landing_.finish_call(0, 0, nullptr);
       break;
     }
     reads += static_cast<std::uint64_t>(got);
     recv_views_.clear();
+    landed_views_.clear();
+    last_header_ = nullptr;
+    std::size_t most_datagrams = 0;
+    std::size_t call_copied_back = 0;
     for (std::size_t i = 0; i < static_cast<std::size_t>(got); ++i) {
       const std::size_t len = recv_msgs_[i].msg_len;
       const std::size_t segment = segment_of(i);
       const std::size_t datagrams = len == 0 ? 1 : (len + segment - 1) / segment;
+      most_datagrams = std::max(most_datagrams, datagrams);
+      // A rejected message may leave bytes at landings: a handler's
+      // landings are memory it overwrites anyway (transport/datagram.h).
       if (rejected(recv_from_[i], recv_msgs_[i].msg_hdr.msg_flags, datagrams, handler)) continue;
+      call_copied_back += landing_.settle(i, len, segment);
       bytes += split_received(i, segment);
     }
+    landing_.finish_call(static_cast<std::size_t>(got), most_datagrams, last_header_);
+    // Landed first: a copy of the same chunk among the others then finds
+    // it held, rather than overwriting it.
+    if (!landed_views_.empty()) handler.on_landed(landed_views_);
     if (!recv_views_.empty()) handler.on_datagrams(recv_views_);
-    delivered += recv_views_.size();
+    if (call_copied_back > 0) handler.on_copied_back(call_copied_back);
+    delivered += recv_views_.size() + landed_views_.size();
+    landed += landed_views_.size();
+    copied_back += call_copied_back;
     if (static_cast<std::size_t>(got) < want) break;  // the socket queue is empty
   }
   counters_.reads.fetch_add(reads, std::memory_order_relaxed);
   counters_.datagrams_received.fetch_add(delivered, std::memory_order_relaxed);
   counters_.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
+  counters_.landed.fetch_add(landed, std::memory_order_relaxed);
+  counters_.copied_back_bytes.fetch_add(copied_back, std::memory_order_relaxed);
   return status;
 }
 

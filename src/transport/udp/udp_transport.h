@@ -104,7 +104,12 @@ struct UdpCounters {
   std::uint64_t gso_sends = 0;        // ... of which carried several datagrams (UDP_SEGMENT)
   std::uint64_t reads = 0;            // messages read (recvmmsg entries), coalesced or not
   std::uint64_t coalesced_reads = 0;  // ... of which carried several datagrams (UDP_GRO)
-  bool gso_off = false;               // MCCL_UDP_GSO=auto fell back after the kernel refused it
+  // Landing (transport/datagram.h): datagrams whose payload the kernel
+  // wrote where it belongs, and payload bytes copied back out of landings
+  // that held another datagram than the one expected.
+  std::uint64_t landed = 0;
+  std::uint64_t copied_back_bytes = 0;
+  bool gso_off = false;  // MCCL_UDP_GSO=auto fell back after the kernel refused it
 };
 
 class UdpTransport : public DatagramTransport {
