@@ -58,7 +58,7 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
       gso_required_(setup.gso_required),
       recv_slot_bytes_(info_.gro ? std::max(kGroSlotBytes, mtu_) : mtu_),
       landing_(info_.gro ? kGroSlots : recv_slots(mtu_), recv_slot_bytes_, info_.gro,
-               recv_fd_.get()),
+               recv_fd_.get(), mtu_),
       drop_state_(info_.test_drop_seed) {
   if (link_bytes_per_s_ > 0) repace();
 

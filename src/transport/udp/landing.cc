@@ -15,8 +15,10 @@ constexpr std::size_t kMaxLandings = 512;
 
 }  // namespace
 
-LandingReads::LandingReads(std::size_t messages, std::size_t slot_bytes, bool runs, int fd)
+LandingReads::LandingReads(std::size_t messages, std::size_t slot_bytes, bool runs, int fd,
+                           std::size_t max_datagram)
     : slot_bytes_(slot_bytes),
+      enabled_(max_datagram >= kMinDatagram),
       runs_(runs),
       fd_(fd),
       iov_(messages * kIovPerMessage),
@@ -28,16 +30,22 @@ std::size_t LandingReads::prepare(DatagramHandler& handler, mmsghdr* msgs, std::
   slots_ = slots;
   hits_ = misses_ = 0;
   layout_ = handler.landing_layout();
-  const bool usable = layout_.header_bytes > 0 && layout_.header_bytes <= kMaxHeaderBytes &&
+  const bool usable = enabled_ && layout_.header_bytes > 0 &&
+                      layout_.header_bytes <= kMaxHeaderBytes &&
                       layout_.key_offset + kLandingKeyBytes <= layout_.header_bytes;
+  // Where the last reads carried runs (GRO coalesced them), a call that
+  // lands reads one message and lands the whole run: runs vary in length,
+  // so where the next message begins is unknown before this one is read.
+  // Where they carried single datagrams (no GRO, or nothing coalesced), a
+  // call reads as many messages as before, one landing each.
+  const std::size_t per_message = runs_ && run_ > 1 ? kMaxPerMessage : 1;
   std::size_t total = 0;
   if (usable) {
     if (paused_calls_ > 0) {
       --paused_calls_;
     } else {
-      // As many as the coming read is likely to hold: a run as long as the
-      // longest seen (GRO), else one datagram for each message expected.
-      const std::size_t want = std::min(runs_ ? run_ : std::min(count, messages_), landings_.size());
+      const std::size_t want =
+          std::min(per_message > 1 ? run_ : std::min(count, messages_), landings_.size());
       const bool peek_first = peek_calls_ > 0 || !have_previous_;
       if (peek_calls_ > 0) --peek_calls_;
       if (!peek_first) {
@@ -45,10 +53,7 @@ std::size_t LandingReads::prepare(DatagramHandler& handler, mmsghdr* msgs, std::
                                  {landings_.data(), want});
       }
       if (total == 0) total = peek_landings(handler, want);
-      // A slot that takes a run (GRO) ends a call that lands: runs vary in
-      // length, so where the next message begins is unknown before this
-      // one is read.
-      if (runs_ && total > 0) count = std::min<std::size_t>(count, 1);
+      if (per_message > 1 && total > 0) count = std::min<std::size_t>(count, 1);
     }
   }
   std::size_t next = 0;
@@ -58,7 +63,7 @@ std::size_t LandingReads::prepare(DatagramHandler& handler, mmsghdr* msgs, std::
     std::size_t at = 0;
     std::size_t k = 0;
     first_[i] = next;
-    while (next < total && next - first_[i] < kMaxPerMessage) {
+    while (next < total && next - first_[i] < per_message) {
       const Landing& l = landings_[next];
       if (at + layout_.header_bytes + l.bytes > slot_bytes_) break;
       v[k++] = iovec{slot + at, layout_.header_bytes};
@@ -131,7 +136,15 @@ void LandingReads::finish_call(std::size_t got, std::size_t most_datagrams,
   }
   if (got > 0) {
     messages_ = got + 1;
-    run_ = std::clamp<std::size_t>(std::max(run_, most_datagrams), 1, kMaxPerMessage);
+    // Runs once one is seen; single datagrams again only after a few calls
+    // of nothing else (the tail of a stream or an odd single read does not
+    // count).
+    if (most_datagrams > 1) {
+      run_ = std::clamp<std::size_t>(std::max(run_, most_datagrams), 1, kMaxPerMessage);
+      single_calls_ = 0;
+    } else if (++single_calls_ >= kSingleCallsToStopRuns) {
+      run_ = 1;
+    }
   }
   // A call that handed nothing over keeps the guess it had.
   if (last_header != nullptr && layout_.header_bytes > 0 &&
