@@ -1,7 +1,8 @@
 // Compressed sums (compressed.h, codec/sum_codes.h):
-//   reduce-scatter  Schedule[quantise, ring of packed codes, dequantise]
-//   allreduce       Schedule[quantise, ring of packed codes, pack own block,
-//                            sizes, multicast of packed blocks, dequantise all]
+//   reduce-scatter  Schedule[ring of packed codes, dequantise]
+//   allreduce       Schedule[ring of packed codes, pack own block, sizes,
+//                            multicast of packed blocks, dequantise all]
+// The ring quantises each block of this rank's input as it first needs it.
 #include <bit>
 #include <string>
 #include <vector>
@@ -38,24 +39,13 @@ std::uint64_t signature_of(CollKind kind, DataType type, std::span<const std::si
   return sig.value();
 }
 
-std::shared_ptr<protocol::Operation> quantise_step(protocol::Context& ctx,
-                                                   std::shared_ptr<Sums> sums, const std::byte* in,
-                                                   std::size_t count, DataType type,
-                                                   const codec::Settings& s) {
-  return std::make_shared<LocalStep>(ctx, "quantise", [&ctx, sums, in, count, type, s] {
-    if (sums->codes.size() != count) return common::internal_error("quantise: codes not sized");
-    codec::quantise_for_sum(type, in, count, codec::sum_step(s.bound, ctx.size()), ctx.size(),
-                            sums->codes.data());
-    ctx.counters().note_bound(s.bound);
-    return common::Status::ok();
-  });
-}
-
-// The ring over the codes; block b of them is counts[b] int64 codes.
+// The ring over the codes of `in` (`type`); block b of them is counts[b]
+// int64 codes, quantised just before the ring first reads it.
 std::shared_ptr<protocol::Operation> ring_step(protocol::Context& ctx, const CollConfig& cfg,
-                                               std::shared_ptr<Sums> sums,
+                                               std::shared_ptr<Sums> sums, const std::byte* in,
                                                std::span<const std::size_t> counts, DataType type,
-                                               std::uint64_t sig, const std::string& what) {
+                                               const codec::Settings& s, std::uint64_t sig,
+                                               const std::string& what) {
   const int me = ctx.rank();
   sums->result = codec::CodeBuffer(counts[me]);
   ReduceLayout layout;
@@ -69,10 +59,17 @@ std::shared_ptr<protocol::Operation> ring_step(protocol::Context& ctx, const Col
   }
   layout.packed_codes = true;
   layout.value_bytes = size_of(type);
-  // Sized here, filled by the quantise step before the ring starts.
   sums->codes = codec::CodeBuffer(off / sizeof(std::int64_t));
   layout.send = reinterpret_cast<const std::byte*>(sums->codes.data());
   layout.result = reinterpret_cast<std::byte*>(sums->result.data());
+  const double step = codec::sum_step(s.bound, ctx.size());
+  layout.prepare = [&ctx, sums, in, counts = std::vector<std::size_t>(counts.begin(), counts.end()),
+                    displs = layout.displs, type, step, bound = s.bound](int b) {
+    const std::size_t first = displs[b] / sizeof(std::int64_t);  // elements before block b
+    codec::quantise_for_sum(type, in + first * size_of(type), counts[b], step, ctx.size(),
+                            sums->codes.data() + first);
+    ctx.counters().note_bound(bound);
+  };
   const std::size_t segment = std::max<std::size_t>(1, cfg.reduce_segment_bytes / 8) * 8;
   return std::make_shared<RingReduceScatter>(ctx, std::move(layout), sig,
                                              encode_reduce_args(type, ReduceOp::kSum, 0), segment,
@@ -132,8 +129,6 @@ bool compressible_sum(int ranks, DataType type, ReduceOp op, const codec::Settin
 std::shared_ptr<protocol::Operation> make_compressed_reduce_scatterv(
     protocol::Context& ctx, const CollConfig& cfg, const void* send, void* recv,
     std::span<const std::size_t> counts, DataType type, const codec::Settings& s) {
-  std::size_t total = 0;
-  for (std::size_t c : counts) total += c;
   const std::uint64_t sig =
       signature_of(CollKind::kReduceScatter, type, counts, cfg.reduce_segment_bytes, s);
   const std::string what = "compressed reduce-scatter of " + std::to_string(counts[ctx.rank()]) +
@@ -141,10 +136,10 @@ std::shared_ptr<protocol::Operation> make_compressed_reduce_scatterv(
                            ") on this rank";
   auto sums = std::make_shared<Sums>();
   std::vector<std::shared_ptr<protocol::Operation>> steps;
-  steps.push_back(quantise_step(ctx, sums, static_cast<const std::byte*>(send), total, type, s));
-  steps.push_back(ring_step(ctx, cfg, sums, counts, type, sig, what));
+  steps.push_back(
+      ring_step(ctx, cfg, sums, static_cast<const std::byte*>(send), counts, type, s, sig, what));
   steps.push_back(dequantise_step(ctx, sums, static_cast<std::byte*>(recv), type, s));
-  auto route = [](const protocol::ControlHeader&) -> std::size_t { return 1; };
+  auto route = [](const protocol::ControlHeader&) -> std::size_t { return 0; };
   return std::make_shared<Schedule>(ctx, what, std::move(steps), route, -1);
 }
 
@@ -171,8 +166,8 @@ std::shared_ptr<protocol::Operation> make_compressed_allreduce(
   enc->streams.resize(n);
   enc->sizes.resize(n);
   std::vector<std::shared_ptr<protocol::Operation>> steps;
-  steps.push_back(quantise_step(ctx, sums, in, count, type, s));
-  steps.push_back(ring_step(ctx, cfg, sums, counts, type, sig, what + ", reduce-scatter step"));
+  steps.push_back(
+      ring_step(ctx, cfg, sums, in, counts, type, s, sig, what + ", reduce-scatter step"));
   steps.push_back(std::make_shared<LocalStep>(ctx, "pack", [sums, enc, me] {
     codec::pack_codes(sums->result.data(), sums->result.size(), enc->streams[me]);
     enc->sizes[me] = enc->streams[me].size();
@@ -182,10 +177,10 @@ std::shared_ptr<protocol::Operation> make_compressed_allreduce(
   steps.push_back(mcast_step(ctx, cfg, enc, counts, packed_limit, sig, what + ", allgather step"));
   steps.push_back(gather_result_step(ctx, enc, out, counts, displs, type, s));
   auto route = [](const protocol::ControlHeader& h) -> std::size_t {
-    if (h.kind != protocol::ControlKind::kP2pData) return 4;
-    return (h.arg0 & kReduceScatterFlag) != 0 ? 1 : 3;
+    if (h.kind != protocol::ControlKind::kP2pData) return 3;
+    return (h.arg0 & kReduceScatterFlag) != 0 ? 0 : 2;
   };
-  return std::make_shared<Schedule>(ctx, what, std::move(steps), route, 4);
+  return std::make_shared<Schedule>(ctx, what, std::move(steps), route, 3);
 }
 
 }  // namespace mccl::coll

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ struct ReduceLayout {
   // segment travels packed (codec::pack_codes), a few bits per element.
   bool packed_codes = false;
   std::size_t value_bytes = 0;  // packed: bytes of the values coded (for the statistics)
+  // Called once per block, just before its `send` bytes are first read
+  // (empty: they are ready at start). A compressed sum quantises each block
+  // there, so that a rank's first send waits for one block's codes, not
+  // for the whole vector's, and the rest overlaps with the ring.
+  std::function<void(int block)> prepare;
 };
 
 class RingReduceScatter final : public P2pOperation {
@@ -80,6 +86,8 @@ class RingReduceScatter final : public P2pOperation {
   // Unpacks a packed segment of `raw_bytes` into unpacked_; false (and
   // counted as invalid) when it is malformed.
   bool unpack(std::span<const std::byte> body, std::size_t raw_bytes);
+  // layout_.prepare(block), the first time only.
+  void prepare(int block);
 
   ReduceLayout layout_;
   std::uint32_t args_;
@@ -92,6 +100,7 @@ class RingReduceScatter final : public P2pOperation {
   std::vector<int> free_slots_;
   std::vector<std::byte> packed_;       // a segment being sent, packed
   std::vector<std::int64_t> unpacked_;  // a segment received, unpacked
+  std::vector<bool> prepared_;          // by block: layout_.prepare ran
 };
 
 }  // namespace mccl::coll
