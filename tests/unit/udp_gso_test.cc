@@ -39,8 +39,6 @@ using namespace test;
 using Bytes = std::vector<std::byte>;
 using namespace std::chrono_literals;
 
-std::string g_skip_reason;  // non-empty: multicast on lo does not work here
-
 UdpConfig config(std::uint32_t tag, const std::string& gso, const std::string& gro = "off") {
   UdpConfig c;
   c.iface = "lo";
@@ -55,25 +53,8 @@ UdpConfig config(std::uint32_t tag, const std::string& gso, const std::string& g
   return c;
 }
 
-class LoopbackEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    // gtest has started no thread yet, so the whole process moves.
-    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0 && !set_lo_flags(true)) {
-      g_skip_reason = "could not bring lo up in the private network namespace";
-      return;
-    }
-    std::unique_ptr<DatagramTransport> probe;
-    if (auto s = create_udp_transport(config(0xC0FFEE, "off"), probe); !s) {
-      g_skip_reason = "multicast on lo is not usable here: " + s.message();
-    }
-  }
-};
-
-const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment);
-
-#define SKIP_WITHOUT_MULTICAST() \
-  if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason
+const auto* const g_env =
+    ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment(config(0xC0FFEE, "off")));
 
 // Datagram `index` of `size` bytes: the index in the first four bytes (when
 // it fits), then bytes that differ from datagram to datagram.

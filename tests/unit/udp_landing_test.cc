@@ -31,8 +31,6 @@ using namespace test;
 using namespace std::chrono_literals;
 using Bytes = std::vector<std::byte>;
 
-std::string g_skip_reason;
-
 UdpConfig config(std::uint32_t tag, const std::string& offloads, std::size_t datagram = 8972) {
   UdpConfig c;
   c.iface = "lo";
@@ -46,24 +44,8 @@ UdpConfig config(std::uint32_t tag, const std::string& offloads, std::size_t dat
   return c;
 }
 
-class LoopbackEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0 && !set_lo_flags(true)) {
-      g_skip_reason = "could not bring lo up in the private network namespace";
-      return;
-    }
-    std::unique_ptr<DatagramTransport> probe;
-    if (auto s = create_udp_transport(config(0xC0FFEE, "off"), probe); !s) {
-      g_skip_reason = "multicast on lo is not usable here: " + s.message();
-    }
-  }
-};
-
-const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment);
-
-#define SKIP_WITHOUT_MULTICAST() \
-  if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason
+const auto* const g_env =
+    ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment(config(0xC0FFEE, "off")));
 
 // The datagrams of this test: a 24-byte header whose bytes 4..19 are the
 // key (stream, chunk, and the stream again, twice), then the chunk's bytes.
@@ -174,21 +156,14 @@ class LandingHandler final : public DatagramHandler {
   std::vector<bool> held_;
 };
 
-common::Status send_all(DatagramTransport& t, const std::vector<Bytes>& data) {
+// Sends `data` (each a header of kHeader bytes, then the payload), retrying
+// while busy.
+void send_all(DatagramTransport& t, const std::vector<Bytes>& data) {
   std::vector<OutDatagram> batch;
   for (const Bytes& d : data) {
     batch.push_back(OutDatagram{std::span(d).first(kHeader), std::span(d).subspan(kHeader)});
   }
-  std::span<const OutDatagram> rest(batch);
-  const auto deadline = common::Deadline::after(5s);
-  while (!rest.empty()) {
-    std::size_t accepted = 0;
-    if (auto s = t.send(rest, accepted); !s) return s;
-    rest = rest.subspan(accepted);
-    if (deadline.expired()) return common::transport_error("datagrams still refused after 5 s");
-    if (accepted == 0) std::this_thread::yield();
-  }
-  return common::Status::ok();
+  transport::test::send_all_datagrams(t, batch);
 }
 
 // Polls until `h` has handed over `want` datagrams or 3 s passed.
@@ -221,7 +196,7 @@ TEST_P(UdpLanding, AStreamInOrderLandsWhole) {
     const std::vector<Bytes> slice(
         data.begin() + static_cast<std::ptrdiff_t>(at),
         data.begin() + static_cast<std::ptrdiff_t>(std::min(at + 50, data.size())));
-    ASSERT_TRUE(send_all(*a, slice).is_ok());
+    ASSERT_NO_FATAL_FAILURE(send_all(*a, slice));
     drain(*r, h, at + slice.size());
   }
   EXPECT_EQ(h.held(), s.chunks());
@@ -259,7 +234,7 @@ TEST_P(UdpLanding, WrongGuessesAreCopiedBackAndNothingIsMisplaced) {
     order.push_back(other.datagram(i));                       // another stream, mid-run
     order.push_back(s.datagram((b * 10 + 15) % s.chunks()));  // ahead: a duplicate later
     if (i % 4 == 3) {
-      ASSERT_TRUE(send_all(*a, order).is_ok());
+      ASSERT_NO_FATAL_FAILURE(send_all(*a, order));
       sent += order.size();
       drain(*r, h, sent);
       order.clear();
@@ -282,7 +257,7 @@ TEST_P(UdpLanding, AHandlerWithoutLandingsGetsEverythingAsBefore) {
   const Stream s{4, 100 * 8000, 8000};
   std::vector<Bytes> data;
   for (std::size_t c = 0; c < s.chunks(); ++c) data.push_back(s.datagram(c));
-  ASSERT_TRUE(send_all(*a, data).is_ok());
+  ASSERT_NO_FATAL_FAILURE(send_all(*a, data));
   Collector got;
   drain_until(*r, got, data.size());
   ASSERT_EQ(got.got.size(), data.size());
@@ -301,7 +276,7 @@ TEST_P(UdpLanding, SmallDatagramsAreNotLanded) {
   std::vector<Bytes> data;
   for (std::size_t c = 0; c < s.chunks(); ++c) data.push_back(s.datagram(c));
   LandingHandler h(s);
-  ASSERT_TRUE(send_all(*a, data).is_ok());
+  ASSERT_NO_FATAL_FAILURE(send_all(*a, data));
   drain(*r, h, data.size());
   EXPECT_EQ(h.held(), s.chunks());
   EXPECT_TRUE(h.exact());

@@ -1,13 +1,8 @@
-// The UDP transport's tests on the loopback interface: where they run,
-// their config, and the helpers the test files share.
-//
-// Network: all traffic stays on lo. Run as root, the test first moves
-// itself into a private network namespace (unshare(CLONE_NEWNET), then lo
-// is brought up with SIOCSIFFLAGS), so it neither sees nor disturbs other
-// jobs' groups. Multicast on lo needs nothing more on Linux: no MULTICAST
-// flag, no 224.0.0.0/4 route, because the transport names the interface
-// with IP_MULTICAST_IF. Without root it runs in the current namespace, and
-// every test skips, saying why, when multicast on lo does not work there.
+// The UDP transport's tests on the loopback interface: where they run
+// (udp_test_util.h, LoopbackEnvironment: a private network namespace when
+// root), their config, and the helpers the test files share. Without root
+// they run in the current namespace, and every test skips, saying why,
+// when multicast on lo does not work there.
 #pragma once
 
 #include <arpa/inet.h>
@@ -40,9 +35,6 @@ using namespace std::chrono_literals;
 
 // ---- where the test runs ------------------------------------------------
 
-inline bool g_private_netns = false;
-inline std::string g_skip_reason;  // non-empty: multicast on lo does not work here
-
 inline UdpConfig config(std::uint32_t tag) {
   UdpConfig c;
   c.iface = "lo";
@@ -55,31 +47,8 @@ inline UdpConfig config(std::uint32_t tag) {
   return c;
 }
 
-class LoopbackEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    // gtest has started no thread yet, so the whole process moves.
-    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0) {
-      g_private_netns = set_lo_flags(true);
-      if (!g_private_netns) {
-        g_skip_reason = "could not bring lo up in the private network namespace";
-        return;
-      }
-    }
-    std::unique_ptr<DatagramTransport> probe;
-    common::Status s = create_udp_transport(config(0xC0FFEE), probe);
-    if (!s) {
-      g_skip_reason = std::string("multicast on lo is not usable in ") +
-                      (g_private_netns ? "a private" : "this") +
-                      " network namespace (run as root for a private one): " + s.message();
-    }
-  }
-};
-
-inline const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment);
-
-#define SKIP_WITHOUT_MULTICAST() \
-  if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason
+inline const auto* const g_env =
+    ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment(config(0xC0FFEE)));
 
 // ---- helpers -------------------------------------------------------------
 

@@ -14,8 +14,6 @@
 namespace mccl::transport::udp::test {
 namespace {
 
-std::string g_skip_reason;  // non-empty: multicast on lo does not work here
-
 UdpConfig config() {
   UdpConfig c;
   c.iface = "lo";
@@ -28,21 +26,7 @@ UdpConfig config() {
   return c;
 }
 
-class LoopbackEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    // gtest has started no thread yet, so the whole process moves.
-    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0 && !set_lo_flags(true)) {
-      g_skip_reason = "could not bring lo up in the private network namespace";
-      return;
-    }
-    std::unique_ptr<DatagramTransport> probe;
-    if (auto s = create_udp_transport(config(), probe); !s) {
-      g_skip_reason = "multicast on lo is not usable here: " + s.message();
-    }
-  }
-};
-const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment);
+const auto* const g_env = ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment(config()));
 
 // Counts what the transport reports as foreign besides what it delivers.
 struct Receiver : Collector {
@@ -109,7 +93,7 @@ void drain(DatagramTransport& t, Receiver& r, std::size_t delivered, std::size_t
 }
 
 TEST(UdpSourceFilter, StrangersAreDroppedWhereMembersDiffer) {
-  if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason;
+  SKIP_WITHOUT_MULTICAST();
   auto member = make(config());
   auto receiver = make(config());
   ASSERT_TRUE(member && receiver);
@@ -128,7 +112,7 @@ TEST(UdpSourceFilter, StrangersAreDroppedWhereMembersDiffer) {
 }
 
 TEST(UdpSourceFilter, NoFilterWhereMembersShareAnAddress) {
-  if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason;
+  SKIP_WITHOUT_MULTICAST();
   auto receiver = make(config());
   ASSERT_TRUE(receiver);
   // One host: every member sends from 127.0.0.1, which the stranger could
@@ -145,7 +129,7 @@ TEST(UdpSourceFilter, NoFilterWhereMembersShareAnAddress) {
 }
 
 TEST(UdpSourceFilter, RefusesAnAddressThatIsNotIpv4) {
-  if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason;
+  SKIP_WITHOUT_MULTICAST();
   auto receiver = make(config());
   ASSERT_TRUE(receiver);
   const common::Status s = as_udp(receiver.get())->accept_only_from({"127.0.0.1", "fe80::1"});

@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include <memory>
 #include <random>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -51,6 +54,52 @@ inline std::uint64_t job_salt() {
   }();
   return salt;
 }
+
+// Why multicast on lo cannot be tested in this process; empty where it can.
+inline std::string& loopback_skip_reason() {
+  static std::string why;
+  return why;
+}
+// Whether the process moved into a private network namespace (as root).
+inline bool& in_private_netns() {
+  static bool moved = false;
+  return moved;
+}
+
+// The gtest environment of a test binary that multicasts on lo. Run as
+// root, it moves the process into a private network namespace (gtest has
+// started no thread yet, so the whole process moves) and brings its lo up
+// (SIOCSIFFLAGS), so that tests neither see nor disturb other jobs' groups;
+// multicast on lo needs nothing more (the transport names the interface
+// with IP_MULTICAST_IF). Then it creates a transport for `probe` to see
+// that multicast on lo works, and otherwise says why in
+// loopback_skip_reason().
+class LoopbackEnvironment : public ::testing::Environment {
+ public:
+  explicit LoopbackEnvironment(UdpConfig probe) : probe_(std::move(probe)) {}
+  void SetUp() override {
+    if (::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0) {
+      in_private_netns() = set_lo_flags(true);
+      if (!in_private_netns()) {
+        loopback_skip_reason() = "could not bring lo up in the private network namespace";
+        return;
+      }
+    }
+    std::unique_ptr<DatagramTransport> t;
+    if (auto s = create_udp_transport(probe_, t); !s) {
+      loopback_skip_reason() = std::string("multicast on lo is not usable in ") +
+                               (in_private_netns() ? "a private" : "this") +
+                               " network namespace (run as root for a private one): " + s.message();
+    }
+  }
+
+ private:
+  UdpConfig probe_;
+};
+
+#define SKIP_WITHOUT_MULTICAST()                                     \
+  if (!::mccl::transport::udp::test::loopback_skip_reason().empty()) \
+  GTEST_SKIP() << ::mccl::transport::udp::test::loopback_skip_reason()
 
 // A transport for `c`, or null with a test failure saying why.
 inline std::unique_ptr<DatagramTransport> make(const UdpConfig& c) {

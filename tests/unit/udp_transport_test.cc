@@ -36,7 +36,7 @@ namespace {
 using namespace test;
 
 struct UdpTraits {
-  static std::string skip_reason() { return g_skip_reason; }
+  static std::string skip_reason() { return loopback_skip_reason(); }
   std::unique_ptr<DatagramTransport> join(std::uint32_t group) { return make(config(group)); }
 };
 
@@ -105,7 +105,8 @@ TEST(UdpTransportTest, InterfaceByAddressAndUnknownInterface) {
 
 TEST(UdpTransportTest, InterfaceDownIsUnavailableAndNamesTheFix) {
   SKIP_WITHOUT_MULTICAST();
-  if (!g_private_netns) GTEST_SKIP() << "needs a private network namespace (root) to take lo down";
+  if (!in_private_netns())
+    GTEST_SKIP() << "needs a private network namespace (root) to take lo down";
   ASSERT_TRUE(set_lo_flags(false));
   std::unique_ptr<DatagramTransport> t;
   common::Status s = create_udp_transport(config(4), t);
