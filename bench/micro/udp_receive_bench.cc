@@ -134,8 +134,9 @@ void BM_UdpReceive(benchmark::State& state) {
   }
   const UdpCounters k = as_udp(rx.get())->counters();
   state.counters["landed_share"] =
-      k.datagrams_received == 0 ? 0.0
-                                : static_cast<double>(k.landed) / static_cast<double>(k.datagrams_received);
+      k.datagrams_received == 0
+          ? 0.0
+          : static_cast<double>(k.landed) / static_cast<double>(k.datagrams_received);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * chunks * chunk));
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * chunks));
 }
