@@ -57,6 +57,13 @@ void Schedule::on_datagram(const protocol::DataHeader& h, std::span<const std::b
   steps_[i]->on_datagram(h, payload, now);
 }
 
+std::size_t Schedule::landings(std::uint32_t root, std::uint64_t first,
+                               std::span<transport::Landing> out) {
+  const auto i = static_cast<std::size_t>(datagram_step_);
+  if (datagram_step_ < 0 || i != current_ || steps_[i]->done()) return 0;
+  return steps_[i]->landings(root, first, out);
+}
+
 void Schedule::on_control(int peer, const protocol::ControlHeader& h,
                           std::span<const std::byte> body, common::TimePoint now) {
   const std::size_t i = route_(h);

@@ -42,6 +42,11 @@ class Schedule final : public protocol::Operation {
   std::string describe() const override { return what_; }
   void on_datagram(const protocol::DataHeader& h, std::span<const std::byte> payload,
                    common::TimePoint now) override;
+  // The datagram step's, once it runs: before, an earlier step may still
+  // use its buffer (the allreduce's reduce-scatter stages partial sums in
+  // the buffer its allgather fills), and a wrong guess would write there.
+  std::size_t landings(std::uint32_t root, std::uint64_t first,
+                       std::span<transport::Landing> out) override;
   MCCL_OPERATION_HANDLERS;
 
  private:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "reduce_util.h"
 
 namespace mccl::testing {
 namespace {
@@ -83,6 +84,35 @@ TEST(Landing, OverUdpWithLossEveryByteIsStillRight) {
   const Totals t = totals(comms);
   EXPECT_GT(t.repaired, 0u) << "5% of the datagrams were dropped, yet nothing was repaired";
   EXPECT_LT(t.copied, t.received);
+}
+
+// The allreduce's allgather step (a schedule's multicast step) lands too,
+// but only once it runs: before, the reduce-scatter stages partial sums in
+// the same buffer. The sums are right and identical on every rank.
+TEST(Landing, TheAllreducesAllgatherLandsOnceItRuns) {
+  InProcessWorld world(3);
+  auto comms =
+      create_communicators(world, {.transport = TransportKind::kUdp,
+                                   .progress = ProgressKind::kInline,
+                                   .timeout = 60s,
+                                   .allreduce_algorithm = AllreduceAlgorithm::kRsMulticast});
+  const int n = 3;
+  const std::size_t count = 3 << 18;  // 3 MiB of float32: 1 MiB per rank's block
+  const DataType t = DataType::kFloat32;
+  for (std::uint64_t salt = 1; salt <= 3; ++salt) {
+    std::vector<std::vector<std::byte>> in(n), out(n, std::vector<std::byte>(count * 4));
+    std::vector<Request> reqs;
+    for (int r = 0; r < n; ++r) {
+      in[r] = make_input(t, ReduceOp::kSum, r, 0, count, salt);
+      reqs.push_back(comms[r].iallreduce(in[r].data(), out[r].data(), count, t, ReduceOp::kSum));
+    }
+    drive(reqs, 60s);
+    ASSERT_TRUE(check_reduced(t, ReduceOp::kSum, out[0].data(), n, 0, count, salt));
+    for (int r = 1; r < n; ++r) ASSERT_EQ(out[r], out[0]) << "rank " << r << ", salt " << salt;
+  }
+  const Totals tot = totals(comms);
+  ASSERT_GT(tot.received, 0u) << "the allreduce's allgather did multicast";
+  EXPECT_LT(tot.copied, tot.received / 2) << tot.copied << " of " << tot.received;
 }
 
 TEST(Landing, OverTheInMemoryFabricEveryByteIsCopied) {
