@@ -166,8 +166,8 @@ class UdpEndpoint final : public UdpTransport {
   std::vector<std::span<const std::byte>> recv_views_;  // one call's datagrams, one batch
   std::vector<LandedDatagram> landed_views_;            // ... of them, those landed
   LandingReads landing_;
-  const std::byte* last_header_ = nullptr;  // of the last datagram of the call, for landing_
-  std::uint64_t drop_state_;                // splitmix64 state of the test drop hook
+  std::span<const std::byte> last_datagram_;  // the call's last one handed over, for landing_
+  std::uint64_t drop_state_;                  // splitmix64 state of the test drop hook
   bool warned_truncated_ = false;
 
   struct Atomics {

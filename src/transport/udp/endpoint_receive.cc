@@ -105,7 +105,7 @@ std::uint64_t UdpEndpoint::split_received(std::size_t i, std::size_t segment) {
       count_truncated();
       continue;
     }
-    last_header_ = base + at;
+    last_datagram_ = {base + at, n};
     if (test_drop()) continue;
     const std::span<const std::byte> payload = landing_.landed(d);
     if (payload.empty()) {
@@ -149,13 +149,13 @@ common::Status UdpEndpoint::poll(DatagramHandler& handler, std::size_t max,
       if (err != EAGAIN && err != EWOULDBLOCK) {
         status = common::transport_error(where() + ": recvmmsg: " + errno_text(err));
       }
-      landing_.finish_call(0, 0, nullptr);
+      landing_.finish_call(0, 0, {});
       break;
     }
     reads += static_cast<std::uint64_t>(got);
     recv_views_.clear();
     landed_views_.clear();
-    last_header_ = nullptr;
+    last_datagram_ = {};
     std::size_t most_datagrams = 0;
     std::size_t call_copied_back = 0;
     for (std::size_t i = 0; i < static_cast<std::size_t>(got); ++i) {
@@ -169,7 +169,7 @@ common::Status UdpEndpoint::poll(DatagramHandler& handler, std::size_t max,
       call_copied_back += landing_.settle(i, len, segment);
       bytes += split_received(i, segment);
     }
-    landing_.finish_call(static_cast<std::size_t>(got), most_datagrams, last_header_);
+    landing_.finish_call(static_cast<std::size_t>(got), most_datagrams, last_datagram_);
     // Landed first: a copy of the same chunk among the others then finds
     // it held, rather than overwriting it.
     if (!landed_views_.empty()) handler.on_landed(landed_views_);

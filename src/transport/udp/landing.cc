@@ -122,7 +122,7 @@ std::span<const std::byte> LandingReads::landed(std::size_t d) const {
 }
 
 void LandingReads::finish_call(std::size_t got, std::size_t most_datagrams,
-                               const std::byte* last_header) {
+                               std::span<const std::byte> last_datagram) {
   hits_total_ += hits_;
   misses_total_ += misses_;
   if (misses_ > 0) peek_calls_ = kPeekCalls;
@@ -146,10 +146,11 @@ void LandingReads::finish_call(std::size_t got, std::size_t most_datagrams,
       run_ = 1;
     }
   }
-  // A call that handed nothing over keeps the guess it had.
-  if (last_header != nullptr && layout_.header_bytes > 0 &&
-      layout_.header_bytes <= kMaxHeaderBytes) {
-    std::memcpy(previous_.data(), last_header, layout_.header_bytes);
+  // A call that handed nothing over (or only a datagram too short to be
+  // the handler's) keeps the guess it had.
+  if (layout_.header_bytes > 0 && layout_.header_bytes <= kMaxHeaderBytes &&
+      last_datagram.size() >= layout_.header_bytes) {
+    std::memcpy(previous_.data(), last_datagram.data(), layout_.header_bytes);
     have_previous_ = true;
   }
 }

@@ -66,9 +66,10 @@ class LandingReads {
   // empty where the datagram lies whole in the slot.
   std::span<const std::byte> landed(std::size_t d) const;
   // After a call: `got` messages read, the most datagrams one held, and the
-  // header of the last datagram handed over (null: none was), for the next
-  // guess.
-  void finish_call(std::size_t got, std::size_t most_datagrams, const std::byte* last_header);
+  // last datagram handed over (empty: none was), whose header is the next
+  // guess's start.
+  void finish_call(std::size_t got, std::size_t most_datagrams,
+                   std::span<const std::byte> last_datagram);
 
   // Landings that held their datagram, and those that did not, since creation.
   std::uint64_t hits() const { return hits_total_; }
