@@ -199,7 +199,7 @@ std::size_t McastCollective::landings(std::uint32_t root, std::uint64_t first,
   for (std::uint64_t c = first; c < s->chunks() && n < out.size() && !s->have.test(c); ++c, ++n) {
     out[n].payload = s->destination(c);
     out[n].bytes = static_cast<std::size_t>(s->length(c));
-    encode_data_key(ctx_.tag(), {seq(), root, static_cast<std::uint32_t>(c)}, out[n].key);
+    encode_data_key(ctx_.tag(), {seq(), root, static_cast<std::uint32_t>(c)}, out[n].key.data());
   }
   return n;
 }

@@ -27,10 +27,7 @@ void encode_data_header(const DataHeader& h, std::span<const std::byte> payload,
   common::put_le<std::uint16_t>(out + 0, kDataMagic);
   out[2] = std::byte(kWireVersion);
   out[3] = std::byte(kKindData);
-  common::put_le<std::uint32_t>(out + 4, h.comm_tag);
-  common::put_le<std::uint32_t>(out + 8, h.seq);
-  common::put_le<std::uint32_t>(out + 12, h.root);
-  common::put_le<std::uint32_t>(out + 16, h.chunk_index);
+  encode_data_key(h.comm_tag, {h.seq, h.root, h.chunk_index}, out + kDataKeyOffset);
   common::put_le<std::uint32_t>(out + 20, h.chunk_bytes);
   common::put_le<std::uint64_t>(out + 24, h.total_bytes);
   common::put_le<std::uint16_t>(out + 32, h.payload_len);
@@ -124,12 +121,11 @@ DataCheck decode_data(std::span<const std::byte> header, std::span<const std::by
   return c;
 }
 
-void encode_data_key(std::uint32_t tag, const DataKey& k,
-                     std::array<std::byte, transport::kLandingKeyBytes>& out) {
-  common::put_le<std::uint32_t>(out.data() + 0, tag);
-  common::put_le<std::uint32_t>(out.data() + 4, k.seq);
-  common::put_le<std::uint32_t>(out.data() + 8, k.root);
-  common::put_le<std::uint32_t>(out.data() + 12, k.chunk_index);
+void encode_data_key(std::uint32_t tag, const DataKey& k, std::byte* out) {
+  common::put_le<std::uint32_t>(out + 0, tag);
+  common::put_le<std::uint32_t>(out + 4, k.seq);
+  common::put_le<std::uint32_t>(out + 8, k.root);
+  common::put_le<std::uint32_t>(out + 12, k.chunk_index);
 }
 
 bool peek_data_key(std::span<const std::byte> header, std::uint32_t tag, DataKey& k) {

@@ -90,8 +90,9 @@ struct DataKey {
   std::uint32_t root = 0;
   std::uint32_t chunk_index = 0;
 };
-void encode_data_key(std::uint32_t tag, const DataKey& k,
-                     std::array<std::byte, transport::kLandingKeyBytes>& out);
+// Writes the kLandingKeyBytes of the key at `out` (a header's
+// kDataKeyOffset, or a landing's key).
+void encode_data_key(std::uint32_t tag, const DataKey& k, std::byte* out);
 // The key of a data header of this communicator (`tag`); false where
 // `header` is too short, not a data header, or of another communicator.
 // Nothing else is checked: the key only guides where bytes may land.

@@ -6,46 +6,34 @@
 // order, every payload ends where its key says, byte for byte, and nothing
 // is handed over twice or lost. Runs with GSO and GRO off and on.
 //
-// Network: like udp_gso_test, the test moves itself into a private network
-// namespace when root and uses lo; it skips, saying why, when multicast on
-// lo does not work.
+// Network: udp_loopback.h (lo, a private network namespace when root; every
+// test skips, saying why, when multicast on lo does not work).
 #include <gtest/gtest.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "common/clock.h"
-#include "transport/udp/udp_transport.h"
-#include "udp_test_util.h"
+#include "udp_loopback.h"
 
 namespace mccl::transport::udp {
 namespace {
 
 using namespace test;
-using namespace std::chrono_literals;
-using Bytes = std::vector<std::byte>;
 
-UdpConfig config(std::uint32_t tag, const std::string& offloads, std::size_t datagram = 8972) {
-  UdpConfig c;
-  c.iface = "lo";
-  c.comm_tag = tag;
-  c.job_salt = job_salt();
-  c.rate_mbit = -1;
-  c.rcvbuf_bytes = 8u << 20;
-  c.max_datagram = datagram;  // what MTU 9000 gives: landing takes datagrams from 4 KiB
+// udp_loopback.h's config (lo, unpaced, 8 MiB receive buffer, 8,972-byte
+// datagrams: what MTU 9000 gives, and landing takes datagrams from 4 KiB)
+// with GSO and GRO both `offloads`.
+UdpConfig landing_config(std::uint32_t tag, const std::string& offloads,
+                         std::size_t datagram = 8972) {
+  UdpConfig c = config(tag);
+  c.max_datagram = datagram;
   c.gso = offloads;
   c.gro = offloads;
   return c;
 }
-
-const auto* const g_env =
-    ::testing::AddGlobalTestEnvironment(new LoopbackEnvironment(config(0xC0FFEE, "off")));
 
 // The datagrams of this test: a 24-byte header whose bytes 4..19 are the
 // key (stream, chunk, and the stream again, twice), then the chunk's bytes.
@@ -185,8 +173,8 @@ class UdpLanding : public ::testing::TestWithParam<std::string> {};
 TEST_P(UdpLanding, AStreamInOrderLandsWhole) {
   SKIP_WITHOUT_MULTICAST();
   const Stream s{1, 300 * 8000 + 611, 8000};
-  auto a = make(config(2001, GetParam()));
-  auto r = make(config(2001, GetParam()));
+  auto a = make(landing_config(2001, GetParam()));
+  auto r = make(landing_config(2001, GetParam()));
   ASSERT_TRUE(a && r);
   std::vector<Bytes> data;
   for (std::size_t c = 0; c < s.chunks(); ++c) data.push_back(s.datagram(c));
@@ -219,8 +207,8 @@ TEST_P(UdpLanding, WrongGuessesAreCopiedBackAndNothingIsMisplaced) {
   SKIP_WITHOUT_MULTICAST();
   const Stream s{2, 400 * 5000, 5000};
   const Stream other{3, 40 * 5000, 5000};
-  auto a = make(config(2002, GetParam()));
-  auto r = make(config(2002, GetParam()));
+  auto a = make(landing_config(2002, GetParam()));
+  auto r = make(landing_config(2002, GetParam()));
   ASSERT_TRUE(a && r);
   std::vector<std::size_t> blocks(40);
   for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b] = b;
@@ -251,8 +239,8 @@ TEST_P(UdpLanding, WrongGuessesAreCopiedBackAndNothingIsMisplaced) {
 // A handler that takes no landings gets every datagram as before.
 TEST_P(UdpLanding, AHandlerWithoutLandingsGetsEverythingAsBefore) {
   SKIP_WITHOUT_MULTICAST();
-  auto a = make(config(2003, GetParam()));
-  auto r = make(config(2003, GetParam()));
+  auto a = make(landing_config(2003, GetParam()));
+  auto r = make(landing_config(2003, GetParam()));
   ASSERT_TRUE(a && r);
   const Stream s{4, 100 * 8000, 8000};
   std::vector<Bytes> data;
@@ -270,8 +258,8 @@ TEST_P(UdpLanding, AHandlerWithoutLandingsGetsEverythingAsBefore) {
 TEST_P(UdpLanding, SmallDatagramsAreNotLanded) {
   SKIP_WITHOUT_MULTICAST();
   const Stream s{5, 100 * 1400, 1400};
-  auto a = make(config(2004, GetParam(), 1472));
-  auto r = make(config(2004, GetParam(), 1472));
+  auto a = make(landing_config(2004, GetParam(), 1472));
+  auto r = make(landing_config(2004, GetParam(), 1472));
   ASSERT_TRUE(a && r);
   std::vector<Bytes> data;
   for (std::size_t c = 0; c < s.chunks(); ++c) data.push_back(s.datagram(c));

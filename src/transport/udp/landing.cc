@@ -30,9 +30,8 @@ std::size_t LandingReads::prepare(DatagramHandler& handler, mmsghdr* msgs, std::
   slots_ = slots;
   hits_ = misses_ = 0;
   layout_ = handler.landing_layout();
-  const bool usable = enabled_ && layout_.header_bytes > 0 &&
-                      layout_.header_bytes <= kMaxHeaderBytes &&
-                      layout_.key_offset + kLandingKeyBytes <= layout_.header_bytes;
+  usable_ = enabled_ && layout_.header_bytes > 0 && layout_.header_bytes <= kMaxHeaderBytes &&
+            layout_.key_offset + kLandingKeyBytes <= layout_.header_bytes;
   // Where the last reads carried runs (GRO coalesced them), a call that
   // lands reads one message and lands the whole run: runs vary in length,
   // so where the next message begins is unknown before this one is read.
@@ -40,7 +39,7 @@ std::size_t LandingReads::prepare(DatagramHandler& handler, mmsghdr* msgs, std::
   // call reads as many messages as before, one landing each.
   const std::size_t per_message = runs_ && run_ > 1 ? kMaxPerMessage : 1;
   std::size_t total = 0;
-  if (usable) {
+  if (usable_) {
     if (paused_calls_ > 0) {
       --paused_calls_;
     } else {
@@ -123,8 +122,6 @@ std::span<const std::byte> LandingReads::landed(std::size_t d) const {
 
 void LandingReads::finish_call(std::size_t got, std::size_t most_datagrams,
                                std::span<const std::byte> last_datagram) {
-  hits_total_ += hits_;
-  misses_total_ += misses_;
   if (misses_ > 0) peek_calls_ = kPeekCalls;
   if (misses_ > hits_) {
     if (++missed_calls_ >= kMissedCallsToPause) {
@@ -148,8 +145,7 @@ void LandingReads::finish_call(std::size_t got, std::size_t most_datagrams,
   }
   // A call that handed nothing over (or only a datagram too short to be
   // the handler's) keeps the guess it had.
-  if (layout_.header_bytes > 0 && layout_.header_bytes <= kMaxHeaderBytes &&
-      last_datagram.size() >= layout_.header_bytes) {
+  if (usable_ && last_datagram.size() >= layout_.header_bytes) {
     std::memcpy(previous_.data(), last_datagram.data(), layout_.header_bytes);
     have_previous_ = true;
   }

@@ -71,10 +71,6 @@ class LandingReads {
   void finish_call(std::size_t got, std::size_t most_datagrams,
                    std::span<const std::byte> last_datagram);
 
-  // Landings that held their datagram, and those that did not, since creation.
-  std::uint64_t hits() const { return hits_total_; }
-  std::uint64_t misses() const { return misses_total_; }
-
  private:
   // Consecutive calls whose guesses mostly missed before landing pauses,
   // and the calls it then pauses for.
@@ -97,6 +93,7 @@ class LandingReads {
   bool runs_;
   int fd_;
   LandingLayout layout_;
+  bool usable_ = false;  // layout_ takes landings (set by prepare())
   std::byte* slots_ = nullptr;
   std::vector<iovec> iov_;          // kIovPerMessage per message
   std::vector<Landing> landings_;   // of this call, in message order
@@ -113,7 +110,6 @@ class LandingReads {
   unsigned paused_calls_ = 0;
   unsigned peek_calls_ = 0;
   std::uint64_t hits_ = 0, misses_ = 0;  // this call's
-  std::uint64_t hits_total_ = 0, misses_total_ = 0;
 };
 
 }  // namespace mccl::transport::udp
