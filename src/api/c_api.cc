@@ -172,18 +172,16 @@ mccl_result_t mccl_comm_destroy(mccl_comm_t comm) {
 }
 
 mccl_result_t mccl_comm_rank(mccl_comm_t comm, int* rank) {
-  return guard(__func__, [&] {
+  return answer(__func__, rank, "rank", [&] {
     require_comm(comm);
-    require(rank, "rank");
-    *rank = comm->comm.rank();
+    return comm->comm.rank();
   });
 }
 
 mccl_result_t mccl_comm_size(mccl_comm_t comm, int* size) {
-  return guard(__func__, [&] {
+  return answer(__func__, size, "size", [&] {
     require_comm(comm);
-    require(size, "size");
-    *size = comm->comm.size();
+    return comm->comm.size();
   });
 }
 

@@ -124,18 +124,16 @@ mccl_result_t mccl_bootstrap_create_callbacks(int rank, int size,
 }
 
 mccl_result_t mccl_bootstrap_rank(mccl_bootstrap_t bootstrap, int* rank) {
-  return guard(__func__, [&] {
+  return answer(__func__, rank, "rank", [&] {
     require_bootstrap(bootstrap);
-    require(rank, "rank");
-    *rank = bootstrap->bootstrap->rank();
+    return bootstrap->bootstrap->rank();
   });
 }
 
 mccl_result_t mccl_bootstrap_size(mccl_bootstrap_t bootstrap, int* size) {
-  return guard(__func__, [&] {
+  return answer(__func__, size, "size", [&] {
     require_bootstrap(bootstrap);
-    require(size, "size");
-    *size = bootstrap->bootstrap->size();
+    return bootstrap->bootstrap->size();
   });
 }
 

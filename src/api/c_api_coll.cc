@@ -288,10 +288,9 @@ mccl_result_t mccl_irecv(mccl_comm_t comm, void* buffer, size_t bytes, int sourc
 }
 
 mccl_result_t mccl_request_source(mccl_request_t request, int* source) {
-  return guard(__func__, [&] {
+  return answer(__func__, source, "source", [&] {
     require_request(request);
-    require(source, "source");
-    *source = request->done ? request->request.source() : -1;
+    return request->done ? request->request.source() : -1;
   });
 }
 

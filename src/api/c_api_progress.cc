@@ -55,10 +55,9 @@ mccl_result_t mccl_progress_thread_destroy(mccl_progress_thread_t thread) {
 }
 
 mccl_result_t mccl_progress_thread_communicators(mccl_progress_thread_t thread, int* count) {
-  return guard(__func__, [&] {
+  return answer(__func__, count, "count", [&] {
     require_progress_thread(thread, "thread");
-    require(count, "count");
-    *count = thread->thread.communicators();
+    return thread->thread.communicators();
   });
 }
 

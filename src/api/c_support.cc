@@ -5,6 +5,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/enum_names.h"
+
 namespace mccl::capi {
 
 namespace {
@@ -23,21 +25,14 @@ Registry& registry() {
   return *r;
 }
 
-const char* type_name(HandleKind kind) {
-  switch (kind) {
-    case HandleKind::kWorld:
-      return "mccl_world_t";
-    case HandleKind::kComm:
-      return "mccl_comm_t";
-    case HandleKind::kRequest:
-      return "mccl_request_t";
-    case HandleKind::kProgressThread:
-      return "mccl_progress_thread_t";
-    case HandleKind::kBootstrap:
-      return "mccl_bootstrap_t";
-  }
-  return "handle";
-}
+constexpr common::EnumName<HandleKind> kTypeNames[] = {
+    {HandleKind::kWorld, "mccl_world_t"},
+    {HandleKind::kComm, "mccl_comm_t"},
+    {HandleKind::kRequest, "mccl_request_t"},
+    {HandleKind::kProgressThread, "mccl_progress_thread_t"},
+    {HandleKind::kBootstrap, "mccl_bootstrap_t"}};
+
+const char* type_name(HandleKind kind) { return common::name_of(kind, kTypeNames, "handle"); }
 
 // Under the registry's lock.
 void check(const Registry& r, const void* handle, HandleKind kind, const char* name) {

@@ -185,6 +185,18 @@ mccl_result_t guard(const char* fn, F&& body) noexcept {
   }
 }
 
+// The C getters: `value` checks the handle (throwing as require_* do) and
+// returns what the call answers; then `out` is checked, named `out_name`,
+// and written. Nothing is written on an error.
+template <typename T, typename F>
+mccl_result_t answer(const char* fn, T* out, const char* out_name, F&& value) noexcept {
+  return guard(fn, [&] {
+    const T v = value();
+    require(out, out_name);
+    *out = v;
+  });
+}
+
 // A C caller may pass any int where the header says an enum (C enums are
 // ints), but in C++ reading an enum that holds a value outside its
 // enumerators' range is undefined (UBSan: "not a valid value"): copy the

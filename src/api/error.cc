@@ -1,29 +1,24 @@
 #include "mccl/error.h"
 
+#include "common/enum_names.h"
 #include "mccl/version.h"
 
 namespace mccl {
 
+namespace {
+constexpr common::EnumName<ErrorCode> kErrorNames[] = {
+    {ErrorCode::kOk, "ok"},
+    {ErrorCode::kInvalidArgument, "invalid argument"},
+    {ErrorCode::kTimeout, "timeout"},
+    {ErrorCode::kPeerFailure, "peer failure"},
+    {ErrorCode::kTransportError, "transport error"},
+    {ErrorCode::kMismatch, "mismatch between ranks"},
+    {ErrorCode::kInternal, "internal error"},
+    {ErrorCode::kUnavailable, "unavailable"}};
+}  // namespace
+
 const char* to_string(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::kOk:
-      return "ok";
-    case ErrorCode::kInvalidArgument:
-      return "invalid argument";
-    case ErrorCode::kTimeout:
-      return "timeout";
-    case ErrorCode::kPeerFailure:
-      return "peer failure";
-    case ErrorCode::kTransportError:
-      return "transport error";
-    case ErrorCode::kMismatch:
-      return "mismatch between ranks";
-    case ErrorCode::kInternal:
-      return "internal error";
-    case ErrorCode::kUnavailable:
-      return "unavailable";
-  }
-  return "unknown error";
+  return common::name_of(code, kErrorNames, "unknown error");
 }
 
 #define MCCL_STR_(x) #x

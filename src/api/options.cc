@@ -4,6 +4,7 @@
 #include <string>
 
 #include "api/progress_thread_impl.h"
+#include "common/option_names.h"
 #include "common/settings.h"
 #include "mccl/error.h"
 
@@ -12,42 +13,17 @@ namespace mccl::detail {
 namespace s = common::settings;
 
 namespace {
-TransportKind parse_transport(const std::string& v) {
-  if (v == "sim") return TransportKind::kSim;
-  if (v == "udp") return TransportKind::kUdp;
-  if (v == "ib") return TransportKind::kIb;
-  return TransportKind::kAuto;
-}
-ProgressKind parse_progress(const std::string& v) {
-  if (v == "thread") return ProgressKind::kThread;
-  if (v == "offload") return ProgressKind::kOffload;
-  return ProgressKind::kInline;
-}
-AllgatherAlgorithm parse_allgather(const std::string& v) {
-  if (v == "multicast") return AllgatherAlgorithm::kMulticast;
-  if (v == "ring") return AllgatherAlgorithm::kRing;
-  if (v == "bruck") return AllgatherAlgorithm::kBruck;
-  return AllgatherAlgorithm::kAuto;
-}
-BroadcastAlgorithm parse_broadcast(const std::string& v) {
-  if (v == "multicast") return BroadcastAlgorithm::kMulticast;
-  if (v == "chain") return BroadcastAlgorithm::kChain;
-  if (v == "binomial") return BroadcastAlgorithm::kBinomial;
-  return BroadcastAlgorithm::kAuto;
-}
-AllreduceAlgorithm parse_allreduce(const std::string& v) {
-  if (v == "rs_mcast") return AllreduceAlgorithm::kRsMulticast;
-  if (v == "ring") return AllreduceAlgorithm::kRing;
-  if (v == "recursive_doubling") return AllreduceAlgorithm::kRecursiveDoubling;
-  return AllreduceAlgorithm::kAuto;
+// check_settings() has held every value to its vocabulary, which the table
+// spells, so a value always parses; `otherwise` is only the default's value.
+template <typename E, std::size_t N>
+E named_setting(const common::Setting& setting, const common::EnumName<E> (&names)[N],
+                E otherwise) {
+  return common::value_named(setting.get(), names).value_or(otherwise);
 }
 
 Compression compression_from_env(int rank) {
   Compression c;
-  const std::string mode = s::kCollCompress.get();
-  if (mode == "bf16") c.mode = CompressMode::kBf16;
-  if (mode == "bound") c.mode = CompressMode::kBound;
-  if (mode == "zfp") c.mode = CompressMode::kZfp;
+  c.mode = named_setting(s::kCollCompress, common::kCompressNames, CompressMode::kOff);
   c.bound = s::kCollCompressBound.get_double();
   c.zfp_rate = s::kCollCompressZfpRate.get_double();
   if (c.mode == CompressMode::kBound && !(c.bound > 0 && c.bound <= 1e300)) {
@@ -68,8 +44,10 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
     throw Error(st.code(), "rank " + std::to_string(rank) + ": " + st.message());
   }
   ResolvedOptions r;
-  r.transport = o.transport.value_or(parse_transport(s::kTransport.get()));
-  r.progress = o.progress.value_or(parse_progress(s::kProgress.get()));
+  r.transport = o.transport.value_or(
+      named_setting(s::kTransport, common::kTransportNames, TransportKind::kAuto));
+  r.progress = o.progress.value_or(
+      named_setting(s::kProgress, common::kProgressNames, ProgressKind::kInline));
   r.timeout = o.timeout.value_or(std::chrono::milliseconds(s::kCollTimeoutMs.get_int()));
   if (r.timeout.count() <= 0) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -84,10 +62,13 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
             ": CommOptions::allgather_concurrent_roots must be >= 0 (0: as the incast budget "
             "allows)");
   }
-  r.coll.allgather = o.allgather_algorithm.value_or(parse_allgather(s::kCollAllgatherAlgo.get()));
-  r.coll.broadcast = o.broadcast_algorithm.value_or(parse_broadcast(s::kCollBcastAlgo.get()));
+  r.coll.allgather = o.allgather_algorithm.value_or(
+      named_setting(s::kCollAllgatherAlgo, common::kAllgatherNames, AllgatherAlgorithm::kAuto));
+  r.coll.broadcast = o.broadcast_algorithm.value_or(
+      named_setting(s::kCollBcastAlgo, common::kBroadcastNames, BroadcastAlgorithm::kAuto));
   r.coll.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int());
-  r.coll.allreduce = o.allreduce_algorithm.value_or(parse_allreduce(s::kCollAllreduceAlgo.get()));
+  r.coll.allreduce = o.allreduce_algorithm.value_or(
+      named_setting(s::kCollAllreduceAlgo, common::kAllreduceNames, AllreduceAlgorithm::kAuto));
   r.coll.reduce_segment_bytes = static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int());
   r.coll.allreduce_small_bytes = static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int());
   r.coll.multicast_from.broadcast = s::kCollBcastMcastFromBytes.get_int();

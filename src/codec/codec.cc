@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "codec/bf16.h"
@@ -10,6 +11,7 @@
 #include "codec/format.h"
 #include "codec/quantize.h"
 #include "codec/zfp_codec.h"
+#include "common/enum_names.h"
 
 namespace mccl::codec {
 
@@ -112,28 +114,17 @@ common::Status expect_payload(std::span<const std::byte> payload, std::size_t by
 
 }  // namespace
 
-const char* to_string(Mode mode) {
-  switch (mode) {
-    case Mode::kOff:
-      return "off";
-    case Mode::kBf16:
-      return "bf16";
-    case Mode::kBound:
-      return "bound";
-    case Mode::kZfp:
-      return "zfp";
-  }
-  return "?";
-}
+namespace {
+constexpr common::EnumName<Mode> kModeNames[] = {
+    {Mode::kOff, "off"}, {Mode::kBf16, "bf16"}, {Mode::kBound, "bound"}, {Mode::kZfp, "zfp"}};
+}  // namespace
+
+const char* to_string(Mode mode) { return common::name_of(mode, kModeNames); }
 
 bool parse_mode(const std::string& text, Mode& out) {
-  for (Mode m : {Mode::kOff, Mode::kBf16, Mode::kBound, Mode::kZfp}) {
-    if (text == to_string(m)) {
-      out = m;
-      return true;
-    }
-  }
-  return false;
+  std::optional<Mode> mode = common::value_named(text, kModeNames);
+  if (mode) out = *mode;
+  return mode.has_value();
 }
 
 bool compressible(DataType type) {

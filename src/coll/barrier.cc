@@ -19,11 +19,10 @@ std::string Barrier::describe_wait() const {
 }
 
 void Barrier::signal_round() {
-  ControlHeader h;
-  h.kind = ControlKind::kBarrier;
-  h.seq = seq();
-  h.signature = signature_;
-  h.arg0 = static_cast<std::uint32_t>(round_);
+  ControlHeader h{.kind = ControlKind::kBarrier,
+                  .seq = seq(),
+                  .signature = signature_,
+                  .arg0 = static_cast<std::uint32_t>(round_)};
   int to = (ctx_.rank() + (1 << round_)) % ctx_.size();
   common::Status st = ctx_.send_control(to, h);
   if (!st.is_ok()) ctx_.poison(st);

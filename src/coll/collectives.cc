@@ -11,6 +11,7 @@
 #include "coll/ring_allgather.h"
 #include "coll/signature.h"
 #include "coll/tree_broadcast.h"
+#include "common/option_names.h"
 #include "protocol/context.h"
 #include "protocol/mcast_collective.h"
 
@@ -102,45 +103,13 @@ std::shared_ptr<protocol::Operation> make_alltoallv(
 }
 
 const char* algorithm_name(BroadcastAlgorithm a) {
-  switch (a) {
-    case BroadcastAlgorithm::kMulticast:
-      return "multicast";
-    case BroadcastAlgorithm::kChain:
-      return "chain";
-    case BroadcastAlgorithm::kBinomial:
-      return "binomial";
-    case BroadcastAlgorithm::kAuto:
-      break;
-  }
-  return "auto";
+  return common::name_of(a, common::kBroadcastNames);
 }
-
 const char* algorithm_name(AllgatherAlgorithm a) {
-  switch (a) {
-    case AllgatherAlgorithm::kMulticast:
-      return "multicast";
-    case AllgatherAlgorithm::kRing:
-      return "ring";
-    case AllgatherAlgorithm::kBruck:
-      return "bruck";
-    case AllgatherAlgorithm::kAuto:
-      break;
-  }
-  return "auto";
+  return common::name_of(a, common::kAllgatherNames);
 }
-
 const char* algorithm_name(AllreduceAlgorithm a) {
-  switch (a) {
-    case AllreduceAlgorithm::kRsMulticast:
-      return "rs_mcast";
-    case AllreduceAlgorithm::kRing:
-      return "ring";
-    case AllreduceAlgorithm::kRecursiveDoubling:
-      return "recursive_doubling";
-    case AllreduceAlgorithm::kAuto:
-      break;
-  }
-  return "auto";
+  return common::name_of(a, common::kAllreduceNames);
 }
 
 std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx) {

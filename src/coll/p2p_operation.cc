@@ -13,12 +13,11 @@ void P2pOperation::on_datagram(const protocol::DataHeader&, std::span<const std:
 }
 
 ControlHeader P2pOperation::p2p_header(std::uint32_t arg0, std::uint32_t arg1) const {
-  ControlHeader h;
-  h.kind = protocol::ControlKind::kP2pData;
-  h.seq = seq();
-  h.signature = signature_;
-  h.arg0 = arg0;
-  h.arg1 = arg1;
+  ControlHeader h{.kind = protocol::ControlKind::kP2pData,
+                  .seq = seq(),
+                  .signature = signature_,
+                  .arg0 = arg0,
+                  .arg1 = arg1};
   return h;
 }
 

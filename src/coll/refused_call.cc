@@ -5,11 +5,10 @@
 namespace mccl::coll {
 
 void RefusedCall::on_start(common::TimePoint) {
-  protocol::ControlHeader h;
-  h.kind = protocol::ControlKind::kCallRefused;
-  h.seq = seq();
-  h.arg0 = static_cast<std::uint32_t>(why_.code());
-  h.arg1 = static_cast<std::uint32_t>(ctx_.rank());
+  protocol::ControlHeader h{.kind = protocol::ControlKind::kCallRefused,
+                            .seq = seq(),
+                            .arg0 = static_cast<std::uint32_t>(why_.code()),
+                            .arg1 = static_cast<std::uint32_t>(ctx_.rank())};
   const std::string& text = why_.message();
   for (int peer = 0; peer < ctx_.size(); ++peer) {
     // Best effort: a peer that cannot be told times out as it would have.

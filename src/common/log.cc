@@ -1,31 +1,27 @@
 #include "common/log.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <mutex>
 
+#include "common/enum_names.h"
 #include "common/settings.h"
 
 namespace mccl::common {
 
 namespace {
+// MCCL_LOG_LEVEL's words; a line's prefix says its level in capitals.
+constexpr EnumName<LogLevel> kLevelWords[] = {{LogLevel::kError, "error"},
+                                              {LogLevel::kWarn, "warn"},
+                                              {LogLevel::kInfo, "info"},
+                                              {LogLevel::kDebug, "debug"}};
 LogLevel parse_level(const std::string& s) {
-  if (s == "error") return LogLevel::kError;
-  if (s == "info") return LogLevel::kInfo;
-  if (s == "debug") return LogLevel::kDebug;
-  return LogLevel::kWarn;
+  return value_named(s, kLevelWords).value_or(LogLevel::kWarn);
 }
-const char* level_name(LogLevel l) {
-  switch (l) {
-    case LogLevel::kError:
-      return "ERROR";
-    case LogLevel::kWarn:
-      return "WARN";
-    case LogLevel::kInfo:
-      return "INFO";
-    case LogLevel::kDebug:
-      return "DEBUG";
-  }
-  return "?";
+std::string level_prefix(LogLevel l) {
+  std::string word = name_of(l, kLevelWords);
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return word;
 }
 }  // namespace
 
@@ -36,7 +32,7 @@ LogLevel log_level() {
 
 void log_message(LogLevel level, int rank, const std::string& text) {
   if (static_cast<int>(level) > static_cast<int>(log_level())) return;
-  std::string line = std::string("[mccl ") + level_name(level);
+  std::string line = "[mccl " + level_prefix(level);
   if (rank >= 0) line += " rank " + std::to_string(rank);
   write_log_line(line + "] " + text);
 }

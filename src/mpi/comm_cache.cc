@@ -108,13 +108,13 @@ McclComm::~McclComm() {
   try {
     const Stats s = comm.stats();
     Counters& c = global().counters;
-    c.mcast_bytes_sent += s.mcast_bytes_sent;
-    c.mcast_datagrams_sent += s.mcast_datagrams_sent;
-    c.mcast_bytes_received += s.mcast_bytes_received;
-    c.repair_bytes_requested += s.repair_bytes_requested;
-    c.p2p_bytes_sent += s.p2p_bytes_sent;
-    c.early_arrivals_dropped += s.early_arrivals_dropped;
-    c.dropped_duplicate += s.dropped_duplicate;
+#define MCCL_MPI_ADD_counter(name) c.name += s.name;
+#define MCCL_MPI_ADD_gauge(name)
+#define MCCL_MPI_ADD_(name, kind) MCCL_MPI_ADD_##kind(name)
+    MCCL_STATS_FIELDS(MCCL_MPI_ADD_)
+#undef MCCL_MPI_ADD_
+#undef MCCL_MPI_ADD_gauge
+#undef MCCL_MPI_ADD_counter
   } catch (const std::exception& e) {
     warnf("reading the counters of %s: %s", label.c_str(), e.what());
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "mpi/comm_cache.h"
 #include "mpi/export.h"
 #include "mpi/log.h"
@@ -23,29 +24,13 @@ std::recursive_mutex& tables_lock() {
   return *m;
 }
 
-const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::kBcast:
-      return "MPI_Bcast";
-    case Kind::kAllgather:
-      return "MPI_Allgather";
-    case Kind::kAllgatherv:
-      return "MPI_Allgatherv";
-    case Kind::kIbcast:
-      return "MPI_Ibcast";
-    case Kind::kIallgather:
-      return "MPI_Iallgather";
-    case Kind::kIallgatherv:
-      return "MPI_Iallgatherv";
-    case Kind::kAllreduce:
-      return "MPI_Allreduce";
-    case Kind::kReduceScatterBlock:
-      return "MPI_Reduce_scatter_block";
-    case Kind::kCount:
-      break;
-  }
-  return "?";
-}
+constexpr common::EnumName<Kind> kKindNames[] = {
+    {Kind::kBcast, "MPI_Bcast"},           {Kind::kAllgather, "MPI_Allgather"},
+    {Kind::kAllgatherv, "MPI_Allgatherv"}, {Kind::kIbcast, "MPI_Ibcast"},
+    {Kind::kIallgather, "MPI_Iallgather"}, {Kind::kIallgatherv, "MPI_Iallgatherv"},
+    {Kind::kAllreduce, "MPI_Allreduce"},   {Kind::kReduceScatterBlock, "MPI_Reduce_scatter_block"}};
+
+const char* kind_name(Kind k) { return common::name_of(k, kKindNames); }
 
 bool is_nonblocking(Kind k) {
   return k == Kind::kIbcast || k == Kind::kIallgather || k == Kind::kIallgatherv;
@@ -129,16 +114,18 @@ void print_stats() {
     per_kind += std::string(" ") + kind_name(static_cast<Kind>(k)) + "=" + std::to_string(s) + "/" +
                 std::to_string(f);
   }
+  std::string sums;
+#define MCCL_MPI_PRINT_counter(name) sums += " " #name "=" + std::to_string(c.name.load());
+#define MCCL_MPI_PRINT_gauge(name)
+#define MCCL_MPI_PRINT_(name, kind) MCCL_MPI_PRINT_##kind(name)
+  MCCL_STATS_FIELDS(MCCL_MPI_PRINT_)
+#undef MCCL_MPI_PRINT_
+#undef MCCL_MPI_PRINT_gauge
+#undef MCCL_MPI_PRINT_counter
   std::printf("mccl_mpi stats: rank=%d served=%" PRIu64 " fallback=%" PRIu64 " failed=%" PRIu64
-              " served_bytes=%" PRIu64 " mcast_bytes_sent=%" PRIu64 " mcast_datagrams_sent=%" PRIu64
-              " mcast_bytes_received=%" PRIu64 " repair_bytes_requested=%" PRIu64
-              " p2p_bytes_sent=%" PRIu64 " early_dropped=%" PRIu64 " duplicates=%" PRIu64
-              " comms=%" PRIu64 " comms_failed=%" PRIu64 "%s\n",
+              " served_bytes=%" PRIu64 " comms=%" PRIu64 " comms_failed=%" PRIu64 "%s%s\n",
               g.world_rank, served, fallback, c.failed_calls.load(), c.served_bytes.load(),
-              c.mcast_bytes_sent.load(), c.mcast_datagrams_sent.load(),
-              c.mcast_bytes_received.load(), c.repair_bytes_requested.load(),
-              c.p2p_bytes_sent.load(), c.early_arrivals_dropped.load(), c.dropped_duplicate.load(),
-              c.comms_created.load(), c.comms_failed.load(), per_kind.c_str());
+              c.comms_created.load(), c.comms_failed.load(), sums.c_str(), per_kind.c_str());
   std::fflush(stdout);
 }
 

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "mccl/stats.h"
 #include "mpi/settings.h"
 
 namespace mccl::mpi {
@@ -57,17 +58,12 @@ struct Counters {
   std::atomic<std::uint64_t> failed_calls{0};  // served calls that ended in an MPI error
   std::atomic<std::uint64_t> comms_created{0};
   std::atomic<std::uint64_t> comms_failed{0};  // creation failed on some rank: MPI forever
-  // Summed from mccl::Stats of every MCCL communicator when it is destroyed.
-  std::atomic<std::uint64_t> mcast_bytes_sent{0};
-  std::atomic<std::uint64_t> mcast_datagrams_sent{0};
-  std::atomic<std::uint64_t> mcast_bytes_received{0};
-  std::atomic<std::uint64_t> repair_bytes_requested{0};
-  std::atomic<std::uint64_t> p2p_bytes_sent{0};
-  // Why repairs were needed: datagrams of collectives not started yet that
-  // the early store could not keep, and chunks that arrived twice (a repair
-  // asked for what was only late).
-  std::atomic<std::uint64_t> early_arrivals_dropped{0};
-  std::atomic<std::uint64_t> dropped_duplicate{0};
+  // Every counter of mccl::Stats (MCCL_STATS_FIELDS), summed over the MCCL
+  // communicators of this rank as each is destroyed. Gauges are kept but
+  // not summed: a sum of them means nothing.
+#define MCCL_MPI_SUM_(name, kind) std::atomic<std::uint64_t> name{0};
+  MCCL_STATS_FIELDS(MCCL_MPI_SUM_)
+#undef MCCL_MPI_SUM_
 };
 
 struct Global {

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <random>
 
+#include "common/enum_names.h"
 #include "common/little_endian.h"
 #include "common/log.h"
 
@@ -17,17 +18,14 @@
 
 namespace mccl::protocol {
 
-const char* to_string(MacKind k) {
-  switch (k) {
-    case MacKind::kNone:
-      return "none (built without authentication)";
-    case MacKind::kPoly1305:
-      return "Poly1305 (an MCCL release before AES-GMAC)";
-    case MacKind::kAesGmac:
-      return "AES-256-GMAC";
-  }
-  return "unknown";
-}
+namespace {
+constexpr common::EnumName<MacKind> kMacNames[] = {
+    {MacKind::kNone, "none (built without authentication)"},
+    {MacKind::kPoly1305, "Poly1305 (an MCCL release before AES-GMAC)"},
+    {MacKind::kAesGmac, "AES-256-GMAC"}};
+}  // namespace
+
+const char* to_string(MacKind k) { return common::name_of(k, kMacNames, "unknown"); }
 
 #if MCCL_HAVE_AUTH
 

@@ -418,10 +418,9 @@ void Context::poison(Status why) {
 }
 
 void Context::send_abort(int peer, const Status& why) {
-  ControlHeader h;
-  h.kind = ControlKind::kAbort;
-  h.arg0 = static_cast<std::uint32_t>(why.code());
-  h.arg1 = static_cast<std::uint32_t>(rank_);
+  ControlHeader h{.kind = ControlKind::kAbort,
+                  .arg0 = static_cast<std::uint32_t>(why.code()),
+                  .arg1 = static_cast<std::uint32_t>(rank_)};
   (void)send_control(peer, h, std::as_bytes(std::span(why.message())));
 }
 
@@ -441,11 +440,10 @@ Status Context::send_control(int peer, ControlHeader h, std::span<const std::byt
 
 Status Context::send_p2p(int peer, std::uint32_t tag, std::span<const std::byte> data,
                          std::size_t segment_bytes) {
-  ControlHeader h;
-  h.kind = ControlKind::kP2pMessage;
-  h.seq = p2p_next_to_[peer]++;
-  h.root = tag;
-  h.signature = data.size();
+  ControlHeader h{.kind = ControlKind::kP2pMessage,
+                  .seq = p2p_next_to_[peer]++,
+                  .root = tag,
+                  .signature = data.size()};
   std::size_t off = 0;
   do {  // a message of 0 bytes is one empty segment
     const std::size_t len = std::min(segment_bytes, data.size() - off);

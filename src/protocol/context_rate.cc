@@ -46,13 +46,12 @@ void Context::report_loss(std::uint32_t root, std::uint32_t seq, std::uint64_t s
   LossReported& last = loss_reported_[root];
   if (last.sent && last.seq == seq && now_ - last.at < stall_deadline()) return;
   last = {true, seq, now_};
-  ControlHeader h;
-  h.kind = ControlKind::kLossReport;
-  h.seq = seq;
-  h.root = root;
-  h.signature = signature;
-  h.arg0 = static_cast<std::uint32_t>(first);
-  h.arg1 = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, UINT32_MAX));
+  ControlHeader h{.kind = ControlKind::kLossReport,
+                  .seq = seq,
+                  .root = root,
+                  .signature = signature,
+                  .arg0 = static_cast<std::uint32_t>(first),
+                  .arg1 = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, UINT32_MAX))};
   Counters::add(counters_.loss_reports_sent);
   const common::Status st = send_control(static_cast<int>(root), h);
   // A root that finished and left is no failure: the report was a hint.

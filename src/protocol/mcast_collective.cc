@@ -248,10 +248,7 @@ bool McastCollective::holds_everything() const {
 }
 
 void McastCollective::send(ControlKind kind, int peer) {
-  ControlHeader h;
-  h.kind = kind;
-  h.seq = seq();
-  h.signature = spec_.signature;
+  ControlHeader h{.kind = kind, .seq = seq(), .signature = spec_.signature};
   common::Status st = ctx_.send_control(peer, h);
   // kHave is a hint: a right neighbour that already holds everything and
   // was released may have finished and gone, which is no failure.

@@ -47,11 +47,10 @@ void McastCollective::request_missing(Stream& s, std::uint64_t begin, std::uint6
   s.last_request = now;
   Counters::add(ctx_.counters().repairs_requested, chunks);
   Counters::add(ctx_.counters().repair_bytes_requested, bytes);
-  ControlHeader h;
-  h.kind = ControlKind::kRepairRequest;
-  h.seq = seq();
-  h.root = static_cast<std::uint32_t>(s.root());
-  h.signature = spec_.signature;
+  ControlHeader h{.kind = ControlKind::kRepairRequest,
+                  .seq = seq(),
+                  .root = static_cast<std::uint32_t>(s.root()),
+                  .signature = spec_.signature};
   common::Status st = ctx_.send_control(ctx_.left(), h, body);
   if (!st.is_ok()) ctx_.poison(st);
   ctx_.report_loss(h.root, seq(), spec_.signature, first, chunks);

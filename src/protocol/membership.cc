@@ -21,11 +21,7 @@ std::string ranks_text(const std::vector<int>& ranks) {
 
 bool MembershipOp::send_to(int peer, std::uint32_t round, std::uint32_t flags,
                            std::span<const std::byte> body) {
-  ControlHeader h;
-  h.kind = ControlKind::kMembership;
-  h.seq = exchange_;
-  h.arg0 = round;
-  h.arg1 = flags;
+  ControlHeader h{.kind = ControlKind::kMembership, .seq = exchange_, .arg0 = round, .arg1 = flags};
   return ctx_.send_control(peer, h, body).is_ok();
 }
 

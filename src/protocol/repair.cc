@@ -37,13 +37,12 @@ common::Status send_repair_data(Context& ctx, std::uint32_t seq, std::uint32_t r
     const std::uint64_t e = std::min(end, b + per_msg);
     const std::uint64_t from = std::min<std::uint64_t>(b * chunk, stream.size());
     const std::uint64_t to = std::min<std::uint64_t>(e * chunk, stream.size());
-    ControlHeader h;
-    h.kind = ControlKind::kRepairData;
-    h.seq = seq;
-    h.root = root;
-    h.signature = signature;
-    h.arg0 = static_cast<std::uint32_t>(b);
-    h.arg1 = static_cast<std::uint32_t>(e - b);
+    ControlHeader h{.kind = ControlKind::kRepairData,
+                    .seq = seq,
+                    .root = root,
+                    .signature = signature,
+                    .arg0 = static_cast<std::uint32_t>(b),
+                    .arg1 = static_cast<std::uint32_t>(e - b)};
     const auto data = stream.subspan(from, to - from);
     if (auto st = ctx.send_control(ctx.right(), h, data); !st.is_ok()) {
       return st.code() == ErrorCode::kPeerFailure ? common::Status::ok() : st;

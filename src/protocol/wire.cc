@@ -1,6 +1,7 @@
 #include "protocol/wire.h"
 
 #include "common/crc32c.h"
+#include "common/enum_names.h"
 #include "common/little_endian.h"
 
 namespace mccl::protocol {
@@ -140,33 +141,22 @@ bool peek_data_key(std::span<const std::byte> header, std::uint32_t tag, DataKey
   return true;
 }
 
-const char* to_string(DataCheck c) {
-  switch (c) {
-    case DataCheck::kOk:
-      return "ok";
-    case DataCheck::kTooShort:
-      return "too short";
-    case DataCheck::kBadMagic:
-      return "bad magic";
-    case DataCheck::kBadVersion:
-      return "bad version";
-    case DataCheck::kBadKind:
-      return "bad kind";
-    case DataCheck::kBadFlags:
-      return "bad flags";
-    case DataCheck::kForeignTag:
-      return "foreign communicator tag";
-    case DataCheck::kBadLength:
-      return "bad length";
-    case DataCheck::kBadChunk:
-      return "chunk out of bounds";
-    case DataCheck::kBadChecksum:
-      return "bad checksum";
-    case DataCheck::kBadMac:
-      return "failed authentication";
-  }
-  return "?";
-}
+namespace {
+constexpr common::EnumName<DataCheck> kDataCheckNames[] = {
+    {DataCheck::kOk, "ok"},
+    {DataCheck::kTooShort, "too short"},
+    {DataCheck::kBadMagic, "bad magic"},
+    {DataCheck::kBadVersion, "bad version"},
+    {DataCheck::kBadKind, "bad kind"},
+    {DataCheck::kBadFlags, "bad flags"},
+    {DataCheck::kForeignTag, "foreign communicator tag"},
+    {DataCheck::kBadLength, "bad length"},
+    {DataCheck::kBadChunk, "chunk out of bounds"},
+    {DataCheck::kBadChecksum, "bad checksum"},
+    {DataCheck::kBadMac, "failed authentication"}};
+}  // namespace
+
+const char* to_string(DataCheck c) { return common::name_of(c, kDataCheckNames); }
 
 void encode_control_header(const ControlHeader& h, std::byte out[kControlHeaderBytes]) {
   common::put_le<std::uint16_t>(out + 0, kControlMagic);
@@ -200,32 +190,21 @@ bool decode_control(std::span<const std::byte> m, std::uint32_t expected_tag, Co
   return true;
 }
 
-const char* to_string(ControlKind k) {
-  switch (k) {
-    case ControlKind::kHave:
-      return "have";
-    case ControlKind::kRelease:
-      return "release";
-    case ControlKind::kRepairRequest:
-      return "repair-request";
-    case ControlKind::kRepairData:
-      return "repair-data";
-    case ControlKind::kAbort:
-      return "abort";
-    case ControlKind::kP2pData:
-      return "p2p-data";
-    case ControlKind::kBarrier:
-      return "barrier";
-    case ControlKind::kCallRefused:
-      return "call-refused";
-    case ControlKind::kLossReport:
-      return "loss-report";
-    case ControlKind::kP2pMessage:
-      return "p2p-message";
-    case ControlKind::kMembership:
-      return "membership";
-  }
-  return "?";
-}
+namespace {
+constexpr common::EnumName<ControlKind> kControlNames[] = {
+    {ControlKind::kHave, "have"},
+    {ControlKind::kRelease, "release"},
+    {ControlKind::kRepairRequest, "repair-request"},
+    {ControlKind::kRepairData, "repair-data"},
+    {ControlKind::kAbort, "abort"},
+    {ControlKind::kP2pData, "p2p-data"},
+    {ControlKind::kBarrier, "barrier"},
+    {ControlKind::kCallRefused, "call-refused"},
+    {ControlKind::kLossReport, "loss-report"},
+    {ControlKind::kP2pMessage, "p2p-message"},
+    {ControlKind::kMembership, "membership"}};
+}  // namespace
+
+const char* to_string(ControlKind k) { return common::name_of(k, kControlNames); }
 
 }  // namespace mccl::protocol

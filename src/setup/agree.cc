@@ -10,6 +10,7 @@
 
 #include "common/little_endian.h"
 #include "common/log.h"
+#include "common/option_names.h"
 #include "common/settings.h"
 #include "mccl/error.h"
 #include "protocol/group_key.h"
@@ -24,19 +25,7 @@ namespace mccl::setup {
 
 namespace {
 
-const char* transport_name(TransportKind k) {
-  switch (k) {
-    case TransportKind::kAuto:
-      return "auto";
-    case TransportKind::kSim:
-      return "sim";
-    case TransportKind::kUdp:
-      return "udp";
-    case TransportKind::kIb:
-      return "ib";
-  }
-  return "?";
-}
+const char* transport_name(TransportKind k) { return common::name_of(k, common::kTransportNames); }
 
 // Agreement::cores_per_rank, from the hellos every rank holds alike.
 std::int32_t fewest_cores_per_rank(const std::vector<Hello>& hellos) {
