@@ -176,6 +176,7 @@ std::unique_ptr<Backend> make_offload_backend(Bootstrap& bootstrap, const Resolv
   o.timeout = opt.timeout;
   o.coll = choices_from(opt);
   o.epoch = opt.epoch;
+  o.udp_iface = common::settings::kUdpIface.from_env().value_or("");
   std::unique_ptr<offload::client::OffloadComm> comm;
   auto s = offload::client::OffloadComm::create(bootstrap, o, comm);
   if (!s) {

@@ -94,6 +94,41 @@ Status validate_broadcast(int rank, int size, const void* buffer, std::size_t by
   return Status::ok();
 }
 
+namespace {
+
+// Blocks of different ranks must not overlap in the receive buffer, or
+// one root's data would silently overwrite another's. Empty blocks occupy
+// nothing, wherever their displacements point. `extent`: where the last
+// block ends.
+Status check_blocks_disjoint(int rank, std::span<const std::size_t> counts,
+                             std::span<const std::size_t> displacements, std::size_t& extent) {
+  struct Block {
+    std::size_t displ, count;
+    int rank;
+    bool operator<(const Block& o) const { return displ < o.displ; }
+  };
+  std::vector<Block> blocks;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (counts[r] > 0) blocks.push_back({displacements[r], counts[r], static_cast<int>(r)});
+  }
+  std::sort(blocks.begin(), blocks.end());
+  for (std::size_t i = 1; i < blocks.size(); ++i) {
+    const Block &a = blocks[i - 1], &b = blocks[i];
+    if (a.displ + a.count > b.displ) {
+      return common::invalid_argument(
+          at(rank) + "allgather: receive blocks overlap at displacement " +
+          std::to_string(b.displ) + ": rank " + std::to_string(a.rank) + "'s (bytes " +
+          std::to_string(a.displ) + " to " + std::to_string(a.displ + a.count) + ") and rank " +
+          std::to_string(b.rank) + "'s (from " + std::to_string(b.displ) +
+          "); no byte of the receive buffer may be written twice");
+    }
+  }
+  extent = blocks.empty() ? 0 : blocks.back().displ + blocks.back().count;
+  return Status::ok();
+}
+
+}  // namespace
+
 Status validate_allgatherv(int rank, int size, const void* send, bool in_place, const void* recv,
                            std::span<const std::size_t> counts,
                            std::span<const std::size_t> displacements, std::size_t max_bytes) {
@@ -142,34 +177,12 @@ Status validate_allgatherv(int rank, int size, const void* send, bool in_place, 
     return common::invalid_argument(at(rank) + op + "send buffer + counts[" + std::to_string(rank) +
                                     "] wraps around the address space");
   }
-  // Blocks of different ranks must not overlap in the receive buffer, or
-  // one root's data would silently overwrite another's.
-  // Empty blocks occupy nothing, wherever their displacements point.
-  struct Block {
-    std::size_t displ, count;
-    int rank;
-    bool operator<(const Block& o) const { return displ < o.displ; }
-  };
-  std::vector<Block> blocks;
-  for (int r = 0; r < size; ++r) {
-    if (counts[r] > 0) blocks.push_back({displacements[r], counts[r], r});
-  }
-  std::sort(blocks.begin(), blocks.end());
-  for (std::size_t i = 1; i < blocks.size(); ++i) {
-    const Block &a = blocks[i - 1], &b = blocks[i];
-    if (a.displ + a.count > b.displ) {
-      return common::invalid_argument(
-          at(rank) + op + "receive blocks overlap at displacement " + std::to_string(b.displ) +
-          ": rank " + std::to_string(a.rank) + "'s (bytes " + std::to_string(a.displ) + " to " +
-          std::to_string(a.displ + a.count) + ") and rank " + std::to_string(b.rank) + "'s (from " +
-          std::to_string(b.displ) + "); no byte of the receive buffer may be written twice");
-    }
-  }
+  std::size_t extent = 0;
+  if (Status st = check_blocks_disjoint(rank, counts, displacements, extent); !st) return st;
   if (!in_place && mine > 0 && total > 0) {
     auto s = reinterpret_cast<std::uintptr_t>(send);
     auto r = reinterpret_cast<std::uintptr_t>(recv);
     bool same_as_own_block = s == r + displacements[rank];
-    std::size_t extent = blocks.empty() ? 0 : blocks.back().displ + blocks.back().count;
     if (!same_as_own_block && overlaps(s, mine, r, extent)) {
       return common::invalid_argument(
           at(rank) + op +

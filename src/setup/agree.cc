@@ -101,12 +101,10 @@ common::Status agree_on_key(int rank, int size, const protocol::KeyScalar& secre
   return common::Status::ok();
 }
 
-}  // namespace
-
-common::Status agree_on_hello(int rank, int size, const Proposal& p,
-                              const transport::OobAllgather& oob, const std::string& who,
-                              Agreement& out) {
-  Hello mine;
+// This rank's hello. Round 1 of the key agreement rides on it, drawn
+// whether or not authentication turns out on: that is known only once all
+// hellos are in.
+common::Status hello_of(int rank, const Proposal& p, Hello& mine, protocol::KeyScalar& secret) {
   // Its message names the rank already.
   const std::optional<bool> choice = p.authenticate ? p.authenticate : authenticate_from_settings();
   if (common::Status s = protocol::auth_mode(rank, choice, mine.auth_mode); !s.is_ok()) {
@@ -123,14 +121,14 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
   mine.machine = p.machine;
   mine.epoch = p.epoch;
   mine.cores = p.cores;
-  // Round 1 of the key agreement rides on the hello. Drawn whether or not
-  // authentication turns out on: that is known only once all hellos are in.
-  protocol::KeyScalar secret;
   protocol::group_key_begin(secret, mine.key_share);
-  std::vector<Hello> hellos;
-  if (common::Status s = gather_hellos(size, mine, oob, who, hellos); !s.is_ok()) return s;
+  return common::Status::ok();
+}
 
-  for (int r = 0; r < size; ++r) {
+// What every rank must have chosen alike: the engine, the transport, checksums.
+common::Status check_choices_alike(const std::vector<Hello>& hellos, const Hello& mine,
+                                   const std::string& who) {
+  for (std::size_t r = 0; r < hellos.size(); ++r) {
     const std::string them = who + "rank " + std::to_string(r);
     if (hellos[r].offloaded != mine.offloaded) {
       return common::mismatch_error(them + (hellos[r].offloaded ? " runs" : " does not run") +
@@ -148,6 +146,61 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
           them + " disagrees on MCCL_PROTO_CHECKSUM; every rank must set it the same");
     }
   }
+  return common::Status::ok();
+}
+
+// Authentication, now that the transport is known ("auto" is off on
+// InfiniBand): on for every rank or none, with one MAC.
+common::Status agree_on_auth(const std::vector<Hello>& hellos, const Hello& mine,
+                             const std::string& who, Agreement& out) {
+  auto auth_of = [&](const Hello& h) {
+    return protocol::auth_resolved(h.auth_mode, h.auth_mac != protocol::MacKind::kNone,
+                                   out.transport != TransportKind::kIb);
+  };
+  out.auth = auth_of(mine);
+  out.auth_auto = out.auth && std::all_of(hellos.begin(), hellos.end(), [](const Hello& h) {
+                    return h.auth_mode == protocol::AuthMode::kAuto;
+                  });
+  for (std::size_t r = 0; r < hellos.size(); ++r) {
+    const int them = static_cast<int>(r);
+    if (auth_of(hellos[r]) != out.auth) {
+      return common::mismatch_error(who +
+                                    protocol::auth_mismatch(them, auth_of(hellos[r]), out.auth));
+    }
+    if (out.auth && hellos[r].auth_mac != mine.auth_mac) {
+      return common::mismatch_error(who + "rank " + std::to_string(r) + " tags datagrams with " +
+                                    protocol::to_string(hellos[r].auth_mac) +
+                                    " and this rank with " + protocol::to_string(mine.auth_mac) +
+                                    ": build every rank from one MCCL release, or set "
+                                    "MCCL_PROTO_AUTH=off on every rank");
+    }
+  }
+  return common::Status::ok();
+}
+
+// This rank's place among the ranks of its machine.
+void place_on_machine(int rank, const std::vector<Hello>& hellos, const Hello& mine,
+                      Agreement& out) {
+  out.local_index = 0;
+  out.local_ranks = 1;
+  for (int r = 0; r < static_cast<int>(hellos.size()); ++r) {
+    if (r == rank || hellos[r].machine == 0 || hellos[r].machine != mine.machine) continue;
+    ++out.local_ranks;
+    if (r < rank) ++out.local_index;
+  }
+}
+
+}  // namespace
+
+common::Status agree_on_hello(int rank, int size, const Proposal& p,
+                              const transport::OobAllgather& oob, const std::string& who,
+                              Agreement& out) {
+  Hello mine;
+  protocol::KeyScalar secret;
+  if (common::Status s = hello_of(rank, p, mine, secret); !s.is_ok()) return s;
+  std::vector<Hello> hellos;
+  if (common::Status s = gather_hellos(size, mine, oob, who, hellos); !s.is_ok()) return s;
+  if (common::Status s = check_choices_alike(hellos, mine, who); !s.is_ok()) return s;
   out.tag = hellos[0].tag;
   out.salt = hellos[0].salt;
   // A grow's joiners know no epoch: the members' decides.
@@ -158,27 +211,7 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
         std::all_of(hellos.begin(), hellos.end(), [](const Hello& h) { return h.ib_usable; });
     out.transport = everyone ? TransportKind::kIb : TransportKind::kUdp;
   }
-  // Authentication, now that the transport is known ("auto" is off on InfiniBand).
-  auto auth_of = [&](const Hello& h) {
-    return protocol::auth_resolved(h.auth_mode, h.auth_mac != protocol::MacKind::kNone,
-                                   out.transport != TransportKind::kIb);
-  };
-  out.auth = auth_of(mine);
-  out.auth_auto = out.auth && std::all_of(hellos.begin(), hellos.end(), [](const Hello& h) {
-                    return h.auth_mode == protocol::AuthMode::kAuto;
-                  });
-  for (int r = 0; r < size; ++r) {
-    if (auth_of(hellos[r]) != out.auth) {
-      return common::mismatch_error(who + protocol::auth_mismatch(r, auth_of(hellos[r]), out.auth));
-    }
-    if (out.auth && hellos[r].auth_mac != mine.auth_mac) {
-      return common::mismatch_error(who + "rank " + std::to_string(r) + " tags datagrams with " +
-                                    protocol::to_string(hellos[r].auth_mac) +
-                                    " and this rank with " + protocol::to_string(mine.auth_mac) +
-                                    ": build every rank from one MCCL release, or set "
-                                    "MCCL_PROTO_AUTH=off on every rank");
-    }
-  }
+  if (common::Status s = agree_on_auth(hellos, mine, who, out); !s.is_ok()) return s;
   // Every rank has come this far alike (the checks above fail on all ranks
   // or none), so all take part in the key's round, or none.
   if (out.auth) {
@@ -188,13 +221,7 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
     common::logf(common::LogLevel::kInfo, rank, "multicast datagrams not authenticated (%s)",
                  out.auth ? "a rank set MCCL_PROTO_AUTH=on" : "MCCL_PROTO_AUTH=auto");
   }
-  out.local_index = 0;
-  out.local_ranks = 1;
-  for (int r = 0; r < size; ++r) {
-    if (r == rank || hellos[r].machine == 0 || hellos[r].machine != mine.machine) continue;
-    ++out.local_ranks;
-    if (r < rank) ++out.local_index;
-  }
+  place_on_machine(rank, hellos, mine, out);
   out.cores_per_rank = fewest_cores_per_rank(hellos);
   return common::Status::ok();
 }

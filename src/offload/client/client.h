@@ -40,6 +40,7 @@ struct OffloadOptions {
   CollChoices coll;                                  // the algorithms the daemon should pick
   // The membership epoch proposed at creation (a grow's members: theirs + 1).
   std::uint32_t epoch = 0;
+  std::string udp_iface;  // MCCL_UDP_IFACE of this rank ("": the daemon chooses)
 };
 
 class OffloadComm;
@@ -124,6 +125,15 @@ class OffloadComm {
 
  private:
   OffloadComm() = default;
+  // Creation's steps (create.cc): the shared rings and eventfds; then, on
+  // the socket to a daemon at `path`, the hello and the daemon's bootstrap
+  // allgathers served until it is ready. `retry`: that daemon closed
+  // before it said anything (it was exiting), so another may answer.
+  common::Status map_rings(std::uint32_t slots);
+  common::Status introduce(const std::string& path, Bootstrap& bootstrap,
+                           const OffloadOptions& options, const HelloMsg& hello, bool& retry);
+  common::Status relay_allgather(Bootstrap& bootstrap, const OffloadOptions& options,
+                                 std::span<const std::byte> contribution);
   std::shared_ptr<OffloadOp> submit(std::shared_ptr<OffloadOp> op, Submission& s);
   void fail_all(const common::Status& why);
   bool sleep_once(int timeout_ms);  // false when the daemon is gone

@@ -110,6 +110,16 @@ common::Status UcxEndpoint::send_control(int peer, wire::Kind kind) {
   return post(p, h, {}, 0);
 }
 
+namespace {
+// The parts of a message, one after another, into `out`.
+void gather(std::span<const std::span<const std::byte>> parts, std::byte* out) {
+  for (const auto& part : parts) {
+    if (!part.empty()) std::memcpy(out, part.data(), part.size());
+    out += part.size();
+  }
+}
+}  // namespace
+
 common::Status UcxEndpoint::post(Peer& p, const wire::AmHeader& h,
                                  std::span<const std::span<const std::byte>> parts,
                                  std::size_t total) {
@@ -128,11 +138,7 @@ common::Status UcxEndpoint::post(Peer& p, const wire::AmHeader& h,
       data = parts[0].data();
     } else if (total > 0) {
       scratch_.resize(total);
-      std::size_t at = 0;
-      for (const auto& part : parts) {
-        if (!part.empty()) std::memcpy(scratch_.data() + at, part.data(), part.size());
-        at += part.size();
-      }
+      gather(parts, scratch_.data());
       data = scratch_.data();
     }
     ucp_request_param_t ip{};
@@ -162,11 +168,7 @@ common::Status UcxEndpoint::post(Peer& p, const wire::AmHeader& h,
   wire::encode(h, std::span<std::byte, wire::kAmHeaderBytes>(op->header));
   if (total > 0) {
     op->data = std::make_unique_for_overwrite<std::byte[]>(total);
-    std::size_t at = 0;
-    for (const auto& part : parts) {
-      if (!part.empty()) std::memcpy(op->data.get() + at, part.data(), part.size());
-      at += part.size();
-    }
+    gather(parts, op->data.get());
   }
   ucp_request_param_t rp{};
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
