@@ -34,22 +34,19 @@ struct F64 {
   static double widen(double x) { return x; }
   static double narrow(double x) { return x; }
 };
-struct BF16 {
+// The two 16-bit formats differ only in where +Inf lies and how they
+// convert (common/half.h).
+template <std::int32_t kInfBits, float (*kIn)(std::uint16_t), std::uint16_t (*kOut)(float)>
+struct Half {
   using Bits = std::uint16_t;
   using Int = std::int16_t;
   using Wide = std::int32_t;
-  static constexpr Wide kInf = 0x7F80;
-  static double widen(std::uint16_t x) { return common::bf16_in(x); }
-  static std::uint16_t narrow(double x) { return common::bf16_out(static_cast<float>(x)); }
+  static constexpr Wide kInf = kInfBits;
+  static double widen(std::uint16_t x) { return kIn(x); }
+  static std::uint16_t narrow(double x) { return kOut(static_cast<float>(x)); }
 };
-struct FP16 {
-  using Bits = std::uint16_t;
-  using Int = std::int16_t;
-  using Wide = std::int32_t;
-  static constexpr Wide kInf = 0x7C00;
-  static double widen(std::uint16_t x) { return common::fp16_in(x); }
-  static std::uint16_t narrow(double x) { return common::fp16_out(static_cast<float>(x)); }
-};
+using BF16 = Half<0x7F80, common::bf16_in, common::bf16_out>;
+using FP16 = Half<0x7C00, common::fp16_in, common::fp16_out>;
 
 // Sign-magnitude bits to an integer of the same order as the value
 // (-0 just below +0); its own inverse.

@@ -56,8 +56,8 @@ enum class MsgType : std::uint32_t {
 struct CollChoices {
   common::CollConfig coll;         // as the client resolved it, whole
   std::int32_t authenticate = -1;  // CommOptions::authenticate: -1 unset, 0 off, 1 on
-  // ResolvedOptions::setup_timeout (> 0); 0: the daemon's
-  // MCCL_TRANSPORT_SETUP_TIMEOUT_MS.
+  // ResolvedOptions::setup_timeout (> 0); 0: the communicator's whole
+  // timeout (the daemon reads no setting of its own for a client).
   std::int32_t setup_timeout_ms = 0;
 };
 

@@ -3,7 +3,6 @@
 #include <optional>
 #include <string>
 
-#include "common/settings.h"
 #include "mccl/error.h"
 
 namespace mccl::offload::daemon {
@@ -25,9 +24,10 @@ setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::millisec
   req.proposal.epoch = epoch;
   req.timeout = timeout;
   req.udp_iface = udp_iface.empty() ? std::nullopt : std::optional<std::string>(udp_iface);
-  req.setup_timeout = std::chrono::milliseconds(
-      choices.setup_timeout_ms > 0 ? choices.setup_timeout_ms
-                                   : common::settings::kTransportSetupTimeoutMs.get_int());
+  // The client's (its MCCL_TRANSPORT_SETUP_TIMEOUT_MS or CommOptions); a
+  // request without one (the daemon's self test) waits its whole timeout.
+  req.setup_timeout =
+      choices.setup_timeout_ms > 0 ? std::chrono::milliseconds(choices.setup_timeout_ms) : timeout;
   return req;
 }
 
