@@ -43,7 +43,7 @@ namespace mccl {
 
 namespace detail {
 class CommState;
-class Operation;
+class InFlight;
 }  // namespace detail
 
 // Pass as the send buffer of allgather/allgatherv/allreduce to mean "my
@@ -80,9 +80,9 @@ class MCCL_API Request {
 
  private:
   friend class Communicator;
-  Request(std::shared_ptr<detail::CommState> comm, std::shared_ptr<detail::Operation> op);
+  Request(std::shared_ptr<detail::CommState> comm, std::shared_ptr<detail::InFlight> op);
   std::shared_ptr<detail::CommState> comm_;
-  std::shared_ptr<detail::Operation> op_;
+  std::shared_ptr<detail::InFlight> op_;
 };
 
 class MCCL_API Communicator {

@@ -25,9 +25,9 @@
 namespace mccl::detail {
 
 // A collective in flight: the public Request's handle on it.
-class Operation {
+class InFlight {
  public:
-  virtual ~Operation() = default;
+  virtual ~InFlight() = default;
   virtual bool done() const = 0;
   // Never blocks (it may advance progress once). True once done; then
   // throws mccl::Error with the collective's failure, if any.
@@ -46,44 +46,44 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  virtual std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) = 0;
-  virtual std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
-                                                std::span<const std::size_t> counts,
-                                                std::span<const std::size_t> displacements) = 0;
+  virtual std::shared_ptr<InFlight> broadcast(void* buffer, std::size_t bytes, int root) = 0;
+  virtual std::shared_ptr<InFlight> allgatherv(const void* send, bool in_place, void* recv,
+                                               std::span<const std::size_t> counts,
+                                               std::span<const std::size_t> displacements) = 0;
   // `compress`: the call's compression (kOff: exact); the engine backend
   // compresses sums under kBound (coll/compressed.h), the offload daemon
   // never does.
-  virtual std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
-                                                     std::span<const std::size_t> counts,
-                                                     DataType type, ReduceOp op,
-                                                     const codec::Settings& compress) = 0;
+  virtual std::shared_ptr<InFlight> reduce_scatterv(const void* send, void* recv,
+                                                    std::span<const std::size_t> counts,
+                                                    DataType type, ReduceOp op,
+                                                    const codec::Settings& compress) = 0;
   // `in_place`: the vector is already in `recv`.
-  virtual std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
-                                               std::size_t count, DataType type, ReduceOp op,
-                                               const codec::Settings& compress) = 0;
-  virtual std::shared_ptr<Operation> barrier() = 0;
+  virtual std::shared_ptr<InFlight> allreduce(const void* send, bool in_place, void* recv,
+                                              std::size_t count, DataType type, ReduceOp op,
+                                              const codec::Settings& compress) = 0;
+  virtual std::shared_ptr<InFlight> barrier() = 0;
   // Bytes; arguments passed validate_alltoallv.
-  virtual std::shared_ptr<Operation> alltoallv(const void* send,
-                                               std::span<const std::size_t> send_counts,
-                                               std::span<const std::size_t> send_displs, void* recv,
-                                               std::span<const std::size_t> recv_counts,
-                                               std::span<const std::size_t> recv_displs) = 0;
+  virtual std::shared_ptr<InFlight> alltoallv(const void* send,
+                                              std::span<const std::size_t> send_counts,
+                                              std::span<const std::size_t> send_displs, void* recv,
+                                              std::span<const std::size_t> recv_counts,
+                                              std::span<const std::size_t> recv_displs) = 0;
   // Point-to-point (protocol/p2p.h); not collective. `source` may be -1.
-  virtual std::shared_ptr<Operation> send(const void* buffer, std::size_t bytes, int peer,
-                                          int tag) = 0;
-  virtual std::shared_ptr<Operation> recv(void* buffer, std::size_t bytes, int source, int tag) = 0;
+  virtual std::shared_ptr<InFlight> send(const void* buffer, std::size_t bytes, int peer,
+                                         int tag) = 0;
+  virtual std::shared_ptr<InFlight> recv(void* buffer, std::size_t bytes, int source, int tag) = 0;
 
   // Data movement of `count` elements of `type` (allgatherv: counts and
   // displacements in elements), compressed as `compress` says where the
   // backend can (docs/compression.md). These defaults move the bytes
   // exactly, as the calls above do: what the offload daemon does.
-  virtual std::shared_ptr<Operation> broadcast_typed(void* buffer, std::size_t count, DataType type,
-                                                     int root, const codec::Settings& compress);
-  virtual std::shared_ptr<Operation> allgatherv_typed(const void* send, bool in_place, void* recv,
-                                                      std::span<const std::size_t> counts,
-                                                      std::span<const std::size_t> displacements,
-                                                      DataType type,
-                                                      const codec::Settings& compress);
+  virtual std::shared_ptr<InFlight> broadcast_typed(void* buffer, std::size_t count, DataType type,
+                                                    int root, const codec::Settings& compress);
+  virtual std::shared_ptr<InFlight> allgatherv_typed(const void* send, bool in_place, void* recv,
+                                                     std::span<const std::size_t> counts,
+                                                     std::span<const std::size_t> displacements,
+                                                     DataType type,
+                                                     const codec::Settings& compress);
 
   // A call refused for invalid arguments (`why`), which its peers have
   // started or will start: a backend that numbers collectives here takes

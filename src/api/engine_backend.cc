@@ -30,9 +30,9 @@ namespace {
 
 constexpr std::align_val_t kAlign{64};
 
-class EngineOperation final : public Operation {
+class EngineInFlight final : public InFlight {
  public:
-  EngineOperation(std::shared_ptr<protocol::Operation> op, progress::Engine& engine, int rank)
+  EngineInFlight(std::shared_ptr<protocol::Operation> op, progress::Engine& engine, int rank)
       : op_(std::move(op)), engine_(engine), rank_(rank) {}
   bool done() const override { return op_->done(); }
   bool test() override {
@@ -145,64 +145,63 @@ class EngineBackend final : public Backend {
     engine_.reset();  // before the context it drives
   }
 
-  std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) override {
+  std::shared_ptr<InFlight> broadcast(void* buffer, std::size_t bytes, int root) override {
     return start(coll::make_broadcast(*ctx_, coll_, buffer, bytes, root));
   }
-  std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
-                                        std::span<const std::size_t> counts,
-                                        std::span<const std::size_t> displacements) override {
+  std::shared_ptr<InFlight> allgatherv(const void* send, bool in_place, void* recv,
+                                       std::span<const std::size_t> counts,
+                                       std::span<const std::size_t> displacements) override {
     return start(coll::make_allgatherv(*ctx_, coll_, send, in_place, recv, counts, displacements));
   }
-  std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
-                                             std::span<const std::size_t> counts, DataType type,
-                                             ReduceOp op,
-                                             const codec::Settings& compress) override {
+  std::shared_ptr<InFlight> reduce_scatterv(const void* send, void* recv,
+                                            std::span<const std::size_t> counts, DataType type,
+                                            ReduceOp op, const codec::Settings& compress) override {
     if (coll::compressible_sum(ctx_->size(), type, op, compress)) {
       return start(
           coll::make_compressed_reduce_scatterv(*ctx_, coll_, send, recv, counts, type, compress));
     }
     return start(coll::make_reduce_scatterv(*ctx_, coll_, send, recv, counts, type, op));
   }
-  std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
-                                       std::size_t count, DataType type, ReduceOp op,
-                                       const codec::Settings& compress) override {
+  std::shared_ptr<InFlight> allreduce(const void* send, bool in_place, void* recv,
+                                      std::size_t count, DataType type, ReduceOp op,
+                                      const codec::Settings& compress) override {
     if (coll::compressible_sum(ctx_->size(), type, op, compress) && coll_.multicast) {
       return start(coll::make_compressed_allreduce(*ctx_, coll_, send, in_place, recv, count, type,
                                                    compress));
     }
     return start(coll::make_allreduce(*ctx_, coll_, send, in_place, recv, count, type, op));
   }
-  std::shared_ptr<Operation> barrier() override { return start(coll::make_barrier(*ctx_)); }
-  std::shared_ptr<Operation> alltoallv(const void* send, std::span<const std::size_t> send_counts,
-                                       std::span<const std::size_t> send_displs, void* recv,
-                                       std::span<const std::size_t> recv_counts,
-                                       std::span<const std::size_t> recv_displs) override {
+  std::shared_ptr<InFlight> barrier() override { return start(coll::make_barrier(*ctx_)); }
+  std::shared_ptr<InFlight> alltoallv(const void* send, std::span<const std::size_t> send_counts,
+                                      std::span<const std::size_t> send_displs, void* recv,
+                                      std::span<const std::size_t> recv_counts,
+                                      std::span<const std::size_t> recv_displs) override {
     return start(coll::make_alltoallv(*ctx_, coll_, send, send_counts, send_displs, recv,
                                       recv_counts, recv_displs));
   }
-  std::shared_ptr<Operation> send(const void* buffer, std::size_t bytes, int peer,
-                                  int tag) override {
+  std::shared_ptr<InFlight> send(const void* buffer, std::size_t bytes, int peer,
+                                 int tag) override {
     return start(std::make_shared<protocol::P2pSend>(*ctx_, static_cast<const std::byte*>(buffer),
                                                      bytes, peer, static_cast<std::uint32_t>(tag),
                                                      coll_.segment_bytes));
   }
-  std::shared_ptr<Operation> recv(void* buffer, std::size_t bytes, int source, int tag) override {
+  std::shared_ptr<InFlight> recv(void* buffer, std::size_t bytes, int source, int tag) override {
     return start(std::make_shared<protocol::P2pRecv>(*ctx_, static_cast<std::byte*>(buffer), bytes,
                                                      source, static_cast<std::uint32_t>(tag)));
   }
-  std::shared_ptr<Operation> broadcast_typed(void* buffer, std::size_t count, DataType type,
-                                             int root, const codec::Settings& compress) override {
+  std::shared_ptr<InFlight> broadcast_typed(void* buffer, std::size_t count, DataType type,
+                                            int root, const codec::Settings& compress) override {
     if (compress.mode == codec::Mode::kOff || !codec::compressible(type)) {
       return Backend::broadcast_typed(buffer, count, type, root, compress);
     }
     return start(
         coll::make_compressed_broadcast(*ctx_, coll_, buffer, count, type, root, compress));
   }
-  std::shared_ptr<Operation> allgatherv_typed(const void* send, bool in_place, void* recv,
-                                              std::span<const std::size_t> counts,
-                                              std::span<const std::size_t> displacements,
-                                              DataType type,
-                                              const codec::Settings& compress) override {
+  std::shared_ptr<InFlight> allgatherv_typed(const void* send, bool in_place, void* recv,
+                                             std::span<const std::size_t> counts,
+                                             std::span<const std::size_t> displacements,
+                                             DataType type,
+                                             const codec::Settings& compress) override {
     if (compress.mode == codec::Mode::kOff || !codec::compressible(type)) {
       return Backend::allgatherv_typed(send, in_place, recv, counts, displacements, type, compress);
     }
@@ -256,9 +255,9 @@ class EngineBackend final : public Backend {
   }
 
  private:
-  std::shared_ptr<Operation> start(std::shared_ptr<protocol::Operation> op) {
+  std::shared_ptr<InFlight> start(std::shared_ptr<protocol::Operation> op) {
     engine_->start(op);
-    return std::make_shared<EngineOperation>(std::move(op), *engine_, ctx_->rank());
+    return std::make_shared<EngineInFlight>(std::move(op), *engine_, ctx_->rank());
   }
 
   // Runs a membership operation to its end: ok, or its failure.

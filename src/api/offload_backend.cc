@@ -28,10 +28,10 @@ offload::CollChoices choices_from(const ResolvedOptions& opt) {
   return c;
 }
 
-class OffloadOperation final : public Operation {
+class OffloadInFlight final : public InFlight {
  public:
-  OffloadOperation(std::shared_ptr<offload::client::OffloadOp> op,
-                   offload::client::OffloadComm& comm)
+  OffloadInFlight(std::shared_ptr<offload::client::OffloadOp> op,
+                  offload::client::OffloadComm& comm)
       : op_(std::move(op)), comm_(comm) {}
   bool done() const override { return op_->done(); }
   bool test() override {
@@ -62,37 +62,37 @@ class OffloadBackend final : public Backend {
   explicit OffloadBackend(std::shared_ptr<offload::client::OffloadComm> comm)
       : comm_(std::move(comm)), epoch_(comm_->epoch()) {}
 
-  std::shared_ptr<Operation> broadcast(void* buffer, std::size_t bytes, int root) override {
+  std::shared_ptr<InFlight> broadcast(void* buffer, std::size_t bytes, int root) override {
     return wrap(live().broadcast(buffer, bytes, root));
   }
-  std::shared_ptr<Operation> allgatherv(const void* send, bool in_place, void* recv,
-                                        std::span<const std::size_t> counts,
-                                        std::span<const std::size_t> displacements) override {
+  std::shared_ptr<InFlight> allgatherv(const void* send, bool in_place, void* recv,
+                                       std::span<const std::size_t> counts,
+                                       std::span<const std::size_t> displacements) override {
     return wrap(live().allgatherv(send, in_place, recv, counts, displacements));
   }
-  std::shared_ptr<Operation> reduce_scatterv(const void* send, void* recv,
-                                             std::span<const std::size_t> counts, DataType type,
-                                             ReduceOp op, const codec::Settings&) override {
+  std::shared_ptr<InFlight> reduce_scatterv(const void* send, void* recv,
+                                            std::span<const std::size_t> counts, DataType type,
+                                            ReduceOp op, const codec::Settings&) override {
     return wrap(live().reduce_scatterv(send, recv, counts, type, op));
   }
-  std::shared_ptr<Operation> allreduce(const void* send, bool in_place, void* recv,
-                                       std::size_t count, DataType type, ReduceOp op,
-                                       const codec::Settings&) override {
+  std::shared_ptr<InFlight> allreduce(const void* send, bool in_place, void* recv,
+                                      std::size_t count, DataType type, ReduceOp op,
+                                      const codec::Settings&) override {
     return wrap(live().allreduce(send, in_place, recv, count, type, op));
   }
-  std::shared_ptr<Operation> barrier() override { return wrap(live().barrier()); }
+  std::shared_ptr<InFlight> barrier() override { return wrap(live().barrier()); }
   // Not carried by the daemon's protocol (docs/offload.md): refused on every
   // rank alike, since every rank of a communicator runs under one engine.
-  std::shared_ptr<Operation> alltoallv(const void*, std::span<const std::size_t>,
-                                       std::span<const std::size_t>, void*,
-                                       std::span<const std::size_t>,
-                                       std::span<const std::size_t>) override {
+  std::shared_ptr<InFlight> alltoallv(const void*, std::span<const std::size_t>,
+                                      std::span<const std::size_t>, void*,
+                                      std::span<const std::size_t>,
+                                      std::span<const std::size_t>) override {
     not_served("alltoallv");
   }
-  std::shared_ptr<Operation> send(const void*, std::size_t, int, int) override {
+  std::shared_ptr<InFlight> send(const void*, std::size_t, int, int) override {
     not_served("send");
   }
-  std::shared_ptr<Operation> recv(void*, std::size_t, int, int) override { not_served("recv"); }
+  std::shared_ptr<InFlight> recv(void*, std::size_t, int, int) override { not_served("recv"); }
 
   // The daemon owns the sequence; the error stays local.
   void refuse(const common::Status&) override {}
@@ -137,8 +137,8 @@ class OffloadBackend final : public Backend {
                     " is not served under the offload engine (MCCL_PROGRESS=offload); use the "
                     "thread or inline engine");
   }
-  std::shared_ptr<Operation> wrap(std::shared_ptr<offload::client::OffloadOp> op) {
-    return std::make_shared<OffloadOperation>(std::move(op), *comm_);
+  std::shared_ptr<InFlight> wrap(std::shared_ptr<offload::client::OffloadOp> op) {
+    return std::make_shared<OffloadInFlight>(std::move(op), *comm_);
   }
   // The daemon session, unless a shrink handed it to the survivors'
   // communicator.

@@ -6,7 +6,7 @@
 
 namespace mccl {
 
-Request::Request(std::shared_ptr<detail::CommState> comm, std::shared_ptr<detail::Operation> op)
+Request::Request(std::shared_ptr<detail::CommState> comm, std::shared_ptr<detail::InFlight> op)
     : comm_(std::move(comm)), op_(std::move(op)) {}
 
 Request::Request(Request&&) noexcept = default;

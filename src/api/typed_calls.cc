@@ -29,15 +29,15 @@ std::vector<std::size_t> to_bytes(std::span<const std::size_t> v, std::size_t es
 
 }  // namespace
 
-std::shared_ptr<Operation> Backend::broadcast_typed(void* buffer, std::size_t count, DataType type,
-                                                    int root, const codec::Settings&) {
+std::shared_ptr<InFlight> Backend::broadcast_typed(void* buffer, std::size_t count, DataType type,
+                                                   int root, const codec::Settings&) {
   return broadcast(buffer, count * size_of(type), root);
 }
 
-std::shared_ptr<Operation> Backend::allgatherv_typed(const void* send, bool in_place, void* recv,
-                                                     std::span<const std::size_t> counts,
-                                                     std::span<const std::size_t> displacements,
-                                                     DataType type, const codec::Settings&) {
+std::shared_ptr<InFlight> Backend::allgatherv_typed(const void* send, bool in_place, void* recv,
+                                                    std::span<const std::size_t> counts,
+                                                    std::span<const std::size_t> displacements,
+                                                    DataType type, const codec::Settings&) {
   const std::size_t es = size_of(type);
   return allgatherv(send, in_place, recv, to_bytes(counts, es), to_bytes(displacements, es));
 }
