@@ -53,13 +53,13 @@ TEST_F(UcxTest, BadConfigIsRejected) {
 
 // The out-of-band failures every reliable transport reports are the
 // conformance suite's; this one is UCX's own.
-TEST_F(UcxTest, RanksThatDisagreeAboutOneSidedReadsAreAMismatch) {
+TEST_F(UcxTest, RanksThatDisagreeAboutFailureDetectionAreAMismatch) {
   ThreadAllgather oob(2);
   common::Status s1;
   std::unique_ptr<ReliableTransport> t1;
   std::thread other([&] {
     UcxReliableConfig c = config(1, 2);
-    c.one_sided = false;
+    c.detect_peer_failures = false;
     s1 = create_ucx_reliable(c, oob.of(1), t1);
   });
   std::unique_ptr<ReliableTransport> t;
@@ -67,7 +67,7 @@ TEST_F(UcxTest, RanksThatDisagreeAboutOneSidedReadsAreAMismatch) {
   other.join();
   EXPECT_EQ(st.code(), ErrorCode::kMismatch);
   EXPECT_EQ(s1.code(), ErrorCode::kMismatch);
-  EXPECT_THAT(st.message(), HasSubstr("one_sided"));
+  EXPECT_THAT(st.message(), HasSubstr("detect_peer_failures"));
 }
 
 TEST_F(UcxTest, SilentPeerTimesOutNamingIt) {

@@ -222,7 +222,6 @@ common::Status UcxEndpoint::poll(ReliableHandler& handler, std::size_t max,
   }
   send_due_acks();
   close_failed_endpoints();
-  run_get_completions();
   deliver(handler, max, delivered);
   report_failures(handler);
   return rearm();
@@ -266,29 +265,8 @@ void UcxEndpoint::report_failures(ReliableHandler& handler) {
   }
 }
 
-void UcxEndpoint::run_get_completions() {
-  if (gets_done_.empty()) return;
-  std::vector<GetOp*> done;
-  done.swap(gets_done_);
-  for (GetOp* op : done) {
-    get_ops_.erase(op);
-    if (op->rkey != nullptr) ucp_rkey_destroy(op->rkey);
-    common::Status s;
-    if (op->status != UCS_OK) {
-      const Peer& p = peers_[static_cast<std::size_t>(op->peer)];
-      s = p.failed ? failure_of(op->peer)
-                   : common::transport_error(me() + "one-sided read from rank " +
-                                             std::to_string(op->peer) +
-                                             " failed: " + ucs_status_string(op->status));
-    }
-    OneSided::Completion cb = std::move(op->done);
-    delete op;
-    if (cb) cb(s);
-  }
-}
-
 bool UcxEndpoint::work_in_memory() const {
-  if (!gets_done_.empty() || !rndv_to_post_.empty()) return true;
+  if (!rndv_to_post_.empty()) return true;
   for (const Peer& p : peers_) {
     if (p.ack_due && !p.failed) return true;
     if (p.failed && !p.reported) return true;  // reportable now or once the grace ends

@@ -1,14 +1,14 @@
 // The UCX reliable transport's implementation class (ucx_transport.h has
 // the contract). Split over setup.cc (context, worker, address exchange,
 // endpoints, hello), endpoint.cc (send, poll, wake-up, destruction),
-// receive.cc (the UCX callbacks and the reorder window) and one_sided.cc.
+// receive.cc (the UCX callbacks and the reorder window) and teardown.cc.
 //
 // Invariants:
 //  - Every UCX callback only records what happened (a slot filled, a peer
 //    failed, an operation finished); the handler and user callbacks run
 //    later from poll(). ucp_worker_progress is never called from a callback.
 //  - peers_ never changes size after construction: callbacks hold Peer*.
-//  - Operations handed to UCX (SendOp, RecvOp, GetOp) are owned by the
+//  - Operations handed to UCX (SendOp, RecvOp) are owned by the
 //    sets below until their completion callback runs; whatever UCX never
 //    completes is freed after ucp_worker_destroy.
 #pragma once
@@ -95,15 +95,7 @@ struct RecvOp {
   bool orphaned = false;  // its peer's window was dropped: discard on completion
 };
 
-struct GetOp {
-  UcxEndpoint* owner;
-  int peer;
-  ucp_rkey_h rkey;  // destroyed by poll() after completion, never in the callback
-  OneSided::Completion done;
-  ucs_status_t status = UCS_INPROGRESS;
-};
-
-class UcxEndpoint final : public UcxTransport, public OneSided {
+class UcxEndpoint final : public UcxTransport {
  public:
   explicit UcxEndpoint(const UcxReliableConfig& config);
   ~UcxEndpoint() override;
@@ -138,21 +130,12 @@ class UcxEndpoint final : public UcxTransport, public OneSided {
   using UcxTransport::outstanding_bytes;
   std::size_t outstanding_bytes(int peer) const override;
   std::string describe_peer(int peer) const override;
-  OneSided* one_sided() override { return config_.one_sided ? this : nullptr; }
-
-  // OneSided (one_sided.cc)
-  common::Status register_buffer(const void* buffer, std::size_t len,
-                                 RegisteredBuffer& out) override;
-  common::Status deregister_buffer(std::uint64_t id) override;
-  common::Status get(int peer, std::uint64_t remote_address, std::span<const std::byte> key,
-                     void* local, std::size_t len, Completion done) override;
 
   // Called by the UCX callbacks (receive.cc); record only.
   ucs_status_t on_am(const void* header, std::size_t header_length, void* data, std::size_t length,
                      const ucp_am_recv_param_t* param);
   void on_send_done(SendOp* op, ucs_status_t status);
   void on_recv_done(RecvOp* op, ucs_status_t status, std::size_t length);
-  void on_get_done(GetOp* op, ucs_status_t status);
   void on_ep_error(Peer& p, ucs_status_t status);
   void on_flush_done(ucs_status_t status) { flush_status_ = status; }
 
@@ -170,7 +153,6 @@ class UcxEndpoint final : public UcxTransport, public OneSided {
   void close_failed_endpoints();
   void close_endpoint(Peer& p, bool force);
   void reap_closes();
-  void run_get_completions();
   void deliver(ReliableHandler& handler, std::size_t max, std::size_t& delivered);
   void report_failures(ReliableHandler& handler);
   bool work_in_memory() const;
@@ -198,13 +180,10 @@ class UcxEndpoint final : public UcxTransport, public OneSided {
 
   std::unordered_set<SendOp*> send_ops_;
   std::unordered_set<RecvOp*> recv_ops_;
-  std::unordered_set<GetOp*> get_ops_;
-  std::vector<GetOp*> gets_done_;                            // completed, callback not run yet
   std::vector<std::pair<int, std::uint64_t>> rndv_to_post_;  // (peer, seq)
   std::vector<void*> closing_;  // ucp_ep_close_nbx requests, freed once done (or abandoned)
   ucs_status_t flush_status_ = UCS_INPROGRESS;
 
-  std::map<std::uint64_t, ucp_mem_h> regions_;
   std::uint64_t next_region_ = 0;
 
   std::vector<std::byte> scratch_;  // gather buffer of the immediate send path

@@ -172,11 +172,6 @@ void UcxEndpoint::on_send_done(SendOp* op, ucs_status_t status) {
   delete op;
 }
 
-void UcxEndpoint::on_get_done(GetOp* op, ucs_status_t status) {
-  op->status = status;
-  gets_done_.push_back(op);
-}
-
 void UcxEndpoint::on_ep_error(Peer& p, ucs_status_t status) {
   mark_failed(p, std::string("UCX reported its endpoint failed: ") + ucs_status_string(status));
 }

@@ -90,7 +90,6 @@ common::Status UcxEndpoint::init_ucx() {
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_NAME;
   params.features = UCP_FEATURE_AM;
-  if (config_.one_sided) params.features |= UCP_FEATURE_RMA;
   if (config_.wait_fd) params.features |= UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
   params.estimated_num_eps = static_cast<std::size_t>(size_);
@@ -172,8 +171,7 @@ common::Status UcxEndpoint::exchange_headers(const OobAllgather& oob, std::size_
   const auto n = static_cast<std::size_t>(size_);
   // Fixed-size headers, so every contribution has the same length.
   wire::AddressHeader mine{.flags = static_cast<std::uint16_t>(
-                               (config_.one_sided ? wire::kFlagOneSided : 0) |
-                               (config_.detect_peer_failures ? wire::kFlagPeerFailures : 0)),
+                               config_.detect_peer_failures ? wire::kFlagPeerFailures : 0),
                            .rank = static_cast<std::uint32_t>(rank_),
                            .size = static_cast<std::uint32_t>(size_),
                            .address_length = static_cast<std::uint32_t>(address_length),
@@ -207,7 +205,7 @@ common::Status UcxEndpoint::exchange_headers(const OobAllgather& oob, std::size_
     if (h.flags != mine.flags) {
       return common::mismatch_error(
           me() + "rank " + std::to_string(q) +
-          " disagrees about one_sided or detect_peer_failures (every rank must set them alike)");
+          " disagrees about detect_peer_failures (every rank must set it alike)");
     }
     nonces[q] = h.nonce;
     longest = std::max(longest, h.address_length);

@@ -46,14 +46,8 @@ UcxEndpoint::~UcxEndpoint() {
   if (worker_ != nullptr) {
     const common::Deadline deadline = common::Deadline::after(config_.close_timeout);
     close_failed_endpoints();  // their sends complete (cancelled) at once
-    // Let what was sent reach the peers that are still alive, and reads finish.
-    while ((!send_ops_.empty() || get_ops_.size() > gets_done_.size()) && !deadline.expired()) {
-      wait_idle(deadline);
-    }
-    for (GetOp* op : gets_done_) {
-      if (op->rkey != nullptr) ucp_rkey_destroy(op->rkey);
-      op->rkey = nullptr;
-    }
+    // Let what was sent reach the peers that are still alive.
+    while (!send_ops_.empty() && !deadline.expired()) wait_idle(deadline);
     for (Peer& p : peers_) {
       if (p.ep != nullptr) close_endpoint(p, p.failed || deadline.expired());
     }
@@ -64,8 +58,6 @@ UcxEndpoint::~UcxEndpoint() {
     closing_.clear();
     rndv_to_post_.clear();
     for (Peer& p : peers_) drop_window(p);
-    for (auto& [id, memh] : regions_) ucp_mem_unmap(context_, memh);
-    regions_.clear();
     // Whatever did not finish is cancelled here; callbacks may still run.
     ucp_worker_destroy(worker_);
     worker_ = nullptr;
@@ -73,7 +65,6 @@ UcxEndpoint::~UcxEndpoint() {
   if (context_ != nullptr) ucp_cleanup(context_);
   for (SendOp* op : send_ops_) delete op;
   for (RecvOp* op : recv_ops_) delete op;
-  for (GetOp* op : get_ops_) delete op;  // includes gets_done_; their rkeys go with the worker
 }
 
 }  // namespace mccl::transport::ucx

@@ -3,7 +3,7 @@
 // memory, RDMA) or simply to let UCX pick one.
 //
 // Setup (create_ucx_reliable, blocking, collective): one ucp_context and
-// one ucp_worker per transport (features AM, RMA unless disabled, WAKEUP
+// one ucp_worker per transport (features AM, and WAKEUP
 // unless disabled; thread mode SERIALIZED: one thread at a time, not always
 // the same one). The ranks exchange their worker addresses through the
 // injected out-of-band allgather (two rounds: fixed-size headers with the
@@ -55,13 +55,11 @@
 //    Without detect_peer_failures none of this happens (see the config).
 //  - wait_fd() is UCX's worker event descriptor (ucp_worker_get_efd), or -1
 //    when wake-up is disabled. poll() keeps it honest: when poll() leaves
-//    work in memory (messages held back by `max`, a failure to report, a
-//    finished one-sided read) it calls ucp_worker_signal so the fd is
-//    readable; when it leaves nothing it arms the worker (ucp_worker_arm,
-//    retried after progress while UCX says busy, and signalled when it
-//    stays busy). So the engine's rule is the usual one: call poll() until
-//    it delivers nothing, then sleep on wait_fd() (with a timeout, as ever).
-//    Do not read or drain the fd yourself: poll() does.
+//    work in memory (messages held back by `max`, a failure to report) it calls ucp_worker_signal
+//    so the fd is readable; when it leaves nothing it arms the worker (ucp_worker_arm, retried
+//    after progress while UCX says busy, and signalled when it stays busy). So the engine's rule is
+//    the usual one: call poll() until it delivers nothing, then sleep on wait_fd() (with a timeout,
+//    as ever). Do not read or drain the fd yourself: poll() does.
 //
 // Threads: one thread at a time (the progress engine's). The destructor
 // spends at most config.close_timeout letting outstanding sends finish,
@@ -82,7 +80,6 @@
 #include "common/status.h"
 #include "transport/oob.h"
 #include "transport/reliable.h"
-#include "transport/ucx/one_sided.h"
 
 namespace mccl::transport::ucx {
 
@@ -103,8 +100,6 @@ struct UcxReliableConfig {
   // poll() stops progressing UCX while more received bytes than this wait
   // for delivery (it still delivers them).
   std::size_t max_buffered_bytes = std::size_t{256} << 20;
-  // UCP_FEATURE_RMA and the OneSided interface. Every rank must agree.
-  bool one_sided = true;
   // Endpoints with UCP_ERR_HANDLING_MODE_PEER: a dead peer is reported
   // (on_peer_failure) and its endpoint force-closed. UCX 1.13 then refuses
   // every transport without peer-failure support, which includes all the
@@ -138,8 +133,6 @@ struct UcxCounters {
   std::uint64_t outstanding_bytes = 0;       // now: owned by unfinished sends
   std::uint64_t peak_outstanding_bytes = 0;  // highest outstanding_bytes seen
   std::uint64_t buffered_bytes = 0;          // now: received, not yet delivered
-  std::uint64_t gets_posted = 0;
-  std::uint64_t get_bytes = 0;
 };
 
 class UcxTransport : public ReliableTransport {
@@ -151,9 +144,6 @@ class UcxTransport : public ReliableTransport {
   // UCX's description of the transports an endpoint uses, e.g. "tcp/lo"
   // lanes, for logs and tests; empty for self or a bad peer.
   virtual std::string describe_peer(int peer) const = 0;
-  // The one-sided reads of this transport, or nullptr when created with
-  // one_sided = false.
-  virtual OneSided* one_sided() = 0;
 };
 
 // Builds the transport. Blocking and collective: calls `oob` twice (not at

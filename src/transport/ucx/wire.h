@@ -33,7 +33,7 @@ inline constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 30;
 inline constexpr unsigned kAmId = 0x4d43;  // "MC"
 
 // Address header flags: every rank must agree on them.
-inline constexpr std::uint16_t kFlagOneSided = 1;
+// (Bit 0 was the one-sided reads of earlier releases, removed unused.)
 inline constexpr std::uint16_t kFlagPeerFailures = 2;
 
 struct AddressHeader {
