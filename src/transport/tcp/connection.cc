@@ -255,9 +255,13 @@ void Connection::make_room() {
 void Connection::receive(ReliableHandler& handler, std::size_t max, std::size_t& delivered) {
   if (!rbuf_) rbuf_ = uninitialized(kReadBufferBytes);
   std::size_t budget = kReadBudgetBytes;
+  // A read that returns less than it asked for emptied the socket: the
+  // next read would only say EAGAIN, a system call on every message's
+  // critical path. What arrives after it, epoll (level-triggered) reports.
+  bool drained = false;
   for (;;) {
     if (!deliver_ready(handler, max, delivered)) return;
-    if (read_done_ || budget == 0 || !fd_.valid()) return;
+    if (drained || read_done_ || budget == 0 || !fd_.valid()) return;
     std::byte* dst;
     std::size_t room;
     if (in_big_) {
@@ -268,12 +272,14 @@ void Connection::receive(ReliableHandler& handler, std::size_t max, std::size_t&
       dst = rbuf_.get() + rend_;
       room = kReadBufferBytes - rend_;
     }
-    ssize_t n = ::recv(fd_.get(), dst, std::min(room, budget), MSG_DONTWAIT);
+    const std::size_t asked = std::min(room, budget);
+    ssize_t n = ::recv(fd_.get(), dst, asked, MSG_DONTWAIT);
     ++counters_.read_calls;
     if (n > 0) {
       auto got = static_cast<std::size_t>(n);
       (in_big_ ? big_got_ : rend_) += got;
       budget -= got;
+      drained = got < asked;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
