@@ -149,9 +149,9 @@ Status RealVerbs::alloc_pd(Device& dev, std::unique_ptr<Pd>& out) {
 
 Status RealVerbs::reg_mr(Pd& pd, void* addr, std::size_t length, std::unique_ptr<Mr>& out) {
   auto mr = std::make_unique<RealMr>();
-  // Local write: receives land here; the registration cache's MRs are also
-  // read remotely by one-sided repair.
-  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+  // Local write: receives land here. Nothing is read remotely (UD has no
+  // RDMA), so no remote access is granted.
+  const int access = IBV_ACCESS_LOCAL_WRITE;
   mr->mr = ::ibv_reg_mr(static_cast<RealPd&>(pd).pd, addr, length, access);
   if (mr->mr == nullptr) {
     const int err = errno;
