@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build and test
   build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # the function-length check of src/ (cmake/CheckFunctionLength.cmake)
+  universal-ctags
   # the sanitizer builds and fuzz targets of scripts/sanitize.sh (tests/fuzz)
   clang libfuzzer-14-dev
   # authentication of multicast datagrams (optional in CMake: MCCL_PROTO_AUTH):
