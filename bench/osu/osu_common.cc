@@ -29,19 +29,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int kFieldWidth = 18;  // OSU's FIELD_WIDTH for collectives
 constexpr int kPrecision = 2;    // OSU's FLOAT_PRECISION
 
-struct StatField {
-  const char* name;
-  std::uint64_t Stats::*member;
-};
 // The counters of Stats (gauges are not summed over iterations).
-#define MCCL_STAT_FIELD_counter(name) {#name, &Stats::name},
-#define MCCL_STAT_FIELD_gauge(name)
-#define MCCL_STAT_FIELD(name, kind) MCCL_STAT_FIELD_##kind(name)
-constexpr StatField kStatFields[] = {MCCL_STATS_FIELDS(MCCL_STAT_FIELD)};
-#undef MCCL_STAT_FIELD
-#undef MCCL_STAT_FIELD_gauge
-#undef MCCL_STAT_FIELD_counter
-constexpr std::size_t kNumStats = std::size(kStatFields);
+constexpr std::size_t kNumStats = std::size(kStatCounters);
 
 // veth/NIC counters of this host (meaningful with one rank per host or
 // network namespace: ranks sharing an interface share its counters).
@@ -141,8 +130,8 @@ bool parse_sizes(const std::string& s, Options& o) {
 double compression_ratio(const double* st_sum) {
   std::size_t in = kNumStats, out = kNumStats;
   for (std::size_t k = 0; k < kNumStats; ++k) {
-    if (std::string_view(kStatFields[k].name) == "compress_bytes_in") in = k;
-    if (std::string_view(kStatFields[k].name) == "compress_bytes_out") out = k;
+    if (std::string_view(kStatCounters[k].name) == "compress_bytes_in") in = k;
+    if (std::string_view(kStatCounters[k].name) == "compress_bytes_out") out = k;
   }
   return st_sum[out] > 0 ? st_sum[in] / st_sum[out] : 1.0;
 }
@@ -359,7 +348,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     for (double t : times) sum += t;
     std::vector<double> mine = {sum / iters,  errors,         net.tx_bytes,
                                 net.rx_bytes, net.tx_packets, net.rx_packets};
-    for (const auto& f : kStatFields) {
+    for (const auto& f : kStatCounters) {
       mine.push_back(static_cast<double>(after.*f.member - before.*f.member));
     }
     mine.push_back(coll.max_error ? coll.max_error() : 0.0);
@@ -420,7 +409,8 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     if (o.stats) {
       std::printf("#   stats, %d iterations, sum/max over ranks:", iters);
       for (std::size_t k = 0; k < kNumStats; ++k) {
-        if (st_sum[k] != 0) std::printf(" %s %.0f/%.0f", kStatFields[k].name, st_sum[k], st_max[k]);
+        if (st_sum[k] != 0)
+          std::printf(" %s %.0f/%.0f", kStatCounters[k].name, st_sum[k], st_max[k]);
       }
       std::printf("\n");
     }
@@ -456,7 +446,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
       for (int which = 0; which < 2; ++which) {
         std::fprintf(json, ",\"%s\":{", which == 0 ? "stats_sum" : "stats_max");
         for (std::size_t k = 0; k < kNumStats; ++k) {
-          std::fprintf(json, "%s\"%s\":%.0f", k ? "," : "", kStatFields[k].name,
+          std::fprintf(json, "%s\"%s\":%.0f", k ? "," : "", kStatCounters[k].name,
                        which == 0 ? st_sum[k] : st_max[k]);
         }
         std::fprintf(json, "}");

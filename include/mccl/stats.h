@@ -124,6 +124,21 @@ inline constexpr int kFields = 0 MCCL_STATS_FIELDS(MCCL_STATS_COUNT_ONE_);
 #undef MCCL_STATS_COUNT_ONE_
 }  // namespace stats_detail
 
+// The counters of MCCL_STATS_FIELDS by name, gauges left out (a sum or a
+// difference of gauges means nothing): for code that sums, subtracts or
+// prints them all, as libmccl_mpi's totals and the OSU benchmarks do.
+struct StatCounter {
+  const char* name;
+  std::uint64_t Stats::*member;
+};
+#define MCCL_STAT_COUNTER_counter(name) StatCounter{#name, &Stats::name},
+#define MCCL_STAT_COUNTER_gauge(name)
+#define MCCL_STAT_COUNTER_(name, kind) MCCL_STAT_COUNTER_##kind(name)
+inline constexpr StatCounter kStatCounters[] = {MCCL_STATS_FIELDS(MCCL_STAT_COUNTER_)};
+#undef MCCL_STAT_COUNTER_
+#undef MCCL_STAT_COUNTER_gauge
+#undef MCCL_STAT_COUNTER_counter
+
 // The list names every integer field: one left out would go uncopied.
 static_assert(sizeof(Stats) == stats_detail::kFields * sizeof(std::uint64_t) + sizeof(double) +
                                    sizeof(McastTimeline),

@@ -108,13 +108,9 @@ McclComm::~McclComm() {
   try {
     const Stats s = comm.stats();
     Counters& c = global().counters;
-#define MCCL_MPI_ADD_counter(name) c.name += s.name;
-#define MCCL_MPI_ADD_gauge(name)
-#define MCCL_MPI_ADD_(name, kind) MCCL_MPI_ADD_##kind(name)
-    MCCL_STATS_FIELDS(MCCL_MPI_ADD_)
-#undef MCCL_MPI_ADD_
-#undef MCCL_MPI_ADD_gauge
-#undef MCCL_MPI_ADD_counter
+    for (std::size_t k = 0; k < std::size(kStatCounters); ++k) {
+      c.stats[k] += s.*kStatCounters[k].member;
+    }
   } catch (const std::exception& e) {
     warnf("reading the counters of %s: %s", label.c_str(), e.what());
   }

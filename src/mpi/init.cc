@@ -115,13 +115,9 @@ void print_stats() {
                 std::to_string(f);
   }
   std::string sums;
-#define MCCL_MPI_PRINT_counter(name) sums += " " #name "=" + std::to_string(c.name.load());
-#define MCCL_MPI_PRINT_gauge(name)
-#define MCCL_MPI_PRINT_(name, kind) MCCL_MPI_PRINT_##kind(name)
-  MCCL_STATS_FIELDS(MCCL_MPI_PRINT_)
-#undef MCCL_MPI_PRINT_
-#undef MCCL_MPI_PRINT_gauge
-#undef MCCL_MPI_PRINT_counter
+  for (std::size_t k = 0; k < std::size(kStatCounters); ++k) {
+    sums += std::string(" ") + kStatCounters[k].name + "=" + std::to_string(c.stats[k].load());
+  }
   std::printf("mccl_mpi stats: rank=%d served=%" PRIu64 " fallback=%" PRIu64 " failed=%" PRIu64
               " served_bytes=%" PRIu64 " comms=%" PRIu64 " comms_failed=%" PRIu64 "%s%s\n",
               g.world_rank, served, fallback, c.failed_calls.load(), c.served_bytes.load(),

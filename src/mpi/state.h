@@ -58,12 +58,9 @@ struct Counters {
   std::atomic<std::uint64_t> failed_calls{0};  // served calls that ended in an MPI error
   std::atomic<std::uint64_t> comms_created{0};
   std::atomic<std::uint64_t> comms_failed{0};  // creation failed on some rank: MPI forever
-  // Every counter of mccl::Stats (MCCL_STATS_FIELDS), summed over the MCCL
-  // communicators of this rank as each is destroyed. Gauges are kept but
-  // not summed: a sum of them means nothing.
-#define MCCL_MPI_SUM_(name, kind) std::atomic<std::uint64_t> name{0};
-  MCCL_STATS_FIELDS(MCCL_MPI_SUM_)
-#undef MCCL_MPI_SUM_
+  // Every counter of mccl::Stats (kStatCounters, in its order), summed
+  // over the MCCL communicators of this rank as each is destroyed.
+  std::array<std::atomic<std::uint64_t>, std::size(kStatCounters)> stats{};
 };
 
 struct Global {

@@ -128,7 +128,10 @@ class OffloadComm {
   // Creation's steps (create.cc): the shared rings and eventfds; then, on
   // the socket to a daemon at `path`, the hello and the daemon's bootstrap
   // allgathers served until it is ready. `retry`: that daemon closed
-  // before it said anything (it was exiting), so another may answer.
+  // before it said anything (it was exiting), so another may answer. Their
+  // own failures name this rank (who()); the application's Bootstrap's and
+  // the daemon's come as they were said.
+  std::string who() const { return "rank " + std::to_string(rank_) + ": "; }
   common::Status map_rings(std::uint32_t slots);
   common::Status introduce(const std::string& path, Bootstrap& bootstrap,
                            const OffloadOptions& options, const HelloMsg& hello, bool& retry);

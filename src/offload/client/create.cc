@@ -55,7 +55,7 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
   c->rank_ = bootstrap.rank();
   c->size_ = bootstrap.size();
   c->timeout_ = options.timeout;
-  const std::string who = "rank " + std::to_string(c->rank_) + ": ";
+  const std::string who = c->who();
   std::string path = options.socket_path;
   if (path.empty()) {
     if (auto st = default_socket_path(path); !st) return {st.code(), who + st.message()};
@@ -99,10 +99,7 @@ common::Status OffloadComm::create(Bootstrap& bootstrap, const OffloadOptions& o
     bool retry = false;
     common::Status st = c->introduce(path, bootstrap, options, hello, retry);
     if (retry) continue;
-    if (!st) {
-      const bool named = st.message().rfind("rank ", 0) == 0;
-      return {st.code(), (named ? "" : who) + st.message()};
-    }
+    if (!st) return st;
     out = std::move(c);
     return common::Status::ok();
   }
@@ -141,7 +138,7 @@ common::Status OffloadComm::introduce(const std::string& path, Bootstrap& bootst
   if (auto st = check_peer_uid(fd, path, "the offload daemon"); !st) {
     ::close(sock_);
     sock_ = -1;  // not even a goodbye for a stranger
-    return st;
+    return {st.code(), who() + st.message()};
   }
   // Let the daemon read and write this process's memory where Yama
   // restricts ptrace to ancestors (EINVAL without Yama: harmless).
@@ -164,7 +161,7 @@ common::Status OffloadComm::introduce(const std::string& path, Bootstrap& bootst
     auto st = recv_msg(fd, type, body, nullptr, tmo);
     if (!st) {
       retry = !heard && st.code() == ErrorCode::kPeerFailure;  // the daemon was leaving
-      return {st.code(), "offload daemon (pid " + std::to_string(daemon_pid_) +
+      return {st.code(), who() + "offload daemon (pid " + std::to_string(daemon_pid_) +
                              ") during communicator creation: " + st.message()};
     }
     if (type == MsgType::kAllgather) {
@@ -180,7 +177,7 @@ common::Status OffloadComm::introduce(const std::string& path, Bootstrap& bootst
               std::string(reinterpret_cast<const char*>(body.data()) + sizeof r,
                           body.size() - sizeof r)};
     } else {
-      return common::internal_error("unexpected message from the offload daemon");
+      return common::internal_error(who() + "unexpected message from the offload daemon");
     }
   }
 }
@@ -191,12 +188,13 @@ common::Status OffloadComm::relay_allgather(Bootstrap& bootstrap, const OffloadO
                                             std::span<const std::byte> contribution) {
   try {
     auto all = bootstrap.allgather(contribution, options.timeout);
-    return send_msg(sock_, MsgType::kAllgatherResult, all);
+    common::Status st = send_msg(sock_, MsgType::kAllgatherResult, all);
+    return st ? st : common::Status{st.code(), who() + st.message()};
   } catch (const std::exception& e) {
     std::string m = e.what();
     (void)send_msg(sock_, MsgType::kAllgatherFailed, std::as_bytes(std::span(m)));
     if (const auto* me = dynamic_cast<const Error*>(&e)) return {me->code(), m};
-    return common::internal_error("bootstrap allgather: " + m);
+    return common::internal_error(who() + "bootstrap allgather: " + m);
   }
 }
 
