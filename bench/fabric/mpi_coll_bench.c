@@ -2,7 +2,8 @@
  * as bench/osu/ measures MCCL (Debian packages no OSU micro-benchmarks), so
  * that bench/fabric/run.sh compares like with like.
  *
- *   mpirun ... mpi_coll_bench -b bcast|allgather|ag_rs_concurrent [-m [MIN:]MAX]
+ *   mpirun ... mpi_coll_bench -b bcast|allgather|allreduce|reduce_scatter|ag_rs_concurrent
+ *              [-m [MIN:]MAX]
  *              [-i ITER] [-x WARMUP] [-c] [--sequential] [--impl NAME]
  *              [--json FILE] [--netdev IFACE --traffic-iters K]
  *              [--thread-level single|funneled|serialized|multiple]
@@ -14,6 +15,11 @@
  * ring; --sequential runs the blocking MPI_Allgather then MPI_Reduce_scatter
  * instead, so that coll/tuned's pinned ring algorithms apply (the "ring
  * pair": on send-limited links nothing injects less than it).
+ *
+ * allreduce: MPI_Allreduce of m bytes of float32 (sum); reduce_scatter:
+ * MPI_Reduce_scatter_block of N*m bytes of float32 (sum) leaving m bytes per
+ * rank. bench/tune/mpi_crossover.sh times them (and bcast, allgather) with
+ * and without libmccl_mpi to find where the preload starts to serve.
  *
  * Per size (powers of two from MIN to MAX): each rank times every collective
  * between two barriers (untimed); avg/min/max over ranks of the per-rank
@@ -77,7 +83,7 @@ static int cmp_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-enum kind { kBcast, kAllgather, kAgRs };
+enum kind { kBcast, kAllgather, kAllreduce, kReduceScatter, kAgRs };
 
 struct bench {
   enum kind kind;
@@ -92,6 +98,12 @@ static void run_one(const struct bench* b, size_t m) {
     MPI_Allgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD);
   } else if (b->kind == kBcast) {
     MPI_Bcast(b->recv, (int)m, MPI_CHAR, 0, MPI_COMM_WORLD);
+  } else if (b->kind == kAllreduce) {
+    MPI_Allreduce(b->rs_send, b->rs_recv, (int)(m / sizeof(float)), MPI_FLOAT, MPI_SUM,
+                  MPI_COMM_WORLD);
+  } else if (b->kind == kReduceScatter) {
+    MPI_Reduce_scatter_block(b->rs_send, b->rs_recv, (int)(m / sizeof(float)), MPI_FLOAT, MPI_SUM,
+                             MPI_COMM_WORLD);
   } else if (b->sequential) {
     for (int r = 0; r < b->size; ++r) b->rs_counts[r] = (int)(m / sizeof(float));
     MPI_Allgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD);
@@ -105,12 +117,15 @@ static void run_one(const struct bench* b, size_t m) {
   }
 }
 
+static int reduces(enum kind k) { return k == kAllreduce || k == kReduceScatter || k == kAgRs; }
+
 static void fill(const struct bench* b, size_t m, int iter) {
-  if (b->kind == kAgRs) {
-    size_t all = m / sizeof(float) * (size_t)b->size;
+  if (reduces(b->kind)) {
+    size_t all = m / sizeof(float) * (b->kind == kAllreduce ? 1 : (size_t)b->size);
     for (size_t j = 0; j < all; ++j) b->rs_send[j] = reduce_input(b->rank, j, iter);
     memset(b->rs_recv, 0, m);
   }
+  if (b->kind == kAllreduce || b->kind == kReduceScatter) return;
   if (b->kind != kBcast) {
     for (size_t i = 0; i < m; ++i) b->send[i] = pattern(b->rank, i, iter);
     memset(b->recv, 0, m * (size_t)b->size);
@@ -123,12 +138,13 @@ static void fill(const struct bench* b, size_t m, int iter) {
 
 static double check(const struct bench* b, size_t m, int iter) {
   double wrong = 0;
-  int roots = b->kind == kBcast ? 1 : b->size;
+  int roots = b->kind == kBcast ? 1 : reduces(b->kind) && b->kind != kAgRs ? 0 : b->size;
   for (int r = 0; r < roots; ++r) {
     for (size_t i = 0; i < m; ++i) wrong += b->recv[(size_t)r * m + i] != pattern(r, i, iter);
   }
-  if (b->kind == kAgRs) {
-    size_t count = m / sizeof(float), offset = count * (size_t)b->rank;
+  if (reduces(b->kind)) {
+    size_t count = m / sizeof(float);
+    size_t offset = b->kind == kAllreduce ? 0 : count * (size_t)b->rank;
     for (size_t i = 0; i < count; ++i) {
       float want = 0;
       for (int r = 0; r < b->size; ++r) want += reduce_input(r, offset + i, iter);
@@ -219,16 +235,19 @@ int main(int argc, char** argv) {
   }
   if (bench_name == NULL ||
       (strcmp(bench_name, "bcast") && strcmp(bench_name, "allgather") &&
+       strcmp(bench_name, "allreduce") && strcmp(bench_name, "reduce_scatter") &&
        strcmp(bench_name, "ag_rs_concurrent")) ||
       min_size == 0 || iters < 1 || warmup < 0) {
     if (b.rank == 0) fprintf(stderr, "usage: see the comment at the top of mpi_coll_bench.c\n");
     MPI_Finalize();
     return 2;
   }
-  b.kind = strcmp(bench_name, "bcast") == 0       ? kBcast
-           : strcmp(bench_name, "allgather") == 0 ? kAllgather
-                                                  : kAgRs;
-  if (b.kind == kAgRs) {
+  b.kind = strcmp(bench_name, "bcast") == 0            ? kBcast
+           : strcmp(bench_name, "allgather") == 0      ? kAllgather
+           : strcmp(bench_name, "allreduce") == 0      ? kAllreduce
+           : strcmp(bench_name, "reduce_scatter") == 0 ? kReduceScatter
+                                                       : kAgRs;
+  if (reduces(b.kind)) {
     b.rs_send = malloc(max_size * (size_t)b.size);
     b.rs_recv = malloc(max_size);
     b.rs_counts = malloc(sizeof(int) * (size_t)b.size);

@@ -19,7 +19,7 @@
 #   --where loopback  mccl_run -n N on this host, UDP multicast on lo.
 # Output: DIR/results.jsonl (the programs' JSON lines plus "algo"), DIR/table.txt
 # (also printed: per N and collective, p2p and multicast microseconds per size and
-# the crossover), DIR/tuning_rows.txt (the rows to paste into src/coll/tuning.h),
+# the crossover), DIR/rows.txt (the rows to paste into src/coll/tuning.h),
 # DIR/machine.txt (CPU, load average at start and end, commit, command).
 # Exit: 0 done, 1 a run failed, 2 usage, 77 not root / tools missing (fabric).
 set -euo pipefail
@@ -98,33 +98,6 @@ for n in "${rank_list[@]}"; do
 done
 echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 
-python3 - "$out" "$max_size" <<'PY'
-import json, sys
-out, max_size = sys.argv[1], int(sys.argv[2])
-t = {}
-for line in open(f"{out}/results.jsonl"):
-    r = json.loads(line)
-    t.setdefault((r["bench"], r["ranks"]), {}).setdefault(r["algo"], {})[r["bytes_per_rank"]] = r["p50_max_us"]
-lines, cross = [], {}
-for (bench, n), algos in sorted(t.items()):
-    p2p, mc = algos.get("p2p", {}), algos.get("multicast", {})
-    sizes = sorted(set(p2p) & set(mc))
-    c = 2 * max_size
-    for s in reversed(sizes):
-        if mc[s] < p2p[s]:
-            c = s
-        else:
-            break
-    cross[(bench, n)] = c
-    lines.append(f"{bench} at {n} ranks: crossover {c} B")
-    lines.append("  bytes      p2p_us   mcast_us")
-    lines += [f"  {s:<9} {p2p[s]:>8.1f} {mc[s]:>9.1f}" for s in sizes]
-rows = []
-for n in sorted({n for _, n in t}):
-    rows.append(f"    {{{n}, {cross.get(('bcast', n), 2 * max_size)}, {cross.get(('allgather', n), 2 * max_size)}}},")
-text = "\n".join(lines) + "\n\ntuning.h rows {max_ranks, broadcast, allgather}:\n" + "\n".join(rows) + "\n"
-open(f"{out}/table.txt", "w").write(text)
-open(f"{out}/tuning_rows.txt", "w").write("\n".join(rows) + "\n")
-print(text)
-PY
+python3 "$HERE/crossover.py" "$out/results.jsonl" --baseline p2p --candidate multicast \
+  --benches bcast,allgather --max-size "$max_size" --out "$out"
 exit $rc

@@ -24,6 +24,7 @@
 #include "mccl/callback_bootstrap.h"
 #include "mccl/error.h"
 #include "mpi/comm_cache.h"
+#include "mpi/decide.h"
 #include "mpi/hierarchy.h"
 #include "mpi/log.h"
 #include "mpi/state.h"
@@ -193,7 +194,11 @@ bool create_mccl(MPI_Comm comm, CommEntry& e) {
   e.mccl = std::move(made);
   e.state = McclState::kReady;
   ++c.comms_created;
-  debugf("MCCL communicator created on %s (%d ranks)", e.label.c_str(), e.size);
+  debugf(
+      "MCCL communicator created on %s (%d ranks); MCCL serves from (MCCL_MPI_MIN_BYTES): "
+      "MPI_Bcast %zu B, MPI_Allgather %zu B, MPI_Allreduce %zu B, MPI_Reduce_scatter_block %zu B",
+      e.label.c_str(), e.size, min_bytes(Kind::kBcast, e), min_bytes(Kind::kAllgather, e),
+      min_bytes(Kind::kAllreduce, e), min_bytes(Kind::kReduceScatterBlock, e));
   if (scheme == Scheme::kBoth) {
     // Agreed like the flat one: without it every call is served flat.
     e.hier = make_hierarchy(comm, e, hosts);

@@ -5,6 +5,7 @@
 
 #include "mpi/hierarchy.h"
 #include "mpi/log.h"
+#include "mpi/min_bytes.h"
 
 namespace mccl::mpi {
 
@@ -63,6 +64,20 @@ const char* served_by(Kind kind, const Communicator& c, std::size_t bytes) {
   }
 }
 
+Family family_of(Kind kind) {
+  switch (kind) {
+    case Kind::kBcast:
+    case Kind::kIbcast:
+      return Family::kBcast;
+    case Kind::kAllreduce:
+      return Family::kAllreduce;
+    case Kind::kReduceScatterBlock:
+      return Family::kReduceScatter;
+    default:
+      return Family::kAllgather;
+  }
+}
+
 // A program that never called MPI_Init or MPI_Init_thread (MPI 4
 // sessions) gets no MCCL: a user who preloaded the library is told, once.
 void tell_not_initialized() {
@@ -75,6 +90,12 @@ void tell_not_initialized() {
 }
 
 }  // namespace
+
+std::size_t min_bytes(Kind kind, const CommEntry& e) {
+  const std::int64_t agreed = global().settings.min_bytes;
+  if (agreed != kMinBytesAuto) return static_cast<std::size_t>(agreed);
+  return measured_min_bytes(family_of(kind), e.size);
+}
 
 CommEntry* decide_comm(Kind, MPI_Comm comm, const char*& reason) {
   const Global& g = global();
@@ -100,7 +121,7 @@ CommEntry* decide_comm(Kind, MPI_Comm comm, const char*& reason) {
 
 Route decide_finish(Kind kind, MPI_Comm comm, CommEntry* e, std::size_t bytes, const char* reason) {
   Global& g = global();
-  if (reason == nullptr && bytes < static_cast<std::size_t>(g.settings.min_bytes)) {
+  if (reason == nullptr && bytes < min_bytes(kind, *e)) {
     reason = "MPI: below MCCL_MPI_MIN_BYTES";
   }
   if (reason == nullptr && e->state == McclState::kNone) {

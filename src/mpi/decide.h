@@ -6,7 +6,7 @@
 // communicator (inter or intra, its size), the type signature (its size
 // and, for reductions, its basic element type: what MPI requires to match,
 // never a rank's own datatype layout, datatype.h), the agreed
-// MCCL_MPI_MIN_BYTES and
+// MCCL_MPI_MIN_BYTES (under auto, with the communicator's size) and
 // the MCCL state of the communicator, which changes only inside collective
 // calls that every rank makes in the same order.
 #pragma once
@@ -33,6 +33,11 @@ struct Route {
 // Step 1: the communicator. Returns its entry, or nullptr with `reason` set
 // (libmccl_mpi inactive, MPI_COMM_NULL, intercommunicator, one rank).
 CommEntry* decide_comm(Kind kind, MPI_Comm comm, const char*& reason);
+
+// From which size MCCL serves `kind` on `e`: the agreed MCCL_MPI_MIN_BYTES,
+// or under auto the crossover measured for its collective and team size
+// (min_bytes.h). The same on every rank of `e`.
+std::size_t min_bytes(Kind kind, const CommEntry& e);
 
 // Step 3: threshold and MCCL state; creates the MCCL communicator when a
 // blocking call is the first eligible one (collective). `reason` non-null

@@ -41,11 +41,16 @@ namespace {
 // What each rank proposes at MPI_Init; every rank computes the same result.
 struct Proposal {
   std::int64_t enable;  // MCCL_MPI_ENABLE and a valid environment
-  std::int64_t min_bytes;
+  std::int64_t min_bytes;  // MCCL_MPI_MIN_BYTES, kMinBytesAuto for auto
   std::int64_t single_host;  // MCCL_MPI_SINGLE_HOST
   std::int64_t host_scheme;  // MCCL_MPI_HIERARCHY
   std::int64_t leaders_bcast_max_bytes;
 };
+
+std::string min_bytes_text(std::int64_t min_bytes) {
+  return min_bytes == kMinBytesAuto ? "auto (measured per collective and team size)"
+                                    : std::to_string(min_bytes);
+}
 
 void start(int provided) {
   Global& g = global();
@@ -77,8 +82,8 @@ void start(int provided) {
   g.settings.host_scheme = static_cast<HostScheme>(all[0].host_scheme);
   g.settings.leaders_bcast_max_bytes = all[0].leaders_bcast_max_bytes;
   if (!same_min && g.world_rank == 0) {
-    warnf("MCCL_MPI_MIN_BYTES differs between ranks; every rank uses rank 0's %" PRId64,
-          g.settings.min_bytes);
+    warnf("MCCL_MPI_MIN_BYTES differs between ranks; every rank uses rank 0's %s",
+          min_bytes_text(g.settings.min_bytes).c_str());
   }
   if (!enable) {
     g.inactive_reason = "MPI: MCCL_MPI_ENABLE=0 (or an invalid MCCL_MPI_* value) on some rank";
@@ -89,9 +94,10 @@ void start(int provided) {
     g.active = true;
   }
   if (g.world_rank == 0) {
-    debugf("libmccl_mpi %s (%s); MCCL_MPI_MIN_BYTES=%" PRId64 ", %d ranks%s",
+    debugf("libmccl_mpi %s (%s); MCCL_MPI_MIN_BYTES=%s, %d ranks%s",
            g.active ? "active" : "inactive",
-           g.active ? "MCCL serves eligible calls" : g.inactive_reason, g.settings.min_bytes, size,
+           g.active ? "MCCL serves eligible calls" : g.inactive_reason,
+           min_bytes_text(g.settings.min_bytes).c_str(), size,
            g.thread_multiple ? ", MPI_THREAD_MULTIPLE" : "");
   }
   // Nonblocking calls never create MCCL state, so MPI_COMM_WORLD's is made

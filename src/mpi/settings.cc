@@ -1,5 +1,6 @@
 #include "mpi/settings.h"
 
+#include <charconv>
 #include <string>
 
 #include "common/settings.h"
@@ -20,7 +21,13 @@ Settings read_settings() {
   }
   if (!s.error.empty()) return s;
   s.enable = cs::kMpiEnable.get_bool();
-  s.min_bytes = cs::kMpiMinBytes.get_int();
+  // "auto" or a count: the table's "auto|0.." admits nothing else.
+  const std::string min_bytes = cs::kMpiMinBytes.get();
+  const auto [end, ec] =
+      std::from_chars(min_bytes.data(), min_bytes.data() + min_bytes.size(), s.min_bytes);
+  if (min_bytes == "auto" || ec != std::errc{} || end != min_bytes.data() + min_bytes.size()) {
+    s.min_bytes = kMinBytesAuto;
+  }
   s.debug = cs::kMpiDebug.get_bool();
   s.stats = cs::kMpiStats.get_bool();
   s.eager = cs::kMpiEager.get_bool();

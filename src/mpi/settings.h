@@ -17,9 +17,13 @@ namespace mccl::mpi {
 // on some host is served (hierarchy.h).
 enum class HostScheme : std::int32_t { kFlat = 0, kLeaders = 1, kAuto = 2 };
 
+inline constexpr std::int64_t kMinBytesAuto = -1;  // MCCL_MPI_MIN_BYTES=auto
+
 struct Settings {
   bool enable = true;             // MCCL_MPI_ENABLE: 0 turns every call into its PMPI_ twin
-  std::int64_t min_bytes = 8192;  // MCCL_MPI_MIN_BYTES: smaller messages go to PMPI_
+  // MCCL_MPI_MIN_BYTES: smaller messages go to PMPI_; kMinBytesAuto: the
+  // measured crossover of each collective and team size (min_bytes.h).
+  std::int64_t min_bytes = kMinBytesAuto;
   bool debug = false;             // MCCL_MPI_DEBUG: log each decision once per comm and kind
   bool stats = false;             // MCCL_MPI_STATS: one summary line per rank at MPI_Finalize
   bool eager = true;              // MCCL_MPI_EAGER: create MPI_COMM_WORLD's state in MPI_Init

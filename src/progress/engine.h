@@ -71,9 +71,10 @@ struct ThreadEngineConfig {
   int log_rank = -1;  // the rank its messages name; -1: none (a thread shared by several)
 };
 
-// A dedicated host thread drives progress; wait() watches a latency-bound
-// collective's completion for up to `wait_spin` (waiter_spin's choice), then
-// sleeps until the thread signals it. The same thread as shared_thread.h's,
+// A dedicated host thread drives progress while nobody waits; wait()
+// watches a latency-bound collective's completion for up to `wait_spin`
+// (waiter_spin's choice), then drives progress itself in the thread's stead
+// until the collective is done. The same thread as shared_thread.h's,
 // with `ctx` its only client (defined there).
 std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg,
                                            std::chrono::microseconds wait_spin);

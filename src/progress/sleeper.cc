@@ -1,5 +1,6 @@
 #include "progress/sleeper.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -46,6 +47,14 @@ void Sleeper::sleep_for(milliseconds d) {
       std::uint64_t v;
       [[maybe_unused]] auto r = read(wake_fd_, &v, sizeof v);
     }
+  }
+}
+
+void Sleeper::sleep_until_woken(milliseconds d) {
+  pollfd p{wake_fd_, POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(d.count())) > 0) {
+    std::uint64_t v;
+    [[maybe_unused]] auto r = read(wake_fd_, &v, sizeof v);
   }
 }
 

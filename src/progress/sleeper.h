@@ -26,7 +26,13 @@ class Sleeper {
   // Sleeps up to `d` (whole milliseconds: the thread engine's sleeps are
   // 1 and 10 ms, shared_thread.cc says why none is shorter), or until a
   // watched descriptor is readable or wake() is called.
+  // Any thread may sleep here, several at once (a thread engine's waiters
+  // help it, shared_thread.cc); a wake-up ends at least one sleep.
   void sleep_for(std::chrono::milliseconds d);
+
+  // Sleeps up to `d`, or until wake() is called: the watched descriptors
+  // are left to whoever sleeps in sleep_for meanwhile.
+  void sleep_until_woken(std::chrono::milliseconds d);
 
  private:
   int epoll_fd_ = -1;

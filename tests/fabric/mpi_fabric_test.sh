@@ -8,8 +8,9 @@
 # FLAVOUR openmpi (mpirun.openmpi in the switch namespace, launch.sh
 # --mpirun) or mpich (mpirun.mpich from here, ranks moved into their
 # namespaces by netns-wrap.sh; MPICH's UCX over TCP on veth0). No
-# MCCL_UDP_IFACE and no MCCL_MPI_* serving setting: MCCL finds veth0 itself
-# and serves the multi-host communicators by default. Checks:
+# MCCL_UDP_IFACE and no MCCL_MPI_* serving setting but MCCL_MPI_MIN_BYTES=8192
+# (mpi_app's sizes straddle it): MCCL finds veth0 itself and serves the
+# multi-host communicators by default. Checks:
 #   1. mpi_app (tests/mpi) with and without LD_PRELOAD=LIBRARY: both pass
 #      their own checks, every rank's digest is the same in both runs, and
 #      with the preload every rank served calls and sent multicast.
@@ -60,7 +61,7 @@ run() {
   local out=$1 preload=$2 rc=0
   shift 2
   local -a pre=() vars=(MCCL_MPI_STATS=1)
-  ((preload)) && pre=(env "LD_PRELOAD=$LIB")
+  ((preload)) && pre=(env "LD_PRELOAD=$LIB" MCCL_MPI_MIN_BYTES=8192)
   if [[ $FLAVOUR == openmpi ]]; then
     "$LAUNCH" --mpirun --name "$NAME" --hosts "$HOSTS" --timeout 120 --env "${vars[0]}" \
       -- "${pre[@]}" "$@" >"$out" 2>&1 || rc=$?

@@ -29,7 +29,7 @@ uint64_t rng_next(app_rng* r) { /* splitmix64 */
 int rng_below(app_rng* r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
 
 int rng_count(app_rng* r, int esize, int max_bytes) {
-  const int threshold = 8192 / esize; /* libmccl_mpi's default MCCL_MPI_MIN_BYTES */
+  const int threshold = 8192 / esize; /* the MCCL_MPI_MIN_BYTES its tests set */
   const int most = max_bytes / esize;
   switch (rng_below(r, 10)) {
     case 0:

@@ -43,7 +43,7 @@ sed 's/^/[plain] /' "$tmp/plain"
 
 # 2. The same program with libmccl_mpi preloaded.
 rc=0
-RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_DEBUG=1 MCCL_MPI_SINGLE_HOST=1" \
+RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_DEBUG=1 MCCL_MPI_SINGLE_HOST=1 MCCL_MPI_MIN_BYTES=8192" \
   "$here/run_mpi.sh" "$flavour" "$ranks" "$seconds" "$@" >"$tmp/preload" 2>&1 || rc=$?
 sed 's/^/[preload] /' "$tmp/preload"
 ((rc == 0)) || fail "the run with libmccl_mpi failed ($rc)"
@@ -85,7 +85,7 @@ dups=$(grep '^mccl_mpi rank [0-9]*: MPI_[A-Za-z_]* on ' "$tmp/preload" |
 # 6. Under MPI_THREAD_MULTIPLE libmccl_mpi serves the same calls: the same
 #    results, and on every rank as many calls served and left to MPI.
 rc=0
-RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_DEBUG=1 MCCL_MPI_SINGLE_HOST=1" \
+RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_DEBUG=1 MCCL_MPI_SINGLE_HOST=1 MCCL_MPI_MIN_BYTES=8192" \
   "$here/run_mpi.sh" "$flavour" "$ranks" "$seconds" "$@" --thread-multiple >"$tmp/multiple" 2>&1 || rc=$?
 sed 's/^/[multiple] /' "$tmp/multiple"
 ((rc == 0)) || fail "the run with MPI_THREAD_MULTIPLE failed ($rc)"

@@ -25,7 +25,7 @@ out=$(mktemp "${TMPDIR:-/tmp}/mccl-repairs.XXXXXX")
 trap 'rm -f "$out"' EXIT
 
 rc=0
-RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_SINGLE_HOST=1" \
+RUN_MPI_ENV="LD_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_SINGLE_HOST=1 MCCL_MPI_MIN_BYTES=8192" \
   "$here/run_mpi.sh" "$flavour" 4 150 "$app" "$kind" "$bytes" "$iters" >"$out" 2>&1 || rc=$?
 cat "$out"
 ((rc == 0)) || exit "$rc"

@@ -33,7 +33,7 @@ out=$(mktemp "${TMPDIR:-/tmp}/mccl-setup-fails.XXXXXX")
 trap 'rm -f "$out"' EXIT
 
 rc=0
-RUN_MPI_ENV="MCCL_TEST_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_SINGLE_HOST=1$progress_env" "$here/run_mpi.sh" "$flavour" 3 60 \
+RUN_MPI_ENV="MCCL_TEST_PRELOAD=$lib MCCL_MPI_STATS=1 MCCL_MPI_SINGLE_HOST=1 MCCL_MPI_MIN_BYTES=8192$progress_env" "$here/run_mpi.sh" "$flavour" 3 60 \
   "$here/setup_fails_test.sh" --rank-wrapper "$app" 1000000 /sys/class/net/lo/statistics/tx_bytes \
   >"$out" 2>&1 || rc=$?
 cat "$out"
