@@ -40,8 +40,8 @@ namespace {
 
 // What each rank proposes at MPI_Init; every rank computes the same result.
 struct Proposal {
-  std::int64_t enable;  // MCCL_MPI_ENABLE and a valid environment
-  std::int64_t min_bytes;  // MCCL_MPI_MIN_BYTES, kMinBytesAuto for auto
+  std::int64_t enable;       // MCCL_MPI_ENABLE and a valid environment
+  std::int64_t min_bytes;    // MCCL_MPI_MIN_BYTES, kMinBytesAuto for auto
   std::int64_t single_host;  // MCCL_MPI_SINGLE_HOST
   std::int64_t host_scheme;  // MCCL_MPI_HIERARCHY
   std::int64_t leaders_bcast_max_bytes;

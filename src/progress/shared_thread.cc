@@ -220,7 +220,7 @@ class SharedThread {
   std::atomic<bool> queued_{false};  // start() queued a collective since the last pass took them
   std::atomic<int> helpers_{0};      // waiters inside help(), driving passes themselves
   std::mutex pending_mu_;            // guards every slot's pending queue, so start() never waits
-  mutable std::mutex mu_;  // held during a pass; guards slots_
+  mutable std::mutex mu_;            // held during a pass; guards slots_
   std::vector<Slot*> slots_;
   std::thread thread_;
 };

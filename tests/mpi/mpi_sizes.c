@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
     const size_t n = m / sizeof(float);
     for (size_t i = 0; i < m; ++i) bytes[i] = rank == 0 ? byte_of(0, i) : 0;
     MPI_Bcast(bytes, (int)m, MPI_BYTE, 0, MPI_COMM_WORLD);
-    for (size_t i = 0; i < m; ++i) CHECK(bytes[i] == byte_of(0, i), "MPI_Bcast %zu B: byte %zu", m, i);
+    for (size_t i = 0; i < m; ++i)
+      CHECK(bytes[i] == byte_of(0, i), "MPI_Bcast %zu B: byte %zu", m, i);
 
     unsigned char* mine = (unsigned char*)in;
     for (size_t i = 0; i < m; ++i) mine[i] = byte_of(rank, i);
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
 
     for (size_t i = 0; i < n; ++i) in[i] = value_of(rank, i);
     MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    for (size_t i = 0; i < n; ++i) CHECK(out[i] == sum_of(size, i), "MPI_Allreduce %zu B: %zu", m, i);
+    for (size_t i = 0; i < n; ++i)
+      CHECK(out[i] == sum_of(size, i), "MPI_Allreduce %zu B: %zu", m, i);
 
     for (size_t i = 0; i < n * (size_t)size; ++i) in[i] = value_of(rank, i);
     MPI_Reduce_scatter_block(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
