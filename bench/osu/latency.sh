@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# latency.sh — OSU-style latency tables: MCCL's bench/osu programs under the
+# inline and the thread engine beside Open MPI's default and best (the same
+# measurement: bench/fabric/mpi_coll_bench), every size from 1 B to --max-size
+# in powers of two, for broadcast and allgather.
+#
+#   bench/osu/latency.sh --out DIR [--where fabric|loopback] [--ranks 2,4,8]
+#        [--rate 10gbit] [--max-size S] [-i ITER] [-x WARMUP] [--timeout S]
+#        [--build-dir DIR]
+#
+#   --where fabric    (default; root) the namespace cluster of tests/fabric/cluster.sh,
+#                     one host per rank, links limited to --rate (default 10gbit),
+#                     RPS on; Open MPI over TCP on the veths;
+#   --where loopback  one host: MCCL's ranks through tools/mccl_run on lo, Open MPI's
+#                     with btl tcp,self on lo (no shared memory: both use the kernel's
+#                     loopback; Open MPI's default on one host would use shared memory).
+# One launch per (implementation, ranks, collective) covers every size.
+# Implementations: mccl-inline, mccl-thread (MCCL_PROGRESS), ompi-default,
+# ompi-best (ring allgather, 128 KiB pipelined chain broadcast, as bench/fabric/run.sh).
+# Output: DIR/results.jsonl (the programs' JSON lines plus "series", the
+# implementation above, and "where"), DIR/table.md and DIR/latency.png
+# (bench/osu/latency_report.py), DIR/machine.txt
+# (CPU, load average at start and end, commit, command), DIR/logs/.
+# Exit: 0 done, 1 a run failed, 2 usage, 77 not root / tools missing.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+FABRIC=$REPO/tests/fabric
+PROG=osu/latency.sh
+# shellcheck source=scripts/lib/cli.sh
+source "$REPO/scripts/lib/cli.sh"
+
+orig_args=("$@")
+out="" where=fabric ranks="2,4,8" rate=10gbit max_size=1048576 iters=500 warmup=50 tmo=300
+build="$REPO/build"
+while (($#)); do
+  case $1 in
+    --out) out=$2; shift 2 ;;
+    --where) where=$2; shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --max-size) max_size=$(size_of "$2"); shift 2 ;;
+    -i) iters=$2; shift 2 ;;
+    -x) warmup=$2; shift 2 ;;
+    --timeout) tmo=$2; shift 2 ;;
+    --build-dir) build=$(cd "$2" && pwd); shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage_die "unknown argument '$1'" ;;
+  esac
+done
+[[ -n $out ]] || usage_die "--out DIR is required"
+[[ $where == fabric || $where == loopback ]] || usage_die "--where is fabric or loopback"
+IFS=, read -r -a rank_list <<<"$ranks"
+for n in "${rank_list[@]}"; do [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) || usage_die "bad rank count '$n'"; done
+command -v mpicc.openmpi >/dev/null || skip "Open MPI (mpicc.openmpi) is not installed"
+mkdir -p "$out/logs" "$out/bin"
+: >"$out/results.jsonl"
+mpicc.openmpi -O2 -o "$out/bin/mpi_coll_bench" "$REPO/bench/fabric/mpi_coll_bench.c"
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
+  echo "mccl: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "open mpi: $(mpirun.openmpi --version 2>/dev/null | head -1)"
+  echo "where: $where$([[ $where == fabric ]] && echo ", $rate links, RPS on")"
+  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "command: $0 ${orig_args[*]}"
+} >"$out/machine.txt"
+
+name=""
+cleanup() { [[ -z $name ]] || "$FABRIC/cluster.sh" down --name "$name" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+if [[ $where == fabric ]]; then
+  ((EUID == 0)) || skip "the namespace cluster needs root"
+  hosts=0
+  for n in "${rank_list[@]}"; do ((n > hosts)) && hosts=$n; done
+  name=lat$$
+  "$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rps >&2
+fi
+best_mca=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allgather_algorithm 4
+  --mca coll_tuned_bcast_algorithm 3 --mca coll_tuned_bcast_algorithm_segmentsize 131072)
+
+# run N BENCH IMPL: one launch, every size; JSON lines to results.jsonl.
+run() {
+  local n=$1 bench=$2 impl=$3
+  local json=$out/logs/$impl-$bench-n$n.json log=$out/logs/$impl-$bench-n$n.log
+  local sizes=(-m "1:$max_size" -i "$iters" -x "$warmup" -c --json "$json") cmd mca=() a
+  rm -f "$json"
+  if [[ $impl == mccl-* ]]; then
+    cmd=("$build/bench/osu/mccl_osu_$bench" "${sizes[@]}")
+    if [[ $where == fabric ]]; then
+      "$FABRIC/launch.sh" --name "$name" --hosts "$n" --timeout "$tmo" \
+        --env "MCCL_PROGRESS=${impl#mccl-}" -- "${cmd[@]}"
+    else
+      MCCL_UDP_IFACE=lo timeout "$tmo" "$build/tools/mccl_run" -n "$n" \
+        -x "MCCL_PROGRESS=${impl#mccl-}" "${cmd[@]}"
+    fi
+  else
+    cmd=("$out/bin/mpi_coll_bench" -b "$bench" "${sizes[@]}" --impl "$impl")
+    [[ $impl == ompi-best ]] && mca=("${best_mca[@]}")
+    if [[ $where == fabric ]]; then
+      local margs=()
+      for a in "${mca[@]}"; do margs+=(--mpirun-arg "$a"); done
+      "$FABRIC/launch.sh" --mpirun --name "$name" --hosts "$n" --timeout "$tmo" "${margs[@]}" -- "${cmd[@]}"
+    else
+      timeout "$tmo" mpirun.openmpi --allow-run-as-root --oversubscribe -np "$n" --mca pml ob1 \
+        --mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "${mca[@]}" "${cmd[@]}"
+    fi
+  fi >"$log" 2>&1 || { echo "$PROG: $impl $bench at $n ranks failed; see $log" >&2; return 1; }
+  sed "s/^{/{\"series\":\"$impl\",\"where\":\"$where\",/" "$json" >>"$out/results.jsonl"
+}
+
+rc=0
+for n in "${rank_list[@]}"; do
+  for bench in bcast allgather; do
+    for impl in mccl-inline mccl-thread ompi-default ompi-best; do run "$n" "$bench" "$impl" || rc=1; done
+  done
+done
+echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+
+/usr/bin/python3 "$HERE/latency_report.py" "$out"
+exit $rc
