@@ -30,6 +30,8 @@ FABRIC=$REPO/tests/fabric
 PROG=osu/latency.sh
 # shellcheck source=scripts/lib/cli.sh
 source "$REPO/scripts/lib/cli.sh"
+# shellcheck source=scripts/lib/sweep.sh
+source "$REPO/scripts/lib/sweep.sh"
 
 orig_args=("$@")
 out="" where=fabric ranks="2,4,8" rate=10gbit max_size=1048576 iters=500 warmup=50 tmo=300
@@ -51,32 +53,14 @@ while (($#)); do
 done
 [[ -n $out ]] || usage_die "--out DIR is required"
 [[ $where == fabric || $where == loopback ]] || usage_die "--where is fabric or loopback"
-IFS=, read -r -a rank_list <<<"$ranks"
-for n in "${rank_list[@]}"; do [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) || usage_die "bad rank count '$n'"; done
+sweep_ranks "$ranks"
 command -v mpicc.openmpi >/dev/null || skip "Open MPI (mpicc.openmpi) is not installed"
 mkdir -p "$out/logs" "$out/bin"
 : >"$out/results.jsonl"
 mpicc.openmpi -O2 -o "$out/bin/mpi_coll_bench" "$REPO/bench/fabric/mpi_coll_bench.c"
-{
-  echo "date: $(date -u +%FT%TZ)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
-  echo "mccl: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "open mpi: $(mpirun.openmpi --version 2>/dev/null | head -1)"
-  echo "where: $where$([[ $where == fabric ]] && echo ", $rate links, RPS on")"
-  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "command: $0 ${orig_args[*]}"
-} >"$out/machine.txt"
-
-name=""
-cleanup() { [[ -z $name ]] || "$FABRIC/cluster.sh" down --name "$name" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
-if [[ $where == fabric ]]; then
-  ((EUID == 0)) || skip "the namespace cluster needs root"
-  hosts=0
-  for n in "${rank_list[@]}"; do ((n > hosts)) && hosts=$n; done
-  name=lat$$
-  "$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rps >&2
-fi
+sweep_machine "$out/machine.txt" "$where$([[ $where == fabric ]] && echo ", $rate links, RPS on")" \
+  "$0" "${orig_args[@]}"
+[[ $where == fabric ]] && sweep_cluster lat "$rate"
 best_mca=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allgather_algorithm 4
   --mca coll_tuned_bcast_algorithm 3 --mca coll_tuned_bcast_algorithm_segmentsize 131072)
 
@@ -89,7 +73,7 @@ run() {
   if [[ $impl == mccl-* ]]; then
     cmd=("$build/bench/osu/mccl_osu_$bench" "${sizes[@]}")
     if [[ $where == fabric ]]; then
-      "$FABRIC/launch.sh" --name "$name" --hosts "$n" --timeout "$tmo" \
+      "$FABRIC/launch.sh" --name "$cluster_name" --hosts "$n" --timeout "$tmo" \
         --env "MCCL_PROGRESS=${impl#mccl-}" -- "${cmd[@]}"
     else
       MCCL_UDP_IFACE=lo timeout "$tmo" "$build/tools/mccl_run" -n "$n" \
@@ -101,7 +85,7 @@ run() {
     if [[ $where == fabric ]]; then
       local margs=()
       for a in "${mca[@]}"; do margs+=(--mpirun-arg "$a"); done
-      "$FABRIC/launch.sh" --mpirun --name "$name" --hosts "$n" --timeout "$tmo" "${margs[@]}" -- "${cmd[@]}"
+      "$FABRIC/launch.sh" --mpirun --name "$cluster_name" --hosts "$n" --timeout "$tmo" "${margs[@]}" -- "${cmd[@]}"
     else
       timeout "$tmo" mpirun.openmpi --allow-run-as-root --oversubscribe -np "$n" --mca pml ob1 \
         --mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "${mca[@]}" "${cmd[@]}"
@@ -116,7 +100,7 @@ for n in "${rank_list[@]}"; do
     for impl in mccl-inline mccl-thread ompi-default ompi-best; do run "$n" "$bench" "$impl" || rc=1; done
   done
 done
-echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+sweep_machine_end "$out/machine.txt"
 
 /usr/bin/python3 "$HERE/latency_report.py" "$out"
 exit $rc

@@ -30,6 +30,8 @@ FABRIC=$REPO/tests/fabric
 PROG=tune/crossover.sh
 # shellcheck source=scripts/lib/cli.sh
 source "$REPO/scripts/lib/cli.sh"
+# shellcheck source=scripts/lib/sweep.sh
+source "$REPO/scripts/lib/sweep.sh"
 
 orig_args=("$@")
 out="" ranks="2,4,8" where=fabric rate=10gbit max_size=1048576 iters=300 warmup=30 tmo=300
@@ -51,29 +53,12 @@ while (($#)); do
 done
 [[ -n $out ]] || usage_die "--out DIR is required"
 [[ $where == fabric || $where == loopback ]] || usage_die "--where is fabric or loopback"
-IFS=, read -r -a rank_list <<<"$ranks"
-for n in "${rank_list[@]}"; do [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) || usage_die "bad rank count '$n'"; done
+sweep_ranks "$ranks"
 mkdir -p "$out/logs"
 : >"$out/results.jsonl"
-{
-  echo "date: $(date -u +%FT%TZ)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
-  echo "mccl: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "where: $where$([[ $where == fabric ]] && echo ", $rate links, RPS on")"
-  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "command: $0 ${orig_args[*]}"
-} >"$out/machine.txt"
-
-name=""
-cleanup() { [[ -z $name ]] || "$FABRIC/cluster.sh" down --name "$name" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
-if [[ $where == fabric ]]; then
-  ((EUID == 0)) || { echo "$PROG: the namespace cluster needs root" >&2; exit 77; }
-  hosts=0
-  for n in "${rank_list[@]}"; do ((n > hosts)) && hosts=$n; done
-  name=tune$$
-  "$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rps >&2
-fi
+sweep_machine "$out/machine.txt" "$where$([[ $where == fabric ]] && echo ", $rate links, RPS on")" \
+  "$0" "${orig_args[@]}"
+[[ $where == fabric ]] && sweep_cluster tune "$rate"
 
 # run N BENCH ALGO_ENV ALGO: one program run, every size; JSON lines to results.jsonl.
 run() {
@@ -82,7 +67,7 @@ run() {
   local cmd=("$build/bench/osu/mccl_osu_$bench" -m "1:$max_size" -i "$iters" -x "$warmup" -c --json "$json")
   rm -f "$json"
   if [[ $where == fabric ]]; then
-    "$FABRIC/launch.sh" --name "$name" --hosts "$n" --timeout "$tmo" --env "$env" -- "${cmd[@]}" >"$log" 2>&1
+    "$FABRIC/launch.sh" --name "$cluster_name" --hosts "$n" --timeout "$tmo" --env "$env" -- "${cmd[@]}" >"$log" 2>&1
   else
     MCCL_UDP_IFACE=lo timeout "$tmo" "$build/tools/mccl_run" -n "$n" -x "$env" "${cmd[@]}" >"$log" 2>&1
   fi || { echo "$PROG: $bench at $n ranks ($algo) failed; see $log" >&2; return 1; }
@@ -96,7 +81,7 @@ for n in "${rank_list[@]}"; do
   run "$n" allgather MCCL_COLL_ALLGATHER_ALGO=bruck p2p || rc=1
   run "$n" allgather MCCL_COLL_ALLGATHER_ALGO=multicast multicast || rc=1
 done
-echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+sweep_machine_end "$out/machine.txt"
 
 python3 "$HERE/crossover.py" "$out/results.jsonl" --baseline p2p --candidate multicast \
   --benches bcast,allgather --max-size "$max_size" --out "$out"

@@ -33,6 +33,8 @@ FABRIC=$REPO/tests/fabric
 PROG=tune/mpi_crossover.sh
 # shellcheck source=scripts/lib/cli.sh
 source "$REPO/scripts/lib/cli.sh"
+# shellcheck source=scripts/lib/sweep.sh
+source "$REPO/scripts/lib/sweep.sh"
 
 orig_args=("$@")
 out="" ranks="2,4" rate=10gbit repeat=3 max_size=1048576 iters=200 warmup=20 tmo=600
@@ -56,34 +58,18 @@ while (($#)); do
 done
 [[ -n $out ]] || usage_die "--out DIR is required"
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || usage_die "bad --repeat '$repeat'"
-IFS=, read -r -a rank_list <<<"$ranks"
-for n in "${rank_list[@]}"; do [[ $n =~ ^[0-9]+$ ]] && ((n >= 2)) || usage_die "bad rank count '$n'"; done
+sweep_ranks "$ranks"
 for b in $benches; do
   [[ $b =~ ^(bcast|allgather|allreduce|reduce_scatter)$ ]] || usage_die "bad bench '$b'"
 done
-((EUID == 0)) || skip "the namespace cluster needs root"
 command -v mpicc.openmpi >/dev/null || skip "Open MPI (mpicc.openmpi) is not installed"
 lib=$build/src/mpi/libmccl_mpi.so
 [[ -e $lib ]] || die "$lib does not exist (build the mccl_mpi target)"
 mkdir -p "$out/logs" "$out/bin"
 : >"$out/results.jsonl"
 mpicc.openmpi -O2 -o "$out/bin/mpi_coll_bench" "$REPO/bench/fabric/mpi_coll_bench.c"
-{
-  echo "date: $(date -u +%FT%TZ)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
-  echo "mccl: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "open mpi: $(mpirun.openmpi --version 2>/dev/null | head -1)"
-  echo "where: namespace cluster, $rate links, RPS on"
-  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "command: $0 ${orig_args[*]}"
-} >"$out/machine.txt"
-
-name=mxo$$
-cleanup() { "$FABRIC/cluster.sh" down --name "$name" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
-hosts=0
-for n in "${rank_list[@]}"; do ((n > hosts)) && hosts=$n; done
-"$FABRIC/cluster.sh" up --name "$name" --hosts "$hosts" --rate "$rate" --rps >&2
+sweep_machine "$out/machine.txt" "namespace cluster, $rate links, RPS on" "$0" "${orig_args[@]}"
+sweep_cluster mxo "$rate"
 
 # run N BENCH ALGO K: one mpirun, every size; JSON lines to results.jsonl.
 run() {
@@ -91,7 +77,7 @@ run() {
   local json=$out/logs/$bench-n$n-$algo-$k.json log=$out/logs/$bench-n$n-$algo-$k.log pre=()
   [[ $algo == mccl ]] && pre=(env "LD_PRELOAD=$lib" MCCL_MPI_MIN_BYTES=0)
   rm -f "$json"
-  "$FABRIC/launch.sh" --mpirun --name "$name" --hosts "$n" --timeout "$tmo" -- "${pre[@]}" \
+  "$FABRIC/launch.sh" --mpirun --name "$cluster_name" --hosts "$n" --timeout "$tmo" -- "${pre[@]}" \
     "$out/bin/mpi_coll_bench" -b "$bench" -m "4:$max_size" -i "$iters" -x "$warmup" -c \
     --impl "$algo" --json "$json" >"$log" 2>&1 ||
     { echo "$PROG: $bench at $n ranks ($algo) failed; see $log" >&2; return 1; }
@@ -107,7 +93,7 @@ for n in "${rank_list[@]}"; do
     done
   done
 done
-echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+sweep_machine_end "$out/machine.txt"
 
 python3 "$HERE/crossover.py" "$out/results.jsonl" --baseline mpi --candidate mccl \
   --benches "$(tr ' ' , <<<"$benches")" --whole-result allgather,reduce_scatter \

@@ -5,9 +5,10 @@
 // The sizes are the ones decide.cc compares: a broadcast's message, an
 // allreduce's vector, an allgather's or reduce-scatter's whole result (so
 // the crossover moves less with the team size than a rank's block would).
-// Written from bench/tune/mpi_crossover.sh's rows (the command, the machine
-// and every figure are in docs/benchmarks.md, "libmccl_mpi's threshold per
-// collective"); rerun it and copy its rows here when MCCL or its default
+// Written from bench/tune/mpi_crossover.sh's rows (the commands, the
+// machine and every figure are in docs/benchmarks/mpi-min-bytes-2026-11-27/
+// and docs/benchmarks.md, "libmccl_mpi: the waiting caller drives progress,
+// and a threshold per collective"); rerun it and copy its rows here when MCCL or its default
 // engine changes. tests/mpi/min_bytes_test.sh checks the preload against
 // it (the creation line under MCCL_MPI_DEBUG names each collective's value).
 #pragma once
@@ -48,11 +49,10 @@ struct MinBytes {
 // thread), on a 2-core AMD EPYC (2026-11-27): ranks share cores, which
 // costs MCCL's small collectives (a progress thread per rank beside MPI
 // spinning) more than MPI's. A machine with a core per rank and thread was
-// not measured. A value past 1 MiB (2 MiB; an allgather's or
-// reduce-scatter's whole result at the largest block measured times 2)
-// stands for "beyond the largest size measured": at 2 ranks multicast
-// saves nothing over MPI's single send, and Open MPI's allreduce stayed
-// 1.1-1.3x faster at 1 MiB.
+// not measured. Twice the largest size measured (2 MiB, or 2 x ranks x
+// 1 MiB for a whole result) stands for "not faster up to 1 MiB": at 2 ranks
+// multicast saves nothing over MPI's single send, and Open MPI's allreduce
+// stayed 1.1-1.3x faster at 1 MiB.
 //   bench/tune/mpi_crossover.sh --ranks 2,4 --repeat 3 --max-size 1m
 //   bench/tune/mpi_crossover.sh --ranks 8 --repeat 2 --max-size 1m -i 100 -x 10
 inline constexpr MinBytes kMeasuredMinBytes[] = {
