@@ -179,6 +179,12 @@ std::int64_t Setting::get_int() const {
   return out;
 }
 
+std::optional<std::int64_t> Setting::get_count() const {
+  std::int64_t out = 0;
+  if (!parse_int(checked_value(*this), out)) return std::nullopt;
+  return out;
+}
+
 bool Setting::get_bool() const {
   bool out = false;
   (void)parse_bool(checked_value(*this), out);

@@ -52,6 +52,9 @@ class Setting {
   // check() rejects stops there with its error; one that reaches a getter
   // anyway (set after that check) is logged and read as the default.
   std::int64_t get_int() const;
+  // A string setting whose vocabulary admits a count ("auto|0.."): the
+  // effective value as that count, or nothing where it is a word (auto).
+  std::optional<std::int64_t> get_count() const;
   bool get_bool() const;
   double get_double() const;
   std::string get() const;

@@ -25,21 +25,11 @@ enum class Family : std::uint8_t { kBcast, kAllgather, kAllreduce, kReduceScatte
 
 struct MinBytes {
   int max_ranks;  // the row serves teams of up to this many ranks
-  std::size_t bcast, allgather, allreduce, reduce_scatter;  // bytes: MCCL from here up
+  // Bytes from which MCCL serves, by Family: broadcast, allgather,
+  // allreduce, reduce-scatter.
+  std::size_t bytes[4];
 
-  constexpr std::size_t of(Family f) const {
-    switch (f) {
-      case Family::kBcast:
-        return bcast;
-      case Family::kAllgather:
-        return allgather;
-      case Family::kAllreduce:
-        return allreduce;
-      case Family::kReduceScatter:
-        return reduce_scatter;
-    }
-    return bcast;
-  }
+  constexpr std::size_t of(Family f) const { return bytes[static_cast<int>(f)]; }
 };
 
 // Rows by increasing max_ranks; the last serves every larger team.
@@ -56,9 +46,9 @@ struct MinBytes {
 //   bench/tune/mpi_crossover.sh --ranks 2,4 --repeat 3 --max-size 1m
 //   bench/tune/mpi_crossover.sh --ranks 8 --repeat 2 --max-size 1m -i 100 -x 10
 inline constexpr MinBytes kMeasuredMinBytes[] = {
-    {2, 2097152, 4194304, 2097152, 131072},
-    {4, 262144, 524288, 2097152, 262144},
-    {8, 524288, 4194304, 2097152, 262144},
+    {2, {2097152, 4194304, 2097152, 131072}},
+    {4, {262144, 524288, 2097152, 262144}},
+    {8, {524288, 4194304, 2097152, 262144}},
 };
 
 // The 8-rank row serves larger teams too: nothing larger was measured.

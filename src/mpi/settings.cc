@@ -1,6 +1,5 @@
 #include "mpi/settings.h"
 
-#include <charconv>
 #include <string>
 
 #include "common/settings.h"
@@ -21,13 +20,7 @@ Settings read_settings() {
   }
   if (!s.error.empty()) return s;
   s.enable = cs::kMpiEnable.get_bool();
-  // "auto" or a count: the table's "auto|0.." admits nothing else.
-  const std::string min_bytes = cs::kMpiMinBytes.get();
-  const auto [end, ec] =
-      std::from_chars(min_bytes.data(), min_bytes.data() + min_bytes.size(), s.min_bytes);
-  if (min_bytes == "auto" || ec != std::errc{} || end != min_bytes.data() + min_bytes.size()) {
-    s.min_bytes = kMinBytesAuto;
-  }
+  s.min_bytes = cs::kMpiMinBytes.get_count().value_or(kMinBytesAuto);
   s.debug = cs::kMpiDebug.get_bool();
   s.stats = cs::kMpiStats.get_bool();
   s.eager = cs::kMpiEager.get_bool();

@@ -1,6 +1,5 @@
 #include "setup/protocol_settings.h"
 
-#include <charconv>
 #include <string>
 
 #include "common/clock.h"
@@ -41,14 +40,10 @@ protocol::ProtocolConfig protocol_config_from_settings(std::size_t mtu,
 }
 
 std::size_t incast_bytes_from_settings(std::uint32_t slowest_mbit) {
-  // get() holds "auto" or a count: the table's "auto|0.." admits nothing else.
-  const std::string value = common::settings::kProtoIncastBytes.get();
-  std::size_t bytes = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
-  if (value == "auto" || ec != std::errc{} || end != value.data() + value.size()) {
-    return protocol::auto_incast_bytes(slowest_mbit);
+  if (auto bytes = common::settings::kProtoIncastBytes.get_count()) {
+    return static_cast<std::size_t>(*bytes);
   }
-  return bytes;
+  return protocol::auto_incast_bytes(slowest_mbit);
 }
 
 std::optional<bool> authenticate_from_settings() {
