@@ -16,6 +16,8 @@ class Barrier final : public protocol::Operation {
   explicit Barrier(protocol::Context& ctx, std::uint64_t signature);
 
   std::string describe() const override { return "barrier"; }
+  // A few bytes per round, each round's message microseconds away.
+  bool latency_bound() const override { return true; }
   void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
                    common::TimePoint) override;
   MCCL_OPERATION_HANDLERS;

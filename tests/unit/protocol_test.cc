@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "coll/collectives.h"
 #include "datagram_collector.h"
 #include "protocol_rig.h"
 
@@ -365,6 +366,25 @@ TEST(ProtocolLossFree, ConcurrentCollectivesStayApart) {
     EXPECT_EQ(rig.stats(r).collectives_completed, 3u);
     EXPECT_TRUE(rig.ctx(r).idle());
   }
+}
+
+// Which collectives a waiting call treats as latency-bound (it spins before
+// it sleeps, progress/engine.h), even where ranks outnumber cores: the
+// barrier's rounds and small point-to-point collectives are microseconds
+// apart; a multicast broadcast is not. A barrier that slept at once made
+// every rank's wake-up part of the next collective's skew (8 ranks on 2
+// cores: the 8-byte allgather's p50 went from about 300 to 200 us).
+TEST(ProtocolWaits, BarrierAndSmallPointToPointCollectivesAreLatencyBound) {
+  Rig rig(3, clean(), patient());
+  std::vector<std::byte> small(64), large(4 * kChunk);
+  coll::CollConfig p2p;
+  p2p.broadcast = BroadcastAlgorithm::kBinomial;
+  coll::CollConfig mcast;
+  mcast.broadcast = BroadcastAlgorithm::kMulticast;
+  EXPECT_TRUE(coll::make_barrier(rig.ctx(0))->latency_bound());
+  EXPECT_TRUE(coll::make_broadcast(rig.ctx(0), p2p, small.data(), small.size(), 0)->latency_bound());
+  EXPECT_FALSE(
+      coll::make_broadcast(rig.ctx(0), mcast, large.data(), large.size(), 0)->latency_bound());
 }
 
 }  // namespace
