@@ -15,7 +15,7 @@
 #include "reduce_data.h"
 
 using mccl::bench::osu::Collective;
-using mccl::bench::osu::gaussian_value;
+using mccl::bench::osu::sample_value;
 using mccl::bench::osu::Options;
 using mccl::bench::osu::pattern;
 using mccl::bench::osu::reduce_expected;
@@ -83,8 +83,8 @@ Collective compressed_pair(mccl::Communicator& comm, const Options& o) {
   const std::size_t max = o.max_size / sizeof(float);
   fag_send.resize(max);
   rs_send.resize(max * un);
-  for (std::size_t i = 0; i < max; ++i) fag_send[i] = gaussian_value(me, i, -1);
-  for (std::size_t j = 0; j < max * un; ++j) rs_send[j] = gaussian_value(me + n, j, -1);
+  for (std::size_t i = 0; i < max; ++i) fag_send[i] = sample_value(me, i, -1);
+  for (std::size_t j = 0; j < max * un; ++j) rs_send[j] = sample_value(me + n, j, -1);
   fag_recv.assign(max * un, 0.0f);
   rs_recv.assign(max, 0.0f);
   const mccl::CollOptions call = o.call_options();
@@ -100,15 +100,15 @@ Collective compressed_pair(mccl::Communicator& comm, const Options& o) {
   };
   c.fill = [me, n, un](std::size_t m, int iter) {
     const std::size_t k = m / sizeof(float);
-    for (std::size_t i = 0; i < k; ++i) fag_send[i] = gaussian_value(me, i, iter);
-    for (std::size_t j = 0; j < k * un; ++j) rs_send[j] = gaussian_value(me + n, j, iter);
+    for (std::size_t i = 0; i < k; ++i) fag_send[i] = sample_value(me, i, iter);
+    for (std::size_t j = 0; j < k * un; ++j) rs_send[j] = sample_value(me + n, j, iter);
   };
   c.check = [me, n, comp = o.compression](std::size_t m, int iter) {
     std::size_t wrong = 0;
     const std::size_t k = m / sizeof(float);
     for (int r = 0; r < n; ++r) {
       for (std::size_t i = 0; i < k; ++i) {
-        const float want = gaussian_value(r, i, iter), got = fag_recv[r * k + i];
+        const float want = sample_value(r, i, iter), got = fag_recv[r * k + i];
         largest_error = std::max(largest_error, std::fabs(double(got) - want));
         wrong += !within_guarantee(comp, want, got);
       }
@@ -116,7 +116,7 @@ Collective compressed_pair(mccl::Communicator& comm, const Options& o) {
     for (std::size_t i = 0; i < k; ++i) {
       double exact = 0, magnitude = 0;
       for (int r = 0; r < n; ++r) {
-        const double x = gaussian_value(r + n, k * me + i, iter);
+        const double x = sample_value(r + n, k * me + i, iter);
         exact += x;
         magnitude += std::fabs(x);
       }

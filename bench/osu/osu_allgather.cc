@@ -10,7 +10,7 @@
 #include "osu_common.h"
 
 using mccl::bench::osu::Collective;
-using mccl::bench::osu::gaussian_value;
+using mccl::bench::osu::sample_value;
 using mccl::bench::osu::Options;
 using mccl::bench::osu::pattern;
 using mccl::bench::osu::within_guarantee;
@@ -48,7 +48,7 @@ Collective float_allgather(mccl::Communicator& comm, const Options& o) {
   const int me = comm.rank(), n = comm.size();
   const std::size_t max = o.max_size / sizeof(float);
   fsend.resize(max);
-  for (std::size_t i = 0; i < max; ++i) fsend[i] = gaussian_value(me, i, -1);
+  for (std::size_t i = 0; i < max; ++i) fsend[i] = sample_value(me, i, -1);
   frecv.assign(max * static_cast<std::size_t>(n), 0.0f);
   Collective c;
   const mccl::CollOptions call = o.call_options();
@@ -56,7 +56,7 @@ Collective float_allgather(mccl::Communicator& comm, const Options& o) {
     comm.allgather(fsend.data(), frecv.data(), m / sizeof(float), mccl::DataType::kFloat32, call);
   };
   c.fill = [me, n](std::size_t m, int iter) {
-    for (std::size_t i = 0; i < m / sizeof(float); ++i) fsend[i] = gaussian_value(me, i, iter);
+    for (std::size_t i = 0; i < m / sizeof(float); ++i) fsend[i] = sample_value(me, i, iter);
     std::fill(frecv.begin(), frecv.begin() + static_cast<std::ptrdiff_t>(m / 4 * n), 0.0f);
   };
   c.check = [n, comp = o.compression](std::size_t m, int iter) {
@@ -64,7 +64,7 @@ Collective float_allgather(mccl::Communicator& comm, const Options& o) {
     const std::size_t k = m / sizeof(float);
     for (int r = 0; r < n; ++r) {
       for (std::size_t i = 0; i < k; ++i) {
-        const float want = gaussian_value(r, i, iter), got = frecv[r * k + i];
+        const float want = sample_value(r, i, iter), got = frecv[r * k + i];
         largest_error = std::max(largest_error, std::fabs(double(got) - want));
         wrong += !within_guarantee(comp, want, got);
       }

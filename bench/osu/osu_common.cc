@@ -92,7 +92,12 @@ void usage(const char* program) {
       "                             IFACE counter deltas are reported per collective\n"
       "      --compress MODE        float32 Gaussian data, compressed: off, bf16, bound:B\n"
       "                             (absolute bound B), zfp:R (R bits per value); reports\n"
-      "                             the ratio and the largest error, -c checks the bound\n"
+      "                             the ratio and the largest error, -c checks the bound;\n"
+      "                             on a link faster than the codec the calls run exact\n"
+      "                             (MCCL_COLL_COMPRESS_MAX_MBIT=-1: compress anyway)\n"
+      "      --data FILE            with --compress: float32 values (raw, little-endian)\n"
+      "                             instead of Gaussian ones, scaled to sigma 1 and\n"
+      "                             repeated (a trained model's weights or gradients)\n"
       "      --timeline             per rank, when each step of the timed multicast\n"
       "                             collectives happened (first/last datagram, everything\n"
       "                             held, release, return), from the first datagram sent,\n"
@@ -126,14 +131,18 @@ bool parse_sizes(const std::string& s, Options& o) {
   return true;
 }
 
+// The index of counter `name` in kStatCounters.
+std::size_t stat_index(std::string_view name) {
+  for (std::size_t k = 0; k < kNumStats; ++k) {
+    if (kStatCounters[k].name == name) return k;
+  }
+  return kNumStats;
+}
+
 // compress_bytes_in / compress_bytes_out over every rank (1: nothing encoded).
 double compression_ratio(const double* st_sum) {
-  std::size_t in = kNumStats, out = kNumStats;
-  for (std::size_t k = 0; k < kNumStats; ++k) {
-    if (std::string_view(kStatCounters[k].name) == "compress_bytes_in") in = k;
-    if (std::string_view(kStatCounters[k].name) == "compress_bytes_out") out = k;
-  }
-  return st_sum[out] > 0 ? st_sum[in] / st_sum[out] : 1.0;
+  const double out = st_sum[stat_index("compress_bytes_out")];
+  return out > 0 ? st_sum[stat_index("compress_bytes_in")] / out : 1.0;
 }
 
 bool parse_compression(const char* text, Options& o) {
@@ -153,6 +162,12 @@ bool parse_compression(const char* text, Options& o) {
   } else {
     return false;
   }
+  // The calls pass their own compression, so the communicator's setting
+  // would not reach them: the benchmark reads it (-1 compresses at any
+  // link rate, to measure what the rule of docs/compression.md avoids).
+  if (const char* limit = std::getenv("MCCL_COLL_COMPRESS_MAX_MBIT")) {
+    c.max_link_mbit = std::atoll(limit);
+  }
   o.compression = c;
   o.compress_text = t;
   return true;
@@ -171,7 +186,7 @@ std::string json_escape(const std::string& s) {
 
 int parse_options(int argc, char** argv, const char* program, const char* title, bool lead,
                   Options& o) {
-  enum { kJson = 1000, kStats, kNetdev, kTrafficIters, kTimeline, kCompress };
+  enum { kJson = 1000, kStats, kNetdev, kTrafficIters, kTimeline, kCompress, kData };
   static const option longs[] = {
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'v'},
@@ -187,6 +202,7 @@ int parse_options(int argc, char** argv, const char* program, const char* title,
       {"traffic-iters", required_argument, nullptr, kTrafficIters},
       {"timeline", no_argument, nullptr, kTimeline},
       {"compress", required_argument, nullptr, kCompress},
+      {"data", required_argument, nullptr, kData},
       {nullptr, 0, nullptr, 0},
   };
   auto bad = [&](const char* what, int opt) {
@@ -250,6 +266,10 @@ int parse_options(int argc, char** argv, const char* program, const char* title,
         break;
       case kCompress:
         if (!parse_compression(optarg, o)) return bad("Invalid --compress", c);
+        break;
+      case kData:
+        o.data_file = optarg;
+        if (!load_samples(o.data_file)) return bad("Unreadable --data file", c);
         break;
       default:
         if (lead) usage(program);
@@ -403,8 +423,16 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     std::printf("\n");
     const double ratio = compression_ratio(st_sum);
     if (o.compression) {
-      std::printf("#   compress %s: ratio %.3f, largest error %.3g%s\n", o.compress_text.c_str(),
+      std::printf("#   compress %s: ratio %.3f, largest error %.3g%s", o.compress_text.c_str(),
                   ratio, max_error, o.validate ? "" : " (checked only with -c)");
+      const double exact = st_sum[stat_index("compress_fast_link_skips")];
+      if (exact > 0) {
+        std::printf(
+            "; %.0f calls over all ranks ran exact: the link is faster than the codec "
+            "(MCCL_COLL_COMPRESS_MAX_MBIT=-1 compresses anyway)",
+            exact);
+      }
+      std::printf("\n");
     }
     if (o.stats) {
       std::printf("#   stats, %d iterations, sum/max over ranks:", iters);
@@ -435,6 +463,8 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
       if (o.compression) {
         std::fprintf(json, ",\"compress\":\"%s\",\"ratio\":%.4f,\"max_error\":%.6g",
                      json_escape(o.compress_text).c_str(), ratio, o.validate ? max_error : -1.0);
+        std::fprintf(json, ",\"data\":\"%s\"",
+                     o.data_file.empty() ? "gaussian" : json_escape(o.data_file).c_str());
       }
       if (traffic) {
         std::fprintf(json,
@@ -509,23 +539,50 @@ int benchmark_main(int argc, char** argv, const char* program, const char* title
   }
 }
 
-float gaussian_value(int rank, std::size_t i, int iter) {
-  // A table of 2^20 Gaussian values made once, read from an offset that a
-  // hash of (rank, iter) picks: cheap enough to fill and check gigabytes,
-  // and every (rank, iter) sees Gaussian data that differ from the others'.
-  constexpr std::size_t kTable = std::size_t{1} << 20;
-  static const std::vector<float> table = [] {
+namespace {
+
+// sample_value's 2^20 values: Gaussian, or --data's repeated.
+constexpr std::size_t kSampleTable = std::size_t{1} << 20;
+std::vector<float>& sample_table() {
+  static std::vector<float> table = [] {
     std::mt19937 rng(1);
     std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> t(kTable);
+    std::vector<float> t(kSampleTable);
     for (auto& x : t) x = d(rng);
     return t;
   }();
+  return table;
+}
+
+}  // namespace
+
+bool load_samples(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  std::vector<float> v;
+  float x;
+  while (v.size() < kSampleTable && std::fread(&x, sizeof x, 1, f) == 1) v.push_back(x);
+  std::fclose(f);
+  double sum = 0, sq = 0;
+  for (float y : v) sum += y, sq += double(y) * y;
+  const double n = static_cast<double>(v.size());
+  const double sigma = n > 1 ? std::sqrt(std::max(0.0, sq / n - (sum / n) * (sum / n))) : 0;
+  if (!(sigma > 0) || !std::isfinite(sigma)) return false;
+  std::vector<float>& t = sample_table();
+  for (std::size_t i = 0; i < kSampleTable; ++i) t[i] = static_cast<float>(v[i % v.size()] / sigma);
+  return true;
+}
+
+float sample_value(int rank, std::size_t i, int iter) {
+  // A table of 2^20 values made once, read from an offset that a hash of
+  // (rank, iter) picks: cheap enough to fill and check gigabytes, and
+  // every (rank, iter) sees data that differ from the others'.
+  static const std::vector<float>& table = sample_table();
   std::uint64_t z = (static_cast<std::uint64_t>(rank) << 32) ^ static_cast<std::uint32_t>(iter);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
-  return table[(z + i) & (kTable - 1)];
+  return table[(z + i) & (kSampleTable - 1)];
 }
 
 bool within_guarantee(const std::optional<Compression>& c, float want, float got) {

@@ -45,6 +45,10 @@ struct Options {
   // -c then checks the mode's guarantee instead of equality.
   std::optional<Compression> compression;
   std::string compress_text;
+  // --data FILE: the float32 values (raw, little-endian) that sample_value
+  // draws from instead of Gaussian ones, e.g. a trained model's weights or
+  // gradients (bench/torch/train_check.py --save-tensors).
+  std::string data_file;
   CollOptions call_options() const { return {.compression = compression}; }
 };
 
@@ -64,8 +68,12 @@ struct Collective {
 };
 
 // The float32 value rank `rank` contributes at offset i in iteration
-// `iter` under --compress: Gaussian (sigma 1), deterministic.
-float gaussian_value(int rank, std::size_t i, int iter);
+// `iter` under --compress: Gaussian (sigma 1), or from --data's file
+// (scaled to sigma 1), deterministic.
+float sample_value(int rank, std::size_t i, int iter);
+// Makes sample_value draw from `path` (--data); false when the file is
+// unreadable or its values have no spread.
+bool load_samples(const std::string& path);
 
 // Whether `got` keeps the guarantee of `c` for the original `want`:
 // within the bound (kBound), within 2^-8 relative (kBf16), anything

@@ -14,7 +14,7 @@
 #include "reduce_data.h"
 
 using mccl::bench::osu::Collective;
-using mccl::bench::osu::gaussian_value;
+using mccl::bench::osu::sample_value;
 using mccl::bench::osu::Options;
 using mccl::bench::osu::reduce_expected;
 using mccl::bench::osu::reduce_input;
@@ -55,10 +55,10 @@ int main(int argc, char** argv) {
                                mccl::ReduceOp::kSum, call);
         };
         if (o.compression) {
-          for (std::size_t i = 0; i < send.size(); ++i) send[i] = gaussian_value(me, i, -1);
+          for (std::size_t i = 0; i < send.size(); ++i) send[i] = sample_value(me, i, -1);
           c.fill = [me](std::size_t bytes, int iter) {
             for (std::size_t i = 0; i < bytes / sizeof(float); ++i)
-              send[i] = gaussian_value(me, i, iter);
+              send[i] = sample_value(me, i, iter);
           };
           c.check = [n, me, comp = *o.compression](std::size_t bytes, int iter) {
             const std::size_t offset = split(bytes, n, me);
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
             for (std::size_t i = 0; i < counts[me]; ++i) {
               double exact = 0, magnitude = 0;
               for (int r = 0; r < n; ++r) {
-                const double x = gaussian_value(r, offset + i, iter);
+                const double x = sample_value(r, offset + i, iter);
                 exact += x;
                 magnitude += std::fabs(x);
               }

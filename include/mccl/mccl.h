@@ -245,7 +245,11 @@ typedef struct mccl_comm_options_t {
    * MCCL_COLL_COMPRESS_BOUND) and compress_zfp_rate (bits per value, 0:
    * 16; MCCL_COLL_COMPRESS_ZFP_RATE). */
   int32_t compress;
-  int32_t reserved4; /* must be 0 */
+  /* With compress: on links faster than this many Mbit/s the collectives
+   * run exact; 0: the measured rule (docs/compression.md, "When compression
+   * pays"); -1: compress at any link rate. Must be 0 without compress.
+   * (MCCL_COLL_COMPRESS_MAX_MBIT) */
+  int32_t compress_max_link_mbit;
   double compress_bound;
   double compress_zfp_rate;
 } mccl_comm_options_t;

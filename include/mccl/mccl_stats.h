@@ -75,6 +75,9 @@ typedef struct mccl_stats_t {
    * delivered them (not landed in place); copies per byte received are
    * 1 + mcast_bytes_copied / mcast_bytes_received. */
   uint64_t mcast_bytes_copied;
+  /* Collectives asked to compress that ran exact because the link is
+   * faster than the codec pays for (docs/compression.md). */
+  uint64_t compress_fast_link_skips;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

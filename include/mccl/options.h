@@ -47,6 +47,14 @@ struct Compression {
   CompressMode mode = CompressMode::kOff;
   double bound = 0.0;      // kBound: the absolute error bound, > 0
   double zfp_rate = 16.0;  // kZfp: bits per value, in [1, 64]
+  // On links faster than this many Mbit/s the collective runs exact, since
+  // the codec would cost more time than the wire saves; 0: the measured
+  // rule (the codec's rate and the cores each rank has; docs/compression.md,
+  // "When compression pays"); -1: compress at any link rate. Where the link
+  // rate is unknown (no MCCL_UDP_RATE_MBIT, an interface without a speed)
+  // the collective compresses. Every rank must choose alike.
+  // (MCCL_COLL_COMPRESS_MAX_MBIT)
+  std::int64_t max_link_mbit = 0;
 };
 
 // Options of one call; a field that is set wins over the communicator's.

@@ -81,6 +81,11 @@ struct Stats {
   // copies per byte received are 1 + mcast_bytes_copied /
   // mcast_bytes_received (the kernel's copy, then these).
   std::uint64_t mcast_bytes_copied = 0;
+  // Collectives asked to compress that ran exact because the link (the
+  // slowest any rank knows) is faster than the codec pays for, by the rule
+  // of docs/compression.md ("When compression pays") or
+  // Compression::max_link_mbit.
+  std::uint64_t compress_fast_link_skips = 0;
   // Not a counter: the last multicast collective's steps on this rank.
   McastTimeline last_mcast;
 };
@@ -116,7 +121,8 @@ struct Stats {
   X(compress_bytes_out, counter)       \
   X(compress_raw_fallbacks, counter)   \
   X(p2p_collectives, counter)          \
-  X(mcast_bytes_copied, counter)
+  X(mcast_bytes_copied, counter)       \
+  X(compress_fast_link_skips, counter)
 
 namespace stats_detail {
 #define MCCL_STATS_COUNT_ONE_(name, kind) +1

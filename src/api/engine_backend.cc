@@ -10,6 +10,7 @@
 #include "api/options.h"
 #include "bootstrap/inprocess.h"
 #include "coll/collectives.h"
+#include "coll/compress_choice.h"
 #include "coll/compressed.h"
 #include "coll/refused_call.h"
 #include "common/host.h"
@@ -132,6 +133,8 @@ class EngineBackend final : public Backend {
         fabric_(fabric),
         sim_node_(sim_node) {
     coll_.cores_per_rank = up.agreed.cores_per_rank;
+    link_mbit_ = up.agreed.slowest_link_mbit;
+    core_share_ = up.agreed.core_share;
     engine_ = make_engine(opt, *ctx_, up.iface, up.agreed.local_index, up.agreed.local_ranks);
   }
 
@@ -156,7 +159,8 @@ class EngineBackend final : public Backend {
   std::shared_ptr<InFlight> reduce_scatterv(const void* send, void* recv,
                                             std::span<const std::size_t> counts, DataType type,
                                             ReduceOp op, const codec::Settings& compress) override {
-    if (coll::compressible_sum(ctx_->size(), type, op, compress)) {
+    if (coll::compressible_sum(ctx_->size(), type, op, compress) &&
+        paying(compress, coll::CompressedShape::kSum)) {
       return start(
           coll::make_compressed_reduce_scatterv(*ctx_, coll_, send, recv, counts, type, compress));
     }
@@ -165,7 +169,8 @@ class EngineBackend final : public Backend {
   std::shared_ptr<InFlight> allreduce(const void* send, bool in_place, void* recv,
                                       std::size_t count, DataType type, ReduceOp op,
                                       const codec::Settings& compress) override {
-    if (coll::compressible_sum(ctx_->size(), type, op, compress) && coll_.multicast) {
+    if (coll::compressible_sum(ctx_->size(), type, op, compress) && coll_.multicast &&
+        paying(compress, coll::CompressedShape::kSum)) {
       return start(coll::make_compressed_allreduce(*ctx_, coll_, send, in_place, recv, count, type,
                                                    compress));
     }
@@ -191,7 +196,8 @@ class EngineBackend final : public Backend {
   }
   std::shared_ptr<InFlight> broadcast_typed(void* buffer, std::size_t count, DataType type,
                                             int root, const codec::Settings& compress) override {
-    if (compress.mode == codec::Mode::kOff || !codec::compressible(type)) {
+    if (compress.mode == codec::Mode::kOff || !codec::compressible(type) ||
+        !paying(compress, coll::CompressedShape::kBroadcast)) {
       return Backend::broadcast_typed(buffer, count, type, root, compress);
     }
     return start(
@@ -202,11 +208,20 @@ class EngineBackend final : public Backend {
                                              std::span<const std::size_t> displacements,
                                              DataType type,
                                              const codec::Settings& compress) override {
-    if (compress.mode == codec::Mode::kOff || !codec::compressible(type)) {
+    if (compress.mode == codec::Mode::kOff || !codec::compressible(type) ||
+        !paying(compress, coll::CompressedShape::kAllgather)) {
       return Backend::allgatherv_typed(send, in_place, recv, counts, displacements, type, compress);
     }
     return start(coll::make_compressed_allgatherv(*ctx_, coll_, send, in_place, recv, counts,
                                                   displacements, type, compress));
+  }
+
+  // Whether a collective asked to compress as `asked` does, or runs exact
+  // because the link is faster than the codec pays for (counted).
+  bool paying(const codec::Settings& asked, coll::CompressedShape shape) {
+    if (coll::compression_pays(asked, shape, link_mbit_, core_share_)) return true;
+    protocol::Counters::add(ctx_->counters().compress_fast_link_skips);
+    return false;
   }
 
   void refuse(const common::Status& why) override {
@@ -274,6 +289,8 @@ class EngineBackend final : public Backend {
   std::unique_ptr<protocol::Context> ctx_;
   std::uint32_t epoch_;
   coll::CollConfig coll_;
+  std::uint32_t link_mbit_ = 0;  // the slowest link any rank knows; 0 unknown
+  double core_share_ = 0;        // the fewest cores any rank has to itself; 0 unknown
   std::size_t max_bytes_;
   std::chrono::milliseconds timeout_;
   ResolvedOptions opt_;                       // for the communicators shrink() creates

@@ -26,6 +26,7 @@ Compression compression_from_env(int rank) {
   c.mode = named_setting(s::kCollCompress, common::kCompressNames, CompressMode::kOff);
   c.bound = s::kCollCompressBound.get_double();
   c.zfp_rate = s::kCollCompressZfpRate.get_double();
+  c.max_link_mbit = s::kCollCompressMaxMbit.get_int();
   if (c.mode == CompressMode::kBound && !(c.bound > 0 && c.bound <= 1e300)) {
     throw Error(ErrorCode::kInvalidArgument,
                 "rank " + std::to_string(rank) +

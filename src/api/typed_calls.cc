@@ -18,7 +18,7 @@ namespace {
 
 codec::Settings settings_of_compression(const Compression& c) {
   static_assert(static_cast<int>(CompressMode::kZfp) == static_cast<int>(codec::Mode::kZfp));
-  return {static_cast<codec::Mode>(c.mode), c.bound, c.zfp_rate};
+  return {static_cast<codec::Mode>(c.mode), c.bound, c.zfp_rate, c.max_link_mbit};
 }
 
 std::vector<std::size_t> to_bytes(std::span<const std::size_t> v, std::size_t es) {

@@ -141,6 +141,11 @@ bool zfp_available() {
 }
 
 common::Status validate(const Settings& s, const std::string& what) {
+  if (s.max_link_mbit < -1) {
+    return common::invalid_argument(
+        what + ": max_link_mbit " + std::to_string(s.max_link_mbit) +
+        " must be -1 (any link rate), 0 (the measured rule) or a rate in Mbit/s");
+  }
   switch (s.mode) {
     case Mode::kOff:
     case Mode::kBf16:

@@ -39,6 +39,9 @@ struct Settings {
   Mode mode = Mode::kOff;
   double bound = 0.0;    // kBound: absolute error bound, > 0 and finite
   double zfp_rate = 16;  // kZfp: bits per value, in [1, 64]
+  // When, not how: on links faster than this (Mbit/s) the collective runs
+  // exact; 0 as coll/compress_choice.h measures, -1 at any link rate.
+  std::int64_t max_link_mbit = 0;
 };
 
 // "off", "bf16", "bound", "zfp".

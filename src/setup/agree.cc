@@ -27,20 +27,19 @@ namespace {
 
 const char* transport_name(TransportKind k) { return common::name_of(k, common::kTransportNames); }
 
-// Agreement::cores_per_rank, from the hellos every rank holds alike.
-std::int32_t fewest_cores_per_rank(const std::vector<Hello>& hellos) {
+// Agreement::core_share, from the hellos every rank holds alike.
+double fewest_core_share(const std::vector<Hello>& hellos) {
   std::unordered_map<std::uint64_t, std::int64_t> sharing;  // ranks per known machine
   for (const Hello& h : hellos) {
     if (h.machine != 0) ++sharing[h.machine];
   }
-  std::int64_t fewest = std::numeric_limits<std::int64_t>::max();
+  double fewest = std::numeric_limits<double>::infinity();
   for (const Hello& h : hellos) {
     if (h.cores == 0) return 0;
-    fewest = std::min<std::int64_t>(fewest, h.cores / (h.machine != 0 ? sharing[h.machine] : 1));
+    const auto ranks = static_cast<double>(h.machine != 0 ? sharing[h.machine] : 1);
+    fewest = std::min(fewest, static_cast<double>(h.cores) / ranks);
   }
-  return hellos.empty() ? 0
-                        : static_cast<std::int32_t>(std::min<std::int64_t>(
-                              fewest, std::numeric_limits<std::int32_t>::max()));
+  return hellos.empty() ? 0 : fewest;
 }
 
 common::Status gather_hellos(int size, const Hello& mine, const transport::OobAllgather& oob,
@@ -222,7 +221,11 @@ common::Status agree_on_hello(int rank, int size, const Proposal& p,
                  out.auth ? "a rank set MCCL_PROTO_AUTH=on" : "MCCL_PROTO_AUTH=auto");
   }
   place_on_machine(rank, hellos, mine, out);
-  out.cores_per_rank = fewest_cores_per_rank(hellos);
+  out.core_share = fewest_core_share(hellos);
+  // Rounded down; cores and ranks are small integers, so the quotient is
+  // exact where it is a whole number.
+  out.cores_per_rank = static_cast<std::int32_t>(
+      std::min(out.core_share, static_cast<double>(std::numeric_limits<std::int32_t>::max())));
   return common::Status::ok();
 }
 

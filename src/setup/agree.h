@@ -57,6 +57,9 @@ struct Agreement {
   // machine, rounded down; 0 when a rank did not say. Picks the crossover
   // table (coll/tuning.h), so every rank must see the same number.
   std::int32_t cores_per_rank = 0;
+  // The same, not rounded: 0.25 for 8 ranks on 2 cores. How much of a core
+  // a compressed collective's codec can count on (coll/compress_choice.h).
+  double core_share = 0;
 };
 
 // kMismatch when ranks chose different transports or engines, or disagree

@@ -46,13 +46,10 @@ py::dict stats_of(ProcessGroupMCCL& pg) {
     s = pg.stats();
   }
   py::dict d;
-  d["mcast_bytes_sent"] = s.mcast_bytes_sent;
-  d["mcast_datagrams_sent"] = s.mcast_datagrams_sent;
-  d["repair_bytes_served"] = s.repair_bytes_served;
-  d["p2p_bytes_sent"] = s.p2p_bytes_sent;
-  d["control_messages_sent"] = s.control_messages_sent;
-  d["collectives_completed"] = s.collectives_completed;
-  d["p2p_collectives"] = s.p2p_collectives;
+#define MCCL_PUT_(name, kind) d[#name] = s.name;
+  MCCL_STATS_FIELDS(MCCL_PUT_)
+#undef MCCL_PUT_
+  d["compress_max_bound"] = s.compress_max_bound;
   return d;
 }
 

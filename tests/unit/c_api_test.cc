@@ -199,6 +199,14 @@ TEST(CApi, CommOptionsAreChecked) {
   opts.compress = MCCL_COMPRESS_BOUND;  // and no bound
   EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
   EXPECT_NE(std::string(mccl_last_error()).find("compress_bound"), std::string::npos);
+  opts = MCCL_COMM_OPTIONS_INIT;
+  opts.compress_max_link_mbit = 1000;  // without compress
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("compress_max_link_mbit"), std::string::npos);
+  opts.compress = MCCL_COMPRESS_BF16;
+  opts.compress_max_link_mbit = -2;
+  EXPECT_EQ(mccl_comm_create_inprocess(world, 0, &opts, &comm), MCCL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mccl_last_error()).find("compress_max_link_mbit"), std::string::npos);
   EXPECT_EQ(comm, nullptr);
   EXPECT_MCCL_OK(mccl_world_destroy(world));
 }

@@ -382,7 +382,8 @@ TEST(ProtocolWaits, BarrierAndSmallPointToPointCollectivesAreLatencyBound) {
   coll::CollConfig mcast;
   mcast.broadcast = BroadcastAlgorithm::kMulticast;
   EXPECT_TRUE(coll::make_barrier(rig.ctx(0))->latency_bound());
-  EXPECT_TRUE(coll::make_broadcast(rig.ctx(0), p2p, small.data(), small.size(), 0)->latency_bound());
+  EXPECT_TRUE(
+      coll::make_broadcast(rig.ctx(0), p2p, small.data(), small.size(), 0)->latency_bound());
   EXPECT_FALSE(
       coll::make_broadcast(rig.ctx(0), mcast, large.data(), large.size(), 0)->latency_bound());
 }
