@@ -10,9 +10,9 @@
 #include "osu_common.h"
 
 using mccl::bench::osu::Collective;
-using mccl::bench::osu::sample_value;
 using mccl::bench::osu::Options;
 using mccl::bench::osu::pattern;
+using mccl::bench::osu::sample_value;
 using mccl::bench::osu::within_guarantee;
 
 namespace {

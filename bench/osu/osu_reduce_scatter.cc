@@ -14,10 +14,10 @@
 #include "reduce_data.h"
 
 using mccl::bench::osu::Collective;
-using mccl::bench::osu::sample_value;
 using mccl::bench::osu::Options;
 using mccl::bench::osu::reduce_expected;
 using mccl::bench::osu::reduce_input;
+using mccl::bench::osu::sample_value;
 
 namespace {
 // Sized for the largest message once, as OSU allocates.

@@ -102,6 +102,30 @@ std::optional<E> enum_field(std::int32_t value, const E (&values)[N], const char
   }
   return values[value - 1];
 }
+// mccl_comm_options_t's compress fields; nullopt when compress is unset.
+std::optional<mccl::Compression> compression_of(const mccl_comm_options_t& c) {
+  static constexpr mccl::CompressMode kCompress[] = {
+      mccl::CompressMode::kOff, mccl::CompressMode::kBf16, mccl::CompressMode::kBound,
+      mccl::CompressMode::kZfp};
+  const auto mode = enum_field(c.compress, kCompress, "compress");
+  if (!mode) {
+    if (c.compress_max_link_mbit != 0) {
+      invalid("options->compress_max_link_mbit is set but options->compress is not");
+    }
+    return std::nullopt;
+  }
+  if (c.compress_max_link_mbit < -1) {
+    invalid("options->compress_max_link_mbit is " + std::to_string(c.compress_max_link_mbit) +
+            "; expected -1 (any rate), 0 (the measured rule) or a rate in Mbit/s");
+  }
+  if (*mode == mccl::CompressMode::kBound && !(c.compress_bound > 0 && c.compress_bound <= 1e300)) {
+    invalid("options->compress is MCCL_COMPRESS_BOUND but compress_bound is " +
+            std::to_string(c.compress_bound) + "; expected a positive bound");
+  }
+  return mccl::Compression{*mode, c.compress_bound,
+                           c.compress_zfp_rate == 0 ? 16.0 : c.compress_zfp_rate,
+                           c.compress_max_link_mbit};
+}
 }  // namespace
 
 mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
@@ -159,26 +183,7 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   o.authenticate = enum_field(c.authenticate, kAuth, "authenticate");
   if (c.setup_timeout_ms < 0) invalid("options->setup_timeout_ms is negative; 0 means unset");
   if (c.setup_timeout_ms > 0) o.setup_timeout = std::chrono::milliseconds(c.setup_timeout_ms);
-  static constexpr mccl::CompressMode kCompress[] = {
-      mccl::CompressMode::kOff, mccl::CompressMode::kBf16, mccl::CompressMode::kBound,
-      mccl::CompressMode::kZfp};
-  if (auto mode = enum_field(c.compress, kCompress, "compress")) {
-    o.compression = mccl::Compression{*mode, c.compress_bound,
-                                      c.compress_zfp_rate == 0 ? 16.0 : c.compress_zfp_rate,
-                                      c.compress_max_link_mbit};
-    if (c.compress_max_link_mbit < -1) {
-      invalid("options->compress_max_link_mbit is " + std::to_string(c.compress_max_link_mbit) +
-              "; expected -1 (any rate), 0 (the measured rule) or a rate in Mbit/s");
-    }
-    if (*mode == mccl::CompressMode::kBound &&
-        !(c.compress_bound > 0 && c.compress_bound <= 1e300)) {
-      invalid("options->compress is MCCL_COMPRESS_BOUND but compress_bound is " +
-              std::to_string(c.compress_bound) + "; expected a positive bound");
-    }
-  }
-  if (!o.compression && c.compress_max_link_mbit != 0) {
-    invalid("options->compress_max_link_mbit is set but options->compress is not");
-  }
+  o.compression = compression_of(c);
   if (c.progress_thread != nullptr) {
     require_progress_thread(c.progress_thread, "options->progress_thread");
     o.progress_thread = c.progress_thread->thread;

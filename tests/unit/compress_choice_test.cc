@@ -1,9 +1,9 @@
 // When a compressed collective pays (coll/compress_choice.h): the rule's
 // decisions where the measurements put them, the user's limit, and the
 // inputs it cannot know.
-#include <gtest/gtest.h>
-
 #include "coll/compress_choice.h"
+
+#include <gtest/gtest.h>
 
 namespace mccl::coll {
 namespace {
