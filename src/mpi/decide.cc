@@ -72,6 +72,7 @@ Family family_of(Kind kind) {
     case Kind::kAllreduce:
       return Family::kAllreduce;
     case Kind::kReduceScatterBlock:
+    case Kind::kReduceScatter:
       return Family::kReduceScatter;
     default:
       return Family::kAllgather;

@@ -25,10 +25,15 @@ std::recursive_mutex& tables_lock() {
 }
 
 constexpr common::EnumName<Kind> kKindNames[] = {
-    {Kind::kBcast, "MPI_Bcast"},           {Kind::kAllgather, "MPI_Allgather"},
-    {Kind::kAllgatherv, "MPI_Allgatherv"}, {Kind::kIbcast, "MPI_Ibcast"},
-    {Kind::kIallgather, "MPI_Iallgather"}, {Kind::kIallgatherv, "MPI_Iallgatherv"},
-    {Kind::kAllreduce, "MPI_Allreduce"},   {Kind::kReduceScatterBlock, "MPI_Reduce_scatter_block"}};
+    {Kind::kBcast, "MPI_Bcast"},
+    {Kind::kAllgather, "MPI_Allgather"},
+    {Kind::kAllgatherv, "MPI_Allgatherv"},
+    {Kind::kIbcast, "MPI_Ibcast"},
+    {Kind::kIallgather, "MPI_Iallgather"},
+    {Kind::kIallgatherv, "MPI_Iallgatherv"},
+    {Kind::kAllreduce, "MPI_Allreduce"},
+    {Kind::kReduceScatterBlock, "MPI_Reduce_scatter_block"},
+    {Kind::kReduceScatter, "MPI_Reduce_scatter"}};
 
 const char* kind_name(Kind k) { return common::name_of(k, kKindNames); }
 

@@ -1,5 +1,5 @@
-// MPI_Allreduce and MPI_Reduce_scatter_block over MCCL's reductions
-// (Communicator::allreduce / reduce_scatter).
+// MPI_Allreduce, MPI_Reduce_scatter_block and MPI_Reduce_scatter over
+// MCCL's reductions (Communicator::allreduce / reduce_scatter(v)).
 //
 // Served only for datatypes made of one predefined type MCCL has kernels
 // for (derived ones are packed around MCCL, staging.h) and the predefined
@@ -7,6 +7,7 @@
 // results bit for bit (both wrap around). Floating-point sums and products may differ from MPI's in
 // their last bits: MCCL adds in one fixed order (the same on every rank and in every run), MPI in
 // an order of its own; MPI promises no particular order either.
+#include <climits>
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -182,4 +183,53 @@ MCCL_MPI_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
     return rc;
   }
   return raw ? MPI_SUCCESS : stage_out(*mc, kWhat, out, recvbuf, recvcount, type);
+}
+
+MCCL_MPI_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                       MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  Reduction red;
+  int size = 1, rank = 0, total = 0;
+  auto mc = decide(Kind::kReduceScatter, comm, [&](const CommEntry& e, std::size_t& bytes) {
+              size = e.size;
+              rank = e.rank;
+              long long sum = 0;
+              for (int r = 0; r < e.size; ++r) {
+                if (recvcounts[r] < 0) return "MPI: negative count (MPI reports it)";
+                sum += recvcounts[r];
+              }
+              if (sum > INT_MAX) return "MPI: the counts add up past INT_MAX";
+              total = static_cast<int>(sum);
+              return reduce_check(type, op, total, 1, red, bytes);
+            }).flat;
+  if (!mc) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+  constexpr const char* kWhat = "MPI_Reduce_scatter";
+  std::vector<std::size_t> counts(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r)
+    counts[r] = static_cast<std::size_t>(recvcounts[r]) * red.per_count;
+  const std::size_t all = static_cast<std::size_t>(total) * red.per_count * mccl::size_of(red.type);
+  // As MPI_Reduce_scatter_block: not in place in MCCL, so in place or of a
+  // derived type the whole input is copied (packed) out first.
+  const bool raw = is_raw(type);
+  std::vector<std::byte> in;
+  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  if (!raw) {
+    in.resize(all);
+    if (int rc = stage_in(*mc, kWhat, send, total, type, in); rc != MPI_SUCCESS) return rc;
+    send = in.data();
+  } else if (sendbuf == MPI_IN_PLACE) {
+    in.resize(all);
+    if (all > 0) std::memcpy(in.data(), recvbuf, all);
+    send = in.data();
+  }
+  const std::size_t mine = counts[static_cast<std::size_t>(rank)];
+  std::vector<std::byte> out(raw ? 0 : mine * mccl::size_of(red.type));
+  void* result = raw ? recvbuf : out.data();
+  if (int rc = reduce_on(*mc, kWhat,
+                         [&](mccl::Communicator& c) {
+                           return c.ireduce_scatterv(send, result, counts, red.type, red.op);
+                         });
+      rc != MPI_SUCCESS) {
+    return rc;
+  }
+  return raw ? MPI_SUCCESS : stage_out(*mc, kWhat, out, recvbuf, recvcounts[rank], type);
 }

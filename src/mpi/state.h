@@ -43,6 +43,7 @@ enum class Kind {
   kIallgatherv,
   kAllreduce,
   kReduceScatterBlock,
+  kReduceScatter,
   kCount
 };
 constexpr int kKinds = static_cast<int>(Kind::kCount);

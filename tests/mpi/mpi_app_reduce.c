@@ -1,4 +1,5 @@
-/* MPI_Allreduce and MPI_Reduce_scatter_block on integer-valued data (so
+/* MPI_Allreduce, MPI_Reduce_scatter_block and MPI_Reduce_scatter (uneven
+ * counts, zeros among them) on integer-valued data (so
  * that every summation order gives the same bits), in place or not,
  * compared with PMPI_. Some (type, op) pairs are ones MCCL has no kernel
  * for: those must reach MPI unchanged. */
@@ -87,10 +88,37 @@ static void reduce_scatter(const app_comm* c, app_rng* r, uint32_t tag, int max_
   free(send), free(a), free(b);
 }
 
+/* Counts of up to `n` elements per rank, some zero; every rank draws the
+ * same (the generator is shared). */
+static void reduce_scatter_v(const app_comm* c, app_rng* r, uint32_t tag, int max_bytes) {
+  const case_t k = pick(r);
+  int es = 0;
+  MPI_Type_size(k.type, &es);
+  const int n = rng_count(r, es, max_bytes / c->size);
+  int* counts = calloc((size_t)c->size, sizeof(int));
+  size_t total = 0;
+  for (int i = 0; i < c->size; ++i) {
+    counts[i] = rng_below(r, 4) == 0 ? 0 : rng_below(r, n + 1);
+    total += (size_t)counts[i];
+  }
+  const int in_place = rng_below(r, 2);
+  const size_t all = total * (size_t)es, mine = (size_t)counts[c->rank] * (size_t)es;
+  void *send = calloc(all + 1, 1), *a = calloc(all + 1, 1), *b = calloc(all + 1, 1);
+  values(send, k.type, k.op, total, tag, c->rank);
+  if (in_place) memcpy(a, send, all), memcpy(b, send, all);
+  const void* s = in_place ? MPI_IN_PLACE : send;
+  ok_rc("MPI_Reduce_scatter", c->name, MPI_Reduce_scatter(s, a, counts, k.type, k.op, c->comm));
+  ok_rc("PMPI_Reduce_scatter", c->name, PMPI_Reduce_scatter(s, b, counts, k.type, k.op, c->comm));
+  same(in_place ? "MPI_Reduce_scatter in place" : "MPI_Reduce_scatter", c->name, a, b, mine);
+  digest(a, mine);
+  free(counts), free(send), free(a), free(b);
+}
+
 void run_reductions(const app_comm* c, app_rng* r, int iters, int max_bytes) {
   uint32_t tag = 9000;
   for (int it = 0; it < iters; ++it) {
     for (int j = 0; j < 3; ++j) allreduce(c, r, ++tag, max_bytes);
     for (int j = 0; j < 2; ++j) reduce_scatter(c, r, ++tag, max_bytes);
+    reduce_scatter_v(c, r, ++tag, max_bytes);
   }
 }
