@@ -47,9 +47,10 @@ class Engine {
 // is microseconds away, so that a sleep and a wake-up would be most of its
 // time).
 //
-// How long a waiting call spins, under either engine: `configured`
-// (MCCL_PROGRESS_SPIN_US inline, MCCL_PROGRESS_WAIT_SPIN_US under the thread
-// engine), except that where the threads that wait (`waiting_threads`: a
+// How long a waiting call spins, under either engine, and the progress
+// thread after its last event: `configured` (MCCL_PROGRESS_SPIN_US inline
+// and for the thread, MCCL_PROGRESS_WAIT_SPIN_US for a call waiting under
+// the thread engine), except that where the threads that wait (`waiting_threads`: a
 // machine's ranks under the inline engine, twice that under the thread
 // engine, whose callers wait beside their progress threads) outnumber the
 // cores of their machine a waiting call sleeps at once (0),

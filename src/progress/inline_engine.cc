@@ -55,7 +55,7 @@ class InlineEngine final : public Engine {
       if (op.done() && !ctx_.awaiting_connection()) break;
       const auto now = std::chrono::steady_clock::now();
       if (events > 0) last_event = now;
-      if (!fds.empty() && now - last_event > spin) {
+      if (!fds.empty() && !pass_again(events, now - last_event, spin)) {
         (void)::poll(fds.data(), fds.size(), 1);
       } else {
         std::this_thread::yield();

@@ -147,7 +147,7 @@ class SharedThread {
       }
       const auto t = steady_clock::now();
       if (events > 0) last_event = t;
-      if (t - last_event >= cfg_.spin) sleeper_.sleep_for(milliseconds(1));
+      if (!pass_again(events, t - last_event, cfg_.spin)) sleeper_.sleep_for(milliseconds(1));
     }
     if (helpers_.fetch_sub(1) == 1 && busy) wake();
     return result;
@@ -198,7 +198,7 @@ class SharedThread {
       if (finished && helpers_.load() > 0) wake();  // a helper's collective may be among them
       const auto t = steady_clock::now();
       if (events > 0) last_event = t;
-      if (t - last_event < cfg_.spin) continue;
+      if (pass_again(events, t - last_event, cfg_.spin)) continue;
       // Quiet: sleep until traffic or a new collective, but wake in time for
       // the protocol's timers while collectives are open (loss deadlines
       // are at least 1 ms, a paced sender's bucket holds 2 ms). Arrivals
