@@ -110,6 +110,43 @@ int stage_out(McclComm& mc, const char* what, const std::vector<std::byte>& stag
   return err.empty() ? MPI_SUCCESS : raise_error(mc, what, err);
 }
 
+// The reduce-scatter of MPI_Reduce_scatter(_block): `counts` in MCCL
+// elements per rank; `total` and `mine` are the input's and this rank's
+// result's counts in the program's datatype (for packing). MCCL's
+// reduce-scatter is not in place, so in place, or of a derived type, the
+// whole input is copied (packed) out first (in place the result would
+// overwrite block 0 while other blocks are still being read).
+int reduce_scatter_on(McclComm& mc, const char* what, const void* sendbuf, void* recvbuf,
+                      const std::vector<std::size_t>& counts, int rank, int total, int mine,
+                      MPI_Datatype type, const Reduction& red) {
+  std::size_t elements = 0;
+  for (std::size_t c : counts) elements += c;
+  const std::size_t all = elements * mccl::size_of(red.type);
+  const bool raw = is_raw(type);
+  std::vector<std::byte> in;
+  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  if (!raw) {
+    in.resize(all);
+    if (int rc = stage_in(mc, what, send, total, type, in); rc != MPI_SUCCESS) return rc;
+    send = in.data();
+  } else if (sendbuf == MPI_IN_PLACE) {
+    in.resize(all);
+    if (all > 0) std::memcpy(in.data(), recvbuf, all);
+    send = in.data();
+  }
+  std::vector<std::byte> out(
+      raw ? 0 : counts[static_cast<std::size_t>(rank)] * mccl::size_of(red.type));
+  void* result = raw ? recvbuf : out.data();
+  if (int rc = reduce_on(mc, what,
+                         [&](mccl::Communicator& c) {
+                           return c.ireduce_scatterv(send, result, counts, red.type, red.op);
+                         });
+      rc != MPI_SUCCESS) {
+    return rc;
+  }
+  return raw ? MPI_SUCCESS : stage_out(mc, what, out, recvbuf, mine, type);
+}
+
 }  // namespace
 }  // namespace mccl::mpi
 
@@ -147,42 +184,17 @@ MCCL_MPI_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
 MCCL_MPI_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                              MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   Reduction red;
-  int size = 1;
+  int size = 1, rank = 0;
   auto mc = decide(Kind::kReduceScatterBlock, comm, [&](const CommEntry& e, std::size_t& bytes) {
               size = e.size;
+              rank = e.rank;
               return reduce_check(type, op, recvcount, e.size, red, bytes);
             }).flat;
   if (!mc) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-  constexpr const char* kWhat = "MPI_Reduce_scatter_block";
   const std::size_t n = static_cast<std::size_t>(recvcount) * red.per_count;
-  const std::size_t all = n * mccl::size_of(red.type) * static_cast<std::size_t>(size);
-  // MCCL's reduce_scatter is not in place: in place, or of a derived type,
-  // the N input blocks are copied (packed) out first (in place the result
-  // overwrites block 0 while other blocks are still being read).
-  const bool raw = is_raw(type);
-  std::vector<std::byte> in;
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  if (!raw) {
-    in.resize(all);
-    if (int rc = stage_in(*mc, kWhat, send, recvcount * size, type, in); rc != MPI_SUCCESS) {
-      return rc;
-    }
-    send = in.data();
-  } else if (sendbuf == MPI_IN_PLACE) {
-    in.resize(all);
-    if (all > 0) std::memcpy(in.data(), recvbuf, all);
-    send = in.data();
-  }
-  std::vector<std::byte> out(raw ? 0 : n * mccl::size_of(red.type));
-  void* result = raw ? recvbuf : out.data();
-  if (int rc = reduce_on(*mc, kWhat,
-                         [&](mccl::Communicator& c) {
-                           return c.ireduce_scatter(send, result, n, red.type, red.op);
-                         });
-      rc != MPI_SUCCESS) {
-    return rc;
-  }
-  return raw ? MPI_SUCCESS : stage_out(*mc, kWhat, out, recvbuf, recvcount, type);
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(size), n);
+  return reduce_scatter_on(*mc, "MPI_Reduce_scatter_block", sendbuf, recvbuf, counts, rank,
+                           recvcount * size, recvcount, type, red);
 }
 
 MCCL_MPI_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
@@ -202,34 +214,9 @@ MCCL_MPI_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const
               return reduce_check(type, op, total, 1, red, bytes);
             }).flat;
   if (!mc) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
-  constexpr const char* kWhat = "MPI_Reduce_scatter";
   std::vector<std::size_t> counts(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r)
     counts[r] = static_cast<std::size_t>(recvcounts[r]) * red.per_count;
-  const std::size_t all = static_cast<std::size_t>(total) * red.per_count * mccl::size_of(red.type);
-  // As MPI_Reduce_scatter_block: not in place in MCCL, so in place or of a
-  // derived type the whole input is copied (packed) out first.
-  const bool raw = is_raw(type);
-  std::vector<std::byte> in;
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  if (!raw) {
-    in.resize(all);
-    if (int rc = stage_in(*mc, kWhat, send, total, type, in); rc != MPI_SUCCESS) return rc;
-    send = in.data();
-  } else if (sendbuf == MPI_IN_PLACE) {
-    in.resize(all);
-    if (all > 0) std::memcpy(in.data(), recvbuf, all);
-    send = in.data();
-  }
-  const std::size_t mine = counts[static_cast<std::size_t>(rank)];
-  std::vector<std::byte> out(raw ? 0 : mine * mccl::size_of(red.type));
-  void* result = raw ? recvbuf : out.data();
-  if (int rc = reduce_on(*mc, kWhat,
-                         [&](mccl::Communicator& c) {
-                           return c.ireduce_scatterv(send, result, counts, red.type, red.op);
-                         });
-      rc != MPI_SUCCESS) {
-    return rc;
-  }
-  return raw ? MPI_SUCCESS : stage_out(*mc, kWhat, out, recvbuf, recvcounts[rank], type);
+  return reduce_scatter_on(*mc, "MPI_Reduce_scatter", sendbuf, recvbuf, counts, rank, total,
+                           recvcounts[rank], type, red);
 }
