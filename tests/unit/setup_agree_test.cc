@@ -170,6 +170,7 @@ TEST_F(SetupAgree, CoresPerRankIsTheFewestAnyRankHasToItself) {
   for (const auto& o : agree(links, std::nullopt, {}, two_machines)) {
     ASSERT_TRUE(o.status.is_ok()) << o.status.message();
     EXPECT_EQ(o.agreed.cores_per_rank, 4);
+    EXPECT_DOUBLE_EQ(o.agreed.core_share, 4.0);
   }
   auto crowded = [](int r, Proposal& p) {
     p.machine = r < 3 ? 0xA : 0;  // 0: a machine of its own
@@ -178,6 +179,18 @@ TEST_F(SetupAgree, CoresPerRankIsTheFewestAnyRankHasToItself) {
   for (const auto& o : agree(links, std::nullopt, {}, crowded)) {
     ASSERT_TRUE(o.status.is_ok()) << o.status.message();
     EXPECT_EQ(o.agreed.cores_per_rank, 2);
+    EXPECT_DOUBLE_EQ(o.agreed.core_share, 2.0);
+  }
+  // Fewer cores than ranks: rounded down to 0, the share unrounded (the
+  // compressed collectives' rule, coll/compress_choice.h, reads it).
+  auto shared = [](int, Proposal& p) {
+    p.machine = 0xC;
+    p.cores = 2;
+  };
+  for (const auto& o : agree(links, std::nullopt, {}, shared)) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_EQ(o.agreed.cores_per_rank, 0);
+    EXPECT_DOUBLE_EQ(o.agreed.core_share, 0.5);
   }
   auto one_silent = [](int r, Proposal& p) {
     p.machine = static_cast<std::uint64_t>(r + 1);
@@ -186,6 +199,7 @@ TEST_F(SetupAgree, CoresPerRankIsTheFewestAnyRankHasToItself) {
   for (const auto& o : agree(links, std::nullopt, {}, one_silent)) {
     ASSERT_TRUE(o.status.is_ok()) << o.status.message();
     EXPECT_EQ(o.agreed.cores_per_rank, 0);
+    EXPECT_DOUBLE_EQ(o.agreed.core_share, 0.0);
   }
 }
 
