@@ -67,7 +67,7 @@ rate_mbit=$(awk -v r="${rate,,}" 'BEGIN {
   if (match(r, /^[0-9.]+/)) { v = substr(r, 1, RLENGTH); u = substr(r, RLENGTH + 1) } else exit 1
   if (u == "gbit") v *= 1000; else if (u == "kbit") v /= 1000; else if (u != "mbit") exit 1
   print v }') || usage_die "bad --rate '$rate'"
-[[ -n $pace ]] || pace=$(awk -v r="$rate_mbit" 'BEGIN { print r * 0.95 }')
+[[ -n $pace ]] || pace=$rate_mbit
 
 [[ $(id -u) -eq 0 ]] || skip "must run as root (network namespaces)"
 baseline_bin=$build/bench/fabric/mccl_mcast_baseline

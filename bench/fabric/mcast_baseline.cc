@@ -1,7 +1,8 @@
 // mccl_mcast_baseline: what the fabric alone costs a multicast broadcast, with
 // no MCCL protocol. One sender injects `bytes` per round as datagrams of the
 // size MCCL sends (GSO runs of up to 44 segments, as MCCL's UDP transport
-// sends them), paced by a token bucket of the same size as MCCL's (2 ms at
+// sends them), paced as MCCL paces (link_cost.h: 99% of the link rate, every
+// datagram's frame counted) by a token bucket of the same size as MCCL's (2 ms at
 // the rate, at least four 64 KB runs); receivers (UDP_GRO, 32 MiB buffer,
 // blocking reads: the least CPU a receiver can spend) note when each round's
 // first and last datagram arrived. Every time is CLOCK_MONOTONIC, one clock
@@ -36,6 +37,8 @@
 #include <thread>
 #include <vector>
 
+#include "transport/udp/link_cost.h"
+
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
@@ -48,7 +51,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kMagic = 0x4d43424c;  // "MCBL"
 constexpr std::size_t kSegmentsPerRun = 44;   // 44 x 1472 B: one 64 KB GSO run
-constexpr std::size_t kIpUdpHeader = 28;
+using mccl::transport::udp::kEthernetFrameOverhead;
+using mccl::transport::udp::kIpUdpHeader;
+using mccl::transport::udp::link_bytes;
 
 struct Header {
   std::uint32_t magic, round, index, count;
@@ -165,15 +170,16 @@ int send_rounds(const Args& a, int fd) {
   // The token bucket MCCL's UDP endpoint uses (transport/udp/endpoint.cc,
   // burst_for): 2 ms at the rate, at least four GSO runs; full at the start
   // of every round, as it is after the idle time between two broadcasts.
-  const double rate = a.rate_mbit * 1e6 / 8;  // bytes per second
-  const double burst = std::max(rate * 2e-3, 4.0 * (65507 + 64 * kIpUdpHeader));
+  const double rate = mccl::transport::udp::paced_bytes_per_s(a.rate_mbit);  // link bytes/s
+  const double burst =
+      std::max(rate * 2e-3, 4.0 * (65507 + 64 * (kIpUdpHeader + kEthernetFrameOverhead)));
   for (int r = 0; r < a.rounds; ++r) {
     double tokens = burst;
     auto last = Clock::now();
     std::printf("start %d %llu\n", r, static_cast<unsigned long long>(now_ns()));
     for (std::size_t i = 0; i < count;) {
       const std::size_t n = std::min(kSegmentsPerRun, count - i);
-      const double wire = static_cast<double>(n * (a.datagram + kIpUdpHeader));
+      const double wire = static_cast<double>(n * link_bytes(a.datagram, kEthernetFrameOverhead));
       // Sleeps until the bucket holds the run: a sender that spun would
       // take a core from the receivers, which share this machine's cores.
       for (;;) {

@@ -16,7 +16,8 @@
 # "rps: on (mask X)" or "rps: off"), then for every case (bench x ranks x size,
 # plus the broadcast of --scaling-size at --scaling-ranks) runs:
 #   mccl          build/bench/osu/mccl_osu_{bcast,allgather,ag_rs} via launch.sh, with
-#                 MCCL_UDP_RATE_MBIT = 95% of the link rate (the interface: MCCL finds it)
+#                 MCCL_UDP_RATE_MBIT = the link rate, as an interface would report it (MCCL
+#                 paces to 99% of it, each frame's Ethernet overhead counted: link_cost.h)
 #                 (--pace-mbit overrides; 0 = unpaced), plus every --mccl-env, and
 #                 every --osu-arg on its command line (--osu-arg --compress
 #                 --osu-arg bound:0.01: float32 data, compressed; docs/compression.md);
@@ -92,7 +93,7 @@ rate_mbit=$(awk -v r="${rate,,}" 'BEGIN {
   if (match(r, /^[0-9.]+/)) { v = substr(r, 1, RLENGTH); u = substr(r, RLENGTH + 1) } else exit 1
   if (u == "gbit") v *= 1000; else if (u == "kbit") v /= 1000; else if (u != "mbit") exit 1
   print v }') || usage_die "bad --rate '$rate' (kbit, mbit or gbit)"
-[[ -n $pace ]] || pace=$(awk -v r="$rate_mbit" 'BEGIN { print r * 0.95 }')
+[[ -n $pace ]] || pace=$rate_mbit
 for kv in "${mccl_env[@]}"; do [[ $kv =~ ^MCCL_[A-Z0-9_]+= ]] || usage_die "bad --mccl-env '$kv'"; done
 for i in $impls; do [[ $i =~ ^(mccl|ompi-default|ompi-best)$ ]] || usage_die "bad impl '$i'"; done
 for b in $benches; do [[ $b =~ ^(bcast|allgather|ag_rs_concurrent|reduce_scatter)$ ]] || usage_die "bad bench '$b'"; done

@@ -11,6 +11,7 @@ namespace s = common::settings;
 transport::udp::UdpConfig udp_config_from_settings() {
   transport::udp::UdpConfig c;
   c.rate_mbit = s::kUdpRateMbit.get_double();
+  c.frame_overhead = static_cast<std::size_t>(s::kUdpFrameOverhead.get_int());
   c.rcvbuf_bytes = static_cast<std::size_t>(s::kUdpRcvbuf.get_int());
   c.max_datagram = static_cast<std::size_t>(s::kUdpMaxDatagram.get_int());
   c.gso = s::kUdpGso.get();

@@ -300,9 +300,13 @@ add_ns() {
   run ip -n "$ns" link set lo up
 }
 
+# The rate counts what an Ethernet wire carries: the qdisc sees each frame with its
+# 14-byte header, and `overhead 24` adds the FCS, preamble and inter-frame gap, so a
+# rate of 1gbit carries what a 1 Gbit/s Ethernet link does (MCCL_UDP_FRAME_OVERHEAD).
 add_tbf() {
   local ns=$1 dev=$2 rate=$3
-  run ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 128kb latency 20ms
+  run ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 128kb latency 20ms \
+    overhead 24
 }
 
 do_up() {

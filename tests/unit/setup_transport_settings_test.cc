@@ -17,6 +17,7 @@ namespace mccl::setup {
 namespace {
 
 constexpr const char* kTransportVariables[] = {"MCCL_UDP_RATE_MBIT",
+                                               "MCCL_UDP_FRAME_OVERHEAD",
                                                "MCCL_UDP_RCVBUF",
                                                "MCCL_UDP_MAX_DATAGRAM",
                                                "MCCL_UDP_GSO",
@@ -40,6 +41,7 @@ TEST(SetupTransportSettings, TheDefaultsAreTheConfigs) {
   unset_transport_variables();
   const transport::udp::UdpConfig udp = udp_config_from_settings(), udp_default;
   EXPECT_EQ(udp.rate_mbit, udp_default.rate_mbit);
+  EXPECT_EQ(udp.frame_overhead, udp_default.frame_overhead);
   EXPECT_EQ(udp.rcvbuf_bytes, udp_default.rcvbuf_bytes);
   EXPECT_EQ(udp.max_datagram, udp_default.max_datagram);
   EXPECT_EQ(udp.gso, udp_default.gso);
@@ -57,6 +59,7 @@ TEST(SetupTransportSettings, TheDefaultsAreTheConfigs) {
 
 TEST(SetupTransportSettings, TheEnvironmentReachesEachConfig) {
   ::setenv("MCCL_UDP_RATE_MBIT", "-1", 1);
+  ::setenv("MCCL_UDP_FRAME_OVERHEAD", "14", 1);
   ::setenv("MCCL_UDP_RCVBUF", "0", 1);
   ::setenv("MCCL_UDP_MAX_DATAGRAM", "1200", 1);
   ::setenv("MCCL_UDP_GSO", "off", 1);
@@ -70,6 +73,7 @@ TEST(SetupTransportSettings, TheEnvironmentReachesEachConfig) {
   ::setenv("MCCL_IB_SIGNAL_EVERY", "16", 1);
   const transport::udp::UdpConfig udp = udp_config_from_settings();
   EXPECT_EQ(udp.rate_mbit, -1.0);
+  EXPECT_EQ(udp.frame_overhead, 14u);
   EXPECT_EQ(udp.rcvbuf_bytes, 0u);
   EXPECT_EQ(udp.max_datagram, 1200u);
   EXPECT_EQ(udp.gso, "off");

@@ -253,12 +253,11 @@ TEST(UdpTransportTest, OversizeDatagramIsRejected) {
 TEST(UdpTransportTest, PacingLimitsTheRate) {
   SKIP_WITHOUT_MULTICAST();
   UdpConfig paced = config(42);
-  // 2 MB/s of IP bytes: the bucket holds four 64 KB GSO runs, about 260
-  // datagrams of 1000 bytes. The rate itself is UdpPacerTest's (on a clock
-  // the test sets); here the transport must hold back what the bucket does
-  // not cover: sending ten bucketfuls back to back is refused part-way (in
-  // the few milliseconds that takes the bucket refills by a few datagrams,
-  // not by thousands), and every refusal is counted.
+  // 2 MB/s on the link (1.98 paced): the bucket holds four 64 KB GSO runs,
+  // about 250 datagrams of 1000 bytes and their Ethernet frames. The rate itself is UdpPacerTest's
+  // (on a clock the test sets); here the transport must hold back what the bucket does not cover:
+  // sending ten bucketfuls back to back is refused part-way (in the few milliseconds that takes the
+  // bucket refills by a few datagrams, not by thousands), and every refusal is counted.
   paced.rate_mbit = 16;
   auto a = make(paced);
   ASSERT_TRUE(a);
@@ -281,6 +280,39 @@ TEST(UdpTransportTest, PacingLimitsTheRate) {
   EXPECT_EQ(k.datagrams_sent, datagrams);
   EXPECT_GT(k.pacer_busy, 0u);
   EXPECT_LE(k.pacer_busy, k.send_busy);
+}
+
+// The pacer charges each datagram what it occupies on the link: its IP
+// packet and its frame's overhead (link_cost.h). Charging IP bytes alone
+// overran an Ethernet link by 2.5% at MTU 1500.
+TEST(UdpTransportTest, EachDatagramCostsItsFrameOnTheLink) {
+  SKIP_WITHOUT_MULTICAST();
+  for (const std::size_t overhead : {std::size_t{0}, kEthernetFrameOverhead, std::size_t{1000}}) {
+    SCOPED_TRACE("frame overhead " + std::to_string(overhead));
+    UdpConfig c = config(44);
+    c.frame_overhead = overhead;
+    auto a = make(c);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(as_udp(a.get())->info().frame_overhead, overhead);
+    Bytes payload(972);
+    const std::vector<OutDatagram> batch(20, OutDatagram{{}, payload});
+    std::size_t accepted = 0;
+    ASSERT_TRUE(a->send(batch, accepted).is_ok());
+    ASSERT_GT(accepted, 0u);
+    const UdpCounters k = counters(*a);
+    EXPECT_EQ(k.bytes_sent, accepted * 972);
+    EXPECT_EQ(k.link_bytes_sent, accepted * (972 + kIpUdpHeader + overhead));
+  }
+}
+
+TEST(UdpLinkCost, TheSendersNeverOfferALinkMoreFramesThanItCarries) {
+  // 1 Gbit/s Ethernet at MTU 1500: 1e9 / 8 / 1538 = 81,274 frames a second.
+  const std::size_t frame = link_bytes(1472, kEthernetFrameOverhead);
+  EXPECT_EQ(frame, 1538u);
+  const double paced_frames = paced_bytes_per_s(1000) / static_cast<double>(frame);
+  EXPECT_LT(paced_frames, 1e9 / 8 / 1538);
+  EXPECT_GT(paced_frames, 0.98 * 1e9 / 8 / 1538) << "no more headroom than the 1% it states";
+  EXPECT_EQ(paced_bytes_per_s(0), 0) << "unpaced stays unpaced";
 }
 
 TEST(UdpTransportTest, BatchOf256ArrivesThroughSendmmsgAndRecvmmsg) {

@@ -11,11 +11,10 @@
 
 #include "common/log.h"
 #include "transport/burst.h"
+#include "transport/udp/link_cost.h"
 
 namespace mccl::transport::udp {
 namespace {
-
-constexpr std::size_t kIpUdpHeader = 28;  // IPv4 (no options) + UDP: what the pacer adds
 
 // A receive ring of about 1 MiB: deep enough for one recvmmsg call to
 // drain a burst, small enough to cost little per communicator.
@@ -53,7 +52,7 @@ UdpEndpoint::UdpEndpoint(EndpointSetup setup)
       self_addr_net_(htonl(setup.self_addr)),
       self_port_net_(htons(setup.self_port)),
       rank_(setup.rank),
-      link_bytes_per_s_(info_.rate_mbit * 1e6 / 8),
+      link_bytes_per_s_(paced_bytes_per_s(info_.rate_mbit)),
       gso_(info_.gso),
       gso_required_(setup.gso_required),
       recv_slot_bytes_(info_.gro ? std::max(kGroSlotBytes, mtu_) : mtu_),
@@ -90,13 +89,13 @@ std::size_t UdpEndpoint::burst_for(double bytes_per_s) const {
   // measured on 4 namespace hosts at 1 Gbit/s, a 4 x 16 MiB allgather (each
   // root paced to 317 Mbit/s) took 587 ms with a 79 KB bucket, 460 ms with
   // 256 KB, 437 ms with 20 ms' worth, which some runs paid for in drops.
-  const std::size_t largest =
-      gso_ ? kMaxGsoBytes + kMaxSegments * kIpUdpHeader : mtu_ + kIpUdpHeader;
+  const std::size_t frame = link_bytes(mtu_, info_.frame_overhead);
+  const std::size_t largest = gso_ ? kMaxGsoBytes + kMaxSegments * (frame - mtu_) : frame;
   const std::size_t own = std::max(static_cast<std::size_t>(bytes_per_s * 2e-3), 4 * largest);
   // With many roots at once their bursts together must fit a receiver's
   // port (burst.h): 31 roots with four 64 KB runs each can put 8 MB into
   // one port at once, whatever their rates add up to.
-  return root_burst_bytes(own, link_share_, incast_budget_, mtu_ + kIpUdpHeader);
+  return root_burst_bytes(own, link_share_, incast_budget_, frame);
 }
 
 void UdpEndpoint::repace() {
@@ -160,7 +159,7 @@ std::size_t UdpEndpoint::build_messages(std::span<const OutDatagram> datagrams) 
     }
     send_wire_bytes_[m] = 0;
     for (std::size_t k = 0; k < count; ++k) {
-      send_wire_bytes_[m] += size_of(datagrams[i + k]) + kIpUdpHeader;
+      send_wire_bytes_[m] += link_bytes(size_of(datagrams[i + k]), info_.frame_overhead);
     }
     msghdr& h = send_msgs_[m].msg_hdr;
     h.msg_iov = &send_iov_[2 * i];
@@ -211,6 +210,7 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
   const common::TimePoint now = pacer_.enabled() ? common::now() : common::TimePoint{};
   bool paced_out = false;
   std::uint64_t bytes = 0;
+  std::uint64_t link_bytes = 0;
   std::uint64_t gso_sends = 0;
   std::uint64_t messages_sent = 0;
   common::Status status;
@@ -241,6 +241,7 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
     messages_sent += sent_msgs;
     for (std::size_t m = 0; m < sent_msgs; ++m) {
       done += send_datagrams_[m];
+      link_bytes += send_wire_bytes_[m];
       if (send_datagrams_[m] > 1) ++gso_sends;
     }
     for (std::size_t m = sent_msgs; m < paced; ++m) pacer_.refund(send_wire_bytes_[m]);
@@ -264,6 +265,7 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
 
   counters_.datagrams_sent.fetch_add(accepted, std::memory_order_relaxed);
   counters_.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
+  counters_.link_bytes_sent.fetch_add(link_bytes, std::memory_order_relaxed);
   counters_.gso_sends.fetch_add(gso_sends, std::memory_order_relaxed);
   counters_.messages_sent.fetch_add(messages_sent, std::memory_order_relaxed);
   if (!status) return status;
@@ -287,6 +289,7 @@ UdpCounters UdpEndpoint::counters() const {
   UdpCounters c;
   c.datagrams_sent = get(counters_.datagrams_sent);
   c.bytes_sent = get(counters_.bytes_sent);
+  c.link_bytes_sent = get(counters_.link_bytes_sent);
   c.datagrams_received = get(counters_.datagrams_received);
   c.bytes_received = get(counters_.bytes_received);
   c.send_busy = get(counters_.send_busy);

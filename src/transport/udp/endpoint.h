@@ -146,12 +146,13 @@ class UdpEndpoint final : public UdpTransport {
   // A GSO run's payload at most: kMaxGsoBytes, or less where the bucket is
   // smaller (a run larger than the bucket would leave as one burst anyway).
   std::size_t gso_run_bytes_ = kMaxGsoBytes;
-  double link_bytes_per_s_;  // info_.rate_mbit, or the estimate where it is unknown; 0: unpaced
+  double link_bytes_per_s_;  // paced_bytes_per_s(info_.rate_mbit), or the estimate where that
+                             // is unknown; 0: unpaced
   std::vector<mmsghdr> send_msgs_;
   std::vector<iovec> send_iov_;               // two per datagram: header, payload
   std::vector<GsoControl> send_ctl_;          // one per message
   std::vector<std::size_t> send_datagrams_;   // datagrams in each message
-  std::vector<std::size_t> send_wire_bytes_;  // IP bytes of each message, for the pacer
+  std::vector<std::size_t> send_wire_bytes_;  // link bytes of each message (link_cost.h)
   bool gso_;                                  // runs go as one UDP_SEGMENT send
   bool gso_required_;
 
@@ -171,10 +172,10 @@ class UdpEndpoint final : public UdpTransport {
   bool warned_truncated_ = false;
 
   struct Atomics {
-    std::atomic<std::uint64_t> datagrams_sent{0}, bytes_sent{0}, datagrams_received{0},
-        bytes_received{0}, send_busy{0}, pacer_busy{0}, own_dropped{0}, foreign_dropped{0},
-        test_dropped{0}, truncated{0}, messages_sent{0}, gso_sends{0}, reads{0}, coalesced_reads{0},
-        landed{0}, copied_back_bytes{0};
+    std::atomic<std::uint64_t> datagrams_sent{0}, bytes_sent{0}, link_bytes_sent{0},
+        datagrams_received{0}, bytes_received{0}, send_busy{0}, pacer_busy{0}, own_dropped{0},
+        foreign_dropped{0}, test_dropped{0}, truncated{0}, messages_sent{0}, gso_sends{0}, reads{0},
+        coalesced_reads{0}, landed{0}, copied_back_bytes{0};
     std::atomic<bool> gso_off{false};
   } counters_;
 };

@@ -17,13 +17,13 @@
 #include "mccl/error.h"
 #include "transport/udp/endpoint.h"
 #include "transport/udp/interface.h"
+#include "transport/udp/link_cost.h"
 
 namespace mccl::transport::udp {
 namespace {
 
 constexpr std::size_t kMaxUdpPayload = 65507;  // 65535 - 20 (IPv4) - 8 (UDP)
-constexpr int kIpUdpHeader = 28;
-constexpr int kSendBufBytes = 4 << 20;  // clamped by net.core.wmem_max; best effort
+constexpr int kSendBufBytes = 4 << 20;         // clamped by net.core.wmem_max; best effort
 
 // How a kernel offload (GSO on send, GRO on receive) is asked for.
 enum class OffloadMode { kAuto, kOn, kOff };
@@ -268,6 +268,7 @@ void describe_link(const Interface& iface, const UdpConfig& config, UdpInfo& inf
                      : info.rate_unknown
                          ? "interface reports no speed: estimated from loss (MCCL_PROTO_RATE_ADAPT)"
                          : "loopback: unpaced";
+  info.frame_overhead = config.frame_overhead;
   info.test_drop_permille = config.test_drop_permille;
   info.test_drop_seed = config.test_drop_seed != 0
                             ? config.test_drop_seed
@@ -286,7 +287,7 @@ common::Status check_interface(const Interface& iface, const std::string& where)
                                      " does not do multicast; `ip link set " + iface.name +
                                      " multicast on`");
   }
-  if (iface.mtu <= kIpUdpHeader) {
+  if (iface.mtu <= static_cast<int>(kIpUdpHeader)) {
     return common::unavailable_error(where + ": interface MTU " + std::to_string(iface.mtu) +
                                      " leaves no room for a datagram");
   }
@@ -338,12 +339,12 @@ common::Status create_udp_transport(const UdpConfig& config,
   setup.rank = config.rank;
 
   common::logf(common::LogLevel::kInfo, config.rank,
-               "%s: mtu %zu, rcvbuf %zu%s, link rate %g Mbit/s (%s), gso %s, gro %s, "
-               "sending from port %u",
+               "%s: mtu %zu, rcvbuf %zu%s, link rate %g Mbit/s (%s; paced to %g%% of it, %zu "
+               "bytes per frame beyond the IP packet), gso %s, gro %s, sending from port %u",
                where.c_str(), setup.mtu, info.rcvbuf_effective,
                info.rcvbuf_forced ? " (forced)" : "", info.rate_mbit, info.rate_source,
-               info.gso ? "on" : "off", info.gro ? "on" : "off",
-               static_cast<unsigned>(info.send_port));
+               kPacedShareOfLink * 100, info.frame_overhead, info.gso ? "on" : "off",
+               info.gro ? "on" : "off", static_cast<unsigned>(info.send_port));
   if (config.test_drop_permille > 0) {
     // Loud once, so a forgotten MCCL_UDP_TEST_DROP_PERMILLE is noticed; the
     // seed of every endpoint at info level, so a failing run reproduces.

@@ -41,6 +41,7 @@
 #include "common/status.h"
 #include "transport/datagram.h"
 #include "transport/udp/group.h"
+#include "transport/udp/link_cost.h"
 
 namespace mccl::transport::udp {
 
@@ -52,8 +53,10 @@ struct UdpConfig {
                                // "auto" is resolved by the ranks first, discovery.h)
   std::uint32_t comm_tag = 0;  // communicator tag (agreed by all ranks)
   std::uint64_t job_salt = 0;  // mixed into the group address so two jobs do not collide
-  double rate_mbit = 0;        // link rate the sender paces to, IP bytes (share_link divides
-                               // it); 0 = the interface's speed; < 0 = unpaced
+  double rate_mbit = 0;        // link rate the sender paces to, wire bits (link_cost.h;
+                               // share_link divides it); 0 = the interface's speed; < 0 = unpaced
+  std::size_t frame_overhead = kEthernetFrameOverhead;  // link bytes per datagram beyond its IP
+                                                        // packet (link_cost.h)
   std::size_t rcvbuf_bytes = 32u << 20;  // receive buffer asked for; 0 = the kernel's default
   std::size_t max_datagram = 8972;       // the interface MTU - 28 caps it
   std::string gso = "auto";              // "auto", "on" or "off" (see UdpEndpoint)
@@ -76,6 +79,7 @@ struct UdpInfo {
   std::size_t rcvbuf_effective = 0;  // SO_RCVBUF read back, halved: the kernel doubles it
   bool rcvbuf_forced = false;        // SO_RCVBUFFORCE worked (CAP_NET_ADMIN)
   double rate_mbit = 0;              // link rate paced to; 0 = unpaced
+  std::size_t frame_overhead = 0;    // UdpConfig::frame_overhead
   bool rate_unknown = false;         // none given, the interface reports none, not loopback:
                                      // the protocol's estimate paces (set_link_estimate)
   bool rate_reported = false;        // rate_mbit is the interface's speed (may be wrong)
@@ -92,6 +96,8 @@ struct UdpInfo {
 struct UdpCounters {
   std::uint64_t datagrams_sent = 0;
   std::uint64_t bytes_sent = 0;          // UDP payload bytes
+  std::uint64_t link_bytes_sent = 0;     // what they occupy on the link, as the pacer charges
+                                         // it (link_cost.h)
   std::uint64_t datagrams_received = 0;  // handed to a handler
   std::uint64_t bytes_received = 0;
   std::uint64_t send_busy = 0;        // send() calls that accepted less than the batch
