@@ -12,6 +12,7 @@
 #include <chrono>
 #include <string>
 
+#include "common/option_names.h"
 #include "process_group.h"
 
 namespace py = pybind11;
@@ -51,6 +52,54 @@ py::dict stats_of(ProcessGroupMCCL& pg) {
 #undef MCCL_PUT_
   d["compress_max_bound"] = s.compress_max_bound;
   return d;
+}
+
+// The MCCL backend of `group` (None: the default group): the group itself
+// under PyTorch 1.x, its CPU backend under 2.x.
+ProcessGroupMCCL& backend_of(py::object group, const char* call) {
+  py::module_ c10d = py::module_::import("torch.distributed.distributed_c10d");
+  if (group.is_none()) group = c10d.attr("_get_default_group")();
+  if (!py::isinstance<ProcessGroupMCCL>(group) && py::hasattr(group, "_get_backend")) {
+    py::object cpu = py::module_::import("torch").attr("device")("cpu");
+    try {
+      group = group.attr("_get_backend")(cpu);
+    } catch (const py::error_already_set&) {
+      // not an MCCL group: said below
+    }
+  }
+  if (!py::isinstance<ProcessGroupMCCL>(group)) {
+    throw py::value_error(std::string("mccl_torch.") + call +
+                          ": group is not an MCCL group (backend \"" + kUnambiguousName +
+                          "\" or \"" + kShortName + "\")");
+  }
+  return group.cast<ProcessGroupMCCL&>();
+}
+
+// mccl_torch.set_compression(mode, group=None, *, bound, zfp_rate,
+// max_link_mbit): the group's compression from its next operation on.
+void set_compression(const py::object& mode, const py::object& group, double bound, double zfp_rate,
+                     std::int64_t max_link_mbit) {
+  ProcessGroupMCCL& pg = backend_of(group, "set_compression");
+  if (mode.is_none()) {
+    pg.set_compression(std::nullopt);
+    return;
+  }
+  const std::string name = py::str(mode);
+  const auto parsed = mccl::common::value_named(name, mccl::common::kCompressNames);
+  if (!parsed) {
+    throw py::value_error(
+        "mccl_torch.set_compression: mode must be None, \"off\", \"bf16\", "
+        "\"bound\" or \"zfp\", not \"" +
+        name + "\"");
+  }
+  if (*parsed == mccl::CompressMode::kBound && !(bound > 0 && bound <= 1e300)) {
+    throw py::value_error(
+        "mccl_torch.set_compression: mode \"bound\" needs bound, a positive absolute error "
+        "bound (e.g. 1e-3), not " +
+        std::to_string(bound));
+  }
+  pg.set_compression(mccl::Compression{
+      .mode = *parsed, .bound = bound, .zfp_rate = zfp_rate, .max_link_mbit = max_link_mbit});
 }
 
 // Registers `name` unless the name is taken: then warns (once: this runs
@@ -122,6 +171,15 @@ PYBIND11_MODULE(mccl_torch, m) {
           "Every member calls this with the same store and the grown size, while each joining "
           "process calls mccl_torch.join(store, rank, size): returns the grown group, in "
           "which members keep their ranks. docs/pytorch.md.");
+
+  m.def("set_compression", &set_compression, py::arg("mode"), py::arg("group") = py::none(),
+        py::kw_only(), py::arg("bound") = 0.0, py::arg("zfp_rate") = 16.0,
+        py::arg("max_link_mbit") = 0,
+        "Compression of `group`'s float collectives (broadcast, all_gather_into_tensor, the "
+        "reductions) from its next operation on: mode \"off\", \"bf16\", \"bound\" (every "
+        "element within `bound` of the original) or \"zfp\" (`zfp_rate` bits per value); None "
+        "returns to MCCL_COLL_COMPRESS. group None: the default group. Every rank of the group "
+        "sets the same. docs/pytorch.md, \"Compression per group\".");
 
   m.def(
       "join",

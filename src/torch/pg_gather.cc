@@ -83,16 +83,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_allgather_base(at::Tensor& out
                         static_cast<const char*>(input.data_ptr()) ==
                             static_cast<const char*>(output.data_ptr()) + rank_ * input.nbytes();
   at::Tensor host_in = in_place ? input : host_view(input, true);
-  return post(
-      call, c10d::OpType::_ALLGATHER_BASE, {output}, [this, output, host_out, host_in, in_place] {
-        const void* send = in_place ? mccl::kInPlace : host_in.data_ptr();
-        const auto type = float_type(host_in.scalar_type());
-        mccl::Request r = type ? comm_.iallgather(send, host_out.data_ptr(),
-                                                  static_cast<std::size_t>(host_in.numel()), *type)
-                               : comm_.iallgather(send, host_out.data_ptr(), host_in.nbytes());
-        return Started{
-            std::move(r), [output, host_out] { copy_back(output, host_out); }, {host_in, host_out}};
-      });
+  return post(call, c10d::OpType::_ALLGATHER_BASE, {output},
+              [this, output, host_out, host_in, in_place, o = call_options()] {
+                const void* send = in_place ? mccl::kInPlace : host_in.data_ptr();
+                const auto type = float_type(host_in.scalar_type());
+                mccl::Request r =
+                    type ? comm_.iallgather(send, host_out.data_ptr(),
+                                            static_cast<std::size_t>(host_in.numel()), *type, o)
+                         : comm_.iallgather(send, host_out.data_ptr(), host_in.nbytes());
+                return Started{std::move(r),
+                               [output, host_out] { copy_back(output, host_out); },
+                               {host_in, host_out}};
+              });
 }
 
 namespace {

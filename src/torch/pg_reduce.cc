@@ -10,10 +10,11 @@ namespace mccl::torch_backend {
 
 ProcessGroupMCCL::Started ProcessGroupMCCL::allreduce_in_place(const at::Tensor& buffer,
                                                                const Reduction& red,
+                                                               const mccl::CollOptions& options,
                                                                std::function<void()> deliver) {
   if (red.premul != 1) buffer.mul_(red.premul);  // the result overwrites it anyway
-  mccl::Request r =
-      comm_.iallreduce(mccl::kInPlace, buffer.data_ptr(), red.count(buffer), red.type, red.op);
+  mccl::Request r = comm_.iallreduce(mccl::kInPlace, buffer.data_ptr(), red.count(buffer), red.type,
+                                     red.op, options);
   return Started{std::move(r),
                  [this, buffer, red, deliver = std::move(deliver)] {
                    red.finish(buffer, size_);
@@ -25,9 +26,10 @@ ProcessGroupMCCL::Started ProcessGroupMCCL::allreduce_in_place(const at::Tensor&
 ProcessGroupMCCL::Started ProcessGroupMCCL::reduce_scatter_into(const at::Tensor& send,
                                                                 const at::Tensor& result,
                                                                 const Reduction& red,
+                                                                const mccl::CollOptions& options,
                                                                 std::function<void()> deliver) {
   mccl::Request r = comm_.ireduce_scatter(send.data_ptr(), result.data_ptr(), red.count(result),
-                                          red.type, red.op);
+                                          red.type, red.op, options);
   return Started{std::move(r),
                  [this, result, red, deliver = std::move(deliver)] {
                    red.finish(result, size_);
@@ -42,8 +44,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allreduce(std::vector<at::Tenso
   const at::Tensor& t = single_tensor(call, tensors);
   const Reduction red = reduction(call, opts.reduceOp, t);
   at::Tensor host = host_view(t, true);
-  return post(call, c10d::OpType::ALLREDUCE, tensors, [this, t, host, red] {
-    return allreduce_in_place(host, red, [t, host] { copy_back(t, host); });
+  return post(call, c10d::OpType::ALLREDUCE, tensors, [this, t, host, red, o = call_options()] {
+    return allreduce_in_place(host, red, o, [t, host] { copy_back(t, host); });
   });
 }
 
@@ -54,9 +56,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allreduce_coalesced(
   check_same_dtype(call, tensors);
   const Reduction red = reduction(call, opts.reduceOp, tensors[0]);
   at::Tensor flat = flatten(tensors);  // staged where the inputs are known ready
-  return post(call, c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, flat, red] {
-    return allreduce_in_place(flat, red, [tensors, flat] { unflatten(flat, tensors); });
-  });
+  return post(call, c10d::OpType::ALLREDUCE_COALESCED, tensors,
+              [this, tensors, flat, red, o = call_options()] {
+                return allreduce_in_place(flat, red, o,
+                                          [tensors, flat] { unflatten(flat, tensors); });
+              });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::reduce(std::vector<at::Tensor>& tensors,
@@ -68,12 +72,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::reduce(std::vector<at::Tensor>&
   const Reduction red = reduction(call, opts.reduceOp, t);
   // A copy where it is scaled: only the root's tensor changes.
   at::Tensor in = red.scaled(host_view(t, true));
-  return post(call, c10d::OpType::REDUCE, tensors, [this, t, in, red, root] {
+  return post(call, c10d::OpType::REDUCE, tensors, [this, t, in, red, root, o = call_options()] {
     std::vector<std::size_t> counts(size_, 0);
     counts[root] = red.count(in);
     at::Tensor out = rank_ == root ? at::empty_like(in) : at::Tensor();
     mccl::Request r = comm_.ireduce_scatterv(
-        in.data_ptr(), out.defined() ? out.data_ptr() : nullptr, counts, red.type, red.op);
+        in.data_ptr(), out.defined() ? out.data_ptr() : nullptr, counts, red.type, red.op, o);
     return Started{std::move(r),
                    [this, t, out, red] {
                      if (!out.defined()) return;
@@ -102,17 +106,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::reduce_scatter(
   at::Tensor flat = flatten(inputs[0]);
   if (red.premul != 1) flat.mul_(red.premul);
   at::Tensor host_out = host_view(out, false);
-  return post(
-      call, c10d::OpType::REDUCE_SCATTER, outputs, [this, out, host_out, flat, counts, red] {
-        mccl::Request r =
-            comm_.ireduce_scatterv(flat.data_ptr(), host_out.data_ptr(), counts, red.type, red.op);
-        return Started{std::move(r),
-                       [this, out, host_out, red] {
-                         red.finish(host_out, size_);
-                         copy_back(out, host_out);
-                       },
-                       {flat, host_out}};
-      });
+  return post(call, c10d::OpType::REDUCE_SCATTER, outputs,
+              [this, out, host_out, flat, counts, red, o = call_options()] {
+                mccl::Request r = comm_.ireduce_scatterv(flat.data_ptr(), host_out.data_ptr(),
+                                                         counts, red.type, red.op, o);
+                return Started{std::move(r),
+                               [this, out, host_out, red] {
+                                 red.finish(host_out, size_);
+                                 copy_back(out, host_out);
+                               },
+                               {flat, host_out}};
+              });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_reduce_scatter_base(
@@ -129,8 +133,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_reduce_scatter_base(
   at::Tensor host_in = red.scaled(host_view(input, true));
   at::Tensor host_out = host_view(output, false);
   return post(call, c10d::OpType::_REDUCE_SCATTER_BASE, {output},
-              [this, output, host_in, host_out, red] {
-                return reduce_scatter_into(host_in, host_out, red,
+              [this, output, host_in, host_out, red, o = call_options()] {
+                return reduce_scatter_into(host_in, host_out, red, o,
                                            [output, host_out] { copy_back(output, host_out); });
               });
 }
@@ -160,10 +164,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::reduce_scatter_tensor_coalesced
   }
   at::Tensor flat = flatten(parts);
   if (red.premul != 1) flat.mul_(red.premul);
-  return post(call, reduce_scatter_tensor_coalesced_op(), outputs, [this, outputs, flat, red] {
-    at::Tensor out = at::empty({flat.numel() / size_}, flat.options());
-    return reduce_scatter_into(flat, out, red, [outputs, out] { unflatten(out, outputs); });
-  });
+  return post(call, reduce_scatter_tensor_coalesced_op(), outputs,
+              [this, outputs, flat, red, o = call_options()] {
+                at::Tensor out = at::empty({flat.numel() / size_}, flat.options());
+                return reduce_scatter_into(flat, out, red, o,
+                                           [outputs, out] { unflatten(out, outputs); });
+              });
 }
 #endif
 

@@ -128,13 +128,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::broadcast(std::vector<at::Tenso
   check_root(call, opts.rootRank);
   const int root = static_cast<int>(opts.rootRank);
   at::Tensor host = host_view(t, root == rank_);
-  return post(call, c10d::OpType::BROADCAST, tensors, [this, t, host, root] {
-    // Float tensors through the typed call, which compresses where
-    // MCCL_COLL_COMPRESS says; every other dtype as bytes.
+  return post(call, c10d::OpType::BROADCAST, tensors, [this, t, host, root, o = call_options()] {
+    // Float tensors through the typed call, which compresses where the
+    // group's compression or MCCL_COLL_COMPRESS says; every other dtype as
+    // bytes.
     const auto type = float_type(host.scalar_type());
-    mccl::Request r = type ? comm_.ibroadcast(host.data_ptr(),
-                                              static_cast<std::size_t>(host.numel()), *type, root)
-                           : comm_.ibroadcast(host.data_ptr(), host.nbytes(), root);
+    mccl::Request r = type
+                          ? comm_.ibroadcast(host.data_ptr(),
+                                             static_cast<std::size_t>(host.numel()), *type, root, o)
+                          : comm_.ibroadcast(host.data_ptr(), host.nbytes(), root);
     return Started{std::move(r), [t, host] { copy_back(t, host); }, {host}};
   });
 }
@@ -169,6 +171,21 @@ c10::intrusive_ptr<ProcessGroupMCCL> ProcessGroupMCCL::grow(
   });
   work->wait();
   return c10::make_intrusive<ProcessGroupMCCL>(std::move(**grown), timeout_, name_);
+}
+
+void ProcessGroupMCCL::set_compression(std::optional<mccl::Compression> compression) {
+  std::lock_guard<std::mutex> lock(options_mutex_);
+  options_.compression = compression;
+}
+
+std::optional<mccl::Compression> ProcessGroupMCCL::compression() const {
+  std::lock_guard<std::mutex> lock(options_mutex_);
+  return options_.compression;
+}
+
+mccl::CollOptions ProcessGroupMCCL::call_options() const {
+  std::lock_guard<std::mutex> lock(options_mutex_);
+  return options_;
 }
 
 mccl::Stats ProcessGroupMCCL::stats() {

@@ -19,6 +19,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +103,15 @@ class ProcessGroupMCCL final : public BackendBase {
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
 
+  // Compression of this group's float collectives (broadcast, the
+  // allgathers into one tensor, the reductions), from the next operation
+  // posted on; nullopt: the communicator's, MCCL_COLL_COMPRESS's
+  // (docs/pytorch.md, "Compression per group"). Every rank of the group sets
+  // the same (an operation whose ranks differ fails with kMismatch).
+  // Raises std::invalid_argument for a compression MCCL would refuse.
+  void set_compression(std::optional<mccl::Compression> compression);
+  std::optional<mccl::Compression> compression() const;
+
   // The communicator's counters, read on the executor thread between
   // operations (the benchmark's bytes sent).
   mccl::Stats stats();
@@ -144,11 +155,14 @@ class ProcessGroupMCCL final : public BackendBase {
   // The allreduce of `buffer` in place (scaled first for PREMUL_SUM); then
   // AVG's division and `deliver`.
   Started allreduce_in_place(const at::Tensor& buffer, const Reduction& red,
-                             std::function<void()> deliver);
+                             const mccl::CollOptions& options, std::function<void()> deliver);
   // The even reduce-scatter of `send` into `result`; then AVG's division
   // and `deliver`.
   Started reduce_scatter_into(const at::Tensor& send, const at::Tensor& result,
-                              const Reduction& red, std::function<void()> deliver);
+                              const Reduction& red, const mccl::CollOptions& options,
+                              std::function<void()> deliver);
+  // The options an operation posted now runs with (set_compression).
+  mccl::CollOptions call_options() const;
   void check_root(const std::string& call, std::int64_t root) const;
   void check_tag(const std::string& call, int tag) const;
   void check_peer(const std::string& call, int peer) const;
@@ -159,6 +173,10 @@ class ProcessGroupMCCL final : public BackendBase {
   std::vector<std::pair<mccl::Request, std::shared_ptr<std::vector<std::uint8_t>>>> stale_;
   std::chrono::milliseconds timeout_;
   std::string name_;
+  // set_compression's, copied into each operation as it is posted: posting
+  // threads and the setter may differ.
+  mutable std::mutex options_mutex_;
+  mccl::CollOptions options_;
   // Last: destroyed first, so the jobs still queued finish while comm_ lives.
   std::unique_ptr<SerialExecutor> executor_;
 };

@@ -1,7 +1,9 @@
 """The "mccl" backend with MCCL_COLL_COMPRESS=bound (docs/compression.md):
 float tensors of broadcast, all_gather_into_tensor and all_reduce (sum)
 within the bound of the exact result and identical on every rank; integer
-tensors and other ops exact. 3 processes on loopback.
+tensors and other ops exact; mccl_torch.set_compression per group (a
+second group's own bound, "off", back to the environment's with None, bad
+modes refused). 3 processes on loopback.
 """
 import os
 import sys
@@ -61,7 +63,45 @@ def ranks(rank, size, port):
     dist.all_gather_into_tensor(gathered, ints)
     assert torch.equal(gathered, torch.cat([torch.arange(n, dtype=torch.int32) * (r + 1)
                                             for r in range(size)]))
+    per_group(rank, size, n)
     dist.destroy_process_group()
+
+
+def gather_error(group, mine, want, n, size):
+    out = torch.empty(n * size)
+    dist.all_gather_into_tensor(out, mine, group=group)
+    same_everywhere(out, "all_gather_into_tensor (per group)")
+    return (out.double() - want.double()).abs().max().item()
+
+
+def per_group(rank, size, n):
+    import mccl_torch
+    mine = gauss(rank, n, 3)
+    want = torch.cat([gauss(r, n, 3) for r in range(size)])
+    coarse = dist.new_group(backend="mccl")
+    mccl_torch.set_compression("bound", coarse, bound=10 * BOUND)
+    err = gather_error(coarse, mine, want, n, size)
+    assert BOUND < err <= 10 * BOUND, f"the group's own bound: error {err}"
+    err = gather_error(None, mine, want, n, size)
+    assert 0 < err <= BOUND, f"the default group kept the environment's bound: error {err}"
+    mccl_torch.set_compression("off")  # the default group
+    assert gather_error(None, mine, want, n, size) == 0, "off: exact"
+    mccl_torch.set_compression(None)
+    err = gather_error(None, mine, want, n, size)
+    assert 0 < err <= BOUND, f"None: the environment's bound again, error {err}"
+    for bad, kwargs in (("lz4", {}), ("bound", {"bound": 0.0})):
+        try:
+            mccl_torch.set_compression(bad, coarse, **kwargs)
+        except ValueError as e:
+            assert ("mode" if bad == "lz4" else "bound") in str(e), str(e)
+        else:
+            raise AssertionError(f"set_compression({bad!r}, {kwargs}) was accepted")
+    try:
+        mccl_torch.set_compression("off", dist.new_group(backend="gloo"))
+    except ValueError as e:
+        assert "not an MCCL group" in str(e), str(e)
+    else:
+        raise AssertionError("set_compression on a gloo group was accepted")
 
 
 if __name__ == "__main__":
