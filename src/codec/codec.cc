@@ -9,6 +9,7 @@
 #include "codec/bf16.h"
 #include "codec/elements.h"
 #include "codec/format.h"
+#include "codec/prefix_decoder.h"
 #include "codec/quantize.h"
 #include "codec/zfp_codec.h"
 #include "common/enum_names.h"
@@ -84,37 +85,6 @@ void encode_raw(DataType type, const std::byte* in, std::size_t count,
   if (bytes > 0) std::memcpy(out.data() + kHeaderBytes, in, bytes);
 }
 
-common::Status decode_bound(const StreamHeader& h, std::span<const std::byte> payload,
-                            std::byte* out) {
-  if (h.block_elems == 0 || h.block_elems > kBlockElems || !(h.param > 0) ||
-      !std::isfinite(h.param)) {
-    return common::invalid_argument("compressed stream: bad block size or bound");
-  }
-  const std::size_t es = size_of(h.type);
-  std::size_t at = 0;
-  for (std::uint64_t first = 0; first < h.count; first += h.block_elems) {
-    const auto n =
-        static_cast<std::size_t>(std::min<std::uint64_t>(h.block_elems, h.count - first));
-    std::size_t used = 0;
-    common::Status st =
-        bound_decode_block(h.type, payload.subspan(at), n, h.param, out + first * es, used);
-    if (!st.is_ok()) return st;
-    at += used;
-  }
-  if (at != payload.size()) return common::invalid_argument("compressed stream: trailing bytes");
-  return common::Status::ok();
-}
-
-common::Status expect_payload(std::span<const std::byte> payload, std::size_t bytes) {
-  if (payload.size() == bytes) return common::Status::ok();
-  return common::invalid_argument("compressed stream: payload of " +
-                                  std::to_string(payload.size()) + " bytes where " +
-                                  std::to_string(bytes) + " belong");
-}
-
-}  // namespace
-
-namespace {
 constexpr common::EnumName<Mode> kModeNames[] = {
     {Mode::kOff, "off"}, {Mode::kBf16, "bf16"}, {Mode::kBound, "bound"}, {Mode::kZfp, "zfp"}};
 }  // namespace
@@ -198,35 +168,7 @@ common::Status encode(const Settings& s, DataType type, const std::byte* in, std
 
 common::Status decode(std::span<const std::byte> in, DataType type, std::size_t count,
                       std::byte* out) {
-  StreamHeader h;
-  common::Status st = read_header(in, h);
-  if (!st.is_ok()) return st;
-  if (h.type != type || h.count != count) {
-    return common::invalid_argument("compressed stream holds " + std::to_string(h.count) + " " +
-                                    mccl::to_string(h.type) + " where " + std::to_string(count) +
-                                    " " + mccl::to_string(type) + " were expected");
-  }
-  const auto payload = in.subspan(kHeaderBytes);
-  switch (h.mode) {
-    case Mode::kOff:
-      st = expect_payload(payload, count * size_of(type));
-      if (st.is_ok() && count > 0) std::memcpy(out, payload.data(), payload.size());
-      return st;
-    case Mode::kBf16:
-      if (type != DataType::kFloat32)
-        return common::invalid_argument("compressed stream: bf16 of a non-float32 type");
-      st = expect_payload(payload, count * 2);
-      if (st.is_ok()) bf16_decode(payload.data(), count, out);
-      return st;
-    case Mode::kBound:
-      return decode_bound(h, payload, out);
-    case Mode::kZfp:
-      if (!(h.param >= 1 && h.param <= 64))
-        return common::invalid_argument("compressed stream: bad zfp rate");
-      st = expect_payload(payload, zfp_max_bytes(type, count, h.param));
-      return st.is_ok() ? zfp_decode(type, payload, count, h.param, out) : st;
-  }
-  return common::invalid_argument("compressed stream: unknown mode");
+  return PrefixDecoder(type, count, out).finish(in);
 }
 
 std::size_t max_encoded_bytes(const Settings& s, DataType type, std::size_t count) {

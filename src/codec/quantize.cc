@@ -241,27 +241,39 @@ std::size_t bound_encode_block(DataType type, const std::byte* in, std::size_t n
   return written;
 }
 
-common::Status bound_decode_block(DataType type, std::span<const std::byte> in, std::size_t n,
-                                  double bound, std::byte* out, std::size_t& used) {
-  if (in.size() < kBlockHeaderBytes) {
-    return common::invalid_argument("compressed stream: block header truncated");
-  }
-  const auto kind = std::to_integer<unsigned>(in[0]);
-  const auto bits = std::to_integer<unsigned>(in[1]);
-  const auto shift = std::to_integer<int>(in[2]);
-  const std::size_t es = size_of(type);
+common::Status bound_block_bytes(DataType type,
+                                 std::span<const std::byte, kBlockHeaderBytes> header,
+                                 std::size_t n, std::size_t& bytes) {
+  const auto kind = std::to_integer<unsigned>(header[0]);
+  const auto bits = std::to_integer<unsigned>(header[1]);
+  const auto shift = std::to_integer<int>(header[2]);
   if (kind == kRaw) {
-    used = kBlockHeaderBytes + round8(n * es);
-    if (in.size() < used) return common::invalid_argument("compressed stream: raw block truncated");
-    std::memcpy(out, in.data() + kBlockHeaderBytes, n * es);
+    bytes = kBlockHeaderBytes + round8(n * size_of(type));
     return common::Status::ok();
   }
   if (kind != kQuantised || bits > kMaxBits || shift > kMaxShift) {
     return common::invalid_argument("compressed stream: bad block header (kind " +
                                     std::to_string(kind) + ", bits " + std::to_string(bits) + ")");
   }
-  used = kBlockHeaderBytes + packed_bytes(n, bits);
+  bytes = kBlockHeaderBytes + packed_bytes(n, bits);
+  return common::Status::ok();
+}
+
+common::Status bound_decode_block(DataType type, std::span<const std::byte> in, std::size_t n,
+                                  double bound, std::byte* out, std::size_t& used) {
+  if (in.size() < kBlockHeaderBytes) {
+    return common::invalid_argument("compressed stream: block header truncated");
+  }
+  common::Status st = bound_block_bytes(type, in.first<kBlockHeaderBytes>(), n, used);
+  if (!st.is_ok()) return st;
   if (in.size() < used) return common::invalid_argument("compressed stream: block truncated");
+  const std::size_t es = size_of(type);
+  if (std::to_integer<unsigned>(in[0]) == kRaw) {
+    std::memcpy(out, in.data() + kBlockHeaderBytes, n * es);
+    return common::Status::ok();
+  }
+  const auto bits = std::to_integer<unsigned>(in[1]);
+  const auto shift = std::to_integer<int>(in[2]);
   const auto base = static_cast<std::int64_t>(common::get_le<std::uint64_t>(in.data() + 8));
   if (base > (std::int64_t{1} << 51) || base < -(std::int64_t{1} << 51)) {
     return common::invalid_argument("compressed stream: block base out of range");

@@ -37,6 +37,13 @@ std::size_t bound_block_max_bytes(DataType type, std::size_t n);
 std::size_t bound_encode_block(DataType type, const std::byte* in, std::size_t n, double bound,
                                std::byte* out);
 
+// The encoded size of a block of n elements from its 16-byte header, so
+// that a decoder can tell whether the whole block has arrived.
+// kInvalidArgument for a header no encoder writes.
+common::Status bound_block_bytes(DataType type,
+                                 std::span<const std::byte, kBlockHeaderBytes> header,
+                                 std::size_t n, std::size_t& bytes);
+
 // Decodes one block of n elements from the front of `in` into `out`;
 // `used` gets the block's encoded size. kInvalidArgument when the block is
 // malformed or truncated.

@@ -1,9 +1,11 @@
 #include "coll/compressed.h"
 
 #include <bit>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "codec/prefix_decoder.h"
 #include "coll/compressed_steps.h"
 #include "coll/local_steps.h"
 #include "coll/ring_allgather.h"
@@ -80,6 +82,11 @@ std::shared_ptr<protocol::Operation> mcast_step(protocol::Context& ctx, const Co
     spec.signature = signature;
     spec.concurrent_roots = concurrent;
     spec.on_stream_complete = [enc](int root) { return enc->finish(root); };
+    if (enc->on_prefix) {
+      spec.on_stream_prefix = [enc](int root, std::uint64_t bytes) {
+        return enc->prefix(root, bytes);
+      };
+    }
     for (std::size_t r = 0; r < counts.size(); ++r) {
       if (counts[r] == kNotARoot) continue;
       const std::uint64_t size = enc->sizes[r];
@@ -107,21 +114,39 @@ std::shared_ptr<protocol::Operation> size_exchange_step(protocol::Context& ctx,
 
 namespace {
 
-// Decodes every root's stream into place, this rank's own included: each
-// as soon as it is complete (Encoded::on_stream, from the multicast step),
-// and in the last step whatever is left.
+// Decodes every root's stream into place, this rank's own included: block
+// by block as each stream's front arrives (Encoded::on_prefix), the rest
+// once it is complete (Encoded::on_stream, from the multicast step), and in
+// the last step whatever is left. Decoding so overlaps with the bytes
+// still on the wire, the stream's own as well as the other roots'.
 std::shared_ptr<protocol::Operation> decode_step(protocol::Context& ctx,
                                                  std::shared_ptr<Encoded> enc, std::byte* out,
                                                  std::vector<std::size_t> counts,
                                                  std::vector<std::size_t> displs, DataType type) {
-  enc->on_stream = [&ctx, enc_raw = enc.get(), out, counts, displs, type](int r) {
-    if (counts[r] == kNotARoot || out == nullptr) return common::Status::ok();
-    common::Status st =
-        codec::decode(enc_raw->streams[r], type, counts[r], out + displs[r] * size_of(type));
+  using Decoders = std::vector<std::optional<codec::PrefixDecoder>>;
+  auto decoders = std::make_shared<Decoders>(counts.size());
+  // Root r's decoder, or none where r sends nothing here to decode.
+  auto decoder_of = [out, counts, displs, type, decoders](int r) -> codec::PrefixDecoder* {
+    if (counts[r] == kNotARoot || out == nullptr) return nullptr;
+    auto& d = (*decoders)[r];
+    if (!d) d.emplace(type, counts[r], out + displs[r] * size_of(type));
+    return &*d;
+  };
+  auto named = [&ctx](int r, common::Status st) {
     if (st.is_ok()) return st;
     return common::Status(st.code(), "rank " + std::to_string(ctx.rank()) +
                                          ": decoding root rank " + std::to_string(r) +
                                          "'s data: " + st.message());
+  };
+  enc->on_prefix = [enc_raw = enc.get(), decoder_of, named](int r, std::uint64_t bytes) {
+    codec::PrefixDecoder* d = decoder_of(r);
+    return d == nullptr
+               ? common::Status::ok()
+               : named(r, d->advance(enc_raw->streams[r], static_cast<std::size_t>(bytes)));
+  };
+  enc->on_stream = [enc_raw = enc.get(), decoder_of, named](int r) {
+    codec::PrefixDecoder* d = decoder_of(r);
+    return d == nullptr ? common::Status::ok() : named(r, d->finish(enc_raw->streams[r]));
   };
   return std::make_shared<LocalStep>(ctx, "decode", [enc, n = counts.size()] {
     for (std::size_t r = 0; r < n; ++r) {

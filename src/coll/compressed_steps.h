@@ -24,6 +24,10 @@ struct Encoded {
   // as each stream completes, so that decoding overlaps with the streams
   // still arriving, and by the last step for whatever is left.
   std::function<common::Status(int root)> on_stream;
+  // What to do as the first `bytes` of root r's stream are here (decode
+  // the blocks they hold), run by the multicast step as they arrive, before
+  // finish(r). Empty: nothing.
+  std::function<common::Status(int root, std::uint64_t bytes)> on_prefix;
   std::vector<bool> finished;  // by rank
 
   common::Status finish(int root) {
@@ -31,6 +35,10 @@ struct Encoded {
     if (finished[root] || !on_stream) return common::Status::ok();
     finished[root] = true;
     return on_stream(root);
+  }
+  common::Status prefix(int root, std::uint64_t bytes) {
+    if (!on_prefix || (!finished.empty() && finished[root])) return common::Status::ok();
+    return on_prefix(root, bytes);
   }
 };
 

@@ -59,15 +59,25 @@ void McastCollective::on_start(TimePoint now) {
   // Nobody else to send to: the stream is delivered by definition.
   if (own_ != nullptr && ctx_.size() == 1) own_->next_to_send = own_->chunks();
   announced_.assign(streams_.size(), false);
+  prefix_.assign(streams_.size(), 0);
   for (auto& s : streams_) note_progress(s);
 }
 
 void McastCollective::note_progress(Stream& s) {
   const auto i = static_cast<std::size_t>(&s - streams_.data());
   // Datagrams may reach a schedule's step before it starts (schedule.h):
-  // on_start announces what is complete by then.
-  if (!spec_.on_stream_complete || announced_.size() != streams_.size()) return;
-  if (announced_[i] || !s.complete() || done()) return;
+  // on_start announces what is held by then.
+  if (announced_.size() != streams_.size() || announced_[i] || done()) return;
+  if (spec_.on_stream_prefix) {
+    std::uint64_t& held = prefix_[i];
+    const std::uint64_t before = held;
+    while (held < s.chunks() && s.have.test(held)) ++held;
+    if (held != before) {
+      common::Status st = spec_.on_stream_prefix(s.root(), s.span_bytes(0, held));
+      if (!st.is_ok()) return finish(std::move(st));
+    }
+  }
+  if (!spec_.on_stream_complete || !s.complete()) return;
   announced_[i] = true;
   common::Status st = spec_.on_stream_complete(s.root());
   if (!st.is_ok()) finish(std::move(st));

@@ -46,6 +46,12 @@ struct McastSpec {
   // collective. Lets a caller work on a stream (decode it) while the
   // others still arrive. Empty: nothing to call.
   std::function<common::Status(int root)> on_stream_complete;
+  // Called as the part of a stream held from its first byte on, without a
+  // gap, grows: `bytes` of it are here and final (this rank's own stream:
+  // all of it, at start), on the engine's thread, before
+  // on_stream_complete for the same stream; an error fails the collective.
+  // Lets a caller decode a stream while it arrives. Empty: nothing to call.
+  std::function<common::Status(int root, std::uint64_t bytes)> on_stream_prefix;
 };
 
 class McastCollective final : public Operation {
@@ -84,7 +90,8 @@ class McastCollective final : public Operation {
   void serve(Stream& s, std::uint64_t begin, std::uint64_t end);
   void serve_deferred();
 
-  // Calls spec_.on_stream_complete for `s` once it is complete.
+  // Calls spec_.on_stream_prefix for `s` when the part held from its start
+  // grew, and spec_.on_stream_complete once it is complete.
   void note_progress(Stream& s);
 
   bool holds_everything() const;
@@ -99,9 +106,10 @@ class McastCollective final : public Operation {
 
   McastSpec spec_;
   std::vector<Stream> streams_;
-  std::vector<bool> announced_;    // by stream: on_stream_complete was called
-  std::vector<int> stream_index_;  // by root; -1 when the root has no stream here
-  Stream* own_ = nullptr;          // this rank's stream, if it is a root
+  std::vector<bool> announced_;        // by stream: on_stream_complete was called
+  std::vector<std::uint64_t> prefix_;  // by stream: chunks held from chunk 0 without a gap
+  std::vector<int> stream_index_;      // by root; -1 when the root has no stream here
+  Stream* own_ = nullptr;              // this rank's stream, if it is a root
 
   bool pull_from_left_ = false;  // some stream is not ours: repairs come from the left
   bool right_pulls_ = false;     // the right neighbour may repair from us

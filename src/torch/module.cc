@@ -175,7 +175,7 @@ PYBIND11_MODULE(mccl_torch, m) {
   m.def("set_compression", &set_compression, py::arg("mode"), py::arg("group") = py::none(),
         py::kw_only(), py::arg("bound") = 0.0, py::arg("zfp_rate") = 16.0,
         py::arg("max_link_mbit") = 0,
-        "Compression of `group`'s float collectives (broadcast, all_gather_into_tensor, the "
+        "Compression of `group`'s float collectives (broadcast, the all-gathers, the "
         "reductions) from its next operation on: mode \"off\", \"bf16\", \"bound\" (every "
         "element within `bound` of the original) or \"zfp\" (`zfp_rate` bits per value); None "
         "returns to MCCL_COLL_COMPRESS. group None: the default group. Every rank of the group "

@@ -50,19 +50,25 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::allgather(
   std::vector<at::Tensor> outs = outputs[0];
   check_same_dtype(call, outs);
   check_like(call, outs[rank_], in);  // the others may differ in size (uneven lists)
+  // Float tensors through the typed call (which may compress), counted in
+  // elements; every other dtype as bytes.
+  const auto type = float_type(in.scalar_type());
   std::vector<std::size_t> counts;
-  for (const at::Tensor& o : outs) counts.push_back(o.nbytes());
+  for (const at::Tensor& o : outs) counts.push_back(type ? o.numel() : o.nbytes());
   at::Tensor host_in = host_view(in, true);
-  return post(call, c10d::OpType::ALLGATHER, outs, [this, host_in, outs, counts] {
-    // One contiguous receive buffer, then each block to its tensor: torch's
-    // output tensors are separate allocations.
-    std::int64_t total = 0;
-    for (const at::Tensor& o : outs) total += o.numel();
-    at::Tensor flat = at::empty({total}, host_in.options());
-    mccl::Request r =
-        comm_.iallgatherv(host_in.data_ptr(), flat.data_ptr(), counts, displacements(counts));
-    return Started{std::move(r), [flat, outs] { unflatten(flat, outs); }, {host_in, flat}};
-  });
+  return post(
+      call, c10d::OpType::ALLGATHER, outs, [this, host_in, outs, counts, type, o = call_options()] {
+        // One contiguous receive buffer, then each block to its tensor: torch's
+        // output tensors are separate allocations.
+        std::int64_t total = 0;
+        for (const at::Tensor& t : outs) total += t.numel();
+        at::Tensor flat = at::empty({total}, host_in.options());
+        const std::vector<std::size_t> displs = displacements(counts);
+        mccl::Request r =
+            type ? comm_.iallgatherv(host_in.data_ptr(), flat.data_ptr(), counts, displs, *type, o)
+                 : comm_.iallgatherv(host_in.data_ptr(), flat.data_ptr(), counts, displs);
+        return Started{std::move(r), [flat, outs] { unflatten(flat, outs); }, {host_in, flat}};
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMCCL::_allgather_base(at::Tensor& output,

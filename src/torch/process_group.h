@@ -104,7 +104,7 @@ class ProcessGroupMCCL final : public BackendBase {
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
 
   // Compression of this group's float collectives (broadcast, the
-  // allgathers into one tensor, the reductions), from the next operation
+  // all-gathers but the coalesced ones, the reductions), from the next operation
   // posted on; nullopt: the communicator's, MCCL_COLL_COMPRESS's
   // (docs/pytorch.md, "Compression per group"). Every rank of the group sets
   // the same (an operation whose ranks differ fails with kMismatch).

@@ -89,6 +89,10 @@ def per_group(rank, size, n):
     mccl_torch.set_compression(None)
     err = gather_error(None, mine, want, n, size)
     assert 0 < err <= BOUND, f"None: the environment's bound again, error {err}"
+    listed = [torch.empty(n) for _ in range(size)]
+    dist.all_gather(listed, mine, group=coarse)  # the list form compresses too
+    err = (torch.cat(listed).double() - want.double()).abs().max().item()
+    assert BOUND < err <= 10 * BOUND, f"all_gather's list form: error {err}"
     for bad, kwargs in (("lz4", {}), ("bound", {"bound": 0.0})):
         try:
             mccl_torch.set_compression(bad, coarse, **kwargs)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codec/bitpack.h"
+#include "codec/prefix_decoder.h"
 #include "codec/sum_codes.h"
 #include "common/half.h"
 
@@ -362,6 +363,72 @@ TEST(CodecDecode, RefusesCorruptOrMismatchedStreams) {
     (void)decode(c, DataType::kFloat32, 3000, o.data());
     ASSERT_EQ(o.back(), std::byte{0x5A});
   }
+}
+
+// A stream fed in growing prefixes, as a multicast delivers it, decodes to
+// the bits decode() writes, and part of it is decoded before the end.
+TEST(CodecPrefixDecoder, GrowingPrefixesDecodeAsTheWholeStreamDoes) {
+  const std::size_t n = 5 * kBlock + 77;  // a short last block
+  const auto v = gaussian(n, 1.0, 12);
+  std::vector<Settings> modes = {{Mode::kOff}, {Mode::kBf16}, {Mode::kBound, 1e-2}};
+  if (zfp_available()) modes.push_back({Mode::kZfp, 0, 16});
+  for (const Settings& s : modes) {
+    for (DataType type : {DataType::kFloat32, DataType::kFloat16}) {
+      SCOPED_TRACE(std::string(to_string(s.mode)) + " " + to_string(type));
+      auto with_raw_block = v;  // zfp would then send all of it raw
+      if (s.mode == Mode::kBound) with_raw_block[2 * kBlock + 5] = std::nan("");
+      const auto data = to_type(type, with_raw_block);
+      std::vector<std::byte> enc;
+      EncodeInfo info;
+      ASSERT_TRUE(encode(s, type, data.data(), n, enc, &info).is_ok());
+      std::vector<std::byte> whole(data.size()), fed(data.size(), std::byte{0x5A});
+      ASSERT_TRUE(decode(enc, type, n, whole.data()).is_ok());
+      PrefixDecoder d(type, n, fed.data());
+      std::mt19937 rng(3);
+      std::uint64_t before_end = 0;
+      for (std::size_t avail = 0; avail < enc.size(); avail += 1 + rng() % 700) {
+        const std::uint64_t was = d.decoded();
+        ASSERT_TRUE(d.advance(enc, avail).is_ok());
+        ASSERT_GE(d.decoded(), was);
+        before_end = d.decoded();
+      }
+      ASSERT_TRUE(d.finish(enc).is_ok());
+      EXPECT_EQ(d.decoded(), n);
+      EXPECT_EQ(fed, whole) << "the same bits as decode()";
+      if (s.mode == Mode::kZfp && !info.raw) {
+        EXPECT_EQ(before_end, 0u) << "zfp decodes at the end";
+      } else {
+        EXPECT_GT(before_end, n / 2) << "most of it decoded before the last byte";
+      }
+    }
+  }
+}
+
+TEST(CodecPrefixDecoder, RefusesWhatDecodeRefusesAndStopsAfterAnError) {
+  const auto data = to_type(DataType::kFloat32, gaussian(3000, 1.0, 4));
+  std::vector<std::byte> enc;
+  ASSERT_TRUE(encode({Mode::kBound, 1e-2}, DataType::kFloat32, data.data(), 3000, enc).is_ok());
+  std::vector<std::byte> out(data.size() + 1, std::byte{0x5A});
+  {
+    PrefixDecoder d(DataType::kFloat32, 2999, out.data());
+    EXPECT_EQ(d.advance(enc, 100).code(), ErrorCode::kInvalidArgument) << "count in the header";
+    EXPECT_FALSE(d.finish(enc).is_ok()) << "stays failed";
+  }
+  {
+    PrefixDecoder d(DataType::kFloat32, 3000, out.data());
+    EXPECT_TRUE(d.advance(enc, 20).is_ok()) << "no header yet: nothing to say";
+    EXPECT_FALSE(d.finish(std::span(enc).first(enc.size() - 1)).is_ok()) << "truncated";
+  }
+  {
+    auto bad = enc;
+    bad[32 + 1] = std::byte{60};  // the first block's bit width, past 31
+    PrefixDecoder d(DataType::kFloat32, 3000, out.data());
+    const common::Status st = d.advance(bad, bad.size());
+    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("bits"), std::string::npos) << st.message();
+    EXPECT_EQ(d.decoded(), 0u);
+  }
+  EXPECT_EQ(out.back(), std::byte{0x5A});
 }
 
 TEST(CodecSum, QuantisedSumsStayWithinTheBoundAndPackLosslessly) {

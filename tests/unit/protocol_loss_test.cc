@@ -4,6 +4,7 @@
 // defects found and fixed. Every fault test names its seed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,6 +42,64 @@ TEST(ProtocolLoss, AllgatherUnder30PercentLossSeed7) {
   a.start_all(rig);
   ASSERT_TRUE(rig.run(a.ops));
   a.expect_exact();
+}
+
+// A stream's front is announced as it grows (McastSpec::on_stream_prefix,
+// which the compressed collectives decode from), under loss, duplication
+// and reordering: every announced prefix is final and right when it is
+// announced, announcements only grow, the last is the whole stream and
+// comes before the stream's completion.
+TEST(ProtocolLoss, AStreamsFrontIsAnnouncedAsItGrowsAndIsFinalSeed5) {
+  FabricConfig fc = lossy(0.1, 5);
+  fc.duplicate = 0.05;
+  fc.reorder = 0.2;
+  Rig rig(4, fc, eager());
+  const std::size_t bytes = 120 * kChunk + 7;
+  const int root = 1;
+  const Bytes expect = pattern(bytes, 85);
+  std::vector<Bytes> bufs(4);
+  std::vector<std::vector<std::uint64_t>> announced(4);
+  std::vector<int> completed_after(4, -1);  // announcements before on_stream_complete
+  std::vector<int> wrong(4, 0);
+  OpList ops;
+  for (int r = 0; r < 4; ++r) {
+    bufs[r] = r == root ? expect : Bytes(bytes, std::byte{0xA5});
+    McastSpec spec;
+    spec.what = "broadcast watched from its front";
+    spec.signature = 0xF00D;
+    spec.streams.push_back({root, bufs[r].data(), bytes});
+    spec.on_stream_prefix = [&, r](int s, std::uint64_t held) {
+      EXPECT_EQ(s, root);
+      announced[r].push_back(held);
+      if (!std::equal(bufs[r].begin(), bufs[r].begin() + static_cast<std::ptrdiff_t>(held),
+                      expect.begin())) {
+        ++wrong[r];
+      }
+      return common::Status::ok();
+    };
+    spec.on_stream_complete = [&, r](int) {
+      completed_after[r] = static_cast<int>(announced[r].size());
+      return common::Status::ok();
+    };
+    ops.push_back(std::make_shared<McastCollective>(rig.ctx(r), std::move(spec)));
+  }
+  for (int r = 0; r < 4; ++r) rig.ctx(r).start(ops[r]);
+  ASSERT_TRUE(rig.run(ops));
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_TRUE(ops[r]->status().is_ok()) << ops[r]->status().message();
+    EXPECT_EQ(bufs[r], expect);
+    EXPECT_EQ(wrong[r], 0) << "a prefix was announced before all of it was here";
+    ASSERT_FALSE(announced[r].empty());
+    EXPECT_TRUE(std::is_sorted(announced[r].begin(), announced[r].end()));
+    EXPECT_EQ(std::adjacent_find(announced[r].begin(), announced[r].end()), announced[r].end())
+        << "announced twice";
+    EXPECT_EQ(announced[r].back(), bytes);
+    EXPECT_EQ(completed_after[r], static_cast<int>(announced[r].size()));
+    if (r != root) {
+      EXPECT_GT(announced[r].size(), 10u) << "announced as it grew, not at the end";
+    }
+  }
 }
 
 // Multicast delivers nothing at all: every byte travels the ring by repair,
