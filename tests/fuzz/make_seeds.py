@@ -74,6 +74,7 @@ def main():
     store_server_seeds()
     data_auth_seeds()
     key_exchange_seeds()
+    codec_stream_seeds()
 
     def frame(t, body):
         return struct.pack("<II", t, len(body)) + body
@@ -215,6 +216,33 @@ def key_exchange_seeds():
     write("key_exchange", "seed-five-one-forged", seed(5, 0x1D))
     write("key_exchange", "seed-eight-honest", seed(8, 0xFF))
     write("key_exchange", "seed-all-forged", seed(4, 0x00))
+
+
+def codec_stream_seeds():
+    """Inputs of codec_stream_fuzz.cc: the type (0 float32 .. 3 float16), the
+    element count (16 bits), the first prefix's end in 256ths, then an
+    encoded stream (src/codec/format.h, quantize.h): raw, bf16 and bound
+    streams with a raw block, a constant block and a packed one."""
+    def header(mode, dtype, block, count, param):
+        return (b"MCZ1" + bytes([mode, dtype]) + bytes(2) + struct.pack("<I", block) + bytes(4)
+                + struct.pack("<Qd", count, param))
+
+    def seed(dtype, count, split, stream):
+        return bytes([dtype]) + struct.pack("<H", count) + bytes([split]) + stream
+
+    floats = struct.pack("<5f", 1.0, -2.5, 0.0, 3.25, 7.0)
+    write("codec_stream", "seed-raw", seed(0, 5, 128, header(0, 0, 0, 5, 0.0) + floats))
+    write("codec_stream", "seed-bf16",
+          seed(0, 5, 77, header(1, 0, 0, 5, 0.0) + bytes([0x80, 0x3F, 0x20, 0xC0, 0, 0, 0x50, 0x40,
+                                                           0xE0, 0x40])))
+    raw_block = bytes([1]) + bytes(15) + floats + bytes(4)            # kind 1: raw, padded to 8
+    constant = bytes([0, 0, 0]) + bytes(5) + struct.pack("<q", 100)  # kind 0, 0 bits
+    packed = (bytes([0, 3, 1]) + bytes(5) + struct.pack("<q", -4)
+              + struct.pack("<Q", 0o76543210))                       # 3 bits, 5 codes, one word
+    bound = header(2, 0, 5, 15, 0.01) + raw_block + constant + packed
+    write("codec_stream", "seed-bound", seed(0, 15, 100, bound))
+    write("codec_stream", "seed-bound-split", seed(0, 15, 20, bound))
+    write("codec_stream", "seed-bound-short", seed(0, 15, 200, bound[:-3]))
 
 
 if __name__ == "__main__":
