@@ -86,6 +86,7 @@ common::Status PrefixDecoder::advance(std::span<const std::byte> stream, std::si
     if (available < kHeaderBytes) return common::Status::ok();
     if (common::Status st = start(stream); !st.is_ok()) return st;
   }
+  available = std::max(available, at_);  // a prefix never shrinks: nothing new then
   if (h_.mode == Mode::kBound) return advance_bound(stream, available);
   if (h_.mode == Mode::kZfp) return common::Status::ok();  // at finish()
   // kOff and kBf16: every element has the same size on the wire.

@@ -94,10 +94,16 @@ bool McastCollective::injection_allowed(TimePoint now) {
   // most k roots inject at once. A later stream seen to its end says the
   // same (roots of equal streams at equal rates finish in order), so a lost
   // tail of the one ahead does not hold the gate shut until the group goes
-  // silent for a loss deadline, which also opens it.
+  // silent for a loss deadline, which also opens it. Both shortcuts hold
+  // only once the root ahead has begun: before its first datagram, silence
+  // or a later stream's end say that it has not reached the collective yet
+  // (ranks arrive at different times), and opening then let every rank that
+  // came early inject at once (switch ports dropped a launch's first
+  // allgather, docs/scale.md). A stream lost whole completes by repair.
   const Stream& ahead = streams_[pos - k];
-  if (ahead.complete() || ahead.seen_end == ahead.chunks() || latest_ended_ > pos - k ||
-      now - last_activity_ > ctx_.stall_deadline()) {
+  const bool ahead_began = ahead.seen_end > 0 || ahead.have.count() > 0;
+  if (ahead.complete() || ahead.seen_end == ahead.chunks() ||
+      (ahead_began && (latest_ended_ > pos - k || now - last_activity_ > ctx_.stall_deadline()))) {
     injection_open_ = true;
   }
   return injection_open_;

@@ -342,6 +342,26 @@ TEST(ProtocolRateShare, RootsSendAtTheirShareOfTheLink) {
   }
 }
 
+// Ranks reach an allgather at different times. A root whose turn follows
+// a root that has not started yet waits for it, however long the group is
+// silent: before, the silence opened its gate after one loss deadline, and
+// every rank that came early injected at once (the switch ports dropped a
+// launch's first allgather at 32 hosts, docs/scale.md).
+TEST(ProtocolRateShare, ARootWaitsForTheRootAheadWhateverTheSilence) {
+  Rig rig(4, clean(), eager());
+  Allgather a(rig, 20 * kChunk, 9, /*concurrent_roots=*/2);
+  rig.ctx(2).start(a.ops[2]);  // they wait for ranks 0 and 1
+  rig.ctx(3).start(a.ops[3]);
+  const auto quiet = common::Deadline::after(std::chrono::milliseconds(40));  // 20 deadlines
+  while (!quiet.expired()) rig.progress_all();
+  EXPECT_EQ(rig.stats(2).mcast_datagrams_sent, 0u);
+  EXPECT_EQ(rig.stats(3).mcast_datagrams_sent, 0u);
+  rig.ctx(0).start(a.ops[0]);
+  rig.ctx(1).start(a.ops[1]);
+  ASSERT_TRUE(rig.run(a.ops));
+  a.expect_exact();
+}
+
 // Several collectives in flight on one communicator: the sequence number
 // keeps them apart.
 TEST(ProtocolLossFree, ConcurrentCollectivesStayApart) {

@@ -210,7 +210,7 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
   const common::TimePoint now = pacer_.enabled() ? common::now() : common::TimePoint{};
   bool paced_out = false;
   std::uint64_t bytes = 0;
-  std::uint64_t link_bytes = 0;
+  std::uint64_t link_sent = 0;  // link_bytes() of the datagrams sent
   std::uint64_t gso_sends = 0;
   std::uint64_t messages_sent = 0;
   common::Status status;
@@ -241,7 +241,7 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
     messages_sent += sent_msgs;
     for (std::size_t m = 0; m < sent_msgs; ++m) {
       done += send_datagrams_[m];
-      link_bytes += send_wire_bytes_[m];
+      link_sent += send_wire_bytes_[m];
       if (send_datagrams_[m] > 1) ++gso_sends;
     }
     for (std::size_t m = sent_msgs; m < paced; ++m) pacer_.refund(send_wire_bytes_[m]);
@@ -265,7 +265,7 @@ common::Status UdpEndpoint::send(std::span<const OutDatagram> batch, std::size_t
 
   counters_.datagrams_sent.fetch_add(accepted, std::memory_order_relaxed);
   counters_.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
-  counters_.link_bytes_sent.fetch_add(link_bytes, std::memory_order_relaxed);
+  counters_.link_bytes_sent.fetch_add(link_sent, std::memory_order_relaxed);
   counters_.gso_sends.fetch_add(gso_sends, std::memory_order_relaxed);
   counters_.messages_sent.fetch_add(messages_sent, std::memory_order_relaxed);
   if (!status) return status;
