@@ -40,7 +40,7 @@ std::uint64_t signature_of(CollKind kind, DataType type, std::span<const std::si
 }
 
 // The ring over the codes of `in` (`type`); block b of them is counts[b]
-// int64 codes, quantised just before the ring first reads it.
+// int64 codes, each segment quantised just before the ring first reads it.
 std::shared_ptr<protocol::Operation> ring_step(protocol::Context& ctx, const CollConfig& cfg,
                                                std::shared_ptr<Sums> sums, const std::byte* in,
                                                std::span<const std::size_t> counts, DataType type,
@@ -63,11 +63,12 @@ std::shared_ptr<protocol::Operation> ring_step(protocol::Context& ctx, const Col
   layout.send = reinterpret_cast<const std::byte*>(sums->codes.data());
   layout.result = reinterpret_cast<std::byte*>(sums->result.data());
   const double step = codec::sum_step(s.bound, ctx.size());
-  layout.prepare = [&ctx, sums, in, counts = std::vector<std::size_t>(counts.begin(), counts.end()),
-                    displs = layout.displs, type, step, bound = s.bound](int b) {
-    const std::size_t first = displs[b] / sizeof(std::int64_t);  // elements before block b
-    codec::quantise_for_sum(type, in + first * size_of(type), counts[b], step, ctx.size(),
-                            sums->codes.data() + first);
+  layout.prepare = [&ctx, sums, in, displs = layout.displs, type, step, bound = s.bound](
+                       int b, std::size_t offset, std::size_t bytes) {
+    // Elements before this range, and in it: the codes are int64.
+    const std::size_t first = (displs[b] + offset) / sizeof(std::int64_t);
+    codec::quantise_for_sum(type, in + first * size_of(type), bytes / sizeof(std::int64_t), step,
+                            ctx.size(), sums->codes.data() + first);
     ctx.counters().note_bound(bound);
   };
   const std::size_t segment = std::max<std::size_t>(1, cfg.reduce_segment_bytes / 8) * 8;

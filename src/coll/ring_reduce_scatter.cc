@@ -35,8 +35,7 @@ RingReduceScatter::RingReduceScatter(protocol::Context& ctx, ReduceLayout layout
       args_(args),
       segment_bytes_(std::max(segment_bytes, size_of(layout_.type))),
       send_budget_(send_budget),
-      what_(std::move(what)),
-      prepared_(static_cast<std::size_t>(ctx.size()), false) {
+      what_(std::move(what)) {
   if (ctx.size() > 1) {
     for (int b = 0; b < ctx.size(); ++b) {
       if (b != ctx.left()) expected_ += layout_.bytes[b];
@@ -63,10 +62,8 @@ void RingReduceScatter::enqueue(std::uint32_t block, std::uint32_t segment, cons
   queue_.push_back({block, segment, data, len, slot});
 }
 
-void RingReduceScatter::prepare(int block) {
-  if (prepared_[static_cast<std::size_t>(block)]) return;
-  prepared_[static_cast<std::size_t>(block)] = true;
-  if (layout_.prepare) layout_.prepare(block);
+void RingReduceScatter::prepare(int block, std::size_t offset, std::size_t bytes) {
+  if (layout_.prepare && bytes > 0) layout_.prepare(block, offset, bytes);
 }
 
 int RingReduceScatter::take_slot() {
@@ -83,7 +80,7 @@ void RingReduceScatter::on_start(common::TimePoint) {
   const int n = ctx_.size();
   if (n == 1) {
     // Reducing one contribution is the identity.
-    prepare(0);
+    prepare(0, 0, layout_.bytes[0]);
     const std::byte* mine = layout_.send + layout_.displs[0];
     if (layout_.bytes[0] > 0 && mine != layout_.result) {
       std::memmove(layout_.result, mine, layout_.bytes[0]);
@@ -94,7 +91,7 @@ void RingReduceScatter::on_start(common::TimePoint) {
   // keeps, with its own contribution, straight from the send buffer.
   const int first = ctx_.left();
   const std::size_t bytes = layout_.bytes[first];
-  prepare(first);
+  prepare(first, 0, bytes);
   if (bytes == 0) {
     enqueue(kReduceScatterMarker, 0, nullptr, 0, -1);
   } else {
@@ -138,7 +135,7 @@ void RingReduceScatter::on_control(int peer, const ControlHeader& h,
   if (layout_.packed_codes) body = std::as_bytes(std::span(unpacked_));
   expected_ -= body.size();
   const std::size_t count = body.size() / size_of(layout_.type);
-  prepare(block);
+  prepare(block, off, body.size());
   const std::byte* mine = layout_.send + layout_.displs[block] + off;
   // The partial from the left (earlier in the ring) is always the first
   // operand: the expression, and so its bits, are the same on every run.

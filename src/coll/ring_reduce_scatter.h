@@ -52,11 +52,15 @@ struct ReduceLayout {
   // segment travels packed (codec::pack_codes), a few bits per element.
   bool packed_codes = false;
   std::size_t value_bytes = 0;  // packed: bytes of the values coded (for the statistics)
-  // Called once per block, just before its `send` bytes are first read
-  // (empty: they are ready at start). A compressed sum quantises each block
-  // there, so that a rank's first send waits for one block's codes, not
-  // for the whole vector's, and the rest overlaps with the ring.
-  std::function<void(int block)> prepare;
+  // Called for bytes [offset, offset + bytes) of block b's `send` data just
+  // before the ring first reads them, once per range (empty: they are ready
+  // at start): the first block whole, then segment by segment as the left
+  // neighbour's partials arrive. A compressed sum quantises there, so that
+  // a rank's first send waits for one block's codes, not the whole
+  // vector's, and each segment's codes are still in cache when the ring
+  // adds them (quantising a block at once wrote 8 bytes per element to
+  // memory and read them back later, segment by segment).
+  std::function<void(int block, std::size_t offset, std::size_t bytes)> prepare;
 };
 
 class RingReduceScatter final : public P2pOperation {
@@ -86,8 +90,8 @@ class RingReduceScatter final : public P2pOperation {
   // Unpacks a packed segment of `raw_bytes` into unpacked_; false (and
   // counted as invalid) when it is malformed.
   bool unpack(std::span<const std::byte> body, std::size_t raw_bytes);
-  // layout_.prepare(block), the first time only.
-  void prepare(int block);
+  // layout_.prepare(block, offset, bytes), where there is one.
+  void prepare(int block, std::size_t offset, std::size_t bytes);
 
   ReduceLayout layout_;
   std::uint32_t args_;
@@ -100,7 +104,6 @@ class RingReduceScatter final : public P2pOperation {
   std::vector<int> free_slots_;
   std::vector<std::byte> packed_;       // a segment being sent, packed
   std::vector<std::int64_t> unpacked_;  // a segment received, unpacked
-  std::vector<bool> prepared_;          // by block: layout_.prepare ran
 };
 
 }  // namespace mccl::coll
