@@ -110,8 +110,10 @@ common::Status PrefixDecoder::finish(std::span<const std::byte> stream) {
   const std::size_t payload = stream.size() - kHeaderBytes;
   switch (h_.mode) {
     case Mode::kOff:
-    case Mode::kBf16:
-      return expect_payload(payload, count_ * wire_element_bytes(h_));
+    case Mode::kBf16: {
+      common::Status st = expect_payload(payload, count_ * wire_element_bytes(h_));
+      return st.is_ok() ? st : fail(st);
+    }
     case Mode::kBound:
       if (done_ < count_)
         return fail(common::invalid_argument("compressed stream: block truncated"));
@@ -122,8 +124,9 @@ common::Status PrefixDecoder::finish(std::span<const std::byte> stream) {
     case Mode::kZfp: {
       common::Status st = expect_payload(payload, zfp_max_bytes(type_, count_, h_.param));
       if (st.is_ok()) st = zfp_decode(type_, stream.subspan(kHeaderBytes), count_, h_.param, out_);
-      if (st.is_ok()) done_ = count_;
-      return st.is_ok() ? st : fail(st);
+      if (!st.is_ok()) return fail(st);
+      done_ = count_;
+      return st;
     }
   }
   return fail(common::invalid_argument("compressed stream: unknown mode"));

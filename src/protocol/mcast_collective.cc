@@ -64,6 +64,9 @@ void McastCollective::on_start(TimePoint now) {
 }
 
 void McastCollective::note_progress(Stream& s) {
+  // Called per datagram: a collective nobody watches (the uncompressed
+  // ones) stops at the first test.
+  if (!spec_.on_stream_prefix && !spec_.on_stream_complete) return;
   const auto i = static_cast<std::size_t>(&s - streams_.data());
   // Datagrams may reach a schedule's step before it starts (schedule.h):
   // on_start announces what is held by then.
