@@ -144,10 +144,47 @@ void BM_SumUnpack(benchmark::State& state) {
   sum_label(state);
 }
 
+// One ring hop over the whole vector, segment by segment as the ring
+// runs it (MCCL_COLL_REDUCE_SEGMENT_BYTES' default: 8,192 int64 codes):
+// the left partial arrives packed, this rank's codes are added, the sum
+// leaves packed. Arg 0: the separate calls with int64 arrays between them
+// (as the ring ran them before the fused hop); 1: add_and_pack.
+void BM_SumHop(benchmark::State& state) {
+  constexpr std::size_t kSegment = 8192;
+  const auto* in = reinterpret_cast<const std::byte*>(gaussian_data().data());
+  const std::vector<std::int64_t> partial = sum_codes_of_data();
+  std::vector<std::vector<std::byte>> packed(kCount / kSegment);
+  for (std::size_t s = 0; s < packed.size(); ++s) {
+    pack_codes(partial.data() + s * kSegment, kSegment, packed[s]);
+  }
+  std::vector<std::int64_t> codes(kCount), left(kSegment), sum(kSegment);
+  std::vector<std::byte> out;
+  for (auto _ : state) {
+    for (std::size_t s = 0; s < packed.size(); ++s) {
+      const std::byte* x = in + s * kSegment * 4;
+      if (state.range(0) == 1) {
+        if (!add_and_pack(packed[s], DataType::kFloat32, x, kSegment, kSumStep, kSumRanks, out)
+                 .is_ok()) {
+          state.SkipWithError("add_and_pack");
+        }
+      } else {
+        if (!unpack_codes(packed[s], kSegment, left.data()).is_ok()) state.SkipWithError("unpack");
+        std::int64_t* mine = codes.data() + s * kSegment;
+        quantise_for_sum(DataType::kFloat32, x, kSegment, kSumStep, kSumRanks, mine);
+        for (std::size_t i = 0; i < kSegment; ++i) sum[i] = left[i] + mine[i];
+        pack_codes(sum.data(), kSegment, out);
+      }
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  sum_label(state);
+}
+
 BENCHMARK(BM_SumQuantise);
 BENCHMARK(BM_SumDequantise);
 BENCHMARK(BM_SumPack);
 BENCHMARK(BM_SumUnpack);
+BENCHMARK(BM_SumHop)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace mccl::codec

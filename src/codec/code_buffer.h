@@ -1,9 +1,11 @@
 // Scratch memory for the integer codes of the compressed sums
-// (sum_codes.h): eight bytes per element of the whole vector, 256 MiB for a
-// reduce-scatter of 128 MiB of float32. Allocated anew for every call, its
-// page faults and zeroing were a quarter of such a reduce-scatter's CPU time
-// (docs/benchmarks/compression-codec-2026-11-26), so buffers are lent from a
-// process-wide pool and come back when the collective lets go of them.
+// (sum_codes.h): eight bytes per element of a rank's summed block, and of
+// the blocks an allreduce gathers. When the ring still kept the codes of
+// the whole vector (256 MiB for a reduce-scatter of 128 MiB of float32),
+// allocating them anew for every call cost a quarter of its CPU time in
+// page faults and zeroing (docs/benchmarks/compression-codec-2026-11-26),
+// so buffers are lent from a process-wide pool and come back when the
+// collective lets go of them.
 //
 // The pool keeps at most kCodeBufferKeptBytes of returned buffers (the most
 // recently returned first); the rest are freed at once. Thread-safe: the

@@ -15,6 +15,7 @@
 #endif
 
 #include "codec/bitpack.h"
+#include "codec/cpu.h"
 #include "codec/elements.h"
 #include "common/little_endian.h"
 
@@ -159,11 +160,6 @@ __attribute__((target("avx2"))) std::size_t quantise_quads(const typename E::Bit
     ok = _mm256_movemask_pd(bad) == 0;
   }
   return i;
-}
-
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
 }
 #endif
 

@@ -48,4 +48,20 @@ void pack_codes(const std::int64_t* codes, std::size_t count, std::vector<std::b
 // does not hold exactly that many.
 common::Status unpack_codes(std::span<const std::byte> in, std::size_t count, std::int64_t* out);
 
+// The ring's hops in one pass each, with the same bytes as the separate
+// calls (quantise_for_sum, unpack_codes, the int64 sum, pack_codes) and so
+// the same bits in the result:
+//   pack_quantised  this rank's codes of `in`, packed into `out`;
+//   add_and_pack    the packed partial `packed` plus this rank's codes of
+//                   `in`, packed into `out`;
+//   add_to_codes    the same sums as int64 codes into `out`.
+// `count` elements of `type` at `in`; `packed` must hold exactly `count`
+// codes (kInvalidArgument otherwise, and `out` is then undefined).
+void pack_quantised(DataType type, const std::byte* in, std::size_t count, double step, int ranks,
+                    std::vector<std::byte>& out);
+common::Status add_and_pack(std::span<const std::byte> packed, DataType type, const std::byte* in,
+                            std::size_t count, double step, int ranks, std::vector<std::byte>& out);
+common::Status add_to_codes(std::span<const std::byte> packed, DataType type, const std::byte* in,
+                            std::size_t count, double step, int ranks, std::int64_t* out);
+
 }  // namespace mccl::codec

@@ -24,10 +24,9 @@ namespace {
 
 constexpr std::uint64_t kCompressedSumMark = 0x5C0DE5;
 
-// What the steps share: this rank's codes of every block, and of its own
-// block once summed (borrowed scratch, returned when the collective ends).
+// What the steps share: this rank's own block of summed codes (borrowed
+// scratch, returned when the collective ends).
 struct Sums {
-  codec::CodeBuffer codes;
   codec::CodeBuffer result;
 };
 
@@ -39,8 +38,9 @@ std::uint64_t signature_of(CollKind kind, DataType type, std::span<const std::si
   return sig.value();
 }
 
-// The ring over the codes of `in` (`type`); block b of them is counts[b]
-// int64 codes, each segment quantised just before the ring first reads it.
+// The ring over the codes of `in` (`type`): block b is counts[b] int64
+// codes, each segment quantised, added and packed in one pass as the ring
+// reaches it (codec::add_and_pack).
 std::shared_ptr<protocol::Operation> ring_step(protocol::Context& ctx, const CollConfig& cfg,
                                                std::shared_ptr<Sums> sums, const std::byte* in,
                                                std::span<const std::size_t> counts, DataType type,
@@ -51,26 +51,39 @@ std::shared_ptr<protocol::Operation> ring_step(protocol::Context& ctx, const Col
   ReduceLayout layout;
   layout.type = DataType::kInt64;
   layout.op = ReduceOp::kSum;
-  std::size_t off = 0;
+  std::vector<std::size_t> firsts;  // each block's first element
+  std::size_t first = 0;
   for (std::size_t c : counts) {
     layout.bytes.push_back(c * sizeof(std::int64_t));
-    layout.displs.push_back(off);
-    off += c * sizeof(std::int64_t);
+    layout.displs.push_back(first * sizeof(std::int64_t));
+    firsts.push_back(first);
+    first += c;
   }
-  layout.packed_codes = true;
-  layout.value_bytes = size_of(type);
-  sums->codes = codec::CodeBuffer(off / sizeof(std::int64_t));
-  layout.send = reinterpret_cast<const std::byte*>(sums->codes.data());
-  layout.result = reinterpret_cast<std::byte*>(sums->result.data());
   const double step = codec::sum_step(s.bound, ctx.size());
-  layout.prepare = [&ctx, sums, in, displs = layout.displs, type, step, bound = s.bound](
-                       int b, std::size_t offset, std::size_t bytes) {
-    // Elements before this range, and in it: the codes are int64.
-    const std::size_t first = (displs[b] + offset) / sizeof(std::int64_t);
-    codec::quantise_for_sum(type, in + first * size_of(type), bytes / sizeof(std::int64_t), step,
-                            ctx.size(), sums->codes.data() + first);
+  const int n = ctx.size();
+  const std::size_t value = size_of(type);
+  // Where elements [offset, ...) of block b of the input lie; each hop also
+  // notes the bound, so the statistics show that this rank compressed.
+  auto at = [&ctx, in, firsts, value, bound = s.bound](int b, std::size_t offset) {
     ctx.counters().note_bound(bound);
+    return in + (firsts[b] + offset) * value;
   };
+  CodedSum coded;
+  coded.value_bytes = value;
+  coded.pack_own = [at, type, step, n](int b, std::size_t offset, std::size_t count,
+                                       std::vector<std::byte>& out) {
+    codec::pack_quantised(type, at(b, offset), count, step, n, out);
+  };
+  coded.add = [at, type, step, n](int b, std::size_t offset, std::size_t count,
+                                  std::span<const std::byte> partial, std::vector<std::byte>& out) {
+    return codec::add_and_pack(partial, type, at(b, offset), count, step, n, out);
+  };
+  coded.keep = [at, sums, type, step, n, me](std::size_t offset, std::size_t count,
+                                             std::span<const std::byte> partial) {
+    return codec::add_to_codes(partial, type, at(me, offset), count, step, n,
+                               sums->result.data() + offset);
+  };
+  layout.coded = std::move(coded);
   const std::size_t segment = std::max<std::size_t>(1, cfg.reduce_segment_bytes / 8) * 8;
   return std::make_shared<RingReduceScatter>(ctx, std::move(layout), sig,
                                              encode_reduce_args(type, ReduceOp::kSum, 0), segment,
@@ -123,8 +136,9 @@ std::shared_ptr<protocol::Operation> gather_result_step(protocol::Context& ctx,
 }  // namespace
 
 bool compressible_sum(int ranks, DataType type, ReduceOp op, const codec::Settings& s) {
+  // One rank's sum is its input: nothing to send, so nothing to compress.
   return s.mode == codec::Mode::kBound && op == ReduceOp::kSum && codec::compressible(type) &&
-         codec::sum_supported(ranks);
+         ranks >= 2 && codec::sum_supported(ranks);
 }
 
 std::shared_ptr<protocol::Operation> make_compressed_reduce_scatterv(

@@ -5,7 +5,6 @@
 #include <limits>
 #include <numeric>
 
-#include "codec/sum_codes.h"
 #include "coll/reduce_args.h"
 #include "coll/reduce_kernels.h"
 #include "protocol/context.h"
@@ -62,10 +61,6 @@ void RingReduceScatter::enqueue(std::uint32_t block, std::uint32_t segment, cons
   queue_.push_back({block, segment, data, len, slot});
 }
 
-void RingReduceScatter::prepare(int block, std::size_t offset, std::size_t bytes) {
-  if (layout_.prepare && bytes > 0) layout_.prepare(block, offset, bytes);
-}
-
 int RingReduceScatter::take_slot() {
   if (free_slots_.empty()) {
     pool_.emplace_back(segment_bytes_);
@@ -80,7 +75,6 @@ void RingReduceScatter::on_start(common::TimePoint) {
   const int n = ctx_.size();
   if (n == 1) {
     // Reducing one contribution is the identity.
-    prepare(0, 0, layout_.bytes[0]);
     const std::byte* mine = layout_.send + layout_.displs[0];
     if (layout_.bytes[0] > 0 && mine != layout_.result) {
       std::memmove(layout_.result, mine, layout_.bytes[0]);
@@ -91,14 +85,14 @@ void RingReduceScatter::on_start(common::TimePoint) {
   // keeps, with its own contribution, straight from the send buffer.
   const int first = ctx_.left();
   const std::size_t bytes = layout_.bytes[first];
-  prepare(first, 0, bytes);
   if (bytes == 0) {
     enqueue(kReduceScatterMarker, 0, nullptr, 0, -1);
   } else {
-    const std::byte* base = layout_.send + layout_.displs[first];
+    // A compressed sum packs each segment when it leaves (wire_of).
+    const std::byte* base = layout_.coded ? nullptr : layout_.send + layout_.displs[first];
     std::uint32_t seg = 0;
     for (std::size_t off = 0; off < bytes; off += segment_bytes_, ++seg) {
-      enqueue(static_cast<std::uint32_t>(first), seg, base + off,
+      enqueue(static_cast<std::uint32_t>(first), seg, base == nullptr ? nullptr : base + off,
               std::min(segment_bytes_, bytes - off), -1);
     }
   }
@@ -125,17 +119,17 @@ void RingReduceScatter::on_control(int peer, const ControlHeader& h,
   const auto block = static_cast<int>(tag);
   const std::size_t total = layout_.bytes[block];
   const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
-  if (off >= total ||
-      (!layout_.packed_codes && body.size() != std::min(segment_bytes_, total - off)) ||
+  if (off >= total || (!layout_.coded && body.size() != std::min(segment_bytes_, total - off)) ||
       std::min(segment_bytes_, total - off) > expected_) {
     Counters::add(ctx_.counters().dropped_invalid);
     return;
   }
-  if (layout_.packed_codes && !unpack(body, std::min(segment_bytes_, total - off))) return;
-  if (layout_.packed_codes) body = std::as_bytes(std::span(unpacked_));
+  if (layout_.coded) {
+    add_coded(block, h.arg1, off, std::min(segment_bytes_, total - off), body);
+    return;
+  }
   expected_ -= body.size();
   const std::size_t count = body.size() / size_of(layout_.type);
-  prepare(block, off, body.size());
   const std::byte* mine = layout_.send + layout_.displs[block] + off;
   // The partial from the left (earlier in the ring) is always the first
   // operand: the expression, and so its bits, are the same on every run.
@@ -164,13 +158,7 @@ void RingReduceScatter::drain() {
     queue_.pop_front();
     ControlHeader h = p2p_header(kReduceScatterFlag | p.block, p.segment);
     h.root = args_;
-    std::span<const std::byte> wire(p.data, p.len);
-    if (layout_.packed_codes && p.len > 0) {
-      codec::pack_codes(reinterpret_cast<const std::int64_t*>(p.data), p.len / 8, packed_);
-      wire = packed_;
-      Counters::add(ctx_.counters().compress_bytes_in, p.len / 8 * layout_.value_bytes);
-      Counters::add(ctx_.counters().compress_bytes_out, wire.size());
-    }
+    const std::span<const std::byte> wire = wire_of(p);
     const bool delivered = send_p2p(ctx_.right(), h, wire);
     if (p.slot >= 0) free_slots_.push_back(p.slot);
     if (!delivered) return;
@@ -179,11 +167,39 @@ void RingReduceScatter::drain() {
   }
 }
 
-bool RingReduceScatter::unpack(std::span<const std::byte> body, std::size_t raw_bytes) {
-  unpacked_.resize(raw_bytes / sizeof(std::int64_t));
-  common::Status st = codec::unpack_codes(body, unpacked_.size(), unpacked_.data());
-  if (!st.is_ok()) Counters::add(ctx_.counters().dropped_invalid);
-  return st.is_ok();
+void RingReduceScatter::add_coded(int block, std::uint32_t segment, std::size_t offset,
+                                  std::size_t raw_bytes, std::span<const std::byte> body) {
+  const CodedSum& coded = *layout_.coded;
+  const std::size_t first = offset / sizeof(std::int64_t);
+  const std::size_t count = raw_bytes / sizeof(std::int64_t);
+  int slot = -1;
+  common::Status st = common::Status::ok();
+  if (block == ctx_.rank()) {
+    st = coded.keep(first, count, body);
+  } else {
+    slot = take_slot();
+    st = coded.add(block, first, count, body, pool_[slot]);
+  }
+  if (!st.is_ok()) {
+    if (slot >= 0) free_slots_.push_back(slot);
+    Counters::add(ctx_.counters().dropped_invalid);
+    return;
+  }
+  expected_ -= raw_bytes;
+  if (slot >= 0) enqueue(static_cast<std::uint32_t>(block), segment, nullptr, raw_bytes, slot);
+}
+
+std::span<const std::byte> RingReduceScatter::wire_of(const Pending& p) {
+  if (!layout_.coded || p.len == 0) return {p.data, p.len};
+  const std::size_t count = p.len / sizeof(std::int64_t);
+  if (p.slot < 0) {
+    layout_.coded->pack_own(static_cast<int>(p.block), p.segment * segment_bytes_ / 8, count,
+                            packed_);
+  }
+  std::span<const std::byte> wire = p.slot < 0 ? packed_ : pool_[p.slot];
+  Counters::add(ctx_.counters().compress_bytes_in, count * layout_.coded->value_bytes);
+  Counters::add(ctx_.counters().compress_bytes_out, wire.size());
+  return wire;
 }
 
 bool RingReduceScatter::needs(int peer) const {

@@ -20,10 +20,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "coll/p2p_operation.h"
+#include "common/status.h"
 #include "mccl/types.h"
 
 namespace mccl::coll {
@@ -37,6 +40,26 @@ inline constexpr std::uint32_t kReduceScatterFlag = 0x80000000u;
 // signatures) in every reduce-scatter.
 inline constexpr std::uint32_t kReduceScatterMarker = 0x7FFFFFFFu;
 
+// A compressed sum's ring (coll/compressed_reduce.cc): the partials
+// travel as packed integer codes (codec/sum_codes.h), and each hop adds
+// this rank's codes in one pass over a segment. Elements [offset, offset +
+// count) of block b, counted in elements from the block's start.
+struct CodedSum {
+  // This rank's codes, packed into `out` (a rank's first step).
+  std::function<void(int block, std::size_t offset, std::size_t count, std::vector<std::byte>& out)>
+      pack_own;
+  // The left neighbour's packed partial plus this rank's codes, packed into
+  // `out`; an error when `partial` is malformed.
+  std::function<common::Status(int block, std::size_t offset, std::size_t count,
+                               std::span<const std::byte> partial, std::vector<std::byte>& out)>
+      add;
+  // The same for this rank's own block, kept as its result.
+  std::function<common::Status(std::size_t offset, std::size_t count,
+                               std::span<const std::byte> partial)>
+      keep;
+  std::size_t value_bytes = 0;  // of the values coded (for the statistics)
+};
+
 struct ReduceLayout {
   DataType type = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
@@ -48,19 +71,10 @@ struct ReduceLayout {
   std::byte* staging = nullptr;
   std::vector<std::size_t> bytes;   // per block
   std::vector<std::size_t> displs;  // per block, into send and staging
-  // The data are int64 codes of a compressed sum (codec/sum_codes.h): each
-  // segment travels packed (codec::pack_codes), a few bits per element.
-  bool packed_codes = false;
-  std::size_t value_bytes = 0;  // packed: bytes of the values coded (for the statistics)
-  // Called for bytes [offset, offset + bytes) of block b's `send` data just
-  // before the ring first reads them, once per range (empty: they are ready
-  // at start): the first block whole, then segment by segment as the left
-  // neighbour's partials arrive. A compressed sum quantises there, so that
-  // a rank's first send waits for one block's codes, not the whole
-  // vector's, and each segment's codes are still in cache when the ring
-  // adds them (quantising a block at once wrote 8 bytes per element to
-  // memory and read them back later, segment by segment).
-  std::function<void(int block, std::size_t offset, std::size_t bytes)> prepare;
+  // Set for a compressed sum: `type` is then kInt64, `bytes` and `displs`
+  // count 8 bytes per element, and `send`, `result` and `staging` are
+  // unused (the hops read and write through `coded`). Needs 2 ranks or more.
+  std::optional<CodedSum> coded;
 };
 
 class RingReduceScatter final : public P2pOperation {
@@ -79,19 +93,20 @@ class RingReduceScatter final : public P2pOperation {
   struct Pending {
     std::uint32_t block;
     std::uint32_t segment;
-    const std::byte* data;
-    std::size_t len;
-    int slot;  // pool slot holding `data`, or -1
+    const std::byte* data;  // null for a compressed sum's segments
+    std::size_t len;        // compressed: of the int64 codes, not the packed bytes
+    int slot;               // pool slot holding `data` (compressed: the packed bytes), or -1
   };
   void enqueue(std::uint32_t block, std::uint32_t segment, const std::byte* data, std::size_t len,
                int slot);
   void drain();
   int take_slot();
-  // Unpacks a packed segment of `raw_bytes` into unpacked_; false (and
-  // counted as invalid) when it is malformed.
-  bool unpack(std::span<const std::byte> body, std::size_t raw_bytes);
-  // layout_.prepare(block, offset, bytes), where there is one.
-  void prepare(int block, std::size_t offset, std::size_t bytes);
+  // A compressed sum's hop: the packed partial `body` of `raw_bytes` at
+  // `offset` of `block`, plus this rank's codes, kept or queued.
+  void add_coded(int block, std::uint32_t segment, std::size_t offset, std::size_t raw_bytes,
+                 std::span<const std::byte> body);
+  // The bytes to send for `p`: a compressed sum's packed codes.
+  std::span<const std::byte> wire_of(const Pending& p);
 
   ReduceLayout layout_;
   std::uint32_t args_;
@@ -102,8 +117,7 @@ class RingReduceScatter final : public P2pOperation {
   std::deque<Pending> queue_;
   std::vector<std::vector<std::byte>> pool_;
   std::vector<int> free_slots_;
-  std::vector<std::byte> packed_;       // a segment being sent, packed
-  std::vector<std::int64_t> unpacked_;  // a segment received, unpacked
+  std::vector<std::byte> packed_;  // a compressed sum's first step, segment being sent
 };
 
 }  // namespace mccl::coll

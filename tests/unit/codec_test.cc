@@ -472,5 +472,59 @@ TEST(CodecSum, QuantisedSumsStayWithinTheBoundAndPackLosslessly) {
   EXPECT_NEAR(out[3], 1.0f, 1e-6);
 }
 
+// The ring's fused hops (pack_quantised, add_and_pack, add_to_codes) give
+// the bytes of the separate calls they replace, on every type, at sizes
+// around the 1,024-code blocks, with poisoned elements (whose blocks travel
+// as raw codes); each code is round(x / step), ties to even, as a scalar
+// reference computes it; a malformed partial is refused.
+TEST(CodecSum, FusedHopsGiveTheBytesOfTheSeparateCalls) {
+  const int ranks = 5;
+  const double step = sum_step(1e-2, ranks);
+  const double limit = static_cast<double>(kSumSpan / ranks);
+  for (DataType type : kFloatTypes) {
+    for (std::size_t n : {0u, 1u, 3u, 1023u, 1024u, 1025u, 2500u}) {
+      auto values = gaussian(n, 3.0, static_cast<std::uint32_t>(n) + 11);
+      auto others = gaussian(n, 3.0, static_cast<std::uint32_t>(n) + 12);
+      if (n > 1030) {
+        values[5] = std::numeric_limits<double>::quiet_NaN();    // poisons block 0
+        others[1500] = std::numeric_limits<double>::infinity();  // poisons block 1
+        values[1030] = 0.5 * step;                               // a tie: rounds to 0
+        values[1031] = 1.5 * step;                               // a tie: rounds to 2
+      }
+      const auto mine = to_type(type, values);
+      const auto left = to_type(type, others);
+      std::vector<std::int64_t> my_codes(n), left_codes(n), sums(n);
+      quantise_for_sum(type, mine.data(), n, step, ranks, my_codes.data());
+      quantise_for_sum(type, left.data(), n, step, ranks, left_codes.data());
+      for (std::size_t i = 0; i < n; ++i) {
+        const double q = std::nearbyint(widen(type, mine.data() + i * size_of(type)) / step);
+        const std::int64_t expect =
+            std::fabs(q) < limit ? static_cast<std::int64_t>(q) : kSumPoison;
+        ASSERT_EQ(my_codes[i], expect) << to_string(type) << " n=" << n << " i=" << i;
+        sums[i] = left_codes[i] + my_codes[i];
+      }
+      std::vector<std::byte> separate, fused, partial;
+      pack_codes(my_codes.data(), n, separate);
+      pack_quantised(type, mine.data(), n, step, ranks, fused);
+      EXPECT_EQ(fused, separate) << to_string(type) << " n=" << n;
+
+      pack_codes(left_codes.data(), n, partial);
+      pack_codes(sums.data(), n, separate);
+      ASSERT_TRUE(add_and_pack(partial, type, mine.data(), n, step, ranks, fused).is_ok());
+      EXPECT_EQ(fused, separate) << to_string(type) << " n=" << n;
+      std::vector<std::int64_t> kept(n);
+      ASSERT_TRUE(add_to_codes(partial, type, mine.data(), n, step, ranks, kept.data()).is_ok());
+      EXPECT_EQ(kept, sums) << to_string(type) << " n=" << n;
+
+      if (n == 0) continue;
+      const auto truncated = std::span(partial).first(partial.size() - 1);
+      EXPECT_FALSE(add_and_pack(truncated, type, mine.data(), n, step, ranks, fused).is_ok());
+      EXPECT_FALSE(add_to_codes(truncated, type, mine.data(), n, step, ranks, kept.data()).is_ok());
+      partial.push_back(std::byte{0});
+      EXPECT_FALSE(add_and_pack(partial, type, mine.data(), n, step, ranks, fused).is_ok());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mccl::codec
