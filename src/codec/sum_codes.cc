@@ -20,6 +20,8 @@ constexpr std::size_t kHeader = 16;
 enum : std::uint8_t { kPacked = 0, kRawCodes = 1 };
 constexpr double kRoundMagic = 0x1.8p52;  // see quantize.cc
 constexpr std::int64_t kRoundMagicBits = std::bit_cast<std::int64_t>(kRoundMagic);
+constexpr std::uint64_t kQuietNan =
+    std::bit_cast<std::uint64_t>(std::numeric_limits<double>::quiet_NaN());
 
 // A block's codes (and sums) with their range.
 struct Range {
@@ -85,17 +87,42 @@ struct Grid {
 
 Grid grid_of(double step, int ranks) { return {1.0 / step, static_cast<double>(kSumSpan / ranks)}; }
 
+// n <= kBlock codes back to `E` (poisoned ones to NaN) into dst.
+template <typename E>
+[[gnu::always_inline]] inline void dequantise_body(const std::int64_t* codes, std::size_t n,
+                                                   double step, typename E::Bits* dst) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t q = codes[i];
+    // q as a float64 through the magic's mantissa: exact, as static_cast is,
+    // for the |q| < 2^51 used below, and it vectorises where converting
+    // int64 does not before AVX-512 (unsigned: a poisoned sum may wrap).
+    const double d = std::bit_cast<double>(static_cast<std::uint64_t>(q) +
+                                           static_cast<std::uint64_t>(kRoundMagicBits)) -
+                     kRoundMagic;
+    // Poisoned sums become the quiet NaN by a mask, not a branch or a
+    // select of doubles, either of which keeps GCC from vectorising.
+    const std::uint64_t keep = -static_cast<std::uint64_t>((q > -kSumSpan) & (q < kSumSpan));
+    const std::uint64_t bits = (std::bit_cast<std::uint64_t>(d * step) & keep) | (kQuietNan & ~keep);
+    dst[i] = E::narrow(std::bit_cast<double>(bits));
+  }
+}
+
+template <typename E>
+[[gnu::target("avx2")]] void dequantise_avx2(const std::int64_t* codes, std::size_t n, double step,
+                                             typename E::Bits* dst) {
+  dequantise_body<E>(codes, n, step, dst);
+}
+
 template <typename E>
 void dequantise(const std::int64_t* codes, std::size_t count, double step, std::byte* out) {
   using Bits = typename E::Bits;
   Bits dst[kBlock];
   for (std::size_t at = 0; at < count; at += kBlock) {
     const std::size_t n = std::min(kBlock, count - at);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::int64_t q = codes[at + i];
-      const double v = q > -kSumSpan && q < kSumSpan ? static_cast<double>(q) * step
-                                                     : std::numeric_limits<double>::quiet_NaN();
-      dst[i] = E::narrow(v);
+    if (have_avx2()) {
+      dequantise_avx2<E>(codes + at, n, step, dst);
+    } else {
+      dequantise_body<E>(codes + at, n, step, dst);
     }
     std::memcpy(out + at * sizeof(Bits), dst, n * sizeof(Bits));
   }
@@ -124,9 +151,10 @@ std::size_t pack_block(const std::int64_t* c, std::size_t n, Range r, std::byte*
   return kHeader + packed_bytes(n, bits);
 }
 
-// pack_block onto the end of `out`, whose capacity the caller reserved:
-// packing in place would have to size `out` first, and a vector zeroes
-// what it grows by (8 bytes per code, five times what packing writes).
+// pack_block onto the end of `out`. Packing in place would have to size
+// `out` for the worst case first (8 bytes per code), and a vector zeroes
+// what it grows by: five times what packing writes, in pages a new
+// collective's buffers first touch. Appending touches only what is packed.
 void append_block(const std::int64_t* c, std::size_t n, Range r, std::vector<std::byte>& out) {
   std::byte block[kHeader + kBlock * 8];
   const std::size_t size = pack_block(c, n, r, block);
@@ -189,8 +217,6 @@ common::Status trailing(std::span<const std::byte> in, std::size_t at) {
   return common::Status::ok();
 }
 
-std::size_t packed_limit(std::size_t count) { return (count / kBlock + 1) * kHeader + count * 8; }
-
 // The left partial `b` plus this rank's codes of n elements at `in`, into
 // sums; their range.
 template <typename E>
@@ -250,7 +276,6 @@ void dequantise_sum(DataType type, const std::int64_t* codes, std::size_t count,
 
 void pack_codes(const std::int64_t* codes, std::size_t count, std::vector<std::byte>& out) {
   out.clear();
-  out.reserve(packed_limit(count));
   for (std::size_t first = 0; first < count; first += kBlock) {
     const std::size_t n = std::min(kBlock, count - first);
     append_block(codes + first, n, range_of(codes + first, n), out);
@@ -276,7 +301,6 @@ common::Status unpack_codes(std::span<const std::byte> in, std::size_t count, st
 void pack_quantised(DataType type, const std::byte* in, std::size_t count, double step, int ranks,
                     std::vector<std::byte>& out) {
   out.clear();
-  out.reserve(packed_limit(count));
   const Grid g = grid_of(step, ranks);
   with_element(type, [&]<typename E>() {
     std::int64_t codes[kBlock];
@@ -293,7 +317,6 @@ common::Status add_and_pack(std::span<const std::byte> packed, DataType type, co
                             std::size_t count, double step, int ranks,
                             std::vector<std::byte>& out) {
   out.clear();
-  out.reserve(packed_limit(count));
   return add_blocks(packed, type, in, count, grid_of(step, ranks),
                     [&](std::size_t, std::size_t n, const std::int64_t* sums, Range r) {
                       append_block(sums, n, r, out);

@@ -6,9 +6,6 @@ namespace mccl::coll {
 
 namespace {
 
-// The ratio the rule assumes (compress_choice.h).
-constexpr double kAssumedRatio = 2.0;
-
 // Google Benchmark's G/s (2^30 bytes), the slower of the two machines,
 // read as 10^9 bytes: 7% to spare. 2-core AMD EPYC (2026-11-27) and 2-core
 // Intel Xeon (2026-11-26, docs/benchmarks/compression/codec-speed-*.txt;
@@ -46,7 +43,7 @@ double codec_bytes_per_second(codec::Mode mode, CompressedShape shape) {
 
 std::uint64_t compress_max_mbit(codec::Mode mode, CompressedShape shape, double core_share) {
   const double share = core_share > 0 ? std::min(core_share, 1.0) : 1.0;
-  const double saved_per_byte = 1.0 - 1.0 / kAssumedRatio;
+  const double saved_per_byte = 1.0 - 1.0 / kAssumedCompressionRatio;
   const double link_bytes = codec_bytes_per_second(mode, shape) * share * saved_per_byte;
   return static_cast<std::uint64_t>(link_bytes * 8 / 1e6);
 }

@@ -32,6 +32,10 @@
 
 namespace mccl::coll {
 
+// The ratio the rule assumes (above); the compressed ring also sizes its
+// segments by it (compressed_reduce.cc).
+inline constexpr int kAssumedCompressionRatio = 2;
+
 enum class CompressedShape : std::uint8_t {
   kBroadcast,  // encode, multicast, decode, in series
   kAllgather,  // allgather(v): decoding overlaps the other roots' streams

@@ -63,7 +63,8 @@ void RingReduceScatter::enqueue(std::uint32_t block, std::uint32_t segment, cons
 
 int RingReduceScatter::take_slot() {
   if (free_slots_.empty()) {
-    pool_.emplace_back(segment_bytes_);
+    // A compressed sum's slot grows to the packed size it is given.
+    pool_.emplace_back(layout_.coded ? 0 : segment_bytes_);
     return static_cast<int>(pool_.size() - 1);
   }
   int slot = free_slots_.back();

@@ -526,5 +526,32 @@ TEST(CodecSum, FusedHopsGiveTheBytesOfTheSeparateCalls) {
   }
 }
 
+// Dequantising (vectorised, through the float64 magic) gives the bits of
+// the definition: the code times the step, narrowed; NaN for a sum that
+// carries poison, at any magnitude.
+TEST(CodecSum, DequantiseIsTheCodeTimesTheStepNarrowed) {
+  const double step = sum_step(1e-3, 7);
+  std::mt19937_64 rng(5);
+  std::vector<std::int64_t> codes(2051);
+  for (auto& q : codes) q = static_cast<std::int64_t>(rng() % (1u << 30)) - (1 << 29);
+  codes[0] = kSumSpan - 1;
+  codes[1] = -kSumSpan + 1;
+  codes[2] = kSumSpan;
+  codes[3] = kSumPoison * 7 - 3;
+  codes[1500] = -kSumPoison;
+  codes[2050] = std::numeric_limits<std::int64_t>::max();
+  std::vector<double> expect(codes.size());
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const std::int64_t q = codes[i];
+    expect[i] = q > -kSumSpan && q < kSumSpan ? static_cast<double>(q) * step
+                                              : std::numeric_limits<double>::quiet_NaN();
+  }
+  for (DataType type : kFloatTypes) {
+    std::vector<std::byte> out(codes.size() * size_of(type));
+    dequantise_sum(type, codes.data(), codes.size(), step, out.data());
+    EXPECT_EQ(out, to_type(type, expect)) << to_string(type);
+  }
+}
+
 }  // namespace
 }  // namespace mccl::codec
