@@ -66,9 +66,9 @@ template <typename E, Add kAdd>
 // at run time: four lanes where the build's SSE2 has two and no 64-bit
 // compare for the range.
 template <typename E, Add kAdd>
-[[gnu::target("avx2")]] Range code_block_avx2(const std::byte* src, std::size_t n, double inv,
-                                              double limit, std::int64_t base,
-                                              const std::uint32_t* off, std::int64_t* sums) {
+MCCL_CODEC_AVX2 Range code_block_avx2(const std::byte* src, std::size_t n, double inv, double limit,
+                                      std::int64_t base, const std::uint32_t* off,
+                                      std::int64_t* sums) {
   return code_block_body<E, kAdd>(src, n, inv, limit, base, off, sums);
 }
 
@@ -102,14 +102,15 @@ template <typename E>
     // Poisoned sums become the quiet NaN by a mask, not a branch or a
     // select of doubles, either of which keeps GCC from vectorising.
     const std::uint64_t keep = -static_cast<std::uint64_t>((q > -kSumSpan) & (q < kSumSpan));
-    const std::uint64_t bits = (std::bit_cast<std::uint64_t>(d * step) & keep) | (kQuietNan & ~keep);
+    const std::uint64_t bits =
+        (std::bit_cast<std::uint64_t>(d * step) & keep) | (kQuietNan & ~keep);
     dst[i] = E::narrow(std::bit_cast<double>(bits));
   }
 }
 
 template <typename E>
-[[gnu::target("avx2")]] void dequantise_avx2(const std::int64_t* codes, std::size_t n, double step,
-                                             typename E::Bits* dst) {
+MCCL_CODEC_AVX2 void dequantise_avx2(const std::int64_t* codes, std::size_t n, double step,
+                                     typename E::Bits* dst) {
   dequantise_body<E>(codes, n, step, dst);
 }
 
