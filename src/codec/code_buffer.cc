@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -14,37 +15,38 @@ struct Kept {
   std::size_t capacity;
 };
 
+std::size_t bytes_of(const Kept& k) { return k.capacity * sizeof(std::int64_t); }
+std::size_t bytes_of(const std::vector<std::byte>& v) { return v.capacity(); }
+
+// Returned buffers of one kind, most recently returned first, at most
+// kCodeBufferKeptBytes of them.
+template <typename Item>
 class Pool {
  public:
-  // The smallest kept buffer that holds `count`, else a new one (not
-  // zeroed: every code is written before it is read).
-  Kept take(std::size_t count) {
-    {
-      std::lock_guard lock(mu_);
-      auto best = kept_.end();
-      for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-        if (it->capacity >= count && (best == kept_.end() || it->capacity < best->capacity)) {
-          best = it;
-        }
-      }
-      if (best != kept_.end()) {
-        Kept k = std::move(*best);
-        kept_.erase(best);
-        bytes_ -= k.capacity * sizeof(std::int64_t);
-        return k;
+  // The smallest kept item of at least `bytes`, if any.
+  std::optional<Item> take(std::size_t bytes) {
+    std::lock_guard lock(mu_);
+    auto best = kept_.end();
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+      if (bytes_of(*it) >= bytes && (best == kept_.end() || bytes_of(*it) < bytes_of(*best))) {
+        best = it;
       }
     }
-    return {std::make_unique_for_overwrite<std::int64_t[]>(count), count};
+    if (best == kept_.end()) return std::nullopt;
+    Item k = std::move(*best);
+    kept_.erase(best);
+    bytes_ -= bytes_of(k);
+    return k;
   }
 
   // Keeps `k` in front; the oldest go while more than the cap is kept.
-  void put(Kept k) {
-    std::vector<Kept> freed;  // freed outside the lock
+  void put(Item k) {
+    std::vector<Item> freed;  // freed outside the lock
     std::lock_guard lock(mu_);
-    bytes_ += k.capacity * sizeof(std::int64_t);
+    bytes_ += bytes_of(k);
     kept_.insert(kept_.begin(), std::move(k));
     while (bytes_ > kCodeBufferKeptBytes) {
-      bytes_ -= kept_.back().capacity * sizeof(std::int64_t);
+      bytes_ -= bytes_of(kept_.back());
       freed.push_back(std::move(kept_.back()));
       kept_.pop_back();
     }
@@ -57,13 +59,17 @@ class Pool {
 
  private:
   mutable std::mutex mu_;
-  std::vector<Kept> kept_;  // most recently returned first
+  std::vector<Item> kept_;
   std::size_t bytes_ = 0;
 };
 
 // Never destroyed: collectives may return buffers while the process exits.
-Pool& pool() {
-  static Pool* p = new Pool;
+Pool<Kept>& pool() {
+  static auto* p = new Pool<Kept>;
+  return *p;
+}
+Pool<std::vector<std::byte>>& stream_pool() {
+  static auto* p = new Pool<std::vector<std::byte>>;
   return *p;
 }
 
@@ -71,7 +77,10 @@ Pool& pool() {
 
 CodeBuffer::CodeBuffer(std::size_t count) : size_(count) {
   if (count == 0) return;
-  Kept k = pool().take(count);
+  // Not zeroed: every code is written before it is read.
+  Kept k = pool()
+               .take(count * sizeof(std::int64_t))
+               .value_or(Kept{std::make_unique_for_overwrite<std::int64_t[]>(count), count});
   mem_ = std::move(k.mem);
   capacity_ = k.capacity;
 }
@@ -100,5 +109,17 @@ void CodeBuffer::give_back() {
 }
 
 std::size_t code_buffer_kept_bytes() { return pool().bytes(); }
+
+std::vector<std::byte> borrow_stream_bytes(std::size_t bytes) {
+  std::vector<std::byte> v = stream_pool().take(bytes).value_or(std::vector<std::byte>{});
+  v.clear();
+  return v;
+}
+
+void return_stream_bytes(std::vector<std::byte> v) {
+  if (v.capacity() > 0) stream_pool().put(std::move(v));
+}
+
+std::size_t stream_bytes_kept() { return stream_pool().bytes(); }
 
 }  // namespace mccl::codec

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/code_buffer.h"
 #include "codec/prefix_decoder.h"
 #include "coll/compressed_steps.h"
 #include "coll/local_steps.h"
@@ -48,6 +49,7 @@ std::shared_ptr<protocol::Operation> encode_step(protocol::Context& ctx,
                                                  DataType type, const codec::Settings& s) {
   return std::make_shared<LocalStep>(ctx, "encode", [&ctx, enc, root, src, count, type, s] {
     codec::EncodeInfo info;
+    enc->streams[root] = codec::borrow_stream_bytes(codec::max_encoded_bytes(s, type, count));
     common::Status st = codec::encode(s, type, src, count, enc->streams[root], &info);
     if (!st.is_ok()) return st;
     enc->sizes[root] = enc->streams[root].size();
@@ -92,7 +94,10 @@ std::shared_ptr<protocol::Operation> mcast_step(protocol::Context& ctx, const Co
       const std::uint64_t size = enc->sizes[r];
       const std::size_t limit = limit_of(counts[r]);
       if (size > limit) return failed_step(ctx, static_cast<int>(r), size, limit);
-      if (static_cast<int>(r) != ctx.rank()) enc->streams[r].resize(size);
+      if (static_cast<int>(r) != ctx.rank()) {
+        enc->streams[r] = codec::borrow_stream_bytes(size);
+        enc->streams[r].resize(size);
+      }
       spec.streams.push_back({static_cast<int>(r), enc->streams[r].data(), size});
     }
     return std::make_shared<protocol::McastCollective>(ctx, std::move(spec));

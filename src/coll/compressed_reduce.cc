@@ -192,6 +192,7 @@ std::shared_ptr<protocol::Operation> make_compressed_allreduce(
   steps.push_back(
       ring_step(ctx, cfg, sums, in, counts, type, s, sig, what + ", reduce-scatter step"));
   steps.push_back(std::make_shared<LocalStep>(ctx, "pack", [sums, enc, me] {
+    enc->streams[me] = codec::borrow_stream_bytes(packed_limit(sums->result.size()));
     codec::pack_codes(sums->result.data(), sums->result.size(), enc->streams[me]);
     enc->sizes[me] = enc->streams[me].size();
     return common::Status::ok();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/code_buffer.h"
 #include "coll/collectives.h"
 #include "common/status.h"
 
@@ -29,6 +30,15 @@ struct Encoded {
   // finish(r). Empty: nothing.
   std::function<common::Status(int root, std::uint64_t bytes)> on_prefix;
   std::vector<bool> finished;  // by rank
+
+  Encoded() = default;
+  Encoded(const Encoded&) = delete;
+  Encoded& operator=(const Encoded&) = delete;
+  // The streams' memory goes back to the pool they are borrowed from
+  // (codec::borrow_stream_bytes).
+  ~Encoded() {
+    for (auto& s : streams) codec::return_stream_bytes(std::move(s));
+  }
 
   common::Status finish(int root) {
     if (finished.empty()) finished.assign(streams.size(), false);

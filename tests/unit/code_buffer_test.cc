@@ -1,11 +1,13 @@
-// The compressed sums' scratch codes (codec/code_buffer.h): a returned
-// buffer is lent again rather than allocated anew, buffers in use at once
-// are distinct, and the pool keeps no more than its cap.
+// The compressed sums' scratch codes and the encoded streams' bytes
+// (codec/code_buffer.h): a returned buffer is lent again rather than
+// allocated anew, buffers in use at once are distinct, and the pool keeps
+// no more than its cap.
 #include "codec/code_buffer.h"
 
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <vector>
 
 namespace mccl::codec {
 namespace {
@@ -54,6 +56,27 @@ TEST(CodeBuffer, ThePoolKeepsNoMoreThanItsCap) {
   }
   EXPECT_LE(code_buffer_kept_bytes(), kCodeBufferKeptBytes);
   EXPECT_GE(code_buffer_kept_bytes(), big * sizeof(std::int64_t));  // the last returned stays
+}
+
+TEST(StreamBytes, AReturnedVectorIsLentAgainEmptyWithItsCapacity) {
+  std::vector<std::byte> v = borrow_stream_bytes(1 << 20);
+  EXPECT_TRUE(v.empty());
+  v.resize(1 << 20, std::byte{7});
+  const std::byte* first = v.data();
+  const std::size_t kept_before = stream_bytes_kept();
+  return_stream_bytes(std::move(v));
+  EXPECT_GE(stream_bytes_kept(), kept_before + (1u << 20));
+  std::vector<std::byte> again = borrow_stream_bytes(1000);  // smaller: the same memory serves
+  EXPECT_TRUE(again.empty());
+  EXPECT_GE(again.capacity(), 1u << 20);
+  again.resize(1000);
+  EXPECT_EQ(again.data(), first);
+  std::vector<std::byte> other = borrow_stream_bytes(1000);  // none kept: a new one
+  other.resize(1000);
+  EXPECT_NE(other.data(), first);
+  return_stream_bytes(std::move(again));
+  return_stream_bytes(std::move(other));
+  return_stream_bytes({});  // nothing to keep
 }
 
 }  // namespace
