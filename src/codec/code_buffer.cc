@@ -77,12 +77,12 @@ Pool<std::vector<std::byte>>& stream_pool() {
 
 CodeBuffer::CodeBuffer(std::size_t count) : size_(count) {
   if (count == 0) return;
-  // Not zeroed: every code is written before it is read.
-  Kept k = pool()
-               .take(count * sizeof(std::int64_t))
-               .value_or(Kept{std::make_unique_for_overwrite<std::int64_t[]>(count), count});
-  mem_ = std::move(k.mem);
-  capacity_ = k.capacity;
+  std::optional<Kept> k = pool().take(count * sizeof(std::int64_t));
+  // Only when none is kept (value_or would allocate every time); not
+  // zeroed: every code is written before it is read.
+  if (!k) k = Kept{std::make_unique_for_overwrite<std::int64_t[]>(count), count};
+  mem_ = std::move(k->mem);
+  capacity_ = k->capacity;
 }
 
 CodeBuffer::~CodeBuffer() { give_back(); }

@@ -29,17 +29,25 @@ struct Range {
   std::int64_t hi = std::numeric_limits<std::int64_t>::min();
 };
 
+// 1/step, and the largest |code| a rank may contribute.
+struct Grid {
+  double inv;
+  double limit;
+};
+
+Grid grid_of(double step, int ranks) { return {1.0 / step, static_cast<double>(kSumSpan / ranks)}; }
+
 // What code_block adds to each element's code: nothing, or the left
 // neighbour's partial sum as a packed block's base plus offsets.
 enum class Add { kNothing, kOffsets };
 
-// The codes of n <= kBlock elements of `src` on the grid 1/inv, plus
+// The codes of n <= kBlock elements of `src` on the grid g, plus
 // base + off[i] where kAdd says so, into sums; returns their range. One
 // pass: quantise, add and range in registers.
 template <typename E, Add kAdd>
-[[gnu::always_inline]] inline Range code_block_body(const std::byte* src, std::size_t n, double inv,
-                                                    double limit, std::int64_t base,
-                                                    const std::uint32_t* off, std::int64_t* sums) {
+[[gnu::always_inline]] inline Range code_block_body(const std::byte* src, std::size_t n, Grid g,
+                                                    std::int64_t base, const std::uint32_t* off,
+                                                    std::int64_t* sums) {
   Range r;
   for (std::size_t i = 0; i < n; ++i) {
     // t holds round(x * inv) in its low mantissa bits while |x * inv| < 2^51,
@@ -49,11 +57,11 @@ template <typename E, Add kAdd>
     // not used.
     typename E::Bits x;
     std::memcpy(&x, src + i * sizeof(x), sizeof(x));  // `src` may be unaligned
-    const double t = E::widen(x) * inv + kRoundMagic;
+    const double t = E::widen(x) * g.inv + kRoundMagic;
     const double q = t - kRoundMagic;
     const std::int64_t code = std::bit_cast<std::int64_t>(t) - kRoundMagicBits;
     // Also false for NaN; +-Inf give +-Inf here.
-    std::int64_t sum = std::fabs(q) < limit ? code : kSumPoison;
+    std::int64_t sum = std::fabs(q) < g.limit ? code : kSumPoison;
     if constexpr (kAdd == Add::kOffsets) sum += base + static_cast<std::int64_t>(off[i]);
     sums[i] = sum;
     r.lo = std::min(r.lo, sum);
@@ -66,26 +74,18 @@ template <typename E, Add kAdd>
 // at run time: four lanes where the build's SSE2 has two and no 64-bit
 // compare for the range.
 template <typename E, Add kAdd>
-MCCL_CODEC_AVX2 Range code_block_avx2(const std::byte* src, std::size_t n, double inv, double limit,
+MCCL_CODEC_AVX2 Range code_block_avx2(const std::byte* src, std::size_t n, Grid g,
                                       std::int64_t base, const std::uint32_t* off,
                                       std::int64_t* sums) {
-  return code_block_body<E, kAdd>(src, n, inv, limit, base, off, sums);
+  return code_block_body<E, kAdd>(src, n, g, base, off, sums);
 }
 
 template <typename E, Add kAdd>
-Range code_block(const std::byte* in, std::size_t n, double inv, double limit, std::int64_t base,
+Range code_block(const std::byte* in, std::size_t n, Grid g, std::int64_t base,
                  const std::uint32_t* off, std::int64_t* sums) {
-  if (have_avx2()) return code_block_avx2<E, kAdd>(in, n, inv, limit, base, off, sums);
-  return code_block_body<E, kAdd>(in, n, inv, limit, base, off, sums);
+  if (have_avx2()) return code_block_avx2<E, kAdd>(in, n, g, base, off, sums);
+  return code_block_body<E, kAdd>(in, n, g, base, off, sums);
 }
-
-// 1/step, and the largest |code| a rank may contribute.
-struct Grid {
-  double inv;
-  double limit;
-};
-
-Grid grid_of(double step, int ranks) { return {1.0 / step, static_cast<double>(kSumSpan / ranks)}; }
 
 // n <= kBlock codes back to `E` (poisoned ones to NaN) into dst.
 template <typename E>
@@ -222,11 +222,11 @@ common::Status trailing(std::span<const std::byte> in, std::size_t at) {
 // sums; their range.
 template <typename E>
 Range add_block(const Block& b, const std::byte* in, std::size_t n, Grid g, std::int64_t* sums) {
-  if (!b.raw) return code_block<E, Add::kOffsets>(in, n, g.inv, g.limit, b.base, b.offsets, sums);
+  if (!b.raw) return code_block<E, Add::kOffsets>(in, n, g, b.base, b.offsets, sums);
   // Raw blocks (a poisoned element, or a range past 32 bits) are rare.
   std::int64_t left[kBlock];
   codes_of(b, n, left);
-  code_block<E, Add::kNothing>(in, n, g.inv, g.limit, 0, nullptr, sums);
+  code_block<E, Add::kNothing>(in, n, g, 0, nullptr, sums);
   for (std::size_t i = 0; i < n; ++i) sums[i] += left[i];
   return range_of(sums, n);
 }
@@ -264,8 +264,7 @@ void quantise_for_sum(DataType type, const std::byte* in, std::size_t count, dou
   with_element(type, [&]<typename E>() {
     for (std::size_t first = 0; first < count; first += kBlock) {
       code_block<E, Add::kNothing>(in + first * sizeof(typename E::Bits),
-                                   std::min(kBlock, count - first), g.inv, g.limit, 0, nullptr,
-                                   codes + first);
+                                   std::min(kBlock, count - first), g, 0, nullptr, codes + first);
     }
   });
 }
@@ -307,8 +306,8 @@ void pack_quantised(DataType type, const std::byte* in, std::size_t count, doubl
     std::int64_t codes[kBlock];
     for (std::size_t first = 0; first < count; first += kBlock) {
       const std::size_t n = std::min(kBlock, count - first);
-      const Range r = code_block<E, Add::kNothing>(in + first * sizeof(typename E::Bits), n, g.inv,
-                                                   g.limit, 0, nullptr, codes);
+      const Range r = code_block<E, Add::kNothing>(in + first * sizeof(typename E::Bits), n, g, 0,
+                                                   nullptr, codes);
       append_block(codes, n, r, out);
     }
   });
