@@ -114,7 +114,7 @@ std::shared_ptr<protocol::Operation> size_exchange_step(protocol::Context& ctx,
   for (int r = 0; r < n; ++r) displs[r] = static_cast<std::size_t>(r) * sizeof(std::uint64_t);
   return std::make_shared<RingAllgather>(
       ctx, BlockLayout{reinterpret_cast<std::byte*>(enc->sizes.data()), counts, displs}, signature,
-      cfg.segment_bytes);
+      cfg.segment_bytes, RingDirection::kLeftward);
 }
 
 namespace {
@@ -196,7 +196,7 @@ std::shared_ptr<protocol::Operation> make_compressed_broadcast(protocol::Context
                                      : std::make_shared<LocalStep>(
                                            ctx, "encode", [] { return common::Status::ok(); }));
   steps.push_back(std::make_shared<TreeBroadcast>(
-      ctx, TreeShape::kChain, reinterpret_cast<std::byte*>(&enc->sizes[root]),
+      ctx, TreeShape::kLeftwardChain, reinterpret_cast<std::byte*>(&enc->sizes[root]),
       sizeof(std::uint64_t), root, sig, cfg.segment_bytes));
   steps.push_back(mcast_step(ctx, cfg, enc, counts, limit_for(s, type), sig, what));
   steps.push_back(decode_step(ctx, enc, buf, counts, displs, type));

@@ -60,7 +60,10 @@ inline constexpr std::size_t kNotARoot = ~std::size_t{0};
 using SizeLimit = std::function<std::size_t(std::size_t count)>;
 
 // Every rank's sizes[me] to every rank: a ring allgather of 8 bytes each,
-// control messages of kind kP2pData without kReduceScatterFlag.
+// leftward (RingDirection::kLeftward: an FSDP step runs it beside a
+// rightward reduce-scatter ring, behind whose bytes its N - 1 hops would
+// otherwise wait), control messages of kind kP2pData without
+// kReduceScatterFlag.
 std::shared_ptr<protocol::Operation> size_exchange_step(protocol::Context& ctx,
                                                         const CollConfig& cfg,
                                                         const std::shared_ptr<Encoded>& enc,

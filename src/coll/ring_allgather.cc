@@ -11,10 +11,12 @@ using protocol::ControlHeader;
 using protocol::ControlKind;
 
 RingAllgather::RingAllgather(protocol::Context& ctx, BlockLayout layout, std::uint64_t signature,
-                             std::size_t segment_bytes)
+                             std::size_t segment_bytes, RingDirection direction)
     : P2pOperation(ctx, signature, total_bytes(layout)),
       layout_(std::move(layout)),
       segment_bytes_(std::max<std::size_t>(1, segment_bytes)),
+      to_(direction == RingDirection::kRightward ? ctx.right() : ctx.left()),
+      from_(direction == RingDirection::kRightward ? ctx.left() : ctx.right()),
       received_(layout_.counts.size(), 0) {
   for (int r = 0; r < ctx.size(); ++r) {
     if (r != ctx.rank()) expected_ += layout_.counts[r];
@@ -26,7 +28,7 @@ std::string RingAllgather::describe() const {
 }
 
 std::string RingAllgather::describe_wait() const {
-  return std::to_string(expected_) + " bytes from rank " + std::to_string(ctx_.left());
+  return std::to_string(expected_) + " bytes from rank " + std::to_string(from_);
 }
 
 std::size_t RingAllgather::segments(int block) const {
@@ -40,20 +42,20 @@ void RingAllgather::send_block(int block) {
     std::size_t len = std::min(segment_bytes_, count - off);
     const ControlHeader h =
         p2p_header(static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(seg));
-    if (!send_p2p(ctx_.right(), h, {base + off, len})) return;
+    if (!send_p2p(to_, h, {base + off, len})) return;
   }
 }
 
 void RingAllgather::on_start(common::TimePoint) {
   // Our own block goes first; every block received is forwarded unless the
-  // right neighbour is its owner, so each block makes N-1 hops.
+  // next neighbour is its owner, so each block makes N-1 hops.
   if (ctx_.size() > 1) send_block(ctx_.rank());
 }
 
 void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
                                common::TimePoint) {
   if (!signature_matches(peer, h, "every rank must pass the same counts")) return;
-  if (h.kind != ControlKind::kP2pData || peer != ctx_.left() ||
+  if (h.kind != ControlKind::kP2pData || peer != from_ ||
       h.arg0 >= static_cast<std::uint32_t>(ctx_.size()) ||
       h.arg0 == static_cast<std::uint32_t>(ctx_.rank())) {
     drop_invalid();
@@ -69,12 +71,12 @@ void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const
   std::memcpy(layout_.recv + layout_.displacements[block] + off, body.data(), body.size());
   received_[block] += body.size();
   expected_ -= body.size();
-  if (block != ctx_.right()) {
-    send_p2p(ctx_.right(), h, body);
+  if (block != to_) {
+    send_p2p(to_, h, body);
   }
 }
 
-bool RingAllgather::needs(int peer) const { return peer == ctx_.left() && expected_ > 0; }
+bool RingAllgather::needs(int peer) const { return peer == from_ && expected_ > 0; }
 
 void RingAllgather::progress(common::TimePoint) {
   if (expected_ == 0) finish(common::Status::ok());

@@ -25,10 +25,17 @@ inline std::size_t total_bytes(const BlockLayout& layout) {
   return total;
 }
 
+// Which way blocks travel. The data rings (this one, the reduce-scatter's)
+// run rightward, so a small, latency-bound exchange that may run beside one
+// of them (a compressed collective's sizes) goes leftward: over the same
+// connections, but the other way, where it does not queue behind the bulk
+// bytes another ring put in the socket first.
+enum class RingDirection { kRightward, kLeftward };
+
 class RingAllgather final : public P2pOperation {
  public:
   RingAllgather(protocol::Context& ctx, BlockLayout layout, std::uint64_t signature,
-                std::size_t segment_bytes);
+                std::size_t segment_bytes, RingDirection direction = RingDirection::kRightward);
 
   std::string describe() const override;
   MCCL_OPERATION_HANDLERS;
@@ -39,6 +46,8 @@ class RingAllgather final : public P2pOperation {
 
   BlockLayout layout_;
   std::size_t segment_bytes_;
+  int to_;                             // the neighbour blocks go to
+  int from_;                           // the neighbour they come from
   std::vector<std::size_t> received_;  // bytes received per block
   std::size_t expected_ = 0;           // bytes still to receive
 };

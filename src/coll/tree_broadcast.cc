@@ -30,9 +30,12 @@ TreeBroadcast::TreeBroadcast(protocol::Context& ctx, TreeShape shape, std::byte*
       root_(root),
       segment_bytes_(std::max<std::size_t>(1, segment_bytes)) {
   const int n = ctx.size();
-  const int v = (ctx.rank() - root + n) % n;
-  const auto absolute = [&](int relative) { return (relative + root) % n; };
-  if (shape == TreeShape::kChain) {
+  const bool leftward = shape == TreeShape::kLeftwardChain;
+  const int v = leftward ? (root - ctx.rank() + n) % n : (ctx.rank() - root + n) % n;
+  const auto absolute = [&](int relative) {
+    return leftward ? (root - relative + n) % n : (relative + root) % n;
+  };
+  if (shape != TreeShape::kBinomial) {
     if (v != 0) parent_ = absolute(v - 1);
     if (v + 1 < n) children_.push_back(absolute(v + 1));
     return;
@@ -45,7 +48,7 @@ TreeBroadcast::TreeBroadcast(protocol::Context& ctx, TreeShape shape, std::byte*
 }
 
 std::string TreeBroadcast::describe() const {
-  return std::string(shape_ == TreeShape::kChain ? "chain" : "binomial") + " broadcast of " +
+  return std::string(shape_ == TreeShape::kBinomial ? "binomial" : "chain") + " broadcast of " +
          std::to_string(bytes_) + " bytes from root " + std::to_string(root_);
 }
 

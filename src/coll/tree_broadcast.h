@@ -7,6 +7,9 @@
 // Shapes, with ranks numbered relative to the root (v = rank - root mod N):
 //  - kChain: v sends to v + 1, and the last rank (the root's left neighbour)
 //    keeps what it gets: N - 1 hops, each rank sends the message once.
+//  - kLeftwardChain: the same chain the other way (v = root - rank mod N, so
+//    the root's left neighbour first), for a small message that may run
+//    beside a data ring, which flows rightward (RingDirection, ring_allgather.h).
 //  - kBinomial: v's parent is v without its lowest set bit, its children are
 //    v + 2^k for every 2^k below that bit (the root: below N), the largest
 //    subtree first: ceil(log2 N) hops.
@@ -20,7 +23,7 @@
 
 namespace mccl::coll {
 
-enum class TreeShape { kChain, kBinomial };
+enum class TreeShape { kChain, kLeftwardChain, kBinomial };
 
 class TreeBroadcast final : public P2pOperation {
  public:
