@@ -96,7 +96,8 @@ TEST(RingDirection, LeftwardChainBroadcastWaitsOnTheRightFromEveryRoot) {
       simworld::World w = world(n);
       std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(n),
                                                std::vector<std::byte>(kBytes));
-      for (std::size_t i = 0; i < kBytes; ++i) bufs[static_cast<std::size_t>(root)][i] = value(root, i);
+      for (std::size_t i = 0; i < kBytes; ++i)
+        bufs[static_cast<std::size_t>(root)][i] = value(root, i);
       Ops ops;
       std::vector<int> receivers;
       for (int r = 0; r < n; ++r) {
