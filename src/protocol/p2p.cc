@@ -127,14 +127,18 @@ common::Status P2pMailbox::on_segment(int source, const ControlHeader& h,
 
 common::Status P2pMailbox::check_deadlines(common::TimePoint now,
                                            std::chrono::milliseconds timeout) {
-  const std::string after = " timed out after " + std::to_string(timeout.count()) + " ms";
+  // Built only for a message: every progress pass comes through here, and
+  // formatting the text each time cost an allocation per pass.
+  const auto after = [timeout] {
+    return " timed out after " + std::to_string(timeout.count()) + " ms";
+  };
   for (auto it = posted_.begin(); it != posted_.end();) {
     if (now < (*it)->expires_) {
       ++it;
       continue;
     }
     (*it)->finish(common::timeout_error("rank " + std::to_string(rank_) + ": " + (*it)->describe() +
-                                        after +
+                                        after() +
                                         " with no matching message; raise MCCL_COLL_TIMEOUT_MS "
                                         "if the sender is just slow"));
     it = posted_.erase(it);
@@ -142,7 +146,7 @@ common::Status P2pMailbox::check_deadlines(common::TimePoint now,
   for (const auto& [source, in] : filling_) {
     if (in->recv && !in->recv->done() && now >= in->recv->expires_) {
       return common::timeout_error("rank " + std::to_string(rank_) + ": " + in->recv->describe() +
-                                   after + " waiting for " + in->recv->describe_wait());
+                                   after() + " waiting for " + in->recv->describe_wait());
     }
   }
   return common::Status::ok();
