@@ -128,11 +128,10 @@ MCCL_CODEC_AVX2 void unpack_groups_avx2(const std::byte* in, std::size_t groups,
 // 0 without AVX2.
 template <unsigned B>
 std::size_t shuffled_groups(std::size_t n) {
-  if (!have_avx2()) return 0;
   const std::size_t bytes = packed_bytes(n, B);
-  std::size_t groups = n / kGroup;
-  while (groups > 0 && groups * 8 * B + EightCodes<B>::kReadBytes > bytes) --groups;
-  return groups;
+  if (!have_avx2() || bytes < EightCodes<B>::kReadBytes) return 0;
+  // The last group g - 1 reads up to (g - 1) * 8B + 7B + kReadBytes < g * 8B + kReadBytes.
+  return std::min(n / kGroup, (bytes - EightCodes<B>::kReadBytes) / (8 * B));
 }
 #endif
 
