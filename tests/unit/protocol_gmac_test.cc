@@ -1,14 +1,15 @@
-// src/protocol/gmac: a datagram's AES-256-GMAC tag, from the vector GHASH
-// and from OpenSSL throughout, against OpenSSL's AES-256-GCM called here
-// directly (the associated data header || payload, a 16-byte IV, no
-// message). Every payload length up to several 256-byte steps, headers that
-// end on and off a block boundary, unaligned payloads, and datagram sizes.
+// src/protocol/gmac: a datagram's AES-256-GMAC tag, from GHASH at every
+// width this CPU has (protocol/ghash.h) and from OpenSSL throughout, against OpenSSL's AES-256-GCM
+// called here directly (the associated data header || payload, a 16-byte IV, no message). Every
+// payload length up to several 256-byte steps, headers that end on and off a block boundary,
+// unaligned payloads, and datagram sizes.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
 #include <array>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "protocol/gmac.h"
@@ -62,9 +63,10 @@ std::vector<std::size_t> payload_lengths() {
   return v;
 }
 
-void expect_reference_tags(bool force_portable) {
+void expect_reference_tags(ghash::Width width) {
   const Inputs in;
-  Gmac gmac(in.key, force_portable);
+  Gmac gmac(in.key, width);
+  ASSERT_EQ(gmac.width(), width);
   for (std::size_t h : {0, 1, 8, 15, 16, 17, 40, 56, 64}) {
     const std::span<const std::byte> header(in.bytes.data(), h);
     for (std::size_t n : payload_lengths()) {
@@ -77,15 +79,41 @@ void expect_reference_tags(bool force_portable) {
   }
 }
 
-TEST(Gmac, VectorGhashGivesOpenSslsTags) {
-  const Inputs in;
-  if (!Gmac(in.key).vector_ghash()) {
-    GTEST_SKIP() << "this CPU lacks AVX-512 (F, BW, VL) or VPCLMULQDQ: OpenSSL computes every tag";
+class GmacWidth : public testing::TestWithParam<ghash::Width> {};
+
+TEST_P(GmacWidth, GivesOpenSslsTags) {
+  const ghash::Width w = GetParam();
+  if (static_cast<int>(w) > static_cast<int>(ghash::best_width())) {
+    GTEST_SKIP() << "this CPU's carry-less multiply reaches "
+                 << ghash::to_string(ghash::best_width()) << ", not " << ghash::to_string(w);
   }
-  expect_reference_tags(false);
+  expect_reference_tags(w);
 }
 
-TEST(Gmac, PortablePathGivesOpenSslsTags) { expect_reference_tags(true); }
+INSTANTIATE_TEST_SUITE_P(Widths, GmacWidth,
+                         testing::Values(ghash::Width::kNone, ghash::Width::kXmm,
+                                         ghash::Width::kYmm, ghash::Width::kZmm),
+                         [](const auto& param_info) {
+                           switch (param_info.param) {
+                             case ghash::Width::kNone:
+                               return std::string("OpenSsl");
+                             case ghash::Width::kXmm:
+                               return std::string("Pclmul128");
+                             case ghash::Width::kYmm:
+                               return std::string("Vpclmul256");
+                             case ghash::Width::kZmm:
+                               return std::string("Vpclmul512");
+                           }
+                           return std::string("Unknown");
+                         });
+
+TEST(Gmac, EveryWidthNarrowsToThisCpus) {
+  const Inputs in;
+  const ghash::Width best = ghash::best_width();
+  EXPECT_EQ(Gmac(in.key).width(), best);
+  EXPECT_EQ(Gmac(in.key, ghash::Width::kZmm).width(), best) << "the widest asked for";
+  EXPECT_EQ(Gmac(in.key, ghash::Width::kNone).width(), ghash::Width::kNone);
+}
 
 TEST(Gmac, TheTagDependsOnEveryInput) {
   Inputs in;
