@@ -18,10 +18,14 @@ namespace mccl::protocol::ghash {
 
 const char* to_string(Width w) {
   switch (w) {
-    case Width::kXmm: return "pclmul-128";
-    case Width::kYmm: return "vpclmul-256";
-    case Width::kZmm: return "vpclmul-512";
-    case Width::kNone: break;
+    case Width::kXmm:
+      return "pclmul-128";
+    case Width::kYmm:
+      return "vpclmul-256";
+    case Width::kZmm:
+      return "vpclmul-512";
+    case Width::kNone:
+      break;
   }
   return "none";
 }
@@ -104,9 +108,9 @@ MCCL_XMM_TARGET inline __m128i reduce(const Sums& s) {
 
 // a·b in GHASH's field, both reflected.
 MCCL_XMM_TARGET inline __m128i gfmul(__m128i a, __m128i b) {
-  return reduce(Sums{_mm_clmulepi64_si128(a, b, 0x00), _mm_clmulepi64_si128(a, b, 0x11),
-                     _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01),
-                                   _mm_clmulepi64_si128(a, b, 0x10))});
+  return reduce(
+      Sums{_mm_clmulepi64_si128(a, b, 0x00), _mm_clmulepi64_si128(a, b, 0x11),
+           _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01), _mm_clmulepi64_si128(a, b, 0x10))});
 }
 
 // One step at each width: the `bytes` at `p` as blocks (the last padded
@@ -130,7 +134,9 @@ inline const std::byte* padded(const std::byte* p, std::size_t n, std::byte* out
   return out;
 }
 
-MCCL_XMM_TARGET inline __m128i fold(__m128i x) { return _mm_xor_si128(x, _mm_shuffle_epi32(x, 0x4e)); }
+MCCL_XMM_TARGET inline __m128i fold(__m128i x) {
+  return _mm_xor_si128(x, _mm_shuffle_epi32(x, 0x4e));
+}
 
 MCCL_XMM_TARGET Sums mul_sum_xmm(const std::byte* p, std::size_t bytes, const std::byte* pw,
                                  const std::byte* pw_folded, __m128i y) {
@@ -208,9 +214,12 @@ MCCL_ZMM_TARGET Sums mul_sum_zmm(const std::byte* p, std::size_t bytes, const st
 
 MulSum mul_sum_of(Width w) {
   switch (w) {
-    case Width::kZmm: return mul_sum_zmm;
-    case Width::kYmm: return mul_sum_ymm;
-    default: return mul_sum_xmm;
+    case Width::kZmm:
+      return mul_sum_zmm;
+    case Width::kYmm:
+      return mul_sum_ymm;
+    default:
+      return mul_sum_xmm;
   }
 }
 
