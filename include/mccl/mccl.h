@@ -170,7 +170,8 @@ enum {
   MCCL_BCAST_ALGO_AUTO = 1,
   MCCL_BCAST_ALGO_MULTICAST = 2,
   MCCL_BCAST_ALGO_CHAIN = 3,
-  MCCL_BCAST_ALGO_BINOMIAL = 4
+  MCCL_BCAST_ALGO_BINOMIAL = 4,
+  MCCL_BCAST_ALGO_FLAT = 5 /* the root sends to every rank */
 };
 
 enum {

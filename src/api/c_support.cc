@@ -135,7 +135,7 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   using mccl::ProgressKind;
   using mccl::TransportKind;
   static_assert(MCCL_TRANSPORT_IB == 4 && MCCL_PROGRESS_OFFLOAD == 3 &&
-                MCCL_ALLGATHER_ALGO_BRUCK == 4 && MCCL_BCAST_ALGO_BINOMIAL == 4 &&
+                MCCL_ALLGATHER_ALGO_BRUCK == 4 && MCCL_BCAST_ALGO_FLAT == 5 &&
                 MCCL_ALLREDUCE_ALGO_RECURSIVE_DOUBLING == 4);
   static constexpr TransportKind kTransports[] = {TransportKind::kAuto, TransportKind::kSim,
                                                   TransportKind::kUdp, TransportKind::kIb};
@@ -146,7 +146,7 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
       AllgatherAlgorithm::kBruck};
   static constexpr BroadcastAlgorithm kBroadcast[] = {
       BroadcastAlgorithm::kAuto, BroadcastAlgorithm::kMulticast, BroadcastAlgorithm::kChain,
-      BroadcastAlgorithm::kBinomial};
+      BroadcastAlgorithm::kBinomial, BroadcastAlgorithm::kFlat};
   static constexpr AllreduceAlgorithm kAllreduce[] = {
       AllreduceAlgorithm::kAuto, AllreduceAlgorithm::kRsMulticast, AllreduceAlgorithm::kRing,
       AllreduceAlgorithm::kRecursiveDoubling};

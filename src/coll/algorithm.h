@@ -36,14 +36,19 @@ inline std::size_t allgather_multicast_from(const MulticastFrom& from, int ranks
                              : measured_crossover(ranks, cores_per_rank).allgather;
 }
 
-// Without multicast: the binomial tree below the crossover (log2 N hops),
-// the pipelined chain above it (each rank sends the message once).
+// Below the crossover a tree: flat where ranks share cores and the team is
+// small (tuning.h: a forwarding rank would wait for a core), else binomial
+// (log2 N hops). Without multicast, the pipelined chain above it (each rank
+// sends the message once).
 inline BroadcastAlgorithm choose_broadcast(BroadcastAlgorithm asked, bool multicast, int ranks,
                                            std::size_t bytes, const MulticastFrom& from,
                                            int cores_per_rank) {
   if (asked != BroadcastAlgorithm::kAuto) return asked;
   if (bytes < broadcast_multicast_from(from, ranks, cores_per_rank)) {
-    return BroadcastAlgorithm::kBinomial;
+    return cores_per_rank < kSpareCoresPerRank && ranks <= kSharedCoresFlatMaxRanks &&
+                   bytes < kSharedCoresFlatBelowBytes
+               ? BroadcastAlgorithm::kFlat
+               : BroadcastAlgorithm::kBinomial;
   }
   return multicast ? BroadcastAlgorithm::kMulticast : BroadcastAlgorithm::kChain;
 }

@@ -32,8 +32,9 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
   if (algo != BroadcastAlgorithm::kMulticast)
     protocol::Counters::add(ctx.counters().p2p_collectives);
   if (algo != BroadcastAlgorithm::kMulticast) {
-    const TreeShape shape =
-        algo == BroadcastAlgorithm::kChain ? TreeShape::kChain : TreeShape::kBinomial;
+    const TreeShape shape = algo == BroadcastAlgorithm::kChain  ? TreeShape::kChain
+                            : algo == BroadcastAlgorithm::kFlat ? TreeShape::kFlat
+                                                                : TreeShape::kBinomial;
     return std::make_shared<TreeBroadcast>(ctx, shape, buf, bytes, root, sig, cfg.segment_bytes);
   }
   protocol::McastSpec spec;

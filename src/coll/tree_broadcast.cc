@@ -35,6 +35,11 @@ TreeBroadcast::TreeBroadcast(protocol::Context& ctx, TreeShape shape, std::byte*
   const auto absolute = [&](int relative) {
     return leftward ? (root - relative + n) % n : (relative + root) % n;
   };
+  if (shape == TreeShape::kFlat) {
+    if (v != 0) parent_ = root;
+    for (int k = 1; v == 0 && k < n; ++k) children_.push_back(absolute(k));
+    return;
+  }
   if (shape != TreeShape::kBinomial) {
     if (v != 0) parent_ = absolute(v - 1);
     if (v + 1 < n) children_.push_back(absolute(v + 1));
@@ -48,8 +53,11 @@ TreeBroadcast::TreeBroadcast(protocol::Context& ctx, TreeShape shape, std::byte*
 }
 
 std::string TreeBroadcast::describe() const {
-  return std::string(shape_ == TreeShape::kBinomial ? "binomial" : "chain") + " broadcast of " +
-         std::to_string(bytes_) + " bytes from root " + std::to_string(root_);
+  const char* shape = shape_ == TreeShape::kBinomial ? "binomial"
+                      : shape_ == TreeShape::kFlat   ? "flat"
+                                                     : "chain";
+  return std::string(shape) + " broadcast of " + std::to_string(bytes_) + " bytes from root " +
+         std::to_string(root_);
 }
 
 std::string TreeBroadcast::describe_wait() const {

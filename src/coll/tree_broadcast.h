@@ -13,6 +13,9 @@
 //  - kBinomial: v's parent is v without its lowest set bit, its children are
 //    v + 2^k for every 2^k below that bit (the root: below N), the largest
 //    subtree first: ceil(log2 N) hops.
+//  - kFlat: the root sends to every other rank, v = 1 first: one hop, and no
+//    rank but the root needs the CPU to pass anything on, which is what
+//    matters where ranks share cores (the algorithm table).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +26,7 @@
 
 namespace mccl::coll {
 
-enum class TreeShape { kChain, kLeftwardChain, kBinomial };
+enum class TreeShape { kChain, kLeftwardChain, kBinomial, kFlat };
 
 class TreeBroadcast final : public P2pOperation {
  public:

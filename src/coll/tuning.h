@@ -55,6 +55,24 @@ inline constexpr Crossover kSpareCoresCrossovers[] = {
     {8, 65536, 131072},
 };
 
+// Where ranks share cores (fewer than kSpareCoresPerRank each), broadcasts
+// below the crossover take the flat tree in teams of up to this many ranks,
+// the binomial tree in larger ones. A binomial tree's inner ranks forward,
+// and on a shared core each forward waits for that rank to be scheduled;
+// the flat tree's root sends N - 1 times instead. Measured on the 2-core
+// AMD EPYC (2026-11-27, docs/benchmarks/flat-tree-2026-11-27/), OSU average
+// over ranks, medians of 3-6 alternating runs, flat against binomial: one
+// host, 8 B at 4 ranks 22 against 32 us, 8 KiB at 8 ranks 79 against
+// 122 us, 32 KiB at 8 ranks 95 against 128 us; at 16 ranks 8 B 874
+// against 237 us (the root's 15 sends). The namespace cluster at 10 Gbit/s:
+// 8 B at 8 ranks 134 against 180 us, 8 B at 4 ranks 61 against 63 us.
+// Below 64 KiB: at 4 ranks and 64 KiB (below that row's crossover) the flat
+// tree measured 64.5 against the binomial's 60.8 us, where the root's third
+// copy of the message starts to count. With cores to spare nothing was
+// measured: the binomial tree serves.
+inline constexpr int kSharedCoresFlatMaxRanks = 8;
+inline constexpr std::size_t kSharedCoresFlatBelowBytes = 65536;
+
 // The 8-rank rows serve larger teams too: nothing larger was measured.
 inline const Crossover& measured_crossover(int ranks, int cores_per_rank) {
   const std::span<const Crossover> table = cores_per_rank >= kSpareCoresPerRank

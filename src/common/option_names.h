@@ -22,7 +22,8 @@ inline constexpr EnumName<BroadcastAlgorithm> kBroadcastNames[] = {
     {BroadcastAlgorithm::kAuto, "auto"},
     {BroadcastAlgorithm::kMulticast, "multicast"},
     {BroadcastAlgorithm::kChain, "chain"},
-    {BroadcastAlgorithm::kBinomial, "binomial"}};
+    {BroadcastAlgorithm::kBinomial, "binomial"},
+    {BroadcastAlgorithm::kFlat, "flat"}};
 
 inline constexpr EnumName<AllgatherAlgorithm> kAllgatherNames[] = {
     {AllgatherAlgorithm::kAuto, "auto"},

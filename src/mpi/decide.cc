@@ -44,6 +44,8 @@ const char* served_by(Kind kind, const Communicator& c, std::size_t bytes) {
           return "served by MCCL (binomial tree)";
         case BroadcastAlgorithm::kChain:
           return "served by MCCL (chain)";
+        case BroadcastAlgorithm::kFlat:
+          return "served by MCCL (flat tree)";
         default:
           return "served by MCCL (multicast)";
       }

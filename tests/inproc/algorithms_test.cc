@@ -78,15 +78,10 @@ struct PointToPoint {
 constexpr PointToPoint kRingChain{AllgatherAlgorithm::kRing, BroadcastAlgorithm::kChain};
 constexpr PointToPoint kBruckBinomial{AllgatherAlgorithm::kBruck, BroadcastAlgorithm::kBinomial};
 
-class Fallbacks
-    : public ::testing::TestWithParam<std::tuple<PointToPoint, int, std::size_t, double>> {};
-
-TEST_P(Fallbacks, AllgatherAndBroadcastByteExact) {
-  auto [algos, n, m, loss] = GetParam();
-  const std::uint64_t seed = 700 + n + m;
-  CommOptions opts{.allgather_algorithm = algos.allgather, .broadcast_algorithm = algos.broadcast};
-  allgather_with(n, m, opts, loss, seed);
-
+// A broadcast of `m` bytes from every root in turn, byte-exact everywhere,
+// and never a multicast datagram: the point-to-point algorithms' check.
+void broadcast_from_every_root(int n, std::size_t m, const CommOptions& opts, double loss,
+                               std::uint64_t seed) {
   InProcessWorld world(n, {.loss = loss, .seed = seed});
   auto comms = create_communicators(world, opts);
   std::vector<std::vector<std::byte>> bufs(n, std::vector<std::byte>(m));
@@ -104,6 +99,17 @@ TEST_P(Fallbacks, AllgatherAndBroadcastByteExact) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(comms[r].stats().mcast_datagrams_sent, 0u);
 }
 
+class Fallbacks
+    : public ::testing::TestWithParam<std::tuple<PointToPoint, int, std::size_t, double>> {};
+
+TEST_P(Fallbacks, AllgatherAndBroadcastByteExact) {
+  auto [algos, n, m, loss] = GetParam();
+  const std::uint64_t seed = 700 + n + m;
+  CommOptions opts{.allgather_algorithm = algos.allgather, .broadcast_algorithm = algos.broadcast};
+  allgather_with(n, m, opts, loss, seed);
+  broadcast_from_every_root(n, m, opts, loss, seed);
+}
+
 std::string point_to_point_name(
     const ::testing::TestParamInfo<std::tuple<PointToPoint, int, std::size_t, double>>& info) {
   auto [algos, n, m, loss] = info.param;
@@ -119,6 +125,28 @@ INSTANTIATE_TEST_SUITE_P(PointToPoint, Fallbacks,
                                             ::testing::Values(0, 1, 1460, 1461, 1462, 300000),
                                             ::testing::Values(0.0, 0.1)),
                          point_to_point_name);
+
+// The flat tree (the root sends to every rank), which the table picks where
+// ranks share cores: the same sizes and team sizes, pinned.
+class FlatTree : public ::testing::TestWithParam<std::tuple<int, std::size_t, double>> {};
+
+TEST_P(FlatTree, BroadcastByteExact) {
+  auto [n, m, loss] = GetParam();
+  broadcast_from_every_root(n, m, {.broadcast_algorithm = BroadcastAlgorithm::kFlat}, loss,
+                            900 + n + m);
+}
+
+std::string flat_tree_name(
+    const ::testing::TestParamInfo<std::tuple<int, std::size_t, double>>& info) {
+  auto [n, m, loss] = info.param;
+  return "n" + std::to_string(n) + "_m" + std::to_string(m) + (loss > 0 ? "_lossy" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(PointToPoint, FlatTree,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 5, 8),
+                                            ::testing::Values(0, 1, 1460, 1461, 1462, 300000),
+                                            ::testing::Values(0.0, 0.1)),
+                         flat_tree_name);
 
 // Bruck's allgatherv with uneven and zero counts, every team size to 9 (so
 // every shape of its last, partial round).
@@ -205,11 +233,14 @@ TEST(AlgorithmTable, SmallPointToPointLargeMulticast) {
 TEST(AlgorithmTable, CommunicatorSaysWhichAlgorithmASizeGets) {
   InProcessWorld world(4, {.seed = 92});
   auto comms = create_communicators(world);
-  EXPECT_EQ(comms[0].broadcast_algorithm(100), BroadcastAlgorithm::kBinomial);
+  // An in-process world says nothing of its cores: the shared-cores table
+  // serves, whose small teams take the flat tree.
+  EXPECT_EQ(comms[0].broadcast_algorithm(100), BroadcastAlgorithm::kFlat);
   EXPECT_EQ(comms[0].broadcast_algorithm(4 << 20), BroadcastAlgorithm::kMulticast);
   EXPECT_EQ(comms[0].allgather_algorithm(100), AllgatherAlgorithm::kBruck);
   EXPECT_EQ(comms[0].allgather_algorithm(4 << 20), AllgatherAlgorithm::kMulticast);
   EXPECT_STREQ(to_string(BroadcastAlgorithm::kBinomial), "binomial");
+  EXPECT_STREQ(to_string(BroadcastAlgorithm::kFlat), "flat");
   EXPECT_STREQ(to_string(AllgatherAlgorithm::kBruck), "bruck");
   auto pinned = create_communicators(world, {.broadcast_algorithm = BroadcastAlgorithm::kChain});
   EXPECT_EQ(pinned[0].broadcast_algorithm(100), BroadcastAlgorithm::kChain);

@@ -38,6 +38,38 @@ TEST(AlgorithmTable, WithCoresToSpareTwoRanksStayPointToPoint) {
             AllgatherAlgorithm::kMulticast);
 }
 
+TEST(AlgorithmTable, SmallTeamsThatShareCoresTakeTheFlatTree) {
+  const MulticastFrom automatic;
+  for (int n : {2, 3, 4, kSharedCoresFlatMaxRanks}) {
+    EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, n, 8, automatic, 0),
+              BroadcastAlgorithm::kFlat)
+        << n << " ranks";
+    EXPECT_EQ(
+        choose_broadcast(BroadcastAlgorithm::kAuto, true, n, 8, automatic, kSpareCoresPerRank),
+        BroadcastAlgorithm::kBinomial)
+        << n << " ranks with cores to spare";
+  }
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, kSharedCoresFlatMaxRanks + 1, 8,
+                             automatic, 0),
+            BroadcastAlgorithm::kBinomial);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, kSharedCoresFlatBelowBytes - 1,
+                             automatic, 0),
+            BroadcastAlgorithm::kFlat);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, kSharedCoresFlatBelowBytes,
+                             automatic, 0),
+            BroadcastAlgorithm::kBinomial)
+      << "below the 4-rank row's multicast crossover, but where the root's copies count";
+  // From the crossover up multicast, and without it the chain, as before.
+  const std::size_t from = measured_crossover(4, 0).broadcast;
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, from, automatic, 0),
+            BroadcastAlgorithm::kMulticast);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, false, 4, from, automatic, 0),
+            BroadcastAlgorithm::kChain);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kBinomial, true, 4, 8, automatic, 0),
+            BroadcastAlgorithm::kBinomial)
+      << "a pinned algorithm wins";
+}
+
 TEST(AlgorithmTable, SettingsAndPinnedAlgorithmsWinOverTheTable) {
   const MulticastFrom always{.broadcast = 0, .allgather = 0};
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, always, 8),

@@ -68,7 +68,7 @@ void names_every_value_up_to(E last, const EnumName<E> (&names)[N]) {
 TEST(OptionNames, EachTableNamesEveryValueOfItsEnum) {
   names_every_value_up_to(TransportKind::kIb, kTransportNames);
   names_every_value_up_to(ProgressKind::kOffload, kProgressNames);
-  names_every_value_up_to(BroadcastAlgorithm::kBinomial, kBroadcastNames);
+  names_every_value_up_to(BroadcastAlgorithm::kFlat, kBroadcastNames);
   names_every_value_up_to(AllgatherAlgorithm::kBruck, kAllgatherNames);
   names_every_value_up_to(AllreduceAlgorithm::kRecursiveDoubling, kAllreduceNames);
   names_every_value_up_to(CompressMode::kZfp, kCompressNames);
