@@ -1,8 +1,10 @@
 // mccl_info: what this build of MCCL is and every setting it reads.
 //
 //   mccl_info             version, build features, the network interface
-//                         MCCL would use here and why, each setting with its
-//                         effective value and where that value comes from
+//                         MCCL would use here and why, the algorithm table
+//                         (which algorithm serves which size), each setting
+//                         with its effective value and where that value
+//                         comes from
 //   mccl_info --markdown  docs/configuration.md (generated from the registry;
 //                         a test fails when the checked-in file differs)
 //   mccl_info --version   the version alone
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "bootstrap/secret.h"
+#include "coll/algorithm_text.h"
 #include "common/host.h"
 #include "common/settings.h"
 #include "setup/transport_settings.h"
@@ -139,6 +142,38 @@ void print_network() {
               st.is_ok() ? choice.reason.c_str() : st.message().c_str());
 }
 
+// The algorithm table as the settings leave it (MCCL_COLL_*_MCAST_FROM_BYTES
+// move its crossovers; a pinned MCCL_COLL_*_ALGO replaces it), for both
+// tables: which one serves is agreed at creation from the cores each rank
+// has (docs/algorithms.md).
+void print_algorithm_table() {
+  namespace s = mccl::common::settings;
+  const mccl::common::MulticastFrom from{s::kCollBcastMcastFromBytes.get_int(),
+                                         s::kCollAllgatherMcastFromBytes.get_int()};
+  std::printf(
+      "algorithm table (docs/algorithms.md; with multicast, and unless MCCL_COLL_BCAST_ALGO "
+      "or MCCL_COLL_ALLGATHER_ALGO pins one)\n");
+  std::printf(
+      "  this process may use %d cores; ranks on one host share them, and the table "
+      "for the fewest cores any rank has serves\n",
+      mccl::common::usable_cores());
+  const struct {
+    const char* what;
+    int cores_per_rank;
+  } tables[] = {{"ranks share cores (fewer than 2 each)", 0},
+                {"cores to spare (2 or more each)", mccl::coll::kSpareCoresPerRank}};
+  for (const auto& t : tables) {
+    std::printf("  where %s:\n", t.what);
+    for (int ranks : {2, 4, 8, 16}) {
+      std::printf("    %2d ranks  broadcast: %s\n", ranks,
+                  mccl::coll::describe_broadcast_choice(ranks, t.cores_per_rank, from).c_str());
+      std::printf("              allgather: %s\n",
+                  mccl::coll::describe_allgather_choice(ranks, t.cores_per_rank, from).c_str());
+    }
+  }
+  std::printf("\n");
+}
+
 int print_text() {
   const std::string sanitizer = MCCL_BUILD_SANITIZER;
   std::printf("MCCL %s\n\n", kVersion);
@@ -163,6 +198,7 @@ int print_text() {
   std::printf("\n");
 #endif
   print_network();
+  print_algorithm_table();
   // Which secret the TCP store's hellos would carry (docs/security.md).
   std::printf("bootstrap secret (TCP store)\n  %s\n\n",
               mccl::bootstrap::describe_secret_source().c_str());

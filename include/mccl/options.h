@@ -24,7 +24,7 @@ enum class ProgressKind { kInline, kThread, kOffload };
 // the measured crossover (MCCL_COLL_ALLGATHER_MCAST_FROM_BYTES,
 // MCCL_COLL_BCAST_MCAST_FROM_BYTES), multicast from it up; where the transport
 // cannot multicast, the ring / pipelined chain above it (docs/algorithms.md).
-// Where ranks share cores, small broadcasts of teams of up to 8 ranks take
+// Where ranks share cores, small broadcasts of teams of 3 to 8 ranks take
 // the flat tree (the root sends to every rank) instead of the binomial one.
 enum class AllgatherAlgorithm { kAuto, kMulticast, kRing, kBruck };
 enum class BroadcastAlgorithm { kAuto, kMulticast, kChain, kBinomial, kFlat };

@@ -38,14 +38,14 @@ inline std::size_t allgather_multicast_from(const MulticastFrom& from, int ranks
 
 // Below the crossover a tree: flat where ranks share cores and the team is
 // small (tuning.h: a forwarding rank would wait for a core), else binomial
-// (log2 N hops). Without multicast, the pipelined chain above it (each rank
-// sends the message once).
+// (log2 N hops; at 2 ranks both trees are the one send). Without multicast, the pipelined chain
+// above it (each rank sends the message once).
 inline BroadcastAlgorithm choose_broadcast(BroadcastAlgorithm asked, bool multicast, int ranks,
                                            std::size_t bytes, const MulticastFrom& from,
                                            int cores_per_rank) {
   if (asked != BroadcastAlgorithm::kAuto) return asked;
   if (bytes < broadcast_multicast_from(from, ranks, cores_per_rank)) {
-    return cores_per_rank < kSpareCoresPerRank && ranks <= kSharedCoresFlatMaxRanks &&
+    return cores_per_rank < kSpareCoresPerRank && ranks > 2 && ranks <= kSharedCoresFlatMaxRanks &&
                    bytes < kSharedCoresFlatBelowBytes
                ? BroadcastAlgorithm::kFlat
                : BroadcastAlgorithm::kBinomial;

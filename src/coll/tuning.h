@@ -56,7 +56,7 @@ inline constexpr Crossover kSpareCoresCrossovers[] = {
 };
 
 // Where ranks share cores (fewer than kSpareCoresPerRank each), broadcasts
-// below the crossover take the flat tree in teams of up to this many ranks,
+// below the crossover take the flat tree in teams of 3 up to this many ranks,
 // the binomial tree in larger ones. A binomial tree's inner ranks forward,
 // and on a shared core each forward waits for that rank to be scheduled;
 // the flat tree's root sends N - 1 times instead. Measured on the 2-core

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "coll/algorithm.h"
+#include "coll/algorithm_text.h"
 
 namespace mccl::coll {
 namespace {
@@ -40,7 +41,10 @@ TEST(AlgorithmTable, WithCoresToSpareTwoRanksStayPointToPoint) {
 
 TEST(AlgorithmTable, SmallTeamsThatShareCoresTakeTheFlatTree) {
   const MulticastFrom automatic;
-  for (int n : {2, 3, 4, kSharedCoresFlatMaxRanks}) {
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, automatic, 0),
+            BroadcastAlgorithm::kBinomial)
+      << "at 2 ranks both trees are the one send: the name stays";
+  for (int n : {3, 4, kSharedCoresFlatMaxRanks}) {
     EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, n, 8, automatic, 0),
               BroadcastAlgorithm::kFlat)
         << n << " ranks";
@@ -83,6 +87,28 @@ TEST(AlgorithmTable, SettingsAndPinnedAlgorithmsWinOverTheTable) {
             BroadcastAlgorithm::kChain);
   EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, false, 8, 8 << 20, {}, 16),
             AllgatherAlgorithm::kRing);
+}
+
+// mccl_info's words for the table come from the choice functions themselves.
+TEST(AlgorithmTable, TheTextSaysWhichAlgorithmServesWhichSizes) {
+  EXPECT_EQ(size_text(65536), "64 KiB");
+  EXPECT_EQ(size_text(2 << 20), "2 MiB");
+  EXPECT_EQ(size_text(1500), "1500 B");
+  const std::size_t from4 = kSharedCoresCrossovers[1].broadcast;
+  ASSERT_GT(from4, kSharedCoresFlatBelowBytes);
+  EXPECT_EQ(describe_broadcast_choice(4, 0), "flat below " + size_text(kSharedCoresFlatBelowBytes) +
+                                                 ", binomial below " + size_text(from4) +
+                                                 ", multicast from " + size_text(from4));
+  EXPECT_EQ(describe_broadcast_choice(4, kSpareCoresPerRank),
+            "binomial below " + size_text(kSpareCoresCrossovers[1].broadcast) +
+                ", multicast from " + size_text(kSpareCoresCrossovers[1].broadcast));
+  EXPECT_EQ(describe_allgather_choice(8, 0),
+            "bruck below " + size_text(kSharedCoresCrossovers[2].allgather) + ", multicast from " +
+                size_text(kSharedCoresCrossovers[2].allgather));
+  // A setting that moves the crossover to a size that is no power of two.
+  EXPECT_EQ(describe_broadcast_choice(4, 0, {.broadcast = 1000}),
+            "flat below 1000 B, multicast from 1000 B");
+  EXPECT_EQ(describe_broadcast_choice(4, 0, {.broadcast = 0}), "multicast");
 }
 
 }  // namespace
