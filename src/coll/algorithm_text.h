@@ -12,8 +12,10 @@
 namespace mccl::coll {
 
 // `from`: the crossovers as the settings move them (-1: the table's).
-std::string describe_broadcast_choice(int ranks, int cores_per_rank, const MulticastFrom& from = {});
-std::string describe_allgather_choice(int ranks, int cores_per_rank, const MulticastFrom& from = {});
+std::string describe_broadcast_choice(int ranks, int cores_per_rank,
+                                      const MulticastFrom& from = {});
+std::string describe_allgather_choice(int ranks, int cores_per_rank,
+                                      const MulticastFrom& from = {});
 
 // "64 KiB", "1 MiB", "1500 B": bytes as the table's text writes them.
 std::string size_text(std::size_t bytes);
