@@ -148,8 +148,8 @@ MCCL_XMM_TARGET Sums mul_sum_xmm(const std::byte* p, std::size_t bytes, const st
     const std::byte* in = bytes - off >= 16 ? p + off : padded(p + off, bytes - off, tail, 16);
     const __m128i x = _mm_xor_si128(reflect(load(in)), y);
     y = _mm_setzero_si128();
-    const __m128i h = _mm_load_si128(reinterpret_cast<const __m128i*>(pw + off));
-    const __m128i hf = _mm_load_si128(reinterpret_cast<const __m128i*>(pw_folded + off));
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pw + off));
+    const __m128i hf = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pw_folded + off));
     lo = _mm_xor_si128(lo, _mm_clmulepi64_si128(x, h, 0x00));
     hi = _mm_xor_si128(hi, _mm_clmulepi64_si128(x, h, 0x11));
     mid = _mm_xor_si128(mid, _mm_clmulepi64_si128(fold(x), hf, 0x00));
@@ -174,8 +174,8 @@ MCCL_YMM_TARGET Sums mul_sum_ymm(const std::byte* p, std::size_t bytes, const st
     const __m256i x = _mm256_xor_si256(
         _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)), swap), first);
     first = _mm256_setzero_si256();
-    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(pw + off));
-    const __m256i hf = _mm256_load_si256(reinterpret_cast<const __m256i*>(pw_folded + off));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pw + off));
+    const __m256i hf = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pw_folded + off));
     const __m256i xf = _mm256_xor_si256(x, _mm256_shuffle_epi32(x, 0x4e));
     lo = _mm256_xor_si256(lo, _mm256_clmulepi64_epi128(x, h, 0x00));
     hi = _mm256_xor_si256(hi, _mm256_clmulepi64_epi128(x, h, 0x11));
