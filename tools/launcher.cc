@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -21,6 +22,66 @@ namespace {
 // How long the other ranks may go on after one failed: long enough for them
 // to report their own error (a peer failure arrives within milliseconds).
 constexpr auto kFailureGrace = std::chrono::seconds(10);
+// How long ranks may take to end after the launcher passed them a signal,
+// before they are killed.
+constexpr auto kSignalGrace = std::chrono::seconds(2);
+
+// The signals that stop a job from outside: Ctrl-C, timeout(1), kill, a
+// closed terminal. Each rank runs in a process group of its own (so that a
+// failed rank's children die with it), which is also why the terminal's
+// Ctrl-C and timeout(1)'s SIGTERM reach only the launcher: it holds them
+// blocked while the job runs, takes them with sigtimedwait, and passes
+// them on to every rank. Without that, a launcher stopped so leaves its
+// ranks running (and spinning) with no parent.
+class StopSignals {
+ public:
+  StopSignals() {
+    sigemptyset(&stop_);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&stop_, s);
+    pthread_sigmask(SIG_BLOCK, &stop_, &before_);
+  }
+  ~StopSignals() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // In a forked child before exec: the program starts with the signal mask
+  // the launcher's caller had.
+  void restore_in_child() const { sigprocmask(SIG_SETMASK, &before_, nullptr); }
+
+  // Waits up to `d` for one of them; returns it, or 0.
+  int wait_for(std::chrono::milliseconds d) const {
+    const timespec ts{static_cast<time_t>(d.count() / 1000),
+                      static_cast<long>(d.count() % 1000) * 1000000L};
+    const int s = sigtimedwait(&stop_, nullptr, &ts);
+    return s > 0 ? s : 0;
+  }
+
+ private:
+  sigset_t stop_{};
+  sigset_t before_{};
+};
+
+// Collects the exit codes of the ranks not yet `done`, passing again every
+// 5 ms until none is left or `until` (once, for a time already past);
+// returns how many are still running.
+int reap_until(const std::vector<pid_t>& pids, std::vector<bool>& done, JobResult& job,
+               std::chrono::steady_clock::time_point until) {
+  for (;;) {
+    int left = 0;
+    for (std::size_t r = 0; r < pids.size(); ++r) {
+      int status = 0;
+      if (done[r]) continue;
+      if (waitpid(pids[r], &status, WNOHANG) != pids[r]) {
+        ++left;
+        continue;
+      }
+      done[r] = true;
+      job.ranks[r].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    if (left == 0 || std::chrono::steady_clock::now() >= until) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
 }  // namespace
 
 int free_port() {
@@ -53,12 +114,14 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
   const std::string secret = bootstrap::random_secret();
   char dir_template[] = "/tmp/mccl-mp-XXXXXX";
   std::string dir = mkdtemp(dir_template);
+  const StopSignals stop;
   std::vector<pid_t> pids;
   for (int r = 0; r < ranks; ++r) {
     std::string out = dir + "/rank" + std::to_string(r);
     pid_t pid = fork();
     if (pid == 0) {
       setpgid(0, 0);
+      stop.restore_in_child();
       if (capture) {
         std::FILE* f = std::freopen(out.c_str(), "w", stdout);
         if (f == nullptr) _exit(120);
@@ -80,39 +143,37 @@ JobResult run_job(const std::string& program, const std::vector<std::string>& ar
   JobResult job;
   job.ranks.resize(ranks);
   const auto t0 = std::chrono::steady_clock::now();
-  int left = ranks;
   std::vector<bool> done(ranks, false);
-  bool failed = false;
   std::chrono::steady_clock::time_point failed_at{};
-  while (left > 0) {
+  const auto stop_all = [&](int signal) {
     for (int r = 0; r < ranks; ++r) {
-      if (done[r]) continue;
-      int status = 0;
-      if (waitpid(pids[r], &status, WNOHANG) == pids[r]) {
-        done[r] = true;
-        --left;
-        job.ranks[r].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        failed = failed || job.ranks[r].exit_code != 0;
-      }
+      if (!done[r]) kill(-pids[r], signal);
     }
-    const bool late = std::chrono::steady_clock::now() - t0 > deadline;
+  };
+  while (reap_until(pids, done, job, {}) > 0) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool late = now - t0 > deadline;
     // A failed rank leaves the others waiting for it until their own
     // timeouts: stop them after a grace period instead.
-    if (failed && failed_at == std::chrono::steady_clock::time_point{}) {
-      failed_at = std::chrono::steady_clock::now();
-    }
-    const bool give_up = failed && std::chrono::steady_clock::now() - failed_at > kFailureGrace;
-    if (left > 0 && (late || give_up)) {
+    bool failed = false;
+    for (int r = 0; r < ranks; ++r) failed = failed || (done[r] && job.ranks[r].exit_code != 0);
+    if (failed && failed_at == std::chrono::steady_clock::time_point{}) failed_at = now;
+    const bool give_up = failed && now - failed_at > kFailureGrace;
+    if (late || give_up) {
       job.timed_out = late;
-      for (int r = 0; r < ranks; ++r) {
-        if (!done[r]) kill(-pids[r], SIGKILL);
-      }
-      for (int r = 0; r < ranks; ++r) {
-        if (!done[r]) waitpid(pids[r], nullptr, 0);
+      stop_all(SIGKILL);
+      (void)reap_until(pids, done, job, std::chrono::steady_clock::time_point::max());
+      break;
+    }
+    if (const int signal = stop.wait_for(std::chrono::milliseconds(5)); signal != 0) {
+      job.stopped_by = signal;
+      stop_all(signal);
+      if (reap_until(pids, done, job, std::chrono::steady_clock::now() + kSignalGrace) > 0) {
+        stop_all(SIGKILL);
+        (void)reap_until(pids, done, job, std::chrono::steady_clock::time_point::max());
       }
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (int r = 0; r < ranks && capture; ++r) {

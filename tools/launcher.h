@@ -1,7 +1,8 @@
 // Runs N copies of a program as the ranks of one job on this host, joined
 // by the TCP-store bootstrap on a free loopback port; collects their exit
 // codes (and, if asked, their output); kills all of them at a deadline, or
-// as soon as one fails. Used by mccl_run and the multi-process tests.
+// as soon as one fails, and passes a signal that stops the launcher on to
+// them. Used by mccl_run and the multi-process tests.
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,10 @@ struct RankResult {
 struct JobResult {
   std::vector<RankResult> ranks;
   bool timed_out = false;
+  // The signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that stopped the job from
+  // outside, 0 if none: run_job passed it to every rank, killed those still
+  // running 2 s later, and returned.
+  int stopped_by = 0;
   double seconds = 0;
 };
 

@@ -6,7 +6,11 @@
 //   mccl_run -n 4 [-t SECONDS] [-x NAME=VALUE]... program [args...]
 //
 // Exits 0 when every rank did; otherwise with the first failing rank's code
-// (124 when the deadline passed, after killing every rank).
+// (124 when the deadline passed, after killing every rank). SIGINT, SIGTERM,
+// SIGHUP and SIGQUIT are passed on to every rank (they run in process
+// groups of their own, out of the terminal's reach), and mccl_run then ends
+// by the same signal.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +60,15 @@ int main(int argc, char** argv) {
   if (job.timed_out) {
     std::fprintf(stderr, "mccl_run: deadline of %d s passed; every rank was killed\n", seconds);
     return 124;
+  }
+  if (job.stopped_by != 0) {
+    // Passed on to every rank; now end as the signal would have ended this
+    // process, so that its caller (a shell, timeout(1)) sees it.
+    std::fprintf(stderr, "mccl_run: stopped by %s; every rank was stopped\n",
+                 strsignal(job.stopped_by));
+    std::signal(job.stopped_by, SIG_DFL);
+    std::raise(job.stopped_by);
+    return 128 + job.stopped_by;
   }
   for (int r = 0; r < ranks; ++r) {
     if (job.ranks[r].exit_code != 0) {
