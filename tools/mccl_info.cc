@@ -143,9 +143,9 @@ void print_network() {
 }
 
 // The algorithm table as the settings leave it (MCCL_COLL_*_MCAST_FROM_BYTES
-// move its crossovers; a pinned MCCL_COLL_*_ALGO replaces it), for both
-// tables: which one serves is agreed at creation from the cores each rank
-// has (docs/algorithms.md).
+// move its crossovers; a pinned MCCL_COLL_*_ALGO replaces it), for every
+// table: which one serves is agreed at creation from where the ranks run,
+// one host or several, and the cores each rank has (docs/algorithms.md).
 void print_algorithm_table() {
   namespace s = mccl::common::settings;
   const mccl::common::MulticastFrom from{s::kCollBcastMcastFromBytes.get_int(),
@@ -155,20 +155,23 @@ void print_algorithm_table() {
       "or MCCL_COLL_ALLGATHER_ALGO pins one)\n");
   std::printf(
       "  this process may use %d cores; ranks on one host share them, and the table "
-      "for the fewest cores any rank has serves\n",
+      "for the fewest cores any rank has serves, unless every rank is on one host\n",
       mccl::common::usable_cores());
   const struct {
     const char* what;
-    int cores_per_rank;
-  } tables[] = {{"ranks share cores (fewer than 2 each)", 0},
-                {"cores to spare (2 or more each)", mccl::coll::kSpareCoresPerRank}};
+    mccl::common::Placement where;
+  } tables[] = {
+      {"ranks on several hosts share cores (fewer than 2 each)", {0, false}},
+      {"ranks on several hosts have cores to spare (2 or more each)",
+       {mccl::coll::kSpareCoresPerRank, false}},
+      {"every rank is on one host (multicast over loopback; fewer than 2 cores each)", {1, true}}};
   for (const auto& t : tables) {
     std::printf("  where %s:\n", t.what);
     for (int ranks : {2, 4, 8, 16}) {
       std::printf("    %2d ranks  broadcast: %s\n", ranks,
-                  mccl::coll::describe_broadcast_choice(ranks, t.cores_per_rank, from).c_str());
+                  mccl::coll::describe_broadcast_choice(ranks, t.where, from).c_str());
       std::printf("              allgather: %s\n",
-                  mccl::coll::describe_allgather_choice(ranks, t.cores_per_rank, from).c_str());
+                  mccl::coll::describe_allgather_choice(ranks, t.where, from).c_str());
     }
   }
   std::printf("\n");

@@ -115,7 +115,7 @@ class Backend {
   virtual std::uint32_t epoch() const = 0;
   // As the ranks agreed at creation (setup::Agreement): with the team size
   // it picks the algorithm table's row (Communicator::broadcast_algorithm).
-  virtual int cores_per_rank() const = 0;
+  virtual common::Placement placement() const = 0;
   virtual void revoke() = 0;
   virtual std::unique_ptr<Backend> shrink(std::vector<int>& failed) = 0;
 };

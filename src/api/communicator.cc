@@ -183,15 +183,13 @@ Stats Communicator::stats() const {
 BroadcastAlgorithm Communicator::broadcast_algorithm(std::size_t bytes) const {
   check_usable(state_);
   return coll::choose_broadcast(state_->options.coll.broadcast, true, state_->size, bytes,
-                                state_->options.coll.multicast_from,
-                                state_->backend->cores_per_rank());
+                                state_->options.coll.multicast_from, state_->backend->placement());
 }
 
 AllgatherAlgorithm Communicator::allgather_algorithm(std::size_t block_bytes) const {
   check_usable(state_);
   return coll::choose_allgather(state_->options.coll.allgather, true, state_->size, block_bytes,
-                                state_->options.coll.multicast_from,
-                                state_->backend->cores_per_rank());
+                                state_->options.coll.multicast_from, state_->backend->placement());
 }
 
 const char* to_string(AllgatherAlgorithm a) { return coll::algorithm_name(a); }

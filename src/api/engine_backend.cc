@@ -138,7 +138,7 @@ class EngineBackend final : public Backend {
         opt_(opt),
         fabric_(fabric),
         sim_node_(sim_node) {
-    coll_.cores_per_rank = up.agreed.cores_per_rank;
+    coll_.placement = {up.agreed.cores_per_rank, up.agreed.one_host};
     link_mbit_ = up.agreed.slowest_link_mbit;
     core_share_ = up.agreed.core_share;
     engine_ = make_engine(opt, *ctx_, up.iface, up.agreed.local_index, up.agreed.local_ranks);
@@ -249,7 +249,7 @@ class EngineBackend final : public Backend {
   protocol::Context& context() { return *ctx_; }
 
   std::uint32_t epoch() const override { return epoch_; }
-  int cores_per_rank() const override { return coll_.cores_per_rank; }
+  common::Placement placement() const override { return coll_.placement; }
   // Poisons the context on the engine's thread and tells every rank.
   void revoke() override { (void)finish(std::make_shared<protocol::Revoke>(*ctx_)); }
 

@@ -120,7 +120,7 @@ class OffloadBackend final : public Backend {
   // The daemon runs them (docs/elastic.md). The survivors' communicator
   // takes over the daemon session; this one, revoked, refuses everything.
   std::uint32_t epoch() const override { return epoch_; }
-  int cores_per_rank() const override { return comm_->cores_per_rank(); }
+  common::Placement placement() const override { return comm_->placement(); }
   void revoke() override { throw_if_error(live().revoke()); }
   std::unique_ptr<Backend> shrink(std::vector<int>& failed) override {
     const std::string who = "rank " + std::to_string(live().rank()) + ": ";

@@ -22,18 +22,18 @@ namespace mccl::coll {
 
 using MulticastFrom = common::MulticastFrom;  // common/coll_config.h
 
-// `cores_per_rank`: as the ranks agreed (common::CollConfig), which picks
+// `where`: as the ranks agreed (common::CollConfig::placement), which picks
 // the table.
 inline std::size_t broadcast_multicast_from(const MulticastFrom& from, int ranks,
-                                            int cores_per_rank) {
+                                            const Placement& where) {
   return from.broadcast >= 0 ? static_cast<std::size_t>(from.broadcast)
-                             : measured_crossover(ranks, cores_per_rank).broadcast;
+                             : measured_crossover(ranks, where).broadcast;
 }
 
 inline std::size_t allgather_multicast_from(const MulticastFrom& from, int ranks,
-                                            int cores_per_rank) {
+                                            const Placement& where) {
   return from.allgather >= 0 ? static_cast<std::size_t>(from.allgather)
-                             : measured_crossover(ranks, cores_per_rank).allgather;
+                             : measured_crossover(ranks, where).allgather;
 }
 
 // Below the crossover a tree: flat where ranks share cores and the team is
@@ -42,11 +42,11 @@ inline std::size_t allgather_multicast_from(const MulticastFrom& from, int ranks
 // above it (each rank sends the message once).
 inline BroadcastAlgorithm choose_broadcast(BroadcastAlgorithm asked, bool multicast, int ranks,
                                            std::size_t bytes, const MulticastFrom& from,
-                                           int cores_per_rank) {
+                                           const Placement& where) {
   if (asked != BroadcastAlgorithm::kAuto) return asked;
-  if (bytes < broadcast_multicast_from(from, ranks, cores_per_rank)) {
-    return cores_per_rank < kSpareCoresPerRank && ranks > 2 && ranks <= kSharedCoresFlatMaxRanks &&
-                   bytes < kSharedCoresFlatBelowBytes
+  if (bytes < broadcast_multicast_from(from, ranks, where)) {
+    return where.cores_per_rank < kSpareCoresPerRank && ranks > 2 &&
+                   ranks <= kSharedCoresFlatMaxRanks && bytes < kSharedCoresFlatBelowBytes
                ? BroadcastAlgorithm::kFlat
                : BroadcastAlgorithm::kBinomial;
   }
@@ -56,9 +56,9 @@ inline BroadcastAlgorithm choose_broadcast(BroadcastAlgorithm asked, bool multic
 // `block_bytes`: the largest block of the allgather(v).
 inline AllgatherAlgorithm choose_allgather(AllgatherAlgorithm asked, bool multicast, int ranks,
                                            std::size_t block_bytes, const MulticastFrom& from,
-                                           int cores_per_rank) {
+                                           const Placement& where) {
   if (asked != AllgatherAlgorithm::kAuto) return asked;
-  if (block_bytes < allgather_multicast_from(from, ranks, cores_per_rank)) {
+  if (block_bytes < allgather_multicast_from(from, ranks, where)) {
     return AllgatherAlgorithm::kBruck;
   }
   return multicast ? AllgatherAlgorithm::kMulticast : AllgatherAlgorithm::kRing;

@@ -46,15 +46,17 @@ std::string size_text(std::size_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-std::string describe_broadcast_choice(int ranks, int cores_per_rank, const MulticastFrom& from) {
+std::string describe_broadcast_choice(int ranks, const Placement& where,
+                                      const MulticastFrom& from) {
   return describe<BroadcastAlgorithm>([&](std::size_t bytes) {
-    return choose_broadcast(BroadcastAlgorithm::kAuto, true, ranks, bytes, from, cores_per_rank);
+    return choose_broadcast(BroadcastAlgorithm::kAuto, true, ranks, bytes, from, where);
   });
 }
 
-std::string describe_allgather_choice(int ranks, int cores_per_rank, const MulticastFrom& from) {
+std::string describe_allgather_choice(int ranks, const Placement& where,
+                                      const MulticastFrom& from) {
   return describe<AllgatherAlgorithm>([&](std::size_t bytes) {
-    return choose_allgather(AllgatherAlgorithm::kAuto, true, ranks, bytes, from, cores_per_rank);
+    return choose_allgather(AllgatherAlgorithm::kAuto, true, ranks, bytes, from, where);
   });
 }
 

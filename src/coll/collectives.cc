@@ -23,7 +23,7 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
   // a rank running another algorithm would otherwise just drop the others'
   // messages and time out instead of reporting the disagreement.
   const BroadcastAlgorithm algo = choose_broadcast(cfg.broadcast, cfg.multicast, ctx.size(), bytes,
-                                                   cfg.multicast_from, cfg.cores_per_rank);
+                                                   cfg.multicast_from, cfg.placement);
   Signature signature(CollKind::kBroadcast);
   signature.mix(static_cast<std::uint64_t>(root)).mix(bytes).mix(static_cast<std::uint64_t>(algo));
   if (algo != BroadcastAlgorithm::kMulticast) signature.mix(cfg.segment_bytes);
@@ -56,7 +56,7 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
   }
   const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
   const AllgatherAlgorithm algo = choose_allgather(cfg.allgather, cfg.multicast, ctx.size(),
-                                                   largest, cfg.multicast_from, cfg.cores_per_rank);
+                                                   largest, cfg.multicast_from, cfg.placement);
   Signature signature(CollKind::kAllgather);
   signature.mix(counts).mix(static_cast<std::uint64_t>(algo));
   if (algo != AllgatherAlgorithm::kMulticast) signature.mix(cfg.segment_bytes);

@@ -1,13 +1,17 @@
 // The measured crossovers of the algorithm table (algorithm.h): from which
-// size multicast beats the point-to-point algorithms, by team size and by
-// the cores each rank has to itself.
+// size multicast beats the point-to-point algorithms, by team size, by the
+// cores each rank has to itself and by whether the team is on one host.
 //
-// Two tables, because the crossovers move with the cores: where a rank has
+// Three tables. The crossovers move with the cores: where a rank has
 // a second core, the kernel's TCP receive work runs beside the rank's own
 // and a point-to-point message is cheap, so it beats multicast up to far
 // larger sizes (at 2 ranks at every size measured, where multicast injects
 // no fewer bytes anyway); where ranks share cores, every copy and ACK the
-// kernel does for TCP is taken from a rank, and multicast wins early.
+// kernel does for TCP is taken from a rank, and multicast wins early. On one
+// host (common::Placement::one_host) there is no wire to save: a multicast
+// datagram costs each receiver a copy, as a TCP message does, and more per
+// byte on the way (a datagram header, a receive slot), so multicast pays
+// only where it spares the root its copies for many receivers.
 // Written from bench/tune/crossover.sh's output (the commands and the
 // machines are in docs/benchmarks.md, "Small collectives: the algorithm
 // table"); rerun it and copy its rows here when the algorithms or the
@@ -19,7 +23,11 @@
 #include <iterator>
 #include <span>
 
+#include "common/coll_config.h"
+
 namespace mccl::coll {
+
+using Placement = common::Placement;  // common/coll_config.h
 
 struct Crossover {
   int max_ranks;          // the row serves teams of up to this many ranks
@@ -55,6 +63,28 @@ inline constexpr Crossover kSpareCoresCrossovers[] = {
     {8, 65536, 131072},
 };
 
+// Every rank on one host, multicast over loopback (UDP on lo), whatever the
+// cores: measured on the 2-core AMD EPYC (2026-11-28), 1 core per rank at
+// 2 ranks, fewer beyond:
+//   bench/tune/crossover.sh --where loopback --ranks 2,4,8 --max-size 4m
+// (docs/benchmarks/one-host-crossover-2026-11-28/). The broadcast's crossover is
+// 1 MiB at 2, 4 and 8 ranks, where the fabric tables say 32 to 128 KiB: on
+// one host a 2-rank broadcast of 64 KiB took 25 us as a send and 48 us by
+// multicast, 512 KiB 128 against 257 us. At 2 ranks and 1 MiB the two were
+// level (429 against 424 us). One correction: the 8-rank allgather's run
+// timed out at 4 MiB, so the script printed no row for it; its 2 MiB of
+// sizes put multicast ahead from 32 KiB except at 256 KiB (4.86 against
+// 4.78 ms, one sample), and three alternating reruns at 16 KiB, 32 KiB and
+// 256 KiB (allgather-n8-recheck.txt) had multicast behind at 16 KiB and
+// ahead at 32 and 256 KiB every time, so the row says 32 KiB. With cores
+// to spare on one host nothing was measured; the point-to-point side can
+// only gain there (the kernel's TCP work runs beside the ranks).
+inline constexpr Crossover kOneHostCrossovers[] = {
+    {2, 1048576, 2097152},
+    {4, 1048576, 32768},
+    {8, 1048576, 32768},
+};
+
 // Where ranks share cores (fewer than kSpareCoresPerRank each), broadcasts
 // below the crossover take the flat tree in teams of 3 up to this many ranks,
 // the binomial tree in larger ones. A binomial tree's inner ranks forward,
@@ -74,8 +104,10 @@ inline constexpr int kSharedCoresFlatMaxRanks = 8;
 inline constexpr std::size_t kSharedCoresFlatBelowBytes = 65536;
 
 // The 8-rank rows serve larger teams too: nothing larger was measured.
-inline const Crossover& measured_crossover(int ranks, int cores_per_rank) {
-  const std::span<const Crossover> table = cores_per_rank >= kSpareCoresPerRank
+inline const Crossover& measured_crossover(int ranks, const Placement& where) {
+  const std::span<const Crossover> table = where.one_host
+                                               ? std::span<const Crossover>(kOneHostCrossovers)
+                                           : where.cores_per_rank >= kSpareCoresPerRank
                                                ? std::span<const Crossover>(kSpareCoresCrossovers)
                                                : std::span<const Crossover>(kSharedCoresCrossovers);
   for (const Crossover& row : table) {

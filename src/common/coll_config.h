@@ -22,13 +22,22 @@ struct MulticastFrom {
   std::int64_t allgather = -1;
 };
 
+// Where a communicator's ranks run, as they agreed at creation
+// (setup::Agreement; the offload daemon agrees its own): picks the
+// crossover table (coll/tuning.h), so every rank must hold the same.
+struct Placement {
+  // The fewest cores any rank has to itself, rounded down; 0 unknown.
+  std::int32_t cores_per_rank = 0;
+  // Every rank multicasts over a loopback interface: one host, one network
+  // namespace. A datagram then costs each receiver a copy, as a TCP message
+  // does, and multicast saves no wire.
+  bool one_host = false;
+};
+
 struct CollConfig {
   AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
-  std::int32_t concurrent_roots = 0;  // 0: as the incast budget allows
-  // Not an option: agreed at creation (setup::Agreement::cores_per_rank;
-  // the daemon agrees its own), it picks the crossover table (coll/tuning.h).
-  std::int32_t cores_per_rank = 0;
+  std::int32_t concurrent_roots = 0;        // 0: as the incast budget allows
   std::uint64_t segment_bytes = 128 << 10;  // point-to-point pipelining
   bool multicast = true;                    // the datagram transport can multicast
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;
@@ -36,6 +45,7 @@ struct CollConfig {
   std::uint64_t allreduce_small_bytes = 16 << 10;  // auto: recursive doubling below
   double rs_share = 0.5;                           // (0, 1]: see coll::rs_send_budget
   MulticastFrom multicast_from;                    // auto: the crossovers
+  Placement placement;                             // not an option: agreed at creation
 };
 
 }  // namespace mccl::common

@@ -33,7 +33,7 @@
 namespace mccl::offload {
 
 inline constexpr std::uint32_t kMagic = 0x4d43'4f46;  // "MCOF"
-inline constexpr std::uint32_t kVersion = 7;
+inline constexpr std::uint32_t kVersion = 8;
 
 enum class MsgType : std::uint32_t {
   kHello = 1,            // client -> daemon, with fds: memfd, submit eventfd, complete eventfd
@@ -92,15 +92,15 @@ struct ShrunkMsg {
   std::int32_t rank = 0;
   std::int32_t size = 0;
   std::uint32_t failed = 0;
-  std::uint32_t epoch = 0;          // the survivors' communicator's
-  std::int32_t cores_per_rank = 0;  // the survivors' (setup::Agreement)
+  std::uint32_t epoch = 0;      // the survivors' communicator's
+  common::Placement placement;  // the survivors' (setup::Agreement)
 };
 
 struct ReadyMsg {
   std::int32_t code = 0;  // mccl::ErrorCode
   std::int32_t daemon_pid = 0;
-  std::uint32_t epoch = 0;          // the communicator's, as the ranks agreed
-  std::int32_t cores_per_rank = 0;  // as the ranks agreed (setup::Agreement)
+  std::uint32_t epoch = 0;      // the communicator's, as the ranks agreed
+  common::Placement placement;  // as the ranks agreed (setup::Agreement)
 };
 
 enum class OpKind : std::uint32_t {
@@ -143,11 +143,11 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 // Fixed layouts: a daemon built for another architecture (aarch64 on a
 // SmartNIC) must read what an x86-64 client wrote.
 static_assert(std::is_trivially_copyable_v<common::CollConfig>);
-static_assert(sizeof(common::CollConfig) == 72);
-static_assert(sizeof(CollChoices) == 80);
-static_assert(sizeof(HelloMsg) == 184);
-static_assert(sizeof(ShrunkMsg) == 24);
-static_assert(sizeof(ReadyMsg) == 16);
+static_assert(sizeof(common::CollConfig) == 80);
+static_assert(sizeof(CollChoices) == 88);
+static_assert(sizeof(HelloMsg) == 192);
+static_assert(sizeof(ShrunkMsg) == 28);
+static_assert(sizeof(ReadyMsg) == 20);
 static_assert(sizeof(Submission) == 72);
 static_assert(sizeof(Completion) == 512);
 

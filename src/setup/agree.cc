@@ -254,6 +254,7 @@ LinkFacts link_facts(const transport::DatagramTransport& dgram) {
   if (const auto* udp = transport::udp::as_udp(&dgram); udp != nullptr) {
     const double rate = udp->info().rate_mbit;  // 0 unpaced: no speed known
     f.rate_mbit = rate > 0 ? static_cast<std::uint32_t>(std::min(rate, 4e9)) : 0;
+    f.loopback = udp->info().iface_loopback;
   }
   return f;
 }
@@ -264,14 +265,16 @@ bool auto_auth_at_rate(std::uint32_t fastest_mbit, std::uint32_t max_mbit) {
 
 common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport::OobAllgather& oob,
                              const std::string& who, Agreement& agreed, std::uint32_t& mtu) {
-  // mtu, rate, and (when authenticating) a digest of the agreed key, to
-  // find out now, not as dropped datagrams, that a rank's key differs.
-  std::array<std::byte, 8 + protocol::kKeyConfirmBytes> bytes{};
+  // mtu, rate, loopback, and (when authenticating) a digest of the agreed
+  // key, to find out now, not as dropped datagrams, that a rank's key differs.
+  constexpr std::size_t kConfirmAt = 12;
+  std::array<std::byte, kConfirmAt + protocol::kKeyConfirmBytes> bytes{};
   common::put_le(bytes.data(), mine.mtu);
   common::put_le(bytes.data() + 4, mine.rate_mbit);
+  common::put_le(bytes.data() + 8, static_cast<std::uint32_t>(mine.loopback));
   if (agreed.auth) {
     const auto confirm = protocol::key_confirmation(agreed.key);
-    std::copy(confirm.begin(), confirm.end(), bytes.data() + 8);
+    std::copy(confirm.begin(), confirm.end(), bytes.data() + kConfirmAt);
   }
   std::vector<std::byte> all;
   if (common::Status st = oob(bytes, all); !st) return st;
@@ -282,8 +285,8 @@ common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport
   if (agreed.auth) {
     std::string differ;
     for (int r = 1; r < size; ++r) {
-      if (!std::equal(all.begin() + 8, all.begin() + bytes.size(),
-                      all.begin() + r * bytes.size() + 8)) {
+      if (!std::equal(all.begin() + kConfirmAt, all.begin() + bytes.size(),
+                      all.begin() + r * bytes.size() + kConfirmAt)) {
         differ += (differ.empty() ? "" : ", ") + std::to_string(r);
       }
     }
@@ -296,12 +299,14 @@ common::Status agree_on_link(int rank, int size, LinkFacts mine, const transport
   }
   mtu = mine.mtu;
   agreed.slowest_link_mbit = 0;
+  agreed.one_host = true;
   std::uint32_t fastest = 0;
   int fastest_rank = 0;
   for (int r = 0; r < size; ++r) {
     const std::byte* at = all.data() + r * bytes.size();
     mtu = std::min(mtu, common::get_le<std::uint32_t>(at));
     const auto rate = common::get_le<std::uint32_t>(at + 4);
+    agreed.one_host = agreed.one_host && common::get_le<std::uint32_t>(at + 8) != 0;
     if (rate > 0 && (agreed.slowest_link_mbit == 0 || rate < agreed.slowest_link_mbit)) {
       agreed.slowest_link_mbit = rate;
     }

@@ -57,7 +57,11 @@ struct Agreement {
   // machine, rounded down; 0 when a rank did not say. Picks the crossover
   // table (coll/tuning.h), so every rank must see the same number.
   std::int32_t cores_per_rank = 0;
-  // The same, not rounded: 0.25 for 8 ranks on 2 cores. How much of a core
+  // Every rank's datagrams go over a loopback interface (agree_on_link): the
+  // team is on one host and one network namespace. Picks the crossover
+  // table with cores_per_rank (common::Placement).
+  bool one_host = false;
+  // The same as cores_per_rank, not rounded: 0.25 for 8 ranks on 2 cores. How much of a core
   // a compressed collective's codec can count on (coll/compress_choice.h).
   double core_share = 0;
 };
@@ -82,13 +86,15 @@ common::Status choose_udp_interface(int rank, const transport::OobAllgather& oob
 struct LinkFacts {
   std::uint32_t mtu = 0;        // largest datagram, header included
   std::uint32_t rate_mbit = 0;  // link rate the sender paces to; 0 unknown (lo, veth, not UDP)
+  bool loopback = false;        // UDP over a loopback interface
 };
 
 // This rank's facts from its datagram transport (the rate only for UDP).
 LinkFacts link_facts(const transport::DatagramTransport& dgram);
 
-// The chunk size, the slowest known link rate and, where every rank left
-// it to auto, authentication;
+// The chunk size, the slowest known link rate, whether every rank is on one
+// host (Agreement::one_host) and, where every rank left it to auto,
+// authentication;
 // when authenticating, kMismatch unless every rank agreed on the same key.
 //
 // Every rank must cut streams the same way, so the smallest datagram any

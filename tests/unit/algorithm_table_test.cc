@@ -1,7 +1,9 @@
-// The algorithm table (coll/algorithm.h, coll/tuning.h): the agreed cores
-// per rank pick the table, the team size its row, and a setting or a pinned
-// algorithm overrides both.
+// The algorithm table (coll/algorithm.h, coll/tuning.h): where the ranks
+// run (one host, or the agreed cores per rank) picks the table, the team
+// size its row, and a setting or a pinned algorithm overrides both.
 #include <gtest/gtest.h>
+
+#include <iterator>
 
 #include "coll/algorithm.h"
 #include "coll/algorithm_text.h"
@@ -9,83 +11,123 @@
 namespace mccl::coll {
 namespace {
 
+// Several hosts, with this many cores for each rank.
+Placement cores(int cores_per_rank) { return {cores_per_rank, false}; }
+
 TEST(AlgorithmTable, CoresPerRankPickTheTable) {
-  EXPECT_EQ(measured_crossover(2, 0).broadcast, kSharedCoresCrossovers[0].broadcast);
-  EXPECT_EQ(measured_crossover(2, kSpareCoresPerRank - 1).broadcast,
+  EXPECT_EQ(measured_crossover(2, cores(0)).broadcast, kSharedCoresCrossovers[0].broadcast);
+  EXPECT_EQ(measured_crossover(2, cores(kSpareCoresPerRank - 1)).broadcast,
             kSharedCoresCrossovers[0].broadcast);
-  EXPECT_EQ(measured_crossover(2, kSpareCoresPerRank).broadcast,
+  EXPECT_EQ(measured_crossover(2, cores(kSpareCoresPerRank)).broadcast,
             kSpareCoresCrossovers[0].broadcast);
-  EXPECT_EQ(measured_crossover(4, 64).allgather, kSpareCoresCrossovers[1].allgather);
+  EXPECT_EQ(measured_crossover(4, cores(64)).allgather, kSpareCoresCrossovers[1].allgather);
+}
+
+// Every rank on one host: its own table, whatever the cores; the flat tree
+// still follows the cores.
+TEST(AlgorithmTable, OneHostPicksItsOwnTableWhateverTheCores) {
+  const MulticastFrom automatic;
+  const Placement shared_host{0, true}, spare_host{8, true};
+  for (int n : {2, 3, 4, 8, 64}) {
+    const Crossover& row = measured_crossover(n, shared_host);
+    EXPECT_EQ(&row, &measured_crossover(n, spare_host)) << n << " ranks";
+    EXPECT_GE(&row, std::begin(kOneHostCrossovers)) << n << " ranks";
+    EXPECT_LT(&row, std::end(kOneHostCrossovers)) << n << " ranks";
+  }
+  EXPECT_EQ(measured_crossover(2, shared_host).allgather, kOneHostCrossovers[0].allgather);
+  EXPECT_EQ(measured_crossover(1024, shared_host).broadcast,
+            std::end(kOneHostCrossovers)[-1].broadcast);
+  // 2 ranks, 64 KiB: multicast between hosts, a send on one.
+  const std::size_t bytes = 64 << 10;
+  ASSERT_LT(bytes, kOneHostCrossovers[0].broadcast);
+  ASSERT_GE(bytes, kSharedCoresCrossovers[0].broadcast);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, bytes, automatic, shared_host),
+            BroadcastAlgorithm::kBinomial);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, bytes, automatic, cores(1)),
+            BroadcastAlgorithm::kMulticast);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, kOneHostCrossovers[0].broadcast,
+                             automatic, shared_host),
+            BroadcastAlgorithm::kMulticast);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2,
+                             kOneHostCrossovers[0].allgather - 1, automatic, shared_host),
+            AllgatherAlgorithm::kBruck);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, 8, automatic, shared_host),
+            BroadcastAlgorithm::kFlat);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, 8, automatic, spare_host),
+            BroadcastAlgorithm::kBinomial);
+  EXPECT_EQ(describe_allgather_choice(2, shared_host),
+            "bruck below " + size_text(kOneHostCrossovers[0].allgather) + ", multicast from " +
+                size_text(kOneHostCrossovers[0].allgather));
 }
 
 TEST(AlgorithmTable, TheTeamSizePicksTheRowAndTheLastServesLargerTeams) {
-  EXPECT_EQ(measured_crossover(3, 0).broadcast, kSharedCoresCrossovers[1].broadcast);
-  EXPECT_EQ(measured_crossover(8, 0).allgather, kSharedCoresCrossovers[2].allgather);
-  EXPECT_EQ(measured_crossover(1024, 0).allgather, kSharedCoresCrossovers[2].allgather);
-  EXPECT_EQ(measured_crossover(1024, 16).broadcast, kSpareCoresCrossovers[2].broadcast);
+  EXPECT_EQ(measured_crossover(3, cores(0)).broadcast, kSharedCoresCrossovers[1].broadcast);
+  EXPECT_EQ(measured_crossover(8, cores(0)).allgather, kSharedCoresCrossovers[2].allgather);
+  EXPECT_EQ(measured_crossover(1024, cores(0)).allgather, kSharedCoresCrossovers[2].allgather);
+  EXPECT_EQ(measured_crossover(1024, cores(16)).broadcast, kSpareCoresCrossovers[2].broadcast);
 }
 
 TEST(AlgorithmTable, WithCoresToSpareTwoRanksStayPointToPoint) {
   const MulticastFrom automatic;
   // At 2 ranks multicast injects no fewer bytes than a send: below 2 MiB
   // the point-to-point algorithms serve (measured faster at every size).
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 1 << 20, automatic, 8),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 1 << 20, automatic, cores(8)),
             BroadcastAlgorithm::kBinomial);
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 1 << 20, automatic, 1),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 1 << 20, automatic, cores(1)),
             BroadcastAlgorithm::kMulticast);
-  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 1 << 20, automatic, 8),
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 1 << 20, automatic, cores(8)),
             AllgatherAlgorithm::kBruck);
-  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 4 << 20, automatic, 8),
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 4 << 20, automatic, cores(8)),
             AllgatherAlgorithm::kMulticast);
 }
 
 TEST(AlgorithmTable, SmallTeamsThatShareCoresTakeTheFlatTree) {
   const MulticastFrom automatic;
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, automatic, 0),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, automatic, cores(0)),
             BroadcastAlgorithm::kBinomial)
       << "at 2 ranks both trees are the one send: the name stays";
   for (int n : {3, 4, kSharedCoresFlatMaxRanks}) {
-    EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, n, 8, automatic, 0),
+    EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, n, 8, automatic, cores(0)),
               BroadcastAlgorithm::kFlat)
         << n << " ranks";
-    EXPECT_EQ(
-        choose_broadcast(BroadcastAlgorithm::kAuto, true, n, 8, automatic, kSpareCoresPerRank),
-        BroadcastAlgorithm::kBinomial)
+    EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, n, 8, automatic,
+                               cores(kSpareCoresPerRank)),
+              BroadcastAlgorithm::kBinomial)
         << n << " ranks with cores to spare";
   }
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, kSharedCoresFlatMaxRanks + 1, 8,
-                             automatic, 0),
+                             automatic, cores(0)),
             BroadcastAlgorithm::kBinomial);
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, kSharedCoresFlatBelowBytes - 1,
-                             automatic, 0),
+                             automatic, cores(0)),
             BroadcastAlgorithm::kFlat);
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, kSharedCoresFlatBelowBytes,
-                             automatic, 0),
+                             automatic, cores(0)),
             BroadcastAlgorithm::kBinomial)
       << "below the 4-rank row's multicast crossover, but where the root's copies count";
   // From the crossover up multicast, and without it the chain, as before.
-  const std::size_t from = measured_crossover(4, 0).broadcast;
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, from, automatic, 0),
+  const std::size_t from = measured_crossover(4, cores(0)).broadcast;
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, from, automatic, cores(0)),
             BroadcastAlgorithm::kMulticast);
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, false, 4, from, automatic, 0),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, false, 4, from, automatic, cores(0)),
             BroadcastAlgorithm::kChain);
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kBinomial, true, 4, 8, automatic, 0),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kBinomial, true, 4, 8, automatic, cores(0)),
             BroadcastAlgorithm::kBinomial)
       << "a pinned algorithm wins";
 }
 
 TEST(AlgorithmTable, SettingsAndPinnedAlgorithmsWinOverTheTable) {
   const MulticastFrom always{.broadcast = 0, .allgather = 0};
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, always, 8),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, always, cores(8)),
             BroadcastAlgorithm::kMulticast);
-  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 8, always, 0),
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 8, always, cores(0)),
             AllgatherAlgorithm::kMulticast);
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kChain, true, 8, 8 << 20, {}, 0),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kChain, true, 8, 8 << 20, {}, cores(0)),
             BroadcastAlgorithm::kChain);
   // Without multicast the large sizes go to the pipelined chain and the ring.
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, false, 8, 8 << 20, {}, 0),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, false, 8, 8 << 20, {}, cores(0)),
             BroadcastAlgorithm::kChain);
-  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, false, 8, 8 << 20, {}, 16),
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, false, 8, 8 << 20, {}, cores(16)),
             AllgatherAlgorithm::kRing);
 }
 
@@ -96,19 +138,19 @@ TEST(AlgorithmTable, TheTextSaysWhichAlgorithmServesWhichSizes) {
   EXPECT_EQ(size_text(1500), "1500 B");
   const std::size_t from4 = kSharedCoresCrossovers[1].broadcast;
   ASSERT_GT(from4, kSharedCoresFlatBelowBytes);
-  EXPECT_EQ(describe_broadcast_choice(4, 0), "flat below " + size_text(kSharedCoresFlatBelowBytes) +
-                                                 ", binomial below " + size_text(from4) +
-                                                 ", multicast from " + size_text(from4));
-  EXPECT_EQ(describe_broadcast_choice(4, kSpareCoresPerRank),
+  EXPECT_EQ(describe_broadcast_choice(4, cores(0)),
+            "flat below " + size_text(kSharedCoresFlatBelowBytes) + ", binomial below " +
+                size_text(from4) + ", multicast from " + size_text(from4));
+  EXPECT_EQ(describe_broadcast_choice(4, cores(kSpareCoresPerRank)),
             "binomial below " + size_text(kSpareCoresCrossovers[1].broadcast) +
                 ", multicast from " + size_text(kSpareCoresCrossovers[1].broadcast));
-  EXPECT_EQ(describe_allgather_choice(8, 0),
+  EXPECT_EQ(describe_allgather_choice(8, cores(0)),
             "bruck below " + size_text(kSharedCoresCrossovers[2].allgather) + ", multicast from " +
                 size_text(kSharedCoresCrossovers[2].allgather));
   // A setting that moves the crossover to a size that is no power of two.
-  EXPECT_EQ(describe_broadcast_choice(4, 0, {.broadcast = 1000}),
+  EXPECT_EQ(describe_broadcast_choice(4, cores(0), {.broadcast = 1000}),
             "flat below 1000 B, multicast from 1000 B");
-  EXPECT_EQ(describe_broadcast_choice(4, 0, {.broadcast = 0}), "multicast");
+  EXPECT_EQ(describe_broadcast_choice(4, cores(0), {.broadcast = 0}), "multicast");
 }
 
 }  // namespace

@@ -203,6 +203,25 @@ TEST_F(SetupAgree, CoresPerRankIsTheFewestAnyRankHasToItself) {
   }
 }
 
+// One host only where every rank multicasts over loopback: a single rank on
+// a real interface makes it several hosts for every rank.
+TEST_F(SetupAgree, OneHostOnlyWhereEveryRankIsOnLoopback) {
+  for (const auto& o : agree(std::vector<LinkFacts>(3, LinkFacts{1500, 0, true}))) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_TRUE(o.agreed.one_host);
+  }
+  for (const auto& o : agree({{1500, 0, true}, {1500, 0, false}, {1500, 0, true}})) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_FALSE(o.agreed.one_host);
+  }
+  // The flag sits beside the key's digest: authenticated, the keys still agree.
+  for (const auto& o : agree(std::vector<LinkFacts>(2, LinkFacts{1500, 0, true}), true)) {
+    ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+    EXPECT_TRUE(o.agreed.one_host);
+    EXPECT_TRUE(o.agreed.auth);
+  }
+}
+
 TEST(Hello, CarriesTheCoresAndTheEpoch) {
   Hello h;
   h.cores = 96;

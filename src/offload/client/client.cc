@@ -217,7 +217,7 @@ common::Status OffloadComm::shrink(std::vector<int>& failed) {
   rank_ = m.rank;
   size_ = m.size;
   epoch_ = m.epoch;
-  cores_per_rank_ = m.cores_per_rank;
+  placement_ = m.placement;
   return st;
 }
 

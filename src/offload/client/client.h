@@ -77,7 +77,7 @@ class OffloadComm {
   pid_t daemon_pid() const { return daemon_pid_; }
   std::uint32_t epoch() const { return epoch_; }  // as the ranks agreed; a shrink adds 1
   // As the ranks agreed (setup::Agreement): picks the crossover table.
-  std::int32_t cores_per_rank() const { return cores_per_rank_; }
+  common::Placement placement() const { return placement_; }
 
   // Start a collective; arguments must have passed coll/validate.h's checks.
   // Never null; a failure to submit shows as an op that is done and failed.
@@ -149,7 +149,7 @@ class OffloadComm {
   std::unique_ptr<SharedRings> rings_;
   pid_t daemon_pid_ = -1;
   std::uint32_t epoch_ = 0;
-  std::int32_t cores_per_rank_ = 0;
+  common::Placement placement_;
   std::uint64_t next_id_ = 1;
   std::vector<std::shared_ptr<OffloadOp>> inflight_;
   std::vector<std::pair<void*, std::size_t>> blocks_;  // from allocate()

@@ -171,7 +171,7 @@ common::Status OffloadComm::introduce(const std::string& path, Bootstrap& bootst
       std::memcpy(&r, body.data(), sizeof r);
       daemon_pid_ = r.daemon_pid;
       epoch_ = r.epoch;
-      cores_per_rank_ = r.cores_per_rank;
+      placement_ = r.placement;
       if (r.code == 0) return common::Status::ok();
       return {static_cast<ErrorCode>(r.code),
               std::string(reinterpret_cast<const char*>(body.data()) + sizeof r,

@@ -329,7 +329,7 @@ void Session::abandon(const std::string& log_line, const std::string& why) {
 void Session::run() {
   auto st = setup();
   ReadyMsg ready{static_cast<std::int32_t>(st.code()), static_cast<std::int32_t>(::getpid()),
-                 comm_.epoch, comm_.coll.cores_per_rank};
+                 comm_.epoch, comm_.coll.placement};
   // Only a client that got as far as handing over its rings is answered.
   if (rings_ != nullptr || memfd_ >= 0) {
     (void)send_msg(sock_, MsgType::kReady, with_text(&ready, sizeof ready, st.message()));

@@ -59,7 +59,7 @@ bool Session::shrink() {
     reply.size = survivors.ctx->size();
     reply.failed = static_cast<std::uint32_t>(failed.size());
     reply.epoch = survivors.epoch;
-    reply.cores_per_rank = survivors.coll.cores_per_rank;
+    reply.placement = survivors.coll.placement;
     std::swap(comm_, survivors);
     // Once it completes every survivor is done with the old communicator,
     // which goes; a survivor that dies meanwhile fails the survivors'

@@ -253,6 +253,7 @@ void describe_link(const Interface& iface, const UdpConfig& config, UdpInfo& inf
   info.iface_name = iface.name;
   info.iface_addr = ipv4_text(iface.addr);
   info.iface_mtu = iface.mtu;
+  info.iface_loopback = iface.loopback;
   info.group = derive_group(config.comm_tag, config.job_salt);
   // The link rate the senders pace to: the one given, else the one the
   // interface reports. Where neither says, a real link's rate is estimated

@@ -73,6 +73,7 @@ struct UdpInfo {
   std::string iface_name;
   std::string iface_addr;
   int iface_mtu = 0;
+  bool iface_loopback = false;  // IFF_LOOPBACK: every peer shares this host's kernel
   GroupAddress group;
   std::uint16_t send_port = 0;       // the send socket's ephemeral port
   std::size_t rcvbuf_requested = 0;  // bytes asked for
