@@ -37,7 +37,7 @@ tsan_targets=(inproc_shared_progress_test inproc_concurrency_test inproc_eager_t
 # plain add_test entries of other targets are excluded by name, and so is
 # layering.no_throw, which reads every layered library (a property of the
 # code, checked by the main build, where all of them are built).
-not_built='^(install\.|tools\.|layering\.no_throw$|mp_reduce\.|mp_c_api\.|mp_elastic_soak\.|offload\.cross|mpi\.)'
+not_built='^(install\.|tools\.|layering\.no_throw$|mp_reduce\.|mp_c_api\.|mp_mccl_run\.|mp_elastic_soak\.|offload\.cross|mpi\.)'
 # offload_test's multi-process cases (sweeps, zero copy, failures) run past
 # their launchers' time limits at TSan's speed: only its daemon cases run.
 tsan_skip='|^(Loopback/OffloadSweep|OffloadZeroCopy|OffloadErrors|OffloadFailure)\.'

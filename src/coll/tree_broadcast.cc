@@ -28,7 +28,7 @@ TreeBroadcast::TreeBroadcast(protocol::Context& ctx, TreeShape shape, std::byte*
       buffer_(buffer),
       bytes_(bytes),
       root_(root),
-      segment_bytes_(std::max<std::size_t>(1, segment_bytes)) {
+      segment_bytes_(tree_segment_bytes(shape, ctx.size(), bytes, segment_bytes)) {
   const int n = ctx.size();
   const bool leftward = shape == TreeShape::kLeftwardChain;
   const int v = leftward ? (root - ctx.rank() + n) % n : (ctx.rank() - root + n) % n;

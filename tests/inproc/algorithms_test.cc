@@ -228,6 +228,28 @@ TEST(AlgorithmTable, SmallPointToPointLargeMulticast) {
   EXPECT_GT(large.mcast_datagrams, 0u);
 }
 
+// Where no rank forwards, a tree sends the message whole (coll/tree_broadcast.h):
+// byte-exact at sizes that were several segments and past the 4 MiB cap.
+TEST(TreeSegments, WholeMessagesWhereNobodyForwardsAreByteExact) {
+  for (auto [n, algo] :
+       {std::pair{2, BroadcastAlgorithm::kBinomial}, std::pair{2, BroadcastAlgorithm::kChain},
+        std::pair{3, BroadcastAlgorithm::kFlat}}) {
+    for (std::size_t m : {std::size_t{1} << 20, (std::size_t{8} << 20) + 1}) {
+      InProcessWorld world(n, {.seed = 93});
+      auto comms = create_communicators(world, {.broadcast_algorithm = algo});
+      std::vector<std::vector<std::byte>> buf(n, std::vector<std::byte>(m));
+      fill(buf[0].data(), m, 0, 93);
+      std::vector<Request> reqs;
+      for (int r = 0; r < n; ++r) reqs.push_back(comms[r].ibroadcast(buf[r].data(), m, 0));
+      drive(reqs, 60s);
+      for (int r = 1; r < n; ++r) {
+        EXPECT_EQ(first_mismatch(buf[r].data(), m, 0, 93), m)
+            << n << " ranks, " << to_string(algo) << ", " << m << " bytes, rank " << r;
+      }
+    }
+  }
+}
+
 // 4 MiB is past both tables' crossovers (coll/tuning.h), whichever this
 // machine's cores per rank pick.
 TEST(AlgorithmTable, CommunicatorSaysWhichAlgorithmASizeGets) {

@@ -7,6 +7,7 @@
 
 #include "coll/algorithm.h"
 #include "coll/algorithm_text.h"
+#include "coll/tree_broadcast.h"
 
 namespace mccl::coll {
 namespace {
@@ -151,6 +152,20 @@ TEST(AlgorithmTable, TheTextSaysWhichAlgorithmServesWhichSizes) {
   EXPECT_EQ(describe_broadcast_choice(4, cores(0), {.broadcast = 1000}),
             "flat below 1000 B, multicast from 1000 B");
   EXPECT_EQ(describe_broadcast_choice(4, cores(0), {.broadcast = 0}), "multicast");
+}
+
+// Segments serve forwarding: where no rank forwards, a message goes whole,
+// up to the cap.
+TEST(TreeSegments, WholeWhereNobodyForwards) {
+  const std::size_t seg = 128 << 10, m = 1 << 20;
+  EXPECT_EQ(tree_segment_bytes(TreeShape::kBinomial, 2, m, seg), m);
+  EXPECT_EQ(tree_segment_bytes(TreeShape::kChain, 2, m, seg), m);
+  EXPECT_EQ(tree_segment_bytes(TreeShape::kFlat, 8, m, seg), m);
+  EXPECT_EQ(tree_segment_bytes(TreeShape::kBinomial, 3, m, seg), seg) << "rank 1 forwards";
+  EXPECT_EQ(tree_segment_bytes(TreeShape::kChain, 3, m, seg), seg);
+  EXPECT_EQ(tree_segment_bytes(TreeShape::kBinomial, 2, 64 << 20, seg), kWholeMessageMaxBytes);
+  EXPECT_EQ(tree_segment_bytes(TreeShape::kBinomial, 2, 10, seg), seg) << "never below the setting";
+  EXPECT_EQ(tree_segment_bytes(TreeShape::kBinomial, 4, m, 0), 1u);
 }
 
 }  // namespace
