@@ -138,7 +138,7 @@ class EngineBackend final : public Backend {
         opt_(opt),
         fabric_(fabric),
         sim_node_(sim_node) {
-    coll_.placement = {up.agreed.cores_per_rank, up.agreed.one_host};
+    coll_.placement = up.agreed.placement();
     link_mbit_ = up.agreed.slowest_link_mbit;
     core_share_ = up.agreed.core_share;
     engine_ = make_engine(opt, *ctx_, up.iface, up.agreed.local_index, up.agreed.local_ranks);

@@ -1,8 +1,8 @@
 // The algorithm table (algorithm.h) in words, for mccl_info: for a team
-// size and where its ranks run (the cores each has, one host), which algorithm serves which sizes,
-// e.g. "flat below 64 KiB, binomial below 128 KiB, multicast from 128 KiB".
-// Read off choose_broadcast and choose_allgather themselves, so it cannot
-// drift from what a communicator does.
+// size and where its ranks run (the cores each has, one host), which
+// algorithm serves which sizes, e.g. "flat below 64 KiB, binomial below 128 KiB, multicast from 128
+// KiB". Read off choose_broadcast and choose_allgather themselves, so it cannot drift from what a
+// communicator does.
 #pragma once
 
 #include <string>

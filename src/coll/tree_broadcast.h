@@ -2,8 +2,8 @@
 // for multicast to pay or where multicast is absent (the algorithm table,
 // algorithm.h, picks the shape). Segments are forwarded as they arrive, so a
 // long message pipelines down the tree; where no rank forwards (the flat
-// tree, 2 ranks) a message up to 4 MiB goes whole. Messages: kP2pData, root = the root,
-// arg1 = segment.
+// tree, 2 ranks) a message up to 4 MiB goes whole. Messages: kP2pData,
+// root = the root, arg1 = segment.
 //
 // Shapes, with ranks numbered relative to the root (v = rank - root mod N):
 //  - kChain: v sends to v + 1, and the last rank (the root's left neighbour)

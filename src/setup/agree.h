@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "common/coll_config.h"
 #include "common/status.h"
 #include "mccl/options.h"
 #include "protocol/auth.h"
@@ -57,13 +58,16 @@ struct Agreement {
   // machine, rounded down; 0 when a rank did not say. Picks the crossover
   // table (coll/tuning.h), so every rank must see the same number.
   std::int32_t cores_per_rank = 0;
-  // Every rank's datagrams go over a loopback interface (agree_on_link): the
-  // team is on one host and one network namespace. Picks the crossover
-  // table with cores_per_rank (common::Placement).
-  bool one_host = false;
-  // The same as cores_per_rank, not rounded: 0.25 for 8 ranks on 2 cores. How much of a core
+  // The same, not rounded: 0.25 for 8 ranks on 2 cores. How much of a core
   // a compressed collective's codec can count on (coll/compress_choice.h).
   double core_share = 0;
+  // Every rank's datagrams go over a loopback interface (agree_on_link): the
+  // team is on one host and one network namespace. Picks the crossover
+  // table with cores_per_rank.
+  bool one_host = false;
+
+  // What the collectives' algorithm table reads (common/coll_config.h).
+  common::Placement placement() const { return {cores_per_rank, one_host}; }
 };
 
 // kMismatch when ranks chose different transports or engines, or disagree

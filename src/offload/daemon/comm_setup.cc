@@ -34,7 +34,7 @@ setup::BringUpRequest bring_up_request(int rank, int size, std::chrono::millisec
 Comm comm_of(setup::BroughtUp& up, const CollChoices& choices) {
   Comm comm{std::move(up.ctx), choices.coll, up.agreed.epoch};
   comm.coll.multicast = true;
-  comm.coll.placement = {up.agreed.cores_per_rank, up.agreed.one_host};
+  comm.coll.placement = up.agreed.placement();
   return comm;
 }
 
