@@ -23,6 +23,7 @@ transport::udp::UdpConfig udp_config_from_settings() {
 transport::tcp::TcpReliableConfig tcp_config_from_settings() {
   transport::tcp::TcpReliableConfig c;
   c.max_connections = static_cast<int>(s::kTcpMaxConnections.get_int());
+  c.congestion = s::kTcpCongestion.get();
   return c;
 }
 

@@ -19,7 +19,7 @@ namespace mccl::setup {
 // rank) are the caller's.
 transport::udp::UdpConfig udp_config_from_settings();
 
-// MCCL_TCP_MAX_CONNECTIONS. The rank, size, address and deadlines are the
+// MCCL_TCP_MAX_CONNECTIONS and MCCL_TCP_CONGESTION. The rank, size, address and deadlines are the
 // caller's.
 transport::tcp::TcpReliableConfig tcp_config_from_settings();
 

@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "transport/tcp/congestion.h"
 #include "transport/tcp/connection.h"
 #include "transport/tcp/endpoint_ids.h"
 #include "transport/tcp/wire.h"
@@ -42,6 +43,7 @@ TcpEndpoint::TcpEndpoint(const TcpReliableConfig& config, Directory directory, F
       max_open_(max_open(config)),
       connect_timeout_(config.connect_timeout),
       dial_timeout_(config.dial_timeout.count() > 0 ? config.dial_timeout : config.connect_timeout),
+      congestion_(config.congestion),
       dir_(std::move(directory)),
       listen_(std::move(listen)),
       peers_(static_cast<std::size_t>(config.size)) {}
@@ -59,6 +61,12 @@ std::size_t TcpEndpoint::queued_bytes(int peer) const {
   std::size_t n = p.conn ? p.conn->queued_bytes() : 0;
   for (const auto& m : p.pending) n += m.size() + wire::kFrameHeaderBytes;
   return n;
+}
+
+std::string TcpEndpoint::congestion_control(int peer) const {
+  if (peer < 0 || peer >= size_) return {};
+  const Peer& p = peers_[static_cast<std::size_t>(peer)];
+  return p.conn ? congestion_of(p.conn->fd()) : std::string();
 }
 
 bool TcpEndpoint::awaiting_connection() const {

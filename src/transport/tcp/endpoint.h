@@ -71,6 +71,7 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   std::size_t queued_bytes(int peer) const override;
   std::uint16_t listen_port() const override { return dir_.listen_port; }
   int open_connections() const override { return open_; }
+  std::string congestion_control(int peer) const override;
 
  private:
   std::string me() const { return "tcp: rank " + std::to_string(rank_) + ": "; }
@@ -116,6 +117,7 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   const int max_open_;
   const std::chrono::milliseconds connect_timeout_;  // the ring's, at creation
   const std::chrono::milliseconds dial_timeout_;     // any later connection's
+  const std::string congestion_;                     // TcpReliableConfig::congestion
   Directory dir_;
   Fd listen_;
   std::vector<Peer> peers_;  // O(size) small entries: the only per-peer state

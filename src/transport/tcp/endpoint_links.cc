@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "common/log.h"
+#include "transport/tcp/congestion.h"
 #include "transport/tcp/endpoint.h"
 #include "transport/tcp/endpoint_ids.h"
 
@@ -243,6 +244,7 @@ void TcpEndpoint::decide_parked() {
 }
 
 void TcpEndpoint::open_link(int peer, Fd fd) {
+  apply_congestion(fd.get(), congestion_);
   Peer& p = at(peer);
   p.dial.reset();
   erase_value(dialing_, peer);

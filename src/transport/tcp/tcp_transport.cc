@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 
 #include "common/log.h"
+#include "transport/tcp/congestion.h"
 #include "transport/tcp/directory.h"
 #include "transport/tcp/endpoint.h"
 
@@ -25,6 +26,7 @@ common::Status validate(const TcpReliableConfig& c) {
     return common::invalid_argument("tcp: rank " + std::to_string(c.rank) +
                                     ": TcpReliableConfig::connect_timeout must be positive");
   }
+  if (auto st = check_congestion(c.congestion); !st) return st;
   if (c.size == 1) return common::Status::ok();  // no socket, no address
   in_addr a{};
   if (::inet_pton(AF_INET, c.bind_address.c_str(), &a) != 1 || a.s_addr == htonl(INADDR_ANY)) {

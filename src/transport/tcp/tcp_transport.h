@@ -90,6 +90,10 @@ struct TcpReliableConfig {
   // The connection cache's bound (see above; at least 3). Communicator
   // creation gives MCCL_TCP_MAX_CONNECTIONS, whose default this is.
   int max_connections = 8;
+  // The congestion control of each connection (congestion.h): "auto"
+  // (connections within one host do not pace; others keep the system's),
+  // "system", or an algorithm every connection runs. MCCL_TCP_CONGESTION.
+  std::string congestion = "auto";
 };
 
 // Monotonic counters since creation.
@@ -117,12 +121,16 @@ class TcpTransport : public ReliableTransport {
   virtual std::uint16_t listen_port() const = 0;
   // Connections open now (or closing), ring neighbours included.
   virtual int open_connections() const = 0;
+  // The congestion control `peer`'s connection runs ("cubic"), or "" while
+  // none is open.
+  virtual std::string congestion_control(int peer) const = 0;
 };
 
 // Blocking and collective: calls `oob` once (except for a world of one,
 // which opens no socket), then waits for the ring neighbours' connections
 // until config.connect_timeout.
-// Errors: kInvalidArgument (bad config), kTimeout (names the ranks whose
+// Errors: kInvalidArgument (bad config, a congestion control the kernel
+// refuses), kTimeout (names the ranks whose
 // connection did not come up and why), kMismatch (an allgather
 // contribution that is not a TCP address of this version), kTransportError
 // (a socket call failed), or whatever `oob` threw.
