@@ -64,25 +64,29 @@ inline constexpr Crossover kSpareCoresCrossovers[] = {
 };
 
 // Every rank on one host, multicast over loopback (UDP on lo), whatever the
-// cores: measured on the 2-core AMD EPYC (2026-11-28), 1 core per rank at
-// 2 ranks, fewer beyond:
-//   bench/tune/crossover.sh --where loopback --ranks 2,4,8 --max-size 4m
-// (docs/benchmarks/one-host-crossover-2026-11-28/). The broadcast's crossover is
-// 1 MiB at 2, 4 and 8 ranks, where the fabric tables say 32 to 128 KiB: on
-// one host a 2-rank broadcast of 64 KiB took 25 us as a send and 48 us by
-// multicast, 512 KiB 128 against 257 us. At 2 ranks and 1 MiB the two were
-// level (429 against 424 us). One correction: the 8-rank allgather's run
-// timed out at 4 MiB, so the script printed no row for it; its 2 MiB of
-// sizes put multicast ahead from 32 KiB except at 256 KiB (4.86 against
-// 4.78 ms, one sample), and three alternating reruns at 16 KiB, 32 KiB and
-// 256 KiB (allgather-n8-recheck.txt) had multicast behind at 16 KiB and
-// ahead at 32 and 256 KiB every time, so the row says 32 KiB. With cores
-// to spare on one host nothing was measured; the point-to-point side can
-// only gain there (the kernel's TCP work runs beside the ranks).
+// cores, with the TCP connections unpaced (transport/tcp/congestion.h):
+// measured on the 2-core AMD EPYC (2026-11-28), 1 core per rank at 2 ranks,
+// fewer beyond:
+//   bench/tune/crossover.sh --where loopback --ranks 2,4 --max-size 8m
+//   bench/tune/crossover.sh --where loopback --ranks 8 --max-size 2m
+// (docs/benchmarks/one-host-crossover-unpaced-2026-11-28/). At 2 ranks a
+// send beat multicast at every size to 8 MiB (1 MiB broadcast 171 against
+// 429 us, 8 MiB 1.57 against 3.24 ms; allgather 8 MiB 4.9 against 5.6 ms),
+// so multicast serves from 16 MiB, what the script prints for "never". At
+// 4 ranks: broadcast from 4 MiB (2 MiB 1.22 against 1.57 ms), allgather
+// from 256 KiB (64 to 256 KiB are level within the noise of 4 ranks on 2
+// cores: three alternating reruns each put either ahead). At 8 ranks:
+// broadcast from 512 KiB (1.63 against 1.24 ms; three reruns: multicast
+// ahead in two); the script put the allgather's at 16 KiB on one sample
+// (635 against 587 us) and three reruns had Bruck's ahead in two, so the
+// row keeps 32 KiB, where multicast leads clearly (1.33 against 0.72 ms).
+// The table before, measured while the kernel's default (BBR) paced the
+// TCP connections, had 1 MiB for every broadcast row: a paced 1 MiB send
+// took 430 us, as long as multicast.
 inline constexpr Crossover kOneHostCrossovers[] = {
-    {2, 1048576, 2097152},
-    {4, 1048576, 32768},
-    {8, 1048576, 32768},
+    {2, 16777216, 16777216},
+    {4, 4194304, 262144},
+    {8, 524288, 32768},
 };
 
 // Where ranks share cores (fewer than kSpareCoresPerRank each), broadcasts
