@@ -83,6 +83,44 @@ void BruckAllgather::place(const Round& round, std::size_t offset,
   }
 }
 
+std::span<std::byte> BruckAllgather::within_one_block(const Round& round, std::size_t offset,
+                                                      std::size_t bytes) const {
+  const int n = ctx_.size();
+  std::size_t start = 0;
+  for (int i = 0; i < round.blocks; ++i) {
+    const int block = (round.first_block + i) % n;
+    const std::size_t count = layout_.counts[block];
+    if (offset < start + count) {
+      const std::size_t at = offset - start;
+      if (bytes > count - at) return {};
+      return {layout_.recv + layout_.displacements[block] + at, bytes};
+    }
+    start += count;
+  }
+  return {};
+}
+
+BruckAllgather::Round* BruckAllgather::round_of(int peer, const protocol::ControlHeader& h,
+                                                std::size_t body_bytes) {
+  if (h.kind != protocol::ControlKind::kP2pData || h.arg0 >= rounds_.size()) return nullptr;
+  Round& round = rounds_[h.arg0];
+  const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
+  if (peer != round.from || off >= round.bytes ||
+      body_bytes != std::min(segment_bytes_, round.bytes - off) ||
+      round.received + body_bytes > round.bytes) {
+    return nullptr;
+  }
+  return &round;
+}
+
+std::span<std::byte> BruckAllgather::landing(int peer, const protocol::ControlHeader& h,
+                                             std::size_t body_bytes) {
+  if (h.signature != signature()) return {};  // on_control says why
+  const Round* round = round_of(peer, h, body_bytes);
+  if (round == nullptr) return {};
+  return within_one_block(*round, std::size_t{h.arg1} * segment_bytes_, body_bytes);
+}
+
 void BruckAllgather::on_start(common::TimePoint) {
   if (!rounds_.empty()) {
     send_round(0);
@@ -93,20 +131,16 @@ void BruckAllgather::on_start(common::TimePoint) {
 void BruckAllgather::on_control(int peer, const protocol::ControlHeader& h,
                                 std::span<const std::byte> body, common::TimePoint) {
   if (!signature_matches(peer, h, "every rank must pass the same counts")) return;
-  if (h.kind != protocol::ControlKind::kP2pData || h.arg0 >= rounds_.size()) {
+  Round* round = round_of(peer, h, body.size());
+  if (round == nullptr) {
     drop_invalid();
     return;
   }
-  Round& round = rounds_[h.arg0];
   const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
-  if (peer != round.from || off >= round.bytes ||
-      body.size() != std::min(segment_bytes_, round.bytes - off) ||
-      round.received + body.size() > round.bytes) {
-    drop_invalid();
-    return;
-  }
-  place(round, off, body);
-  round.received += body.size();
+  if (body.data() != within_one_block(*round, off, body.size()).data()) {
+    place(*round, off, body);
+  }  // else it landed there
+  round->received += body.size();
 }
 
 bool BruckAllgather::needs(int peer) const {

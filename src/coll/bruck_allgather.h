@@ -28,6 +28,9 @@ class BruckAllgather final : public P2pOperation {
 
   std::string describe() const override;
   MCCL_OPERATION_HANDLERS;
+  // A segment that falls within one block lands at its place in the output.
+  std::span<std::byte> landing(int peer, const protocol::ControlHeader& h,
+                               std::size_t body_bytes) override;
 
  private:
   struct Round {
@@ -41,6 +44,14 @@ class BruckAllgather final : public P2pOperation {
   void send_round(std::size_t k);
   // Copies `data`, found at `offset` of round k's stream, to its blocks.
   void place(const Round& round, std::size_t offset, std::span<const std::byte> data);
+  // The round that segment `h.arg1` of round `h.arg0` from `peer`,
+  // `body_bytes` long, belongs to; nullptr when this rank expects no such
+  // segment.
+  Round* round_of(int peer, const protocol::ControlHeader& h, std::size_t body_bytes);
+  // Where `bytes` at `offset` of the round's stream go, when they all fall
+  // within one block; empty otherwise.
+  std::span<std::byte> within_one_block(const Round& round, std::size_t offset,
+                                        std::size_t bytes) const;
 
   BlockLayout layout_;
   std::size_t segment_bytes_;

@@ -81,18 +81,33 @@ void TreeBroadcast::on_start(common::TimePoint) {
   }
 }
 
+std::span<std::byte> TreeBroadcast::segment_at(int peer, const ControlHeader& h,
+                                               std::size_t body_bytes) const {
+  const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
+  if (h.kind != protocol::ControlKind::kP2pData || peer != parent_ || off >= bytes_ ||
+      body_bytes != std::min(segment_bytes_, bytes_ - off)) {
+    return {};
+  }
+  return {buffer_ + off, body_bytes};
+}
+
+std::span<std::byte> TreeBroadcast::landing(int peer, const ControlHeader& h,
+                                            std::size_t body_bytes) {
+  if (h.signature != signature()) return {};  // on_control says why
+  return segment_at(peer, h, body_bytes);
+}
+
 void TreeBroadcast::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
                                common::TimePoint) {
   if (!signature_matches(peer, h, "every rank must pass the same size and root")) return;
-  const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
-  if (h.kind != protocol::ControlKind::kP2pData || peer != parent_ || off >= bytes_ ||
-      body.size() != std::min(segment_bytes_, bytes_ - off)) {
+  const std::span<std::byte> at = segment_at(peer, h, body.size());
+  if (at.empty()) {
     drop_invalid();
     return;
   }
-  std::memcpy(buffer_ + off, body.data(), body.size());
+  if (body.data() != at.data()) std::memcpy(at.data(), body.data(), body.size());  // else landed
   received_ += body.size();
-  forward(h.arg1, body);
+  forward(h.arg1, at);
 }
 
 bool TreeBroadcast::needs(int peer) const { return peer == parent_ && received_ < bytes_; }

@@ -58,8 +58,15 @@ class TreeBroadcast final : public P2pOperation {
 
   std::string describe() const override;
   MCCL_OPERATION_HANDLERS;
+  // A segment from the parent lands at its place in the buffer.
+  std::span<std::byte> landing(int peer, const protocol::ControlHeader& h,
+                               std::size_t body_bytes) override;
 
  private:
+  // Where segment `h.arg1` from `peer` belongs, if it is one this rank
+  // expects and `body_bytes` is its length; empty otherwise.
+  std::span<std::byte> segment_at(int peer, const protocol::ControlHeader& h,
+                                  std::size_t body_bytes) const;
   void forward(std::uint32_t segment, std::span<const std::byte> data);
 
   TreeShape shape_;

@@ -282,6 +282,70 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     Counters::add(counters_.dropped_invalid);
     return;
   }
+  dispatch(peer, h, body, message);
+}
+
+transport::MessageLanding Context::message_landing(int peer, std::span<const std::byte> head,
+                                                   std::size_t length) {
+  ControlHeader h;
+  std::span<const std::byte> body;
+  if (length <= kControlHeaderBytes || seeking_abort_ || !decode_control(head, tag_, h, body)) {
+    return {};
+  }
+  switch (h.kind) {  // the kinds dispatch() hands to no collective's on_control
+    case ControlKind::kMembership:
+    case ControlKind::kLossReport:
+    case ControlKind::kAbort:
+    case ControlKind::kP2pMessage:
+    case ControlKind::kCallRefused:
+      return {};
+    default:
+      break;
+  }
+  auto it = active_.find(h.seq);
+  if (it == active_.end() || it->second->done()) return {};
+  Operation& op = *it->second;
+  const std::size_t body_bytes = length - kControlHeaderBytes;
+  const std::span<std::byte> dest = op.landing(peer, h, body_bytes);
+  if (dest.data() == nullptr || dest.size() != body_bytes) return {};
+  landings_.emplace_back(peer, &op);
+  ++op.landings_;
+  return {kControlHeaderBytes, dest};
+}
+
+void Context::on_message_landed(int peer, std::span<const std::byte> head,
+                                std::span<const std::byte> body) {
+  for (auto it = landings_.begin(); it != landings_.end(); ++it) {
+    if (it->first == peer) {
+      --it->second->landings_;
+      landings_.erase(it);
+      break;
+    }
+  }
+  ControlHeader h;
+  std::span<const std::byte> none;
+  if (!decode_control(head, tag_, h, none)) {  // decoded once already: cannot fail
+    Counters::add(counters_.dropped_invalid);
+    return;
+  }
+  dispatch(peer, h, body, {});
+}
+
+void abandon_landings(Context& ctx, Operation& op) {
+  auto& v = ctx.landings_;
+  for (auto it = v.begin(); it != v.end();) {
+    if (it->second == &op) {
+      ctx.reliable_->abandon_landing(it->first);
+      it = v.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  op.landings_ = 0;
+}
+
+void Context::dispatch(int peer, const ControlHeader& h, std::span<const std::byte> body,
+                       std::span<const std::byte> message) {
   if (h.kind == ControlKind::kMembership) {  // whatever state this communicator is in
     membership_.on_message(peer, h, body);
     return;
@@ -322,7 +386,13 @@ void Context::on_message(int peer, std::span<const std::byte> message) {
     Counters::add(counters_.dropped_invalid);
     return;
   }
-  early_messages_[h.seq].push_back({peer, std::vector<std::byte>(message.begin(), message.end())});
+  std::vector<std::byte> copy(message.begin(), message.end());
+  if (message.empty()) {  // landed: only an active collective lands one, but keep it whole anyway
+    copy.resize(kControlHeaderBytes + body.size());
+    encode_control_header(h, copy.data());
+    std::copy(body.begin(), body.end(), copy.begin() + kControlHeaderBytes);
+  }
+  early_messages_[h.seq].push_back({peer, std::move(copy)});
 }
 
 void Context::refused_by_peer(Operation& op, const ControlHeader& h,

@@ -242,7 +242,15 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void route_datagram(DataCheck check, const DataHeader& h, std::span<const std::byte> payload,
                       std::span<const std::byte> datagram, Route& route);
   void on_message(int peer, std::span<const std::byte> message) override;
+  transport::MessageLanding message_landing(int peer, std::span<const std::byte> head,
+                                            std::size_t length) override;
+  void on_message_landed(int peer, std::span<const std::byte> head,
+                         std::span<const std::byte> body) override;
+  // A decoded message (landed or not) to whoever takes it.
+  void dispatch(int peer, const ControlHeader& h, std::span<const std::byte> body,
+                std::span<const std::byte> message);
   void on_peer_failure(int peer, const common::Status& why) override;
+  friend void abandon_landings(Context& ctx, Operation& op);
   void check_deadlines(common::TimePoint now);
   void start_point_to_point(const std::shared_ptr<Operation>& op, common::TimePoint now);
   // A message for collective `h.seq` that is no longer active: true when an
@@ -282,6 +290,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   std::unique_ptr<DatagramMac> mac_;
   bool warned_forgery_ = false;
   std::map<std::uint32_t, std::shared_ptr<Operation>> active_;
+  // Messages being read into an operation's memory, by the peer sending
+  // them (one at a time each: a connection reads in order).
+  std::vector<std::pair<int, Operation*>> landings_;
   EarlyStore early_;
   struct PendingMessage {
     int peer;

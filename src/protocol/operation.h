@@ -31,6 +31,10 @@
 namespace mccl::protocol {
 
 class Context;
+class Operation;
+
+// Has the transport stop writing every landing `op` took (context.cc).
+void abandon_landings(Context& ctx, Operation& op);
 
 class Operation {
  public:
@@ -66,6 +70,18 @@ class Operation {
     (void)out;
     return 0;
   }
+  // Where the body (`body_bytes` long) of a long message of this collective
+  // from `peer`, header `h`, may be read straight from the transport
+  // (transport/reliable.h): memory of exactly that size, or empty to take
+  // it through on_control as usual. on_control later gets that message with
+  // `body` at the memory returned; until then the transport may write it,
+  // and finishing the operation stops that (Context::abandon_landings).
+  virtual std::span<std::byte> landing(int peer, const ControlHeader& h, std::size_t body_bytes) {
+    (void)peer;
+    (void)h;
+    (void)body_bytes;
+    return {};
+  }
   // A message of this collective from `peer` on the reliable transport.
   virtual void on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
                           common::TimePoint now) = 0;
@@ -84,9 +100,11 @@ class Operation {
   // Valid once done(): ok, or why it failed.
   const common::Status& status() const { return status_; }
 
-  // Finishes the operation; the first call wins.
+  // Finishes the operation; the first call wins. Landings still under way
+  // are abandoned first, so nothing writes its buffers once done() is seen.
   void finish(common::Status s) {
     if (done()) return;
+    if (landings_ > 0) abandon_landings(ctx_, *this);
     status_ = std::move(s);
     done_.store(true, std::memory_order_release);
   }
@@ -96,11 +114,13 @@ class Operation {
 
  private:
   friend class Context;
+  friend void abandon_landings(Context& ctx, Operation& op);
   std::uint32_t seq_ = 0;
   bool adopted_ = false;
   common::TimePoint deadline_{};
   std::atomic<bool> done_{false};
   common::Status status_;
+  int landings_ = 0;  // messages being read into this operation's memory
 };
 
 }  // namespace mccl::protocol

@@ -15,6 +15,21 @@
 
 namespace mccl::transport {
 
+// ---- Landing: a long message read straight into place ----------------------
+// A handler that knows where a long message's body belongs (a segment of a
+// collective's buffer) may say so when the message begins; a transport that
+// reads a byte stream (TCP) then reads the rest of it there, instead of into
+// a buffer of its own and from there a second time. The body's memory is the
+// transport's to write from the handler's message_landing() until
+// on_message_landed() or until the handler calls
+// ReliableTransport::abandon_landing() for that peer, which it must do before
+// it lets anyone else have that memory (a collective that ends early, its
+// buffer going back to the caller).
+struct MessageLanding {
+  std::size_t head_bytes = 0;  // the message's first bytes (its header), kept apart
+  std::span<std::byte> body;   // where the rest goes: exactly length - head_bytes bytes
+};
+
 class ReliableHandler {
  public:
   virtual ~ReliableHandler() = default;
@@ -23,6 +38,30 @@ class ReliableHandler {
   virtual void on_message(int peer, std::span<const std::byte> message) = 0;
   // `peer` died or became unreachable; no more messages will come from it.
   virtual void on_peer_failure(int peer, const common::Status& why) = 0;
+
+  // A long message of `length` bytes from `peer` begins, every message
+  // before it delivered; `head` holds its first bytes, at least the
+  // transport's landing_head_bytes() (valid only during the call). A landing
+  // with head_bytes <= head.size() and a body of exactly length - head_bytes
+  // bytes has the transport fill the body and call on_message_landed() in the
+  // message's place in the stream; anything else (the default) has the
+  // message delivered by on_message(). Same rules as on_message().
+  virtual MessageLanding message_landing(int peer, std::span<const std::byte> head,
+                                         std::size_t length) {
+    (void)peer;
+    (void)head;
+    (void)length;
+    return {};
+  }
+  // The message whose message_landing() was taken: `head` is its first
+  // head_bytes (valid only during the call), `body` the landing's body,
+  // filled. Counts as a message delivered. Same rules as on_message().
+  virtual void on_message_landed(int peer, std::span<const std::byte> head,
+                                 std::span<const std::byte> body) {
+    (void)peer;
+    (void)head;
+    (void)body;
+  }
 };
 
 class ReliableTransport {
@@ -60,6 +99,15 @@ class ReliableTransport {
   // holds them back, so an engine driven by the caller keeps polling until
   // this is false before it returns from a wait. Must not block.
   virtual bool awaiting_connection() const { return false; }
+
+  // How many of a long message's first bytes a handler's message_landing()
+  // sees; 0 where this transport never lands messages (it then never asks).
+  virtual std::size_t landing_head_bytes() const { return 0; }
+  // The landing of the message under way from `peer`, if any, is written no
+  // more: the transport reads the rest of that message elsewhere, drops it
+  // and calls neither on_message_landed() nor on_message() for it. Must not
+  // block; may be called from a handler callback.
+  virtual void abandon_landing(int peer) { (void)peer; }
 };
 
 }  // namespace mccl::transport

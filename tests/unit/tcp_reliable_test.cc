@@ -11,8 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -489,6 +491,115 @@ TEST(TcpReliable, SilentPeerTimesOutNamingIt) {
                            t);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.message(), AllOf(HasSubstr("rank 0"), HasSubstr("never connected")));
+}
+
+// Long messages land where the handler says (reliable.h): a message whose
+// first byte is kLandMe is landed, its first 8 bytes kept apart; others are
+// delivered whole, in order with the landed ones.
+constexpr std::byte kLandMe{0xA5};
+
+struct Lander : Recorder {
+  std::size_t head_seen = SIZE_MAX;  // the smallest head landing() was shown
+  int asked = 0;
+  Bytes dest;
+  std::vector<Bytes> heads;  // of the landed messages, in order
+  MessageLanding message_landing(int, std::span<const std::byte> head,
+                                 std::size_t length) override {
+    ++asked;
+    head_seen = std::min(head_seen, head.size());
+    if (head.empty() || head[0] != kLandMe) return {};
+    dest.assign(length - 8, std::byte{0});
+    return {8, dest};
+  }
+  void on_message_landed(int peer, std::span<const std::byte> head,
+                         std::span<const std::byte> body) override {
+    heads.emplace_back(head.begin(), head.end());
+    EXPECT_EQ(body.data(), dest.data()) << "delivered where it landed";
+    events.push_back({peer, false, Bytes(head.begin(), head.end()), {}});
+    events.back().data.insert(events.back().data.end(), body.begin(), body.end());
+  }
+};
+
+Bytes frame(const Bytes& m) {
+  Bytes f(4);
+  common::put_le<std::uint32_t>(f.data(), static_cast<std::uint32_t>(m.size()));
+  f.insert(f.end(), m.begin(), m.end());
+  return f;
+}
+
+TEST(TcpReliable, LongMessagesLandWhereTheHandlerSaysInOrder) {
+  with_fake_rank0([](ReliableTransport& t, int fd) {
+    ASSERT_EQ(t.landing_head_bytes(), 64u);
+    const Bytes small = pattern(0, 1, 0, 300);
+    Bytes landed = pattern(0, 1, 1, 200000);
+    landed[0] = kLandMe;
+    Bytes whole = pattern(0, 1, 2, 100000);
+    whole[0] = std::byte{0};
+    Bytes stream;
+    for (const Bytes* m :
+         {&small, const_cast<const Bytes*>(&landed), const_cast<const Bytes*>(&whole), &small}) {
+      const Bytes f = frame(*m);
+      stream.insert(stream.end(), f.begin(), f.end());
+    }
+    Lander rec;
+    std::size_t d = 0;
+    // The small message and the first 30 bytes of the long one: too few to decide on.
+    const std::size_t first = 4 + small.size() + 4 + 30;
+    send_all(fd, stream.data(), first);
+    const auto until = Clock::now() + 10s;
+    while (rec.events.empty() && Clock::now() < until) ASSERT_TRUE(t.poll(rec, 64, d).is_ok());
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(t.poll(rec, 64, d).is_ok());
+    EXPECT_EQ(rec.asked, 0) << "asked before the head was in";
+    send_all(fd, stream.data() + first, stream.size() - first);
+    while (rec.events.size() < 4 && Clock::now() < until) ASSERT_TRUE(t.poll(rec, 64, d).is_ok());
+    ASSERT_EQ(rec.events.size(), 4u);
+    EXPECT_EQ(rec.events[0].data, small);
+    EXPECT_EQ(rec.events[1].data, landed) << "head and body, landed";
+    EXPECT_EQ(rec.events[2].data, whole);
+    EXPECT_EQ(rec.events[3].data, small);
+    ASSERT_EQ(rec.heads.size(), 1u);
+    EXPECT_EQ(rec.heads[0], Bytes(landed.begin(), landed.begin() + 8));
+    EXPECT_GE(rec.head_seen, 64u);
+    EXPECT_EQ(rec.asked, 2) << "each long message once";
+    EXPECT_EQ(as_tcp(&t)->counters().messages_landed, 1u);
+  });
+}
+
+// A landing the handler abandons is written no more: the rest of its
+// message is read elsewhere and dropped, and the stream goes on.
+TEST(TcpReliable, AnAbandonedLandingIsWrittenNoMore) {
+  with_fake_rank0([](ReliableTransport& t, int fd) {
+    Bytes landed = pattern(0, 1, 3, 1 << 20);
+    landed[0] = kLandMe;
+    const Bytes small = pattern(0, 1, 4, 300);
+    Bytes stream = frame(landed);
+    const Bytes tail = frame(small);
+    stream.insert(stream.end(), tail.begin(), tail.end());
+    Lander rec;
+    std::size_t d = 0;
+    const std::size_t half = 4 + landed.size() / 2;
+    send_all(fd, stream.data(), half);
+    const auto until = Clock::now() + 10s;
+    // Poll until the first half has landed (its last byte is in place).
+    const std::size_t probe = landed.size() / 2 - 1;
+    while (!(rec.dest.size() == landed.size() - 8 && rec.dest[probe - 8] == landed[probe]) &&
+           Clock::now() < until) {
+      ASSERT_TRUE(t.poll(rec, 64, d).is_ok());
+    }
+    ASSERT_EQ(rec.asked, 1);
+    t.abandon_landing(0);
+    std::fill(rec.dest.begin(), rec.dest.end(), std::byte{0x5A});
+    send_all(fd, stream.data() + half, stream.size() - half);
+    while (rec.events.empty() && Clock::now() < until) ASSERT_TRUE(t.poll(rec, 64, d).is_ok());
+    ASSERT_EQ(rec.events.size(), 1u) << "the abandoned message is neither landed nor delivered";
+    EXPECT_EQ(rec.events[0].data, small);
+    EXPECT_TRUE(rec.heads.empty());
+    EXPECT_TRUE(std::all_of(rec.dest.begin(), rec.dest.end(), [](std::byte b) {
+      return b == std::byte{0x5A};
+    })) << "written after it was abandoned";
+    EXPECT_EQ(as_tcp(&t)->counters().landings_abandoned, 1u);
+    t.abandon_landing(0);  // none under way: nothing happens
+  });
 }
 
 }  // namespace

@@ -162,6 +162,7 @@ bool Connection::flush() {
 
 bool Connection::has_ready_message() const {
   if (in_big_) return big_got_ == big_len_;
+  if (in_land_) return land_got_ == land_len_;
   if (rend_ - rbeg_ < wire::kFrameHeaderBytes) return false;
   std::size_t len = common::get_le<std::uint32_t>(rbuf_.get() + rbeg_);
   if (len & wire::kControlBit) return rend_ - rbeg_ >= wire::kControlFrameBytes;
@@ -170,18 +171,11 @@ bool Connection::has_ready_message() const {
 
 bool Connection::deliver_ready(ReliableHandler& handler, std::size_t max, std::size_t& delivered) {
   for (;;) {
-    if (in_big_) {
-      if (big_got_ < big_len_) return true;
+    if (in_big_ || in_land_) {
+      if (!has_ready_message()) return true;
       if (delivered >= max) return false;
-      in_big_ = false;
       ++delivered;
-      ++counters_.messages_received;
-      counters_.bytes_received += big_len_;
-      handler.on_message(peer_, std::span<const std::byte>(big_.get(), big_len_));
-      if (big_cap_ > kKeepBigBytes) {
-        big_.reset();
-        big_cap_ = 0;
-      }
+      deliver_long(handler);
       continue;
     }
     const std::size_t avail = rend_ - rbeg_;
@@ -225,6 +219,9 @@ bool Connection::deliver_ready(ReliableHandler& handler, std::size_t max, std::s
       continue;
     }
     if (len > kBigMessageBytes) {
+      // A landing is decided on the message's head: wait for it.
+      if (have < kLandingHeadBytes && !read_done_) return true;
+      if (begin_landing(handler, body, have, len)) continue;
       if (len > big_cap_) {
         big_.reset();  // before allocating: peak memory is one buffer, not two
         big_ = uninitialized(len);
@@ -239,6 +236,61 @@ bool Connection::deliver_ready(ReliableHandler& handler, std::size_t max, std::s
     }
     return true;  // the rest of a small message is still in the socket
   }
+}
+
+void Connection::deliver_long(ReliableHandler& handler) {
+  ++counters_.messages_received;
+  if (in_big_) {
+    in_big_ = false;
+    counters_.bytes_received += big_len_;
+    handler.on_message(peer_, std::span<const std::byte>(big_.get(), big_len_));
+    if (big_cap_ > kKeepBigBytes) {
+      big_.reset();
+      big_cap_ = 0;
+    }
+    return;
+  }
+  in_land_ = false;
+  counters_.bytes_received += land_head_len_ + land_len_;
+  if (land_abandoned_) {
+    ++counters_.landings_abandoned;
+    return;
+  }
+  ++counters_.messages_landed;
+  handler.on_message_landed(peer_, std::span<const std::byte>(land_head_.data(), land_head_len_),
+                            std::span<const std::byte>(land_, land_len_));
+}
+
+bool Connection::begin_landing(ReliableHandler& handler, const std::byte* body, std::size_t have,
+                               std::size_t len) {
+  const MessageLanding l =
+      handler.message_landing(peer_, std::span<const std::byte>(body, have), len);
+  if (l.body.data() == nullptr || l.head_bytes > have || l.head_bytes > kLandingHeadBytes ||
+      l.body.size() != len - l.head_bytes) {
+    return false;
+  }
+  std::memcpy(land_head_.data(), body, l.head_bytes);
+  land_head_len_ = l.head_bytes;
+  land_ = l.body.data();
+  land_len_ = l.body.size();
+  land_got_ = have - l.head_bytes;
+  std::memcpy(land_, body + l.head_bytes, land_got_);
+  in_land_ = true;
+  land_abandoned_ = false;
+  rbeg_ = rend_ = 0;
+  return true;
+}
+
+void Connection::abandon_landing() {
+  if (!in_land_ || land_abandoned_) return;
+  // The rest goes to a buffer of our own; what landed already stays where it is.
+  if (land_len_ > big_cap_) {
+    big_.reset();
+    big_ = uninitialized(land_len_);
+    big_cap_ = land_len_;
+  }
+  land_ = big_.get();
+  land_abandoned_ = true;
 }
 
 void Connection::make_room() {
@@ -267,6 +319,9 @@ void Connection::receive(ReliableHandler& handler, std::size_t max, std::size_t&
     if (in_big_) {
       dst = big_.get() + big_got_;
       room = big_len_ - big_got_;
+    } else if (in_land_) {
+      dst = land_ + land_got_;
+      room = land_len_ - land_got_;
     } else {
       make_room();
       dst = rbuf_.get() + rend_;
@@ -277,7 +332,7 @@ void Connection::receive(ReliableHandler& handler, std::size_t max, std::size_t&
     ++counters_.read_calls;
     if (n > 0) {
       auto got = static_cast<std::size_t>(n);
-      (in_big_ ? big_got_ : rend_) += got;
+      (in_big_ ? big_got_ : in_land_ ? land_got_ : rend_) += got;
       budget -= got;
       drained = got < asked;
       continue;
@@ -306,6 +361,8 @@ void Connection::close() {
   big_.reset();
   big_cap_ = 0;
   in_big_ = false;
+  in_land_ = false;
+  land_ = nullptr;
   rbeg_ = rend_ = 0;
 }
 

@@ -6,7 +6,9 @@
 //  - bytes leave in send() order: a send writes directly only while the
 //    queue is empty;
 //  - the read buffer holds at most one partial message no longer than
-//    kBigMessageBytes; a longer one is read into a buffer of its own size;
+//    kBigMessageBytes; a longer one is read where the handler's
+//    message_landing() says (reliable.h) or else into a buffer of its own
+//    size;
 //  - after broken() nothing is written; what was already read is still
 //    delivered, in order, until has_ready_message() turns false;
 //  - control frames (wire.h) go to the ControlSink in stream order with
@@ -14,6 +16,7 @@
 //    (ended()), not a failure.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -46,6 +49,10 @@ class Connection {
   // cost as much as a copy) unless it is larger than this.
   static constexpr std::size_t kKeepBigBytes = 16 * 1024 * 1024;
   static constexpr std::size_t kMaxIov = 64;
+  // What a handler's message_landing() sees of a long message before it
+  // decides (a protocol header fits), and the most of it a landing may keep
+  // apart.
+  static constexpr std::size_t kLandingHeadBytes = 64;
 
   Connection(int peer, Fd fd, TcpCounters& counters, ControlSink& sink);
 
@@ -75,7 +82,10 @@ class Connection {
   bool has_ready_message() const;
   // Nothing queued to write and no partial frame read: a close now loses
   // nothing this end holds.
-  bool idle() const { return queue_.empty() && !in_big_ && rbeg_ == rend_; }
+  bool idle() const { return queue_.empty() && !in_big_ && !in_land_ && rbeg_ == rend_; }
+  // The landing under way, if any, is written no more: the rest of its
+  // message is read into a buffer of the connection's own and dropped.
+  void abandon_landing();
   // The peer said kGoodbye and then closed: an orderly end.
   bool ended() const { return ended_; }
 
@@ -106,6 +116,13 @@ class Connection {
   bool send_frame(std::uint32_t word, std::span<const std::span<const std::byte>> parts,
                   std::size_t total);
   void make_room();
+  // Hands over the long message under way (in big_ or at its landing),
+  // whole; an abandoned landing's is dropped.
+  void deliver_long(ReliableHandler& handler);
+  // Starts reading a long message (`len` bytes, `have` of them at `body`)
+  // where the handler lands it; false when it does not.
+  bool begin_landing(ReliableHandler& handler, const std::byte* body, std::size_t have,
+                     std::size_t len);
 
   const int peer_;
   Fd fd_;
@@ -127,6 +144,15 @@ class Connection {
   std::size_t big_len_ = 0;
   std::size_t big_got_ = 0;
   bool in_big_ = false;
+  // A long message read where the handler's message_landing() said: its head
+  // apart, the rest at land_ (into big_ once abandoned, then dropped).
+  std::array<std::byte, kLandingHeadBytes> land_head_{};
+  std::size_t land_head_len_ = 0;
+  std::byte* land_ = nullptr;
+  std::size_t land_len_ = 0;
+  std::size_t land_got_ = 0;
+  bool in_land_ = false;
+  bool land_abandoned_ = false;
   bool read_done_ = false;  // EOF, a read error or a corrupt stream: nothing more to read
 };
 

@@ -63,6 +63,12 @@ std::size_t TcpEndpoint::queued_bytes(int peer) const {
   return n;
 }
 
+void TcpEndpoint::abandon_landing(int peer) {
+  if (peer < 0 || peer >= size_) return;
+  Peer& p = at(peer);
+  if (p.conn) p.conn->abandon_landing();
+}
+
 std::string TcpEndpoint::congestion_control(int peer) const {
   if (peer < 0 || peer >= size_) return {};
   const Peer& p = peers_[static_cast<std::size_t>(peer)];

@@ -66,6 +66,8 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   int wait_fd() const override { return epoll_.get(); }
   bool awaiting_connection() const override;
   bool wait_fd_gates_poll() const override { return true; }  // see tcp_transport.h
+  std::size_t landing_head_bytes() const override { return Connection::kLandingHeadBytes; }
+  void abandon_landing(int peer) override;
 
   TcpCounters counters() const override { return counters_; }
   std::size_t queued_bytes(int peer) const override;

@@ -31,10 +31,12 @@
 //    and so is a send to a peer not connected yet.
 //  - poll() flushes the queues of sockets that became writable, reads what
 //    the sockets have (partial reads are kept), and hands whole messages to
-//    the handler in order; large messages are read straight into a buffer
-//    of their own size. It reads at most about 8 MiB per peer per call, so
-//    one busy peer cannot starve the others. It also accepts and answers
-//    connections, and dials peers that messages wait for.
+//    the handler in order; a message over 16 KiB is read where the
+//    handler's message_landing() puts it (its first 64 bytes decide), or
+//    else into a buffer of its own size. It reads at most about 8 MiB per
+//    peer per call, so one busy peer cannot starve the others. It also
+//    accepts and answers connections, and dials peers that messages wait
+//    for.
 //
 // Failures:
 //  - A peer whose connection ends without the handshake (EOF, reset, a
@@ -110,6 +112,8 @@ struct TcpCounters {
   std::uint64_t connections_closed = 0;  // closed idle by the kGoodbye handshake
   std::uint64_t most_open = 0;           // the most connections open at once
   std::uint64_t failure_news_sent = 0;   // kPeerFailed frames sent
+  std::uint64_t messages_landed = 0;     // long messages read where the handler said
+  std::uint64_t landings_abandoned = 0;  // of those, dropped once the handler abandoned them
 };
 
 class TcpTransport : public ReliableTransport {

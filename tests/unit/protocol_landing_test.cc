@@ -1,0 +1,159 @@
+// Long messages landed in a collective's buffer (transport/reliable.h) over
+// the real TCP transport: a binomial broadcast's message lands in place, and
+// one whose collective ends first (it timed out, the caller has its buffer
+// back) is written no more. Two contexts in one thread, the sim fabric for
+// datagrams, TCP on 127.0.0.1 for messages.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "coll/bruck_allgather.h"
+#include "coll/tree_broadcast.h"
+#include "protocol/context.h"
+#include "reliable_test_support.h"
+#include "transport/sim/sim_transport.h"
+#include "transport/tcp/tcp_transport.h"
+
+namespace mccl::protocol {
+namespace {
+
+using namespace std::chrono_literals;
+using transport::test::Bytes;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kTag = 0x1A4D0001;
+constexpr std::uint64_t kSignature = 0x5151;
+
+struct World {
+  transport::sim::Fabric fabric{transport::sim::FabricConfig{}};
+  std::vector<std::unique_ptr<Context>> ctx;
+  std::vector<transport::tcp::TcpTransport*> tcp;
+
+  World(int n, ProtocolConfig pc) {
+    auto mesh = transport::test::make_mesh_with(n, [n](int r, const transport::OobAllgather& oob,
+                                                       auto& out) {
+      return transport::tcp::create_tcp_reliable(
+          {.rank = r, .size = n, .bind_address = "127.0.0.1", .connect_timeout = 10s}, oob, out);
+    });
+    for (int r = 0; r < n; ++r) {
+      auto& t = mesh[static_cast<std::size_t>(r)];
+      tcp.push_back(transport::tcp::as_tcp(t.get()));
+      ctx.push_back(
+          std::make_unique<Context>(r, n, kTag, fabric.join_datagram(kTag, r), std::move(t), pc));
+    }
+  }
+  std::uint64_t landed() const {
+    std::uint64_t n = 0;
+    for (const auto* t : tcp) n += t->counters().messages_landed;
+    return n;
+  }
+};
+
+Bytes pattern(std::size_t n) {
+  Bytes b(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = std::byte(static_cast<unsigned>(i * 131 + 7));
+  return b;
+}
+
+std::shared_ptr<coll::TreeBroadcast> broadcast(Context& ctx, Bytes& buffer, std::size_t segment) {
+  return std::make_shared<coll::TreeBroadcast>(ctx, coll::TreeShape::kBinomial, buffer.data(),
+                                               buffer.size(), 0, kSignature, segment);
+}
+
+TEST(ProtocolLanding, ABinomialBroadcastLandsInPlace) {
+  World p(2, ProtocolConfig{});
+  const std::size_t n = 3 << 20;  // one message, whole (2 ranks: nobody forwards)
+  Bytes src = pattern(n), dst(n);
+  auto a = broadcast(*p.ctx[0], src, 128 << 10);
+  auto b = broadcast(*p.ctx[1], dst, 128 << 10);
+  p.ctx[0]->start(a);
+  p.ctx[1]->start(b);
+  const auto until = Clock::now() + 20s;
+  while (!(a->done() && b->done()) && Clock::now() < until) {
+    p.ctx[0]->progress();
+    p.ctx[1]->progress();
+  }
+  ASSERT_TRUE(b->done());
+  ASSERT_TRUE(b->status().is_ok()) << b->status().message();
+  EXPECT_EQ(dst, src);
+  EXPECT_EQ(p.tcp[1]->counters().messages_landed, 1u);
+}
+
+// The root's socket takes part of a 16 MiB message and queues the rest,
+// which only its own progress() sends; the receiver, alone progressing,
+// lands the first part and times out waiting for the rest. Its buffer is
+// then the caller's: once the root sends the rest, none of it is written.
+TEST(ProtocolLanding, ACollectiveThatEndsAbandonsItsLanding) {
+  ProtocolConfig pc;
+  pc.op_timeout = 300ms;
+  World p(2, pc);
+  const std::size_t n = 16 << 20;
+  Bytes src = pattern(n), dst(n);
+  auto a = broadcast(*p.ctx[0], src, n);
+  auto b = broadcast(*p.ctx[1], dst, n);
+  p.ctx[1]->start(b);
+  p.ctx[0]->start(a);  // sends what the socket takes
+  const auto until = Clock::now() + 20s;
+  while (!b->done() && Clock::now() < until) p.ctx[1]->progress();
+  ASSERT_TRUE(b->done());
+  EXPECT_EQ(b->status().code(), ErrorCode::kTimeout) << b->status().message();
+  EXPECT_TRUE(std::equal(dst.begin(), dst.begin() + (1 << 20), src.begin()))
+      << "the first part had landed in place";
+  std::fill(dst.begin(), dst.end(), std::byte{0x5A});
+  const auto flush_until = Clock::now() + 2s;
+  while (Clock::now() < flush_until) {
+    p.ctx[0]->progress();
+    p.ctx[1]->progress();
+  }
+  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::byte x) { return x == std::byte{0x5A}; }))
+      << "written after its collective ended";
+  EXPECT_EQ(p.tcp[1]->counters().landings_abandoned, 1u);
+  EXPECT_EQ(p.tcp[1]->counters().messages_landed, 0u);
+}
+
+// Bruck's allgatherv at 5 ranks, uneven blocks cut into 40 KB segments: a
+// segment within one block lands there, one across two is copied, and every
+// rank ends with every block.
+TEST(ProtocolLanding, BrucksSegmentsLandWithinABlockAndAreCopiedAcrossTwo) {
+  constexpr int kRanks = 5;
+  World w(kRanks, ProtocolConfig{});
+  const std::vector<std::size_t> counts = {100000, 37000, 250000, 64, 180000};
+  std::vector<std::size_t> displ(kRanks);
+  std::size_t total = 0;
+  for (int r = 0; r < kRanks; ++r) {
+    displ[static_cast<std::size_t>(r)] = total;
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  const Bytes expect = pattern(total);
+  std::vector<Bytes> out(kRanks, Bytes(total));
+  std::vector<std::shared_ptr<coll::BruckAllgather>> ops;
+  for (int r = 0; r < kRanks; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    std::copy_n(expect.begin() + static_cast<std::ptrdiff_t>(displ[i]), counts[i],
+                out[i].begin() + static_cast<std::ptrdiff_t>(displ[i]));
+    ops.push_back(std::make_shared<coll::BruckAllgather>(
+        *w.ctx[i], coll::BlockLayout{out[i].data(), counts, displ}, kSignature, 40000));
+    w.ctx[i]->start(ops.back());
+  }
+  const auto until = Clock::now() + 30s;
+  auto all_done = [&] {
+    return std::all_of(ops.begin(), ops.end(), [](const auto& op) { return op->done(); });
+  };
+  while (!all_done() && Clock::now() < until) {
+    for (auto& c : w.ctx) c->progress();
+  }
+  ASSERT_TRUE(all_done());
+  for (int r = 0; r < kRanks; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    ASSERT_TRUE(ops[i]->status().is_ok()) << ops[i]->status().message();
+    EXPECT_EQ(out[i], expect) << "rank " << r;
+  }
+  EXPECT_GT(w.landed(), 0u);
+}
+
+}  // namespace
+}  // namespace mccl::protocol
