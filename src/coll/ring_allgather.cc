@@ -52,23 +52,36 @@ void RingAllgather::on_start(common::TimePoint) {
   if (ctx_.size() > 1) send_block(ctx_.rank());
 }
 
-void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
-                               common::TimePoint) {
-  if (!signature_matches(peer, h, "every rank must pass the same counts")) return;
+std::span<std::byte> RingAllgather::segment_at(int peer, const ControlHeader& h,
+                                               std::size_t body_bytes) const {
   if (h.kind != ControlKind::kP2pData || peer != from_ ||
       h.arg0 >= static_cast<std::uint32_t>(ctx_.size()) ||
       h.arg0 == static_cast<std::uint32_t>(ctx_.rank())) {
+    return {};
+  }
+  const auto block = static_cast<std::size_t>(h.arg0);
+  const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
+  const std::size_t count = layout_.counts[block];
+  if (off >= count || body_bytes != std::min(segment_bytes_, count - off)) return {};
+  return {layout_.recv + layout_.displacements[block] + off, body_bytes};
+}
+
+std::span<std::byte> RingAllgather::landing(int peer, const ControlHeader& h,
+                                            std::size_t body_bytes) {
+  if (h.signature != signature()) return {};  // on_control says why
+  return segment_at(peer, h, body_bytes);
+}
+
+void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
+                               common::TimePoint) {
+  if (!signature_matches(peer, h, "every rank must pass the same counts")) return;
+  const std::span<std::byte> at = segment_at(peer, h, body.size());
+  if (at.empty()) {
     drop_invalid();
     return;
   }
   const auto block = static_cast<int>(h.arg0);
-  const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
-  const std::size_t count = layout_.counts[block];
-  if (off >= count || body.size() != std::min(segment_bytes_, count - off)) {
-    drop_invalid();
-    return;
-  }
-  std::memcpy(layout_.recv + layout_.displacements[block] + off, body.data(), body.size());
+  if (body.data() != at.data()) std::memcpy(at.data(), body.data(), body.size());  // else landed
   received_[block] += body.size();
   expected_ -= body.size();
   if (block != to_) {

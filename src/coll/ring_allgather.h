@@ -39,8 +39,16 @@ class RingAllgather final : public P2pOperation {
 
   std::string describe() const override;
   MCCL_OPERATION_HANDLERS;
+  // A segment from the neighbour it receives from lands at its place in
+  // the output.
+  std::span<std::byte> landing(int peer, const protocol::ControlHeader& h,
+                               std::size_t body_bytes) override;
 
  private:
+  // Where segment `h.arg1` of block `h.arg0` from `peer` belongs, if it is
+  // one this rank expects and `body_bytes` is its length; empty otherwise.
+  std::span<std::byte> segment_at(int peer, const protocol::ControlHeader& h,
+                                  std::size_t body_bytes) const;
   void send_block(int block);
   std::size_t segments(int block) const;
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "coll/bruck_allgather.h"
+#include "coll/ring_allgather.h"
 #include "coll/tree_broadcast.h"
 #include "protocol/context.h"
 #include "reliable_test_support.h"
@@ -115,10 +116,11 @@ TEST(ProtocolLanding, ACollectiveThatEndsAbandonsItsLanding) {
   EXPECT_EQ(p.tcp[1]->counters().messages_landed, 0u);
 }
 
-// Bruck's allgatherv at 5 ranks, uneven blocks cut into 40 KB segments: a
-// segment within one block lands there, one across two is copied, and every
-// rank ends with every block.
-TEST(ProtocolLanding, BrucksSegmentsLandWithinABlockAndAreCopiedAcrossTwo) {
+// Allgatherv at 5 ranks over TCP, uneven blocks (64 B to 250 KB) cut into
+// 40 KB segments, by the collective `make` builds on each rank: every rank
+// ends with every block, and some segments landed.
+template <typename Make>
+void allgather_lands(Make make) {
   constexpr int kRanks = 5;
   World w(kRanks, ProtocolConfig{});
   const std::vector<std::size_t> counts = {100000, 37000, 250000, 64, 180000};
@@ -130,13 +132,12 @@ TEST(ProtocolLanding, BrucksSegmentsLandWithinABlockAndAreCopiedAcrossTwo) {
   }
   const Bytes expect = pattern(total);
   std::vector<Bytes> out(kRanks, Bytes(total));
-  std::vector<std::shared_ptr<coll::BruckAllgather>> ops;
+  std::vector<std::shared_ptr<Operation>> ops;
   for (int r = 0; r < kRanks; ++r) {
     const auto i = static_cast<std::size_t>(r);
     std::copy_n(expect.begin() + static_cast<std::ptrdiff_t>(displ[i]), counts[i],
                 out[i].begin() + static_cast<std::ptrdiff_t>(displ[i]));
-    ops.push_back(std::make_shared<coll::BruckAllgather>(
-        *w.ctx[i], coll::BlockLayout{out[i].data(), counts, displ}, kSignature, 40000));
+    ops.push_back(make(*w.ctx[i], coll::BlockLayout{out[i].data(), counts, displ}));
     w.ctx[i]->start(ops.back());
   }
   const auto until = Clock::now() + 30s;
@@ -153,6 +154,19 @@ TEST(ProtocolLanding, BrucksSegmentsLandWithinABlockAndAreCopiedAcrossTwo) {
     EXPECT_EQ(out[i], expect) << "rank " << r;
   }
   EXPECT_GT(w.landed(), 0u);
+}
+
+// Bruck's: a segment within one block lands there, one across two is copied.
+TEST(ProtocolLanding, BrucksSegmentsLandWithinABlockAndAreCopiedAcrossTwo) {
+  allgather_lands([](Context& ctx, coll::BlockLayout layout) {
+    return std::make_shared<coll::BruckAllgather>(ctx, std::move(layout), kSignature, 40000);
+  });
+}
+
+TEST(ProtocolLanding, TheRingsSegmentsLand) {
+  allgather_lands([](Context& ctx, coll::BlockLayout layout) {
+    return std::make_shared<coll::RingAllgather>(ctx, std::move(layout), kSignature, 40000);
+  });
 }
 
 }  // namespace
