@@ -211,7 +211,7 @@ bool Connection::deliver_ready(ReliableHandler& handler, std::size_t max, std::s
     if (have >= len) {
       if (delivered >= max) return false;
       rbeg_ += wire::kFrameHeaderBytes + len;
-      long_before_ = false;
+      landed_before_ = false;
       ++delivered;
       ++counters_.messages_received;
       counters_.bytes_received += len;
@@ -241,7 +241,7 @@ bool Connection::deliver_ready(ReliableHandler& handler, std::size_t max, std::s
 
 void Connection::deliver_long(ReliableHandler& handler) {
   ++counters_.messages_received;
-  long_before_ = true;
+  landed_before_ = in_land_;
   if (in_big_) {
     in_big_ = false;
     counters_.bytes_received += big_len_;
@@ -328,10 +328,12 @@ void Connection::receive(ReliableHandler& handler, std::size_t max, std::size_t&
       make_room();
       dst = rbuf_.get() + rend_;
       room = kReadBufferBytes - rend_;
-      // After a long message another may begin here: read only as far as
-      // its landing is decided, so the rest of it lands instead of passing
-      // through this buffer (a 128 KiB segment would pass half of itself).
-      if (long_before_ && rend_ == rbeg_) room = wire::kFrameHeaderBytes + kLandingHeadBytes;
+      // After a message that landed another may begin here: read only as
+      // far as its landing is decided, so the rest of it lands instead of
+      // passing through this buffer (a 128 KiB segment would pass half of
+      // itself). A stream whose long messages do not land (the handler
+      // declines them) reads as before.
+      if (landed_before_ && rend_ == rbeg_) room = wire::kFrameHeaderBytes + kLandingHeadBytes;
     }
     const std::size_t asked = std::min(room, budget);
     ssize_t n = ::recv(fd_.get(), dst, asked, MSG_DONTWAIT);

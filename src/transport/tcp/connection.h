@@ -153,8 +153,8 @@ class Connection {
   std::size_t land_got_ = 0;
   bool in_land_ = false;
   bool land_abandoned_ = false;
-  bool long_before_ = false;  // the last message delivered was long
-  bool read_done_ = false;    // EOF, a read error or a corrupt stream: nothing more to read
+  bool landed_before_ = false;  // the last message delivered had landed
+  bool read_done_ = false;      // EOF, a read error or a corrupt stream: nothing more to read
 };
 
 }  // namespace mccl::transport::tcp
