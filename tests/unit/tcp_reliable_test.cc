@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -195,60 +194,6 @@ TEST(TcpReliable, BadConfigIsRejected) {
                 {.rank = 0, .size = 2, .bind_address = "127.0.0.1", .connect_timeout = 0ms}, oob, t)
                 .code(),
             ErrorCode::kInvalidArgument);
-}
-
-// The congestion control of each connection (congestion.h): on one host
-// "auto" never runs one that paces, whatever the system's default; a named
-// algorithm runs on both ends of every connection; "system" keeps the
-// system's; a name the kernel refuses fails creation, naming the setting.
-std::string system_congestion() {
-  std::ifstream f("/proc/sys/net/ipv4/tcp_congestion_control");
-  std::string name;
-  f >> name;
-  return name;
-}
-
-std::vector<std::string> congestion_of_mesh(const std::string& setting, int n) {
-  auto ts = make_mesh_with(n, [&](int r, const OobAllgather& oob, auto& out) {
-    TcpReliableConfig c = config(r, n);
-    c.congestion = setting;
-    return create_tcp_reliable(c, oob, out);
-  });
-  std::vector<std::string> names;
-  for (int r = 0; r < n; ++r) {
-    auto* tcp = as_tcp(ts[static_cast<std::size_t>(r)].get());
-    if (tcp == nullptr) return {};
-    for (int peer = 0; peer < n; ++peer) {
-      if (peer != r) names.push_back(tcp->congestion_control(peer));
-    }
-  }
-  return names;
-}
-
-TEST(TcpReliable, ConnectionsWithinOneHostDoNotPace) {
-  const std::string system = system_congestion();
-  ASSERT_FALSE(system.empty());
-  // 3 ranks: each one's two ring neighbours are every other rank.
-  for (const std::string& got : congestion_of_mesh("auto", 3)) {
-    EXPECT_THAT(got, ::testing::AnyOf("cubic", "reno")) << "system's default: " << system;
-  }
-  for (const std::string& got : congestion_of_mesh("reno", 3)) EXPECT_EQ(got, "reno");
-  for (const std::string& got : congestion_of_mesh("system", 3)) EXPECT_EQ(got, system);
-  EXPECT_EQ(congestion_of_mesh("auto", 3).size(), 6u);
-
-  std::unique_ptr<ReliableTransport> t;
-  auto oob = [](std::span<const std::byte> m, Bytes& all) {
-    all.assign(m.begin(), m.end());
-    return common::Status::ok();
-  };
-  for (int size : {1, 2}) {
-    TcpReliableConfig c = config(0, size);
-    c.congestion = "no-such-algorithm";
-    common::Status st = create_tcp_reliable(c, oob, t);
-    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << size;
-    EXPECT_THAT(st.message(),
-                AllOf(HasSubstr("MCCL_TCP_CONGESTION"), HasSubstr("no-such-algorithm")));
-  }
 }
 
 // ---- A fake peer: the test plays one rank by hand on a raw socket. ---------
