@@ -11,13 +11,12 @@ BruckAllgather::BruckAllgather(protocol::Context& ctx, BlockLayout layout, std::
                                std::size_t segment_bytes)
     : P2pOperation(ctx, signature, total_bytes(layout)),
       layout_(std::move(layout)),
-      segment_bytes_(std::max<std::size_t>(1, segment_bytes)) {
+      segment_bytes_(bruck_segment_bytes(layout_.counts, segment_bytes)) {
   const int n = ctx.size();
   const int r = ctx.rank();
   for (int d = 1; d < n; d *= 2) {
     Round round{(r - d + n) % n, (r + d) % n, (r + d) % n, std::min(d, n - d), 0};
-    for (int i = 0; i < round.blocks; ++i)
-      round.bytes += layout_.counts[(round.first_block + i) % n];
+    round.bytes = stream_bytes_from(round.first_block, round.blocks);
     rounds_.push_back(round);
   }
 }
@@ -39,65 +38,78 @@ std::string BruckAllgather::describe_wait() const {
 
 void BruckAllgather::send_round(std::size_t k) {
   // This round's outgoing stream: the blocks r, r+1, ... that the previous
-  // rounds gathered, as many as rank r-d lacks.
-  const int n = ctx_.size();
+  // rounds gathered, as many as rank r-d lacks. A segment within one block
+  // goes from the output as it is; one that spans blocks is gathered first.
   const Round& round = rounds_[k];
+  const std::size_t stream_bytes = stream_bytes_from(ctx_.rank(), round.blocks);
+  std::vector<std::byte> gathered;
   std::uint32_t seg = 0;
-  std::size_t filled = 0;  // bytes of the current segment gathered so far
-  std::vector<std::byte> segment;
-  for (int i = 0; i < round.blocks; ++i) {
-    const int block = (ctx_.rank() + i) % n;
-    const std::byte* data = layout_.recv + layout_.displacements[block];
-    std::size_t left = layout_.counts[block];
-    while (left > 0) {
-      const std::size_t take = std::min(left, segment_bytes_ - filled);
-      segment.insert(segment.end(), data, data + take);
-      data += take;
-      left -= take;
-      filled += take;
-      if (filled == segment_bytes_) {
-        if (!send_p2p(round.to, p2p_header(static_cast<std::uint32_t>(k), seg++), segment)) return;
-        segment.clear();
-        filled = 0;
-      }
+  for (std::size_t off = 0; off < stream_bytes; off += segment_bytes_, ++seg) {
+    const std::size_t bytes = std::min(segment_bytes_, stream_bytes - off);
+    std::span<const std::byte> body = within_one_block(ctx_.rank(), round.blocks, off, bytes);
+    if (body.empty()) {
+      gathered.resize(bytes);
+      gather(ctx_.rank(), round.blocks, off, gathered);
+      body = gathered;
     }
+    if (!send_p2p(round.to, p2p_header(static_cast<std::uint32_t>(k), seg), body)) return;
   }
-  if (filled > 0) send_p2p(round.to, p2p_header(static_cast<std::uint32_t>(k), seg), segment);
+}
+
+std::size_t BruckAllgather::stream_bytes_from(int first_block, int blocks) const {
+  const int n = ctx_.size();
+  std::size_t bytes = 0;
+  for (int i = 0; i < blocks; ++i) bytes += layout_.counts[(first_block + i) % n];
+  return bytes;
+}
+
+// Visits the pieces of `bytes` at `offset` of the stream of `blocks` blocks
+// from `first_block`: visit(place in the output, offset within the bytes).
+template <typename Visit>
+void BruckAllgather::for_each_piece(int first_block, int blocks, std::size_t offset,
+                                    std::size_t bytes, Visit visit) const {
+  const int n = ctx_.size();
+  std::size_t start = 0;  // the stream offset where block i begins
+  std::size_t done = 0;
+  for (int i = 0; i < blocks && done < bytes; ++i) {
+    const int block = (first_block + i) % n;
+    const std::size_t count = layout_.counts[block];
+    if (offset + done < start + count) {
+      const std::size_t at = offset + done - start;
+      const std::size_t take = std::min(count - at, bytes - done);
+      visit(std::span<std::byte>(layout_.recv + layout_.displacements[block] + at, take), done);
+      done += take;
+    }
+    start += count;
+  }
 }
 
 void BruckAllgather::place(const Round& round, std::size_t offset,
                            std::span<const std::byte> data) {
-  const int n = ctx_.size();
-  std::size_t start = 0;  // the stream offset where block i begins
-  for (int i = 0; i < round.blocks && !data.empty(); ++i) {
-    const int block = (round.first_block + i) % n;
-    const std::size_t count = layout_.counts[block];
-    if (offset < start + count) {
-      const std::size_t at = offset - start;
-      const std::size_t take = std::min(count - at, data.size());
-      std::memcpy(layout_.recv + layout_.displacements[block] + at, data.data(), take);
-      data = data.subspan(take);
-      offset += take;
-    }
-    start += count;
-  }
+  for_each_piece(round.first_block, round.blocks, offset, data.size(),
+                 [&](std::span<std::byte> to, std::size_t at) {
+                   std::memcpy(to.data(), data.data() + at, to.size());
+                 });
 }
 
-std::span<std::byte> BruckAllgather::within_one_block(const Round& round, std::size_t offset,
-                                                      std::size_t bytes) const {
-  const int n = ctx_.size();
-  std::size_t start = 0;
-  for (int i = 0; i < round.blocks; ++i) {
-    const int block = (round.first_block + i) % n;
-    const std::size_t count = layout_.counts[block];
-    if (offset < start + count) {
-      const std::size_t at = offset - start;
-      if (bytes > count - at) return {};
-      return {layout_.recv + layout_.displacements[block] + at, bytes};
-    }
-    start += count;
-  }
-  return {};
+void BruckAllgather::gather(int first_block, int blocks, std::size_t offset,
+                            std::span<std::byte> out) const {
+  for_each_piece(first_block, blocks, offset, out.size(),
+                 [&](std::span<std::byte> from, std::size_t at) {
+                   std::memcpy(out.data() + at, from.data(), from.size());
+                 });
+}
+
+std::span<std::byte> BruckAllgather::within_one_block(int first_block, int blocks,
+                                                      std::size_t offset, std::size_t bytes) const {
+  std::span<std::byte> only;
+  int pieces = 0;
+  for_each_piece(first_block, blocks, offset, bytes, [&](std::span<std::byte> piece, std::size_t) {
+    only = piece;
+    ++pieces;
+  });
+  if (pieces != 1 || only.size() != bytes) return {};
+  return only;
 }
 
 BruckAllgather::Round* BruckAllgather::round_of(int peer, const protocol::ControlHeader& h,
@@ -118,7 +130,8 @@ std::span<std::byte> BruckAllgather::landing(int peer, const protocol::ControlHe
   if (h.signature != signature()) return {};  // on_control says why
   const Round* round = round_of(peer, h, body_bytes);
   if (round == nullptr) return {};
-  return within_one_block(*round, std::size_t{h.arg1} * segment_bytes_, body_bytes);
+  return within_one_block(round->first_block, round->blocks, std::size_t{h.arg1} * segment_bytes_,
+                          body_bytes);
 }
 
 void BruckAllgather::on_start(common::TimePoint) {
@@ -137,7 +150,7 @@ void BruckAllgather::on_control(int peer, const protocol::ControlHeader& h,
     return;
   }
   const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
-  if (body.data() != within_one_block(*round, off, body.size()).data()) {
+  if (body.data() != within_one_block(round->first_block, round->blocks, off, body.size()).data()) {
     place(*round, off, body);
   }  // else it landed there
   round->received += body.size();

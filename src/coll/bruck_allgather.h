@@ -12,7 +12,10 @@
 // round, arg1 = segment.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,20 @@
 #include "coll/ring_allgather.h"
 
 namespace mccl::coll {
+
+// A round's stream goes out only once the previous rounds have all arrived,
+// so no rank forwards a segment while the rest comes: segments only cut the
+// stream into messages. They are one block long (the largest, up to
+// kWholeMessageMaxBytes), so that with equal counts every segment is a
+// block and lands in place; never shorter than `configured`
+// (MCCL_COLL_CHAIN_SEGMENT_BYTES), which keeps small blocks together.
+// 2 ranks on one host, 4 MiB: 1207 us whole against 1779 us in 128 KiB
+// segments (docs/benchmarks.md, "Bruck's segments").
+inline std::size_t bruck_segment_bytes(std::span<const std::size_t> counts,
+                                       std::size_t configured) {
+  const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  return std::max({std::size_t{1}, configured, std::min(largest, kWholeMessageMaxBytes)});
+}
 
 class BruckAllgather final : public P2pOperation {
  public:
@@ -42,15 +59,23 @@ class BruckAllgather final : public P2pOperation {
     std::size_t received = 0;
   };
   void send_round(std::size_t k);
+  // The bytes of the stream of `blocks` blocks from `first_block`.
+  std::size_t stream_bytes_from(int first_block, int blocks) const;
+  template <typename Visit>
+  void for_each_piece(int first_block, int blocks, std::size_t offset, std::size_t bytes,
+                      Visit visit) const;
   // Copies `data`, found at `offset` of round k's stream, to its blocks.
   void place(const Round& round, std::size_t offset, std::span<const std::byte> data);
+  // Copies `out.size()` bytes at `offset` of a stream out of the blocks.
+  void gather(int first_block, int blocks, std::size_t offset, std::span<std::byte> out) const;
   // The round that segment `h.arg1` of round `h.arg0` from `peer`,
   // `body_bytes` long, belongs to; nullptr when this rank expects no such
   // segment.
   Round* round_of(int peer, const protocol::ControlHeader& h, std::size_t body_bytes);
-  // Where `bytes` at `offset` of the round's stream go, when they all fall
-  // within one block; empty otherwise.
-  std::span<std::byte> within_one_block(const Round& round, std::size_t offset,
+  // Where `bytes` at `offset` of the stream of `blocks` blocks from
+  // `first_block` are in the output, when they all fall within one block;
+  // empty otherwise.
+  std::span<std::byte> within_one_block(int first_block, int blocks, std::size_t offset,
                                         std::size_t bytes) const;
 
   BlockLayout layout_;

@@ -5,6 +5,7 @@
 // fails the collective on every rank that sees it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -12,6 +13,12 @@
 #include "protocol/operation.h"
 
 namespace mccl::coll {
+
+// The longest message a point-to-point collective sends where nothing is
+// forwarded before it has all arrived. A longer one is cut: a receiving
+// connection buffers a message whole when no collective is there to take it
+// (transport/reliable.h, MessageLanding), and this bounds that buffer.
+inline constexpr std::size_t kWholeMessageMaxBytes = 4 << 20;
 
 class P2pOperation : public protocol::Operation {
  public:

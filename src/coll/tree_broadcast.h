@@ -33,14 +33,11 @@ enum class TreeShape { kChain, kLeftwardChain, kBinomial, kFlat };
 
 // Segments let a rank forward the head of a long message while the rest
 // arrives. Where no rank forwards (the flat tree, any tree of 2 ranks) they
-// only cut the message into more messages, and the TCP connection reads the
-// start of each through its read buffer before the rest: the message goes
-// whole there, up to kWholeMessageMaxBytes (what a receiving connection then
-// buffers for it). A 2-rank broadcast on one host, OSU average, medians of
-// 5 alternating runs: 512 KiB 86.7 us whole against 103.3 us in 128 KiB
-// segments, 768 KiB 114.5 against 197.4, 256 KiB level (docs/benchmarks.md).
-inline constexpr std::size_t kWholeMessageMaxBytes = 4 << 20;
-
+// only cut the message into more messages: it goes whole there, up to
+// kWholeMessageMaxBytes (p2p_operation.h). A 2-rank broadcast on one host,
+// OSU average, medians of 5 alternating runs: 512 KiB 86.7 us whole against
+// 103.3 us in 128 KiB segments, 768 KiB 114.5 against 197.4, 256 KiB level
+// (docs/benchmarks.md).
 // The segment a tree of `ranks` cuts a `bytes` message into, `configured`
 // (MCCL_COLL_CHAIN_SEGMENT_BYTES) where a rank forwards.
 inline std::size_t tree_segment_bytes(TreeShape shape, int ranks, std::size_t bytes,
