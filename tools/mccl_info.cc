@@ -21,6 +21,7 @@
 #include "bootstrap/secret.h"
 #include "coll/algorithm_text.h"
 #include "common/host.h"
+#include "common/option_names.h"
 #include "common/settings.h"
 #include "setup/transport_settings.h"
 #include "transport/udp/discovery.h"
@@ -172,6 +173,20 @@ void print_algorithm_table() {
                   mccl::coll::describe_broadcast_choice(ranks, t.where, from).c_str());
       std::printf("              allgather: %s\n",
                   mccl::coll::describe_allgather_choice(ranks, t.where, from).c_str());
+    }
+  }
+  // The barrier's table: by team size and whether ranks share cores.
+  const auto barrier =
+      mccl::common::value_named(s::kCollBarrierAlgo.get(), mccl::common::kBarrierNames)
+          .value_or(mccl::BarrierAlgorithm::kAuto);
+  for (const bool share : {true, false}) {
+    std::printf("  barrier where ranks %s:", share ? "outnumber their cores" : "have a core each");
+    for (int ranks : {2, 4, 8, 16}) {
+      const mccl::common::Placement where{.cores_per_rank = share ? 0 : 1,
+                                          .ranks_share_cores = share};
+      std::printf(" %d ranks %s%s", ranks,
+                  mccl::coll::algorithm_name(mccl::coll::choose_barrier(barrier, ranks, where)),
+                  ranks == 16 ? "\n" : ",");
     }
   }
   std::printf("\n");

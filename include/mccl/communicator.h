@@ -305,6 +305,9 @@ class MCCL_API Communicator {
   // size and team size (docs/algorithms.md). Never kAuto; not blocking.
   BroadcastAlgorithm broadcast_algorithm(std::size_t bytes) const;
   AllgatherAlgorithm allgather_algorithm(std::size_t block_bytes) const;
+  // The barrier's, likewise (it depends on the team size and on whether
+  // ranks share cores).
+  BarrierAlgorithm barrier_algorithm() const;
 
   // Memory for collective buffers. Under the offload engine it is shared
   // with mccl_offloadd, which then runs collectives whose buffers lie wholly

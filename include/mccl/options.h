@@ -35,6 +35,12 @@ MCCL_API const char* to_string(BroadcastAlgorithm a);
 // ring reduce-scatter followed by the multicast allgather (the point-to-point
 // ring allreduce when the transport cannot multicast).
 enum class AllreduceAlgorithm { kAuto, kRsMulticast, kRing, kRecursiveDoubling };
+// kAuto: the star (every rank signals rank 0, which releases them all) where
+// 3 to 8 ranks share cores, the dissemination barrier (ceil(log2 N) rounds)
+// otherwise (docs/algorithms.md).
+enum class BarrierAlgorithm { kAuto, kDissemination, kStar };
+// "dissemination", "star", "auto".
+MCCL_API const char* to_string(BarrierAlgorithm a);
 
 // Lossy compression of float data inside the collectives (docs/compression.md).
 // Only calls that name a float datatype (float32, float64, bfloat16,
@@ -81,6 +87,7 @@ struct CommOptions {
   std::optional<AllgatherAlgorithm> allgather_algorithm;  // MCCL_COLL_ALLGATHER_ALGO
   std::optional<BroadcastAlgorithm> broadcast_algorithm;  // MCCL_COLL_BCAST_ALGO
   std::optional<AllreduceAlgorithm> allreduce_algorithm;  // MCCL_COLL_ALLREDUCE_ALGO
+  std::optional<BarrierAlgorithm> barrier_algorithm;      // MCCL_COLL_BARRIER_ALGO
   // Share, in (0, 1], of the sending a reduce-scatter's ring (also inside an
   // allreduce) gets against the multicast injection of collectives running
   // beside it: per progress step a ring sends at most share / (1 - share)

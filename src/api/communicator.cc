@@ -192,7 +192,14 @@ AllgatherAlgorithm Communicator::allgather_algorithm(std::size_t block_bytes) co
                                 state_->options.coll.multicast_from, state_->backend->placement());
 }
 
+BarrierAlgorithm Communicator::barrier_algorithm() const {
+  check_usable(state_);
+  return coll::choose_barrier(state_->options.coll.barrier, state_->size,
+                              state_->backend->placement());
+}
+
 const char* to_string(AllgatherAlgorithm a) { return coll::algorithm_name(a); }
+const char* to_string(BarrierAlgorithm a) { return coll::algorithm_name(a); }
 const char* to_string(BroadcastAlgorithm a) { return coll::algorithm_name(a); }
 
 }  // namespace mccl

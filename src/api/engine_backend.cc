@@ -182,7 +182,7 @@ class EngineBackend final : public Backend {
     }
     return start(coll::make_allreduce(*ctx_, coll_, send, in_place, recv, count, type, op));
   }
-  std::shared_ptr<InFlight> barrier() override { return start(coll::make_barrier(*ctx_)); }
+  std::shared_ptr<InFlight> barrier() override { return start(coll::make_barrier(*ctx_, coll_)); }
   std::shared_ptr<InFlight> alltoallv(const void* send, std::span<const std::size_t> send_counts,
                                       std::span<const std::size_t> send_displs, void* recv,
                                       std::span<const std::size_t> recv_counts,

@@ -36,6 +36,24 @@ Compression compression_from_env(int rank) {
   }
   return c;
 }
+
+// The algorithms and their sizes: options over settings over defaults.
+void resolve_algorithms(const CommOptions& o, common::CollConfig& coll) {
+  coll.allgather = o.allgather_algorithm.value_or(
+      named_setting(s::kCollAllgatherAlgo, common::kAllgatherNames, AllgatherAlgorithm::kAuto));
+  coll.broadcast = o.broadcast_algorithm.value_or(
+      named_setting(s::kCollBcastAlgo, common::kBroadcastNames, BroadcastAlgorithm::kAuto));
+  coll.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int());
+  coll.allreduce = o.allreduce_algorithm.value_or(
+      named_setting(s::kCollAllreduceAlgo, common::kAllreduceNames, AllreduceAlgorithm::kAuto));
+  coll.barrier = o.barrier_algorithm.value_or(
+      named_setting(s::kCollBarrierAlgo, common::kBarrierNames, BarrierAlgorithm::kAuto));
+  coll.reduce_segment_bytes = static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int());
+  coll.allreduce_small_bytes = static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int());
+  coll.multicast_from.broadcast = s::kCollBcastMcastFromBytes.get_int();
+  coll.multicast_from.allgather = s::kCollAllgatherMcastFromBytes.get_int();
+}
+
 }  // namespace
 
 ResolvedOptions resolve_options(const CommOptions& o, int rank) {
@@ -63,17 +81,7 @@ ResolvedOptions resolve_options(const CommOptions& o, int rank) {
             ": CommOptions::allgather_concurrent_roots must be >= 0 (0: as the incast budget "
             "allows)");
   }
-  r.coll.allgather = o.allgather_algorithm.value_or(
-      named_setting(s::kCollAllgatherAlgo, common::kAllgatherNames, AllgatherAlgorithm::kAuto));
-  r.coll.broadcast = o.broadcast_algorithm.value_or(
-      named_setting(s::kCollBcastAlgo, common::kBroadcastNames, BroadcastAlgorithm::kAuto));
-  r.coll.segment_bytes = static_cast<std::size_t>(s::kCollChainSegmentBytes.get_int());
-  r.coll.allreduce = o.allreduce_algorithm.value_or(
-      named_setting(s::kCollAllreduceAlgo, common::kAllreduceNames, AllreduceAlgorithm::kAuto));
-  r.coll.reduce_segment_bytes = static_cast<std::size_t>(s::kCollReduceSegmentBytes.get_int());
-  r.coll.allreduce_small_bytes = static_cast<std::size_t>(s::kCollAllreduceSmallBytes.get_int());
-  r.coll.multicast_from.broadcast = s::kCollBcastMcastFromBytes.get_int();
-  r.coll.multicast_from.allgather = s::kCollAllgatherMcastFromBytes.get_int();
+  resolve_algorithms(o, r.coll);
   if (o.reduce_scatter_send_share) {
     r.coll.rs_share = *o.reduce_scatter_send_share;
     if (!(r.coll.rs_share > 0.0 && r.coll.rs_share <= 1.0)) {

@@ -64,6 +64,20 @@ inline AllgatherAlgorithm choose_allgather(AllgatherAlgorithm asked, bool multic
   return multicast ? AllgatherAlgorithm::kMulticast : AllgatherAlgorithm::kRing;
 }
 
+// The star where ranks share cores and there are 3 to
+// kSharedCoresStarMaxRanks of them (a
+// dissemination round waits for its receiver to be scheduled, and every rank
+// runs in each of ceil(log2 N) rounds; in the star a rank other than 0 runs
+// twice). Else dissemination: with a core each, its log2 N rounds beat rank
+// 0 taking N - 1 signals one after another. At 2 ranks both barriers are one
+// message each way, and dissemination's go at once.
+inline BarrierAlgorithm choose_barrier(BarrierAlgorithm asked, int ranks, const Placement& where) {
+  if (asked != BarrierAlgorithm::kAuto) return asked;
+  return where.ranks_share_cores && ranks > 2 && ranks <= kSharedCoresStarMaxRanks
+             ? BarrierAlgorithm::kStar
+             : BarrierAlgorithm::kDissemination;
+}
+
 // Recursive doubling for small vectors (latency: log2 N rounds); above the
 // threshold the ring reduce-scatter and the multicast allgather, which
 // inject S bytes per rank in all against the ring allreduce's 2(N-1)/N S.
@@ -77,5 +91,6 @@ inline AllreduceAlgorithm choose_allreduce(AllreduceAlgorithm asked, bool multic
 const char* algorithm_name(BroadcastAlgorithm a);
 const char* algorithm_name(AllgatherAlgorithm a);
 const char* algorithm_name(AllreduceAlgorithm a);
+const char* algorithm_name(BarrierAlgorithm a);
 
 }  // namespace mccl::coll

@@ -113,8 +113,15 @@ const char* algorithm_name(AllreduceAlgorithm a) {
   return common::name_of(a, common::kAllreduceNames);
 }
 
-std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx) {
-  return std::make_shared<Barrier>(ctx, Signature(CollKind::kBarrier).value());
+const char* algorithm_name(BarrierAlgorithm a) { return common::name_of(a, common::kBarrierNames); }
+
+std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx, const CollConfig& cfg) {
+  const BarrierAlgorithm algo = choose_barrier(cfg.barrier, ctx.size(), cfg.placement);
+  // Ranks that chose differently fail on the first signal, not by a hang.
+  const std::uint64_t sig =
+      Signature(CollKind::kBarrier).mix(static_cast<std::uint64_t>(algo)).value();
+  if (algo == BarrierAlgorithm::kStar) return std::make_shared<StarBarrier>(ctx, sig);
+  return std::make_shared<Barrier>(ctx, sig);
 }
 
 }  // namespace mccl::coll

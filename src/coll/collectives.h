@@ -31,7 +31,9 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
                                                      std::span<const std::size_t> counts,
                                                      std::span<const std::size_t> displacements);
 
-std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx);
+// The barrier the table (choose_barrier) or cfg.barrier picks; the
+// default CollConfig gives the dissemination barrier.
+std::shared_ptr<protocol::Operation> make_barrier(protocol::Context& ctx, const CollConfig& cfg);
 
 // Block r of `send` (send_counts[r] bytes at send_displs[r]) goes to rank
 // r, which receives it at recv + its recv_displs[this rank]; coll/alltoall.h.

@@ -107,6 +107,16 @@ inline constexpr Crossover kOneHostCrossovers[] = {
 inline constexpr int kSharedCoresFlatMaxRanks = 8;
 inline constexpr std::size_t kSharedCoresFlatBelowBytes = 65536;
 
+// The star barrier (barrier.h) where ranks share cores, in teams of 3 to
+// this many. One host, 2-core AMD EPYC (2026-11-28,
+// docs/benchmarks/barrier-star-2026-11-28/), OSU average over ranks, medians
+// of 5 alternating runs, star against dissemination: 8-byte broadcast at 4
+// ranks 17.8 against 19.0 us, 1 KiB 17.0 against 34.6, at 8 ranks 37.5
+// against 53.1; at 16 ranks (3 runs each) 8-byte broadcast 835 against 237
+// and allgather 1230 against 511: rank 0 then takes 15 signals and sends 15
+// releases, one after another, on a core it shares with 7 other ranks.
+inline constexpr int kSharedCoresStarMaxRanks = 8;
+
 // The 8-rank rows serve larger teams too: nothing larger was measured.
 inline const Crossover& measured_crossover(int ranks, const Placement& where) {
   const std::span<const Crossover> table = where.one_host

@@ -32,12 +32,16 @@ struct Placement {
   // namespace. A datagram then costs each receiver a copy, as a TCP message
   // does, and multicast saves no wire.
   bool one_host = false;
+  // Some machine runs more ranks than it has cores (known cores only): a
+  // rank's message may wait for its receiver to be scheduled.
+  bool ranks_share_cores = false;
 };
 
 struct CollConfig {
   AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
-  std::int32_t concurrent_roots = 0;        // 0: as the incast budget allows
+  std::int32_t concurrent_roots = 0;  // 0: as the incast budget allows
+  BarrierAlgorithm barrier = BarrierAlgorithm::kAuto;
   std::uint64_t segment_bytes = 128 << 10;  // point-to-point pipelining
   bool multicast = true;                    // the datagram transport can multicast
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;

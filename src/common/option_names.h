@@ -37,6 +37,11 @@ inline constexpr EnumName<AllreduceAlgorithm> kAllreduceNames[] = {
     {AllreduceAlgorithm::kRing, "ring"},
     {AllreduceAlgorithm::kRecursiveDoubling, "recursive_doubling"}};
 
+inline constexpr EnumName<BarrierAlgorithm> kBarrierNames[] = {
+    {BarrierAlgorithm::kAuto, "auto"},
+    {BarrierAlgorithm::kDissemination, "dissemination"},
+    {BarrierAlgorithm::kStar, "star"}};
+
 inline constexpr EnumName<CompressMode> kCompressNames[] = {{CompressMode::kOff, "off"},
                                                             {CompressMode::kBf16, "bf16"},
                                                             {CompressMode::kBound, "bound"},

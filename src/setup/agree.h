@@ -67,7 +67,9 @@ struct Agreement {
   bool one_host = false;
 
   // What the collectives' algorithm table reads (common/coll_config.h).
-  common::Placement placement() const { return {cores_per_rank, one_host}; }
+  common::Placement placement() const {
+    return {cores_per_rank, one_host, core_share > 0 && core_share < 1};
+  }
 };
 
 // kMismatch when ranks chose different transports or engines, or disagree

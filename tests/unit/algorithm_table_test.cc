@@ -82,6 +82,25 @@ TEST(AlgorithmTable, WithCoresToSpareTwoRanksStayPointToPoint) {
             AllgatherAlgorithm::kMulticast);
 }
 
+TEST(AlgorithmTable, TheBarrierIsTheStarWhereAFewRanksShareCores) {
+  const Placement shared{.cores_per_rank = 0, .ranks_share_cores = true};
+  const Placement spare{.cores_per_rank = 2};
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kAuto, 4, shared), BarrierAlgorithm::kStar);
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kAuto, 3, shared), BarrierAlgorithm::kStar);
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kAuto, 2, shared), BarrierAlgorithm::kDissemination);
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kAuto, kSharedCoresStarMaxRanks, shared),
+            BarrierAlgorithm::kStar);
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kAuto, kSharedCoresStarMaxRanks + 1, shared),
+            BarrierAlgorithm::kDissemination)
+      << "rank 0 would take too many signals";
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kAuto, 8, spare), BarrierAlgorithm::kDissemination);
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kAuto, 8, {}), BarrierAlgorithm::kDissemination)
+      << "cores unknown";
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kStar, 8, spare), BarrierAlgorithm::kStar);
+  EXPECT_EQ(choose_barrier(BarrierAlgorithm::kDissemination, 4, shared),
+            BarrierAlgorithm::kDissemination);
+}
+
 TEST(AlgorithmTable, SmallTeamsThatShareCoresTakeTheFlatTree) {
   const MulticastFrom automatic;
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, automatic, cores(0)),

@@ -401,7 +401,7 @@ TEST(ProtocolWaits, BarrierAndSmallPointToPointCollectivesAreLatencyBound) {
   p2p.broadcast = BroadcastAlgorithm::kBinomial;
   coll::CollConfig mcast;
   mcast.broadcast = BroadcastAlgorithm::kMulticast;
-  EXPECT_TRUE(coll::make_barrier(rig.ctx(0))->latency_bound());
+  EXPECT_TRUE(coll::make_barrier(rig.ctx(0), {})->latency_bound());
   EXPECT_TRUE(
       coll::make_broadcast(rig.ctx(0), p2p, small.data(), small.size(), 0)->latency_bound());
   EXPECT_FALSE(

@@ -65,7 +65,7 @@ common::Status Session::start(const Submission& s, Pending& p) {
   common::Status st = common::Status::ok();
   switch (static_cast<OpKind>(s.kind)) {
     case OpKind::kBarrier:
-      p.op = coll::make_barrier(ctx);
+      p.op = coll::make_barrier(ctx, comm_.coll);
       break;
     case OpKind::kBroadcast:
       st = stage_broadcast(s, p);

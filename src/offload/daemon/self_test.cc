@@ -33,7 +33,7 @@ common::Status self_test() {
   std::vector<std::byte> buf(1 << 20, std::byte{0x5a});
   auto b = coll::make_broadcast(*comm.ctx, comm.coll, buf.data(), buf.size(), 0);
   comm.ctx->start(b);
-  auto bar = coll::make_barrier(*comm.ctx);
+  auto bar = coll::make_barrier(*comm.ctx, comm.coll);
   comm.ctx->start(bar);
   auto deadline = common::Deadline::after(std::chrono::seconds(20));
   while (!(b->done() && bar->done()) && !deadline.expired()) comm.ctx->progress();

@@ -64,7 +64,7 @@ bool Session::shrink() {
     // Once it completes every survivor is done with the old communicator,
     // which goes; a survivor that dies meanwhile fails the survivors'
     // next collective, as after any death.
-    (void)run_to_end(coll::make_barrier(*comm_.ctx));
+    (void)run_to_end(coll::make_barrier(*comm_.ctx, comm_.coll));
   } else {
     failed.clear();
   }
