@@ -10,8 +10,11 @@
 # Every rep runs each implementation once, in turn (so that noise shows as a spread,
 # not as a bias against one of them):
 #   mccl          build/tools/mccl_run -n 2 build/bench/osu/mccl_osu_bcast -m S:S
-#                 -i I -x W -c -u 0 --json, with MCCL_UDP_RATE_MBIT=0 (unpaced) and
-#                 MCCL_UDP_IFACE=lo, then every --mccl-env, then the variant's K=V
+#                 -i I -x W -c -u 0 --json, with MCCL_UDP_RATE_MBIT=0 (unpaced),
+#                 MCCL_UDP_IFACE=lo and MCCL_COLL_BCAST_ALGO=multicast (what this
+#                 measures is one core's multicast rate; at 2 ranks on one host the
+#                 algorithm table would send over TCP instead: docs/algorithms.md),
+#                 then every --mccl-env, then the variant's K=V
 #                 (later ones win). Each --variant is one MCCL run per rep, named NAME;
 #                 without --variant one run named "default". E.g. GSO off and on in
 #                 one call: --variant gso_off:MCCL_UDP_GSO=off --variant gso_on:MCCL_UDP_GSO=on
@@ -167,7 +170,7 @@ memcpy_file=$out/memcpy.jsonl
   echo "open mpi: $(mpirun.openmpi --version 2>/dev/null | head -1 || echo none)"
   echo "size: $size bytes, iterations $iters, warmup $warmup, reps $reps"
   echo "variants: $(for k in "${!vnames[@]}"; do printf '%s=[%s] ' "${vnames[k]}" "${venvs[k]}"; done)"
-  echo "mccl env: MCCL_UDP_RATE_MBIT=0 MCCL_UDP_IFACE=lo ${mccl_env[*]}"
+  echo "mccl env: MCCL_UDP_RATE_MBIT=0 MCCL_UDP_IFACE=lo MCCL_COLL_BCAST_ALGO=multicast ${mccl_env[*]}"
   echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "command: $0 ${orig_args[*]}"
 } >"$out/machine.txt"
@@ -193,7 +196,7 @@ run_one() {
   local cmd=() envs=() kv
   rm -f "$raw"
   if [[ $impl == mccl ]]; then
-    envs=("MCCL_UDP_RATE_MBIT=0" "MCCL_UDP_IFACE=lo" "${mccl_env[@]}")
+    envs=("MCCL_UDP_RATE_MBIT=0" "MCCL_UDP_IFACE=lo" "MCCL_COLL_BCAST_ALGO=multicast" "${mccl_env[@]}")
     # shellcheck disable=SC2206  # venv is "K=V K=V" of checked tokens without spaces
     [[ -z $venv ]] || envs+=($venv)
     cmd=("$build/tools/mccl_run" -n 2 -t "$((tmo - 10))")

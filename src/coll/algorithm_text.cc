@@ -6,8 +6,9 @@ namespace mccl::coll {
 
 namespace {
 
-// Sizes up to this are described; past it every row of both tables is
-// multicast (or the chain and the ring without it).
+// Sizes up to this are described; past it every row of the tables is
+// multicast (or the chain and the ring without it), but the rows that say
+// kNeverMulticast, whose point-to-point algorithm serves every size.
 constexpr std::size_t kLargest = std::size_t{1} << 30;
 
 // The sizes at which `choose` changes its answer, found by doubling and

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <span>
 
 #include "common/coll_config.h"
@@ -28,6 +29,9 @@
 namespace mccl::coll {
 
 using Placement = common::Placement;  // common/coll_config.h
+
+// A row's value where multicast never serves.
+inline constexpr std::size_t kNeverMulticast = std::numeric_limits<std::size_t>::max();
 
 struct Crossover {
   int max_ranks;          // the row serves teams of up to this many ranks
@@ -64,28 +68,30 @@ inline constexpr Crossover kSpareCoresCrossovers[] = {
 };
 
 // Every rank on one host, multicast over loopback (UDP on lo), whatever the
-// cores, with the TCP connections unpaced (transport/tcp/congestion.h):
-// measured on the 2-core AMD EPYC (2026-11-28), 1 core per rank at 2 ranks,
-// fewer beyond:
-//   bench/tune/crossover.sh --where loopback --ranks 2,4 --max-size 8m
+// cores, with the TCP connections unpaced (transport/tcp/congestion.h) and
+// long TCP messages landing in the collective's buffer: measured on the
+// 2-core AMD EPYC (2026-11-28, after the landing and Bruck's block-long
+// segments), 1 core per rank at 2 ranks, fewer beyond:
+//   bench/tune/crossover.sh --where loopback --ranks 4 --max-size 8m
 //   bench/tune/crossover.sh --where loopback --ranks 8 --max-size 2m
-// (docs/benchmarks/one-host-crossover-unpaced-2026-11-28/). At 2 ranks a
-// send beat multicast at every size to 8 MiB (1 MiB broadcast 171 against
-// 429 us, 8 MiB 1.57 against 3.24 ms; allgather 8 MiB 4.9 against 5.6 ms),
-// so multicast serves from 16 MiB, what the script prints for "never". At
-// 4 ranks: broadcast from 4 MiB (2 MiB 1.22 against 1.57 ms), allgather
-// from 256 KiB (64 to 256 KiB are level within the noise of 4 ranks on 2
-// cores: three alternating reruns each put either ahead). At 8 ranks:
-// broadcast from 512 KiB (1.63 against 1.24 ms; three reruns: multicast
-// ahead in two); the script put the allgather's at 16 KiB on one sample
-// (635 against 587 us) and three reruns had Bruck's ahead in two, so the
-// row keeps 32 KiB, where multicast leads clearly (1.33 against 0.72 ms).
-// The table before, measured while the kernel's default (BBR) paced the
-// TCP connections, had 1 MiB for every broadcast row: a paced 1 MiB send
-// took 430 us, as long as multicast.
+// (docs/benchmarks/one-host-crossover-landing-2026-11-28/). At 2 ranks
+// multicast injects what one send does and on one host saves no wire, and
+// the sends measured faster at every size tried, to 32 MiB (OSU average,
+// 3 rounds: broadcast 16 MiB 4.49 against 5.30 ms, 32 MiB 6.44 against
+// 11.44; allgather 16 MiB 9.37 against 11.29, 32 MiB 20.7 against 23.3):
+// never multicast. At 4 ranks: broadcast from 8 MiB (4 MiB 3.32 against
+// 3.95 ms; three reruns 2.84 against 3.95; 8 MiB level, 8.20 against
+// 8.17), allgather from 256 KiB as before. At 8 ranks: broadcast from
+// 512 KiB as before; the allgather's p50 of the slowest rank put Bruck ahead
+// up to 1 MiB by 3-10% but the OSU averages of three reruns put multicast
+// ahead from 32 KiB (780 against 852 us) up, so the row keeps 32 KiB.
+// The table before the landing had 4 MiB and 16 MiB ("beyond 8 MiB") for
+// the broadcasts at 4 and 2 ranks; the one before that, measured while
+// the kernel's default (BBR) paced the TCP connections, 1 MiB for every
+// broadcast row.
 inline constexpr Crossover kOneHostCrossovers[] = {
-    {2, 16777216, 16777216},
-    {4, 4194304, 262144},
+    {2, kNeverMulticast, kNeverMulticast},
+    {4, 8388608, 262144},
     {8, 524288, 32768},
 };
 

@@ -46,19 +46,27 @@ TEST(AlgorithmTable, OneHostPicksItsOwnTableWhateverTheCores) {
             BroadcastAlgorithm::kBinomial);
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, bytes, automatic, cores(1)),
             BroadcastAlgorithm::kMulticast);
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, kOneHostCrossovers[0].broadcast,
+  // 2 ranks on one host: a send at every size; 4 ranks: multicast from the row's size.
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, std::size_t{1} << 40, automatic,
+                             shared_host),
+            BroadcastAlgorithm::kBinomial);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, std::size_t{1} << 40, automatic,
+                             shared_host),
+            AllgatherAlgorithm::kBruck);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, kOneHostCrossovers[1].broadcast,
                              automatic, shared_host),
             BroadcastAlgorithm::kMulticast);
-  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2,
-                             kOneHostCrossovers[0].allgather - 1, automatic, shared_host),
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4,
+                             kOneHostCrossovers[1].allgather - 1, automatic, shared_host),
             AllgatherAlgorithm::kBruck);
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, 8, automatic, shared_host),
             BroadcastAlgorithm::kFlat);
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, 8, automatic, spare_host),
             BroadcastAlgorithm::kBinomial);
-  EXPECT_EQ(describe_allgather_choice(2, shared_host),
-            "bruck below " + size_text(kOneHostCrossovers[0].allgather) + ", multicast from " +
-                size_text(kOneHostCrossovers[0].allgather));
+  EXPECT_EQ(describe_allgather_choice(2, shared_host), "bruck");
+  EXPECT_EQ(describe_allgather_choice(4, spare_host),
+            "bruck below " + size_text(kOneHostCrossovers[1].allgather) + ", multicast from " +
+                size_text(kOneHostCrossovers[1].allgather));
 }
 
 TEST(AlgorithmTable, TheTeamSizePicksTheRowAndTheLastServesLargerTeams) {
