@@ -88,7 +88,9 @@ void BruckAllgather::place(const Round& round, std::size_t offset,
                            std::span<const std::byte> data) {
   for_each_piece(round.first_block, round.blocks, offset, data.size(),
                  [&](std::span<std::byte> to, std::size_t at) {
-                   std::memcpy(to.data(), data.data() + at, to.size());
+                   // A segment that landed lies there already.
+                   if (to.data() != data.data() + at)
+                     std::memcpy(to.data(), data.data() + at, to.size());
                  });
 }
 
@@ -149,10 +151,7 @@ void BruckAllgather::on_control(int peer, const protocol::ControlHeader& h,
     drop_invalid();
     return;
   }
-  const std::size_t off = std::size_t{h.arg1} * segment_bytes_;
-  if (body.data() != within_one_block(round->first_block, round->blocks, off, body.size()).data()) {
-    place(*round, off, body);
-  }  // else it landed there
+  place(*round, std::size_t{h.arg1} * segment_bytes_, body);
   round->received += body.size();
 }
 

@@ -64,7 +64,8 @@ class BruckAllgather final : public P2pOperation {
   template <typename Visit>
   void for_each_piece(int first_block, int blocks, std::size_t offset, std::size_t bytes,
                       Visit visit) const;
-  // Copies `data`, found at `offset` of round k's stream, to its blocks.
+  // Copies `data`, found at `offset` of round k's stream, to its blocks
+  // (nothing where it already lies there: it landed).
   void place(const Round& round, std::size_t offset, std::span<const std::byte> data);
   // Copies `out.size()` bytes at `offset` of a stream out of the blocks.
   void gather(int first_block, int blocks, std::size_t offset, std::span<std::byte> out) const;

@@ -16,6 +16,7 @@
 #include "coll/tree_broadcast.h"
 #include "protocol/context.h"
 #include "reliable_test_support.h"
+#include "tcp_test_support.h"
 #include "transport/sim/sim_transport.h"
 #include "transport/tcp/tcp_transport.h"
 
@@ -35,11 +36,11 @@ struct World {
   std::vector<transport::tcp::TcpTransport*> tcp;
 
   World(int n, ProtocolConfig pc) {
-    auto mesh = transport::test::make_mesh_with(n, [n](int r, const transport::OobAllgather& oob,
-                                                       auto& out) {
-      return transport::tcp::create_tcp_reliable(
-          {.rank = r, .size = n, .bind_address = "127.0.0.1", .connect_timeout = 10s}, oob, out);
-    });
+    auto mesh = transport::test::make_mesh_with(
+        n, [n](int r, const transport::OobAllgather& oob, auto& out) {
+          return transport::tcp::create_tcp_reliable(transport::tcp::test::loopback_config(r, n),
+                                                     oob, out);
+        });
     for (int r = 0; r < n; ++r) {
       auto& t = mesh[static_cast<std::size_t>(r)];
       tcp.push_back(transport::tcp::as_tcp(t.get()));

@@ -11,6 +11,7 @@
 
 #include "mccl/error.h"
 #include "reliable_test_support.h"
+#include "tcp_test_support.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace mccl::transport::tcp {
@@ -18,12 +19,9 @@ namespace {
 
 using namespace std::chrono_literals;
 using namespace transport::test;
+using test::loopback_config;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-TcpReliableConfig config(int rank, int size) {
-  return {.rank = rank, .size = size, .bind_address = "127.0.0.1", .connect_timeout = 10s};
-}
 
 // The congestion control of each connection (congestion.h): on one host
 // "auto" never runs one that paces, whatever the system's default; a named
@@ -38,7 +36,7 @@ std::string system_congestion() {
 
 std::vector<std::string> congestion_of_mesh(const std::string& setting, int n) {
   auto ts = make_mesh_with(n, [&](int r, const OobAllgather& oob, auto& out) {
-    TcpReliableConfig c = config(r, n);
+    TcpReliableConfig c = loopback_config(r, n);
     c.congestion = setting;
     return create_tcp_reliable(c, oob, out);
   });
@@ -70,7 +68,7 @@ TEST(TcpReliable, ConnectionsWithinOneHostDoNotPace) {
     return common::Status::ok();
   };
   for (int size : {1, 2}) {
-    TcpReliableConfig c = config(0, size);
+    TcpReliableConfig c = loopback_config(0, size);
     c.congestion = "no-such-algorithm";
     common::Status st = create_tcp_reliable(c, oob, t);
     EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << size;

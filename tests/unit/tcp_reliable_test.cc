@@ -25,6 +25,7 @@
 #include "mccl/error.h"
 #include "reliable_conformance.h"
 #include "reliable_test_support.h"
+#include "tcp_test_support.h"
 #include "transport/tcp/tcp_transport.h"
 #include "transport/tcp/wire.h"
 
@@ -33,17 +34,14 @@ namespace {
 
 using namespace std::chrono_literals;
 using namespace transport::test;
+using test::loopback_config;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-TcpReliableConfig config(int rank, int size) {
-  return {.rank = rank, .size = size, .bind_address = "127.0.0.1", .connect_timeout = 10s};
-}
-
 Mesh make_mesh(int n) {
   return make_mesh_with(n, [n](int r, const OobAllgather& oob, auto& out) {
-    return create_tcp_reliable(config(r, n), oob, out);
+    return create_tcp_reliable(loopback_config(r, n), oob, out);
   });
 }
 
@@ -52,7 +50,7 @@ struct TcpTraits {
   static Mesh make_mesh(int n) { return tcp::make_mesh(n); }
   static common::Status create(int rank, int size, const OobAllgather& oob,
                                std::unique_ptr<ReliableTransport>& out) {
-    return create_tcp_reliable(config(rank, size), oob, out);
+    return create_tcp_reliable(loopback_config(rank, size), oob, out);
   }
   static common::Status create_alone(const OobAllgather& oob,
                                      std::unique_ptr<ReliableTransport>& out) {
@@ -119,7 +117,7 @@ TEST(TcpReliable, BoundedCacheClosesIdleConnectionsWithoutLosingMessages) {
   constexpr int kRanks = 7;
   constexpr int kRounds = 4;
   auto ts = make_mesh_with(kRanks, [](int r, const OobAllgather& oob, auto& out) {
-    TcpReliableConfig c = config(r, kRanks);
+    TcpReliableConfig c = loopback_config(r, kRanks);
     c.max_connections = 3;
     return create_tcp_reliable(c, oob, out);
   });
@@ -239,7 +237,7 @@ void with_fake_rank0(const std::function<void(ReliableTransport&, int fd)>& afte
   int junk = -1;
   int liar = -1;
   common::Status st = create_tcp_reliable(
-      config(1, 2), scripted([&](std::span<const std::byte> mine) {
+      loopback_config(1, 2), scripted([&](std::span<const std::byte> mine) {
         Bytes all = address_blob(1, fake_nonce);  // rank 0's address is never used
         all.insert(all.end(), mine.begin(), mine.end());
         const wire::Address me = decode_blob(all, 1);
@@ -341,7 +339,7 @@ TEST(TcpReliable, ADeathIsNewsAroundTheRing) {
   for (int r = 1; r <= 2; ++r) {
     threads.emplace_back([&, r] {
       st[static_cast<std::size_t>(r)] =
-          create_tcp_reliable(config(r, 3), oob.of(r), ts[static_cast<std::size_t>(r)]);
+          create_tcp_reliable(loopback_config(r, 3), oob.of(r), ts[static_cast<std::size_t>(r)]);
     });
   }
   Bytes all;  // nobody dials rank 0
@@ -411,7 +409,7 @@ TEST(TcpReliable, SilentPeerTimesOutNamingIt) {
   socklen_t alen = sizeof a;
   ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &alen);
   std::unique_ptr<ReliableTransport> t;
-  TcpReliableConfig c = config(0, 2);
+  TcpReliableConfig c = loopback_config(0, 2);
   c.connect_timeout = 300ms;
   common::Status st = create_tcp_reliable(c, scripted([&](std::span<const std::byte> mine) {
                                             Bytes all(mine.begin(), mine.end());
@@ -426,7 +424,7 @@ TEST(TcpReliable, SilentPeerTimesOutNamingIt) {
   ::close(lfd);
 
   // Rank 1 waits for a rank 0 that never connects.
-  c = config(1, 2);
+  c = loopback_config(1, 2);
   c.connect_timeout = 300ms;
   st = create_tcp_reliable(c, scripted([&](std::span<const std::byte> mine) {
                              Bytes all = address_blob(9, 42);
