@@ -23,6 +23,13 @@ constexpr std::size_t kPollBudget = 512;
 // The transports' bits in PollGate::select, in the order the gate is built.
 constexpr unsigned kDatagramBit = 1u << 0;
 constexpr unsigned kReliableBit = 1u << 1;
+// True when the reliable transport took the datagram socket into its own
+// readiness check (ReliableTransport::share_wait): only where both
+// descriptors are exact, so that skipping a transport is never wrong.
+bool share_wait(transport::DatagramTransport& dgram, transport::ReliableTransport& reliable) {
+  return dgram.wait_fd_gates_poll() && dgram.wait_fd() >= 0 && reliable.wait_fd_gates_poll() &&
+         reliable.share_wait(dgram.wait_fd());
+}
 }  // namespace
 
 std::size_t default_send_batch(std::size_t mtu) {
@@ -55,8 +62,9 @@ Context::Context(int rank, int size, std::uint32_t tag,
       tag_(tag),
       dgram_(std::move(dgram)),
       reliable_(std::move(reliable)),
-      gate_({dgram_->wait_fd_gates_poll() ? dgram_->wait_fd() : -1,
-             reliable_->wait_fd_gates_poll() ? reliable_->wait_fd() : -1}),
+      shared_wait_(share_wait(*dgram_, *reliable_)),
+      gate_({!shared_wait_ && dgram_->wait_fd_gates_poll() ? dgram_->wait_fd() : -1,
+             !shared_wait_ && reliable_->wait_fd_gates_poll() ? reliable_->wait_fd() : -1}),
       config_(config),
       mailbox_(rank),
       early_(config.early_bytes),
@@ -131,20 +139,7 @@ std::size_t Context::progress() {
   // them see the same "now", so a rank that was descheduled for a while and
   // then finds data waiting does not mistake its own absence for silence.
   std::size_t n = 0, m = 0;
-  const unsigned poll = gate_.select(due_);
-  if (poll & kDatagramBit) {
-    Status s = dgram_->poll(*this, kPollBudget, n);
-    if (!s.is_ok()) poison(s);
-  }
-  backlogged_ = n >= kPollBudget;
-  if (n > 0) note_arrival(now_);
-  if (poll & kReliableBit) {
-    in_reliable_poll_ = true;
-    Status s = reliable_->poll(*this, kPollBudget, m);
-    in_reliable_poll_ = false;
-    if (!s.is_ok()) poison(s);
-  }
-  due_ = (backlogged_ ? kDatagramBit : 0u) | (m >= kPollBudget ? kReliableBit : 0u);
+  poll_transports(n, m);
   for (auto& [seq, op] : active_) {
     if (!op->done()) op->progress(now_);
   }
@@ -158,6 +153,34 @@ std::size_t Context::progress() {
   membership_.progress(now_);
   in_progress_ = false;
   return n + m;
+}
+
+void Context::poll_transports(std::size_t& n, std::size_t& m) {
+  auto datagrams = [&] {
+    Status s = dgram_->poll(*this, kPollBudget, n);
+    if (!s.is_ok()) poison(s);
+    backlogged_ = n >= kPollBudget;
+    if (n > 0) note_arrival(now_);
+  };
+  auto messages = [&] {
+    in_reliable_poll_ = true;
+    Status s = reliable_->poll(*this, kPollBudget, m);
+    in_reliable_poll_ = false;
+    if (!s.is_ok()) poison(s);
+  };
+  backlogged_ = false;
+  if (shared_wait_) {
+    // The reliable transport's poll asks the kernel about the datagram
+    // socket too: an arrival costs one readiness call, not the gate's and
+    // then the transport's own.
+    messages();
+    if (reliable_->shared_fd_readable() || (due_ & kDatagramBit)) datagrams();
+  } else {
+    const unsigned poll = gate_.select(due_);
+    if (poll & kDatagramBit) datagrams();
+    if (poll & kReliableBit) messages();
+  }
+  due_ = (backlogged_ ? kDatagramBit : 0u) | (m >= kPollBudget ? kReliableBit : 0u);
 }
 
 void Context::check_deadlines(TimePoint t) {

@@ -259,6 +259,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void expire_eager(common::TimePoint now);
   void clear_eager();
   void note_arrival(common::TimePoint now);
+  // Polls the transports that have work (`n` datagrams and `m` messages
+  // handled) and records which must be polled next time regardless.
+  void poll_transports(std::size_t& n, std::size_t& m);
   void check_failed_peers();
   // Tells `peer` that this context is poisoned with `why` (kAbort).
   void send_abort(int peer, const common::Status& why);
@@ -272,6 +275,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   const std::uint32_t tag_;
   std::unique_ptr<transport::DatagramTransport> dgram_;
   std::unique_ptr<transport::ReliableTransport> reliable_;
+  // The reliable transport's poll also checks the datagram socket
+  // (share_wait), so the gate is not asked: see poll_transports().
+  const bool shared_wait_;
   PollGate gate_;
   // Bits of PollGate::select: transports whose last poll stopped at its
   // budget, so more is waiting.

@@ -3,11 +3,16 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <iterator>
+
 namespace mccl::protocol {
 
 PollGate::PollGate(const int (&fds)[kMax]) {
   const unsigned all = (1u << kMax) - 1;
-  epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (std::any_of(std::begin(fds), std::end(fds), [](int fd) { return fd >= 0; })) {
+    epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+  }
   for (unsigned i = 0; i < kMax; ++i) {
     if (fds[i] < 0 || epoll_ < 0) continue;
     epoll_event ev{};

@@ -6,7 +6,11 @@
 // transports whose wait_fd() is exact (wait_fd_gates_poll()), and a call
 // that finds nothing costs that one call. Transports without an exact
 // descriptor (the in-memory fabric, UCX, verbs, which must be polled to
-// make progress at all) are polled every time.
+// make progress at all) are polled every time. Where the reliable
+// transport can check the datagram socket in its own poll's call
+// (ReliableTransport::share_wait, TCP), the context asks it instead and
+// builds the gate with no descriptor: an arrival then costs one readiness
+// call, not the gate's and the transport's.
 #pragma once
 
 #include <cstddef>

@@ -94,6 +94,21 @@ class ReliableTransport {
   // (protocol/poll_gate.h). False where poll() must run regardless (to
   // advance sends, say).
   virtual bool wait_fd_gates_poll() const { return false; }
+  // One readiness check for two transports: where supported, poll() also
+  // asks the kernel about `fd` (another transport's exact wait_fd()) in the
+  // same system call that finds this transport's readable sockets, and
+  // shared_fd_readable() says whether `fd` was readable then. A caller that
+  // polls both learns which has work from that one call, instead of a
+  // gate's call and then this poll's own (protocol/poll_gate.h). One
+  // descriptor at most, watched until this transport is destroyed. False
+  // where unsupported or refused: the caller gates both itself. Must not
+  // block.
+  virtual bool share_wait(int fd) {
+    (void)fd;
+    return false;
+  }
+  // After poll(): whether share_wait()'s descriptor was readable at its check.
+  virtual bool shared_fd_readable() const { return false; }
   // True while messages wait for a connection that only this rank's poll()
   // can make (connections on demand): a caller that stops polling then
   // holds them back, so an engine driven by the caller keeps polling until

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -543,6 +544,46 @@ TEST(TcpReliable, AnAbandonedLandingIsWrittenNoMore) {
     EXPECT_EQ(as_tcp(&t)->counters().landings_abandoned, 1u);
     t.abandon_landing(0);  // none under way: nothing happens
   });
+}
+
+// share_wait(): the datagram socket's readiness comes out of the poll that
+// reads the sockets (an eventfd stands in for it here). The poll reports it
+// and delivers nothing for it, messages still arrive beside it, the
+// endpoint's wait_fd() wakes for it, and only one descriptor is taken.
+TEST(TcpReliable, ASharedDescriptorIsReportedByTheSamePoll) {
+  auto ts = make_mesh(2);
+  const int shared = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(shared, 0);
+  ASSERT_TRUE(ts[0]->share_wait(shared));
+  EXPECT_FALSE(ts[0]->share_wait(shared)) << "one descriptor at most";
+  EXPECT_FALSE(ts[1]->share_wait(-1));
+  std::vector<Recorder> rec(2);
+  std::size_t d = 0;
+  ASSERT_TRUE(ts[0]->poll(rec[0], 64, d).is_ok());
+  EXPECT_FALSE(ts[0]->shared_fd_readable());
+
+  const std::uint64_t one = 1;
+  ASSERT_EQ(::write(shared, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  pollfd wake{.fd = ts[0]->wait_fd(), .events = POLLIN, .revents = 0};
+  EXPECT_EQ(::poll(&wake, 1, 0), 1) << "wait_fd() wakes for the shared descriptor";
+  ASSERT_TRUE(ts[0]->poll(rec[0], 64, d).is_ok());
+  EXPECT_TRUE(ts[0]->shared_fd_readable());
+  EXPECT_EQ(d, 0u);
+  EXPECT_TRUE(rec[0].events.empty()) << "nothing is delivered for it";
+
+  const Bytes m = pattern(1, 0, 0, 1000);
+  ASSERT_TRUE(ts[1]->send(0, m).is_ok());
+  drive(ts, rec, [&] { return rec[0].events.size() == 1; });
+  EXPECT_EQ(rec[0].from(1), std::vector<Bytes>{m});
+  EXPECT_TRUE(ts[0]->shared_fd_readable()) << "still readable: level, not edge";
+
+  std::uint64_t drained = 0;
+  ASSERT_EQ(::read(shared, &drained, sizeof drained), static_cast<ssize_t>(sizeof drained));
+  ASSERT_TRUE(ts[0]->poll(rec[0], 64, d).is_ok());
+  EXPECT_FALSE(ts[0]->shared_fd_readable());
+  EXPECT_FALSE(ts[1]->shared_fd_readable()) << "never given one";
+  ts.clear();
+  ::close(shared);
 }
 
 }  // namespace

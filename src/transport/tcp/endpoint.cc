@@ -55,6 +55,12 @@ bool TcpEndpoint::watch(int fd, std::uint32_t id, std::uint32_t events) {
   return ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) == 0;
 }
 
+bool TcpEndpoint::share_wait(int fd) {
+  if (fd < 0 || shared_fd_ >= 0 || !epoll_.valid() || !watch(fd, kSharedId, EPOLLIN)) return false;
+  shared_fd_ = fd;
+  return true;
+}
+
 std::size_t TcpEndpoint::queued_bytes(int peer) const {
   if (peer < 0 || peer >= size_) return 0;
   const Peer& p = peers_[static_cast<std::size_t>(peer)];
@@ -90,6 +96,9 @@ TcpEndpoint::~TcpEndpoint() {
   // any connection does (dial_timeout: a handshake through congested links,
   // or with a peer that polls rarely, takes seconds), and the wait ends as
   // soon as they are out or their peer is lost.
+  // The shared descriptor leaves first: still readable, it would wake every
+  // wait below at once.
+  if (shared_fd_ >= 0) ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, shared_fd_, nullptr);
   if (epoll_.valid()) settle_pending(common::Deadline::after(dial_timeout_));
   const common::Deadline deadline = common::Deadline::after(kCloseFlushBudget);
   for (Peer& p : peers_) {
@@ -239,8 +248,13 @@ common::Status TcpEndpoint::poll(ReliableHandler& handler, std::size_t max,
   // The handler may send (and so append to backlog_) while work_ is walked.
   work_.clear();
   work_.swap(backlog_);
+  shared_readable_ = false;
   for (int i = 0; i < n; ++i) {
     const epoll_event& ev = events_[static_cast<std::size_t>(i)];
+    if (ev.data.u32 == kSharedId) {
+      shared_readable_ = true;
+      continue;
+    }
     if (!is_peer_id(ev.data.u32)) {
       on_event(ev.data.u32, ev.events);
       continue;

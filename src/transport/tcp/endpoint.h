@@ -66,6 +66,8 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   int wait_fd() const override { return epoll_.get(); }
   bool awaiting_connection() const override;
   bool wait_fd_gates_poll() const override { return true; }  // see tcp_transport.h
+  bool share_wait(int fd) override;
+  bool shared_fd_readable() const override { return shared_readable_; }
   std::size_t landing_head_bytes() const override { return Connection::kLandingHeadBytes; }
   void abandon_landing(int peer) override;
 
@@ -127,6 +129,8 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   Fd pending_;  // eventfd in the epoll set: readable while poll() has work in memory
   Fd timer_;    // timerfd in the epoll set: a retry or a deadline of a connection is due
   bool pending_on_ = false;
+  int shared_fd_ = -1;  // share_wait()'s descriptor, in the epoll set as kSharedId
+  bool shared_readable_ = false;
   common::TimePoint timer_at_ = common::TimePoint::max();
   std::deque<std::vector<std::byte>> self_queue_;
   std::vector<int> backlog_;  // peers with messages in memory, or broken and not reported

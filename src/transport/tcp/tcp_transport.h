@@ -54,8 +54,9 @@
 //    theirs, so the news goes around the ring both ways, 2·size messages.
 //  - wait_fd() is an epoll descriptor that is readable when poll() has
 //    work: a socket readable (or writable while its queue is not empty), a
-//    connection attempt's retry or deadline due, or messages already read
-//    but not yet delivered because of `max`.
+//    connection attempt's retry or deadline due, messages already read
+//    but not yet delivered because of `max`, or share_wait()'s descriptor
+//    readable (the datagram socket, which this poll() then only reports).
 //
 // Threads: one thread at a time (the progress engine's). The destructor
 // connects the peers that messages still wait for (for at most
