@@ -162,10 +162,12 @@ void print_algorithm_table() {
     const char* what;
     mccl::common::Placement where;
   } tables[] = {
-      {"ranks on several hosts share cores (fewer than 2 each)", {0, false}},
+      {"ranks on several hosts share cores (fewer than 2 each; here more ranks than cores)",
+       {0, false, true}},
       {"ranks on several hosts have cores to spare (2 or more each)",
        {mccl::coll::kSpareCoresPerRank, false}},
-      {"every rank is on one host (multicast over loopback; fewer than 2 cores each)", {1, true}}};
+      {"every rank is on one host (multicast over loopback; more ranks than cores)",
+       {0, true, true}}};
   for (const auto& t : tables) {
     std::printf("  where %s:\n", t.what);
     for (int ranks : {2, 4, 8, 16}) {

@@ -25,8 +25,10 @@ enum class ProgressKind { kInline, kThread, kOffload };
 // MCCL_COLL_BCAST_MCAST_FROM_BYTES), multicast from it up; where the transport
 // cannot multicast, the ring / pipelined chain above it (docs/algorithms.md).
 // Where ranks share cores, small broadcasts of teams of 3 to 8 ranks take
-// the flat tree (the root sends to every rank) instead of the binomial one.
-enum class AllgatherAlgorithm { kAuto, kMulticast, kRing, kBruck };
+// the flat tree (the root sends to every rank) instead of the binomial one,
+// and small allgathers the star (every rank sends its block to rank 0, which
+// sends every rank the result) instead of Bruck's.
+enum class AllgatherAlgorithm { kAuto, kMulticast, kRing, kBruck, kStar };
 enum class BroadcastAlgorithm { kAuto, kMulticast, kChain, kBinomial, kFlat };
 // The settings' names: "multicast", "bruck", "binomial", ...
 MCCL_API const char* to_string(AllgatherAlgorithm a);

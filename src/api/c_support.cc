@@ -135,7 +135,7 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
   using mccl::ProgressKind;
   using mccl::TransportKind;
   static_assert(MCCL_TRANSPORT_IB == 4 && MCCL_PROGRESS_OFFLOAD == 3 &&
-                MCCL_ALLGATHER_ALGO_BRUCK == 4 && MCCL_BCAST_ALGO_FLAT == 5 &&
+                MCCL_ALLGATHER_ALGO_STAR == 5 && MCCL_BCAST_ALGO_FLAT == 5 &&
                 MCCL_ALLREDUCE_ALGO_RECURSIVE_DOUBLING == 4);
   static constexpr TransportKind kTransports[] = {TransportKind::kAuto, TransportKind::kSim,
                                                   TransportKind::kUdp, TransportKind::kIb};
@@ -143,7 +143,7 @@ mccl::CommOptions to_cpp(const mccl_comm_options_t& c) {
                                                ProgressKind::kOffload};
   static constexpr AllgatherAlgorithm kAllgather[] = {
       AllgatherAlgorithm::kAuto, AllgatherAlgorithm::kMulticast, AllgatherAlgorithm::kRing,
-      AllgatherAlgorithm::kBruck};
+      AllgatherAlgorithm::kBruck, AllgatherAlgorithm::kStar};
   static constexpr BroadcastAlgorithm kBroadcast[] = {
       BroadcastAlgorithm::kAuto, BroadcastAlgorithm::kMulticast, BroadcastAlgorithm::kChain,
       BroadcastAlgorithm::kBinomial, BroadcastAlgorithm::kFlat};

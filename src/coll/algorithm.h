@@ -53,13 +53,19 @@ inline BroadcastAlgorithm choose_broadcast(BroadcastAlgorithm asked, bool multic
   return multicast ? BroadcastAlgorithm::kMulticast : BroadcastAlgorithm::kChain;
 }
 
-// `block_bytes`: the largest block of the allgather(v).
+// `block_bytes`: the largest block of the allgather(v). Below the crossover
+// Bruck's exchange; the star where ranks share cores, the team is small and
+// the blocks are (each of Bruck's rounds waits for its receiver to be
+// scheduled; through rank 0 a rank runs twice).
 inline AllgatherAlgorithm choose_allgather(AllgatherAlgorithm asked, bool multicast, int ranks,
                                            std::size_t block_bytes, const MulticastFrom& from,
                                            const Placement& where) {
   if (asked != AllgatherAlgorithm::kAuto) return asked;
   if (block_bytes < allgather_multicast_from(from, ranks, where)) {
-    return AllgatherAlgorithm::kBruck;
+    return where.ranks_share_cores && ranks > 2 && ranks <= kSharedCoresStarMaxRanks &&
+                   block_bytes < kSharedCoresStarAllgatherBelowBytes
+               ? AllgatherAlgorithm::kStar
+               : AllgatherAlgorithm::kBruck;
   }
   return multicast ? AllgatherAlgorithm::kMulticast : AllgatherAlgorithm::kRing;
 }

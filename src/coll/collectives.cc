@@ -10,6 +10,7 @@
 #include "coll/bruck_allgather.h"
 #include "coll/ring_allgather.h"
 #include "coll/signature.h"
+#include "coll/star_allgather.h"
 #include "coll/tree_broadcast.h"
 #include "common/option_names.h"
 #include "protocol/context.h"
@@ -67,6 +68,9 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
         out, {counts.begin(), counts.end()}, {displacements.begin(), displacements.end()}};
     if (algo == AllgatherAlgorithm::kBruck) {
       return std::make_shared<BruckAllgather>(ctx, std::move(layout), sig, cfg.segment_bytes);
+    }
+    if (algo == AllgatherAlgorithm::kStar) {
+      return std::make_shared<StarAllgather>(ctx, std::move(layout), sig);
     }
     return std::make_shared<RingAllgather>(ctx, std::move(layout), sig, cfg.segment_bytes);
   }

@@ -123,6 +123,19 @@ inline constexpr std::size_t kSharedCoresFlatBelowBytes = 65536;
 // releases, one after another, on a core it shares with 7 other ranks.
 inline constexpr int kSharedCoresStarMaxRanks = 8;
 
+// The star allgather (star_allgather.h) where ranks share cores, in the
+// barrier's teams (3 to kSharedCoresStarMaxRanks), for blocks below this.
+// 2-core AMD EPYC (2026-11-28, docs/benchmarks/star-allgather-2026-11-28/),
+// star against Bruck, the slowest rank's mean per iteration, 2 to 3
+// alternating runs each: the namespace cluster at 10 Gbit/s, 8 ranks, 8 B
+// 512-582 against 691-787 us (Open MPI 715-829), 1 KiB 518-645 against
+// 660-849 (Open MPI 886-1054), 4 KiB 582-616 against 887-902, 16 KiB level
+// (1296-1461 against 1343-1368); 4 ranks 8 B 144-188 against 245-300, 1 KiB
+// level, 16 KiB 296-436 against 372-396. One host, OSU average, medians of
+// 7: 8 ranks 8 B 197 against 239 us, 16 KiB 523 against 578; 4 ranks level
+// within the noise (8 B 65.9 against 62.6).
+inline constexpr std::size_t kSharedCoresStarAllgatherBelowBytes = 16384;
+
 // The 8-rank rows serve larger teams too: nothing larger was measured.
 inline const Crossover& measured_crossover(int ranks, const Placement& where) {
   const std::span<const Crossover> table = where.one_host

@@ -29,7 +29,8 @@ inline constexpr EnumName<AllgatherAlgorithm> kAllgatherNames[] = {
     {AllgatherAlgorithm::kAuto, "auto"},
     {AllgatherAlgorithm::kMulticast, "multicast"},
     {AllgatherAlgorithm::kRing, "ring"},
-    {AllgatherAlgorithm::kBruck, "bruck"}};
+    {AllgatherAlgorithm::kBruck, "bruck"},
+    {AllgatherAlgorithm::kStar, "star"}};
 
 inline constexpr EnumName<AllreduceAlgorithm> kAllreduceNames[] = {
     {AllreduceAlgorithm::kAuto, "auto"},

@@ -58,6 +58,8 @@ const char* served_by(Kind kind, const Communicator& c, std::size_t bytes) {
           return "served by MCCL (Bruck)";
         case AllgatherAlgorithm::kRing:
           return "served by MCCL (ring)";
+        case AllgatherAlgorithm::kStar:
+          return "served by MCCL (star)";
         default:
           return "served by MCCL (multicast)";
       }

@@ -148,16 +148,18 @@ INSTANTIATE_TEST_SUITE_P(PointToPoint, FlatTree,
                                             ::testing::Values(0.0, 0.1)),
                          flat_tree_name);
 
-// Bruck's allgatherv with uneven and zero counts, every team size to 9 (so
-// every shape of its last, partial round).
-TEST(Bruck, UnevenAndZeroCounts) {
+// An allgatherv with uneven and zero counts pinned to `algo`, every team
+// size to 9 (for Bruck, every shape of its last, partial round); with
+// `reversed`, the blocks lie in the output in reverse rank order.
+void uneven_allgatherv(AllgatherAlgorithm algo, bool reversed, std::uint64_t seed) {
   for (int n = 1; n <= 9; ++n) {
     SCOPED_TRACE("ranks " + std::to_string(n));
-    InProcessWorld world(n, {.seed = 40u + n});
-    auto comms = create_communicators(world, {.allgather_algorithm = AllgatherAlgorithm::kBruck});
+    InProcessWorld world(n, {.seed = seed + n});
+    auto comms = create_communicators(world, {.allgather_algorithm = algo});
     std::vector<std::size_t> counts(n), displs(n);
     std::size_t total = 0;
-    for (int r = 0; r < n; ++r) {
+    for (int i = 0; i < n; ++i) {
+      const int r = reversed ? n - 1 - i : i;
       counts[r] = r % 3 == 1 ? 0 : 700 * r + 13;
       displs[r] = total;
       total += counts[r];
@@ -166,16 +168,66 @@ TEST(Bruck, UnevenAndZeroCounts) {
     std::vector<Request> reqs;
     for (int r = 0; r < n; ++r) {
       send[r].resize(counts[r]);
-      fill(send[r].data(), counts[r], r, 41);
+      fill(send[r].data(), counts[r], r, seed + 1);
       reqs.push_back(comms[r].iallgatherv(send[r].data(), recv[r].data(), counts, displs));
     }
     drive(reqs, 60s);
     for (int r = 0; r < n; ++r) {
       for (int b = 0; b < n; ++b) {
-        ASSERT_EQ(first_mismatch(recv[r].data() + displs[b], counts[b], b, 41), counts[b])
+        ASSERT_EQ(first_mismatch(recv[r].data() + displs[b], counts[b], b, seed + 1), counts[b])
             << "rank " << r << " block " << b;
       }
     }
+  }
+}
+
+TEST(Bruck, UnevenAndZeroCounts) { uneven_allgatherv(AllgatherAlgorithm::kBruck, false, 40); }
+
+// The star allgather (through rank 0), which the table picks where ranks
+// share cores: the sizes and team sizes of the other point-to-point
+// algorithms, pinned; blocks out of rank order (the result gathered at rank
+// 0 and placed piece by piece); blocks longer than a segment.
+class StarAllgatherTest : public ::testing::TestWithParam<std::tuple<int, std::size_t, double>> {};
+
+TEST_P(StarAllgatherTest, ByteExact) {
+  auto [n, m, loss] = GetParam();
+  allgather_with(n, m, {.allgather_algorithm = AllgatherAlgorithm::kStar}, loss, 1100 + n + m);
+}
+
+INSTANTIATE_TEST_SUITE_P(PointToPoint, StarAllgatherTest,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 5, 8),
+                                            ::testing::Values(0, 1, 1460, 1461, 1462, 300000),
+                                            ::testing::Values(0.0, 0.1)),
+                         flat_tree_name);
+
+TEST(StarAllgather, UnevenAndZeroCountsInAndOutOfRankOrder) {
+  uneven_allgatherv(AllgatherAlgorithm::kStar, false, 60);
+  uneven_allgatherv(AllgatherAlgorithm::kStar, true, 80);
+}
+
+TEST(StarAllgather, BlocksLongerThanASegment) {
+  allgather_with(3, (4u << 20) + 1, {.allgather_algorithm = AllgatherAlgorithm::kStar}, 0.0, 1300);
+}
+
+// Ranks that pinned different allgather algorithms fail with kMismatch, not
+// by a hang.
+TEST(StarAllgather, AgainstBruckIsAMismatch) {
+  constexpr int n = 4;
+  InProcessWorld world(n, {.seed = 1400});
+  auto comms = create_communicators_each(world, [](int r) {
+    return CommOptions{
+        .timeout = 60s,
+        .allgather_algorithm = r == 0 ? AllgatherAlgorithm::kStar : AllgatherAlgorithm::kBruck};
+  });
+  std::vector<ErrorCode> codes(n, ErrorCode::kOk);
+  std::vector<std::string> msgs(n);
+  run_on_threads(comms, [&](Communicator& c) {
+    std::vector<std::byte> send(100), recv(100 * n);
+    codes[c.rank()] =
+        code_of([&] { c.allgather(send.data(), recv.data(), send.size()); }, &msgs[c.rank()]);
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(codes[r], ErrorCode::kMismatch) << "rank " << r << ": " << msgs[r];
   }
 }
 

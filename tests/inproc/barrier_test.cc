@@ -68,23 +68,11 @@ INSTANTIATE_TEST_SUITE_P(AllShapes, Barriers,
 TEST(BarrierMismatch, RanksThatChoseDifferentAlgorithmsFail) {
   const int n = 4;
   InProcessWorld world(n, {.seed = 5});
-  std::vector<Communicator> comms;
-  {
-    std::vector<std::unique_ptr<Bootstrap>> boots;
-    for (int r = 0; r < n; ++r) boots.push_back(world.bootstrap(r));
-    std::vector<std::thread> threads;
-    std::vector<std::optional<Communicator>> made(n);
-    for (int r = 0; r < n; ++r) {
-      threads.emplace_back([&, r] {
-        made[r].emplace(
-            *boots[r], CommOptions{.timeout = 60s,
-                                   .barrier_algorithm = r == 0 ? BarrierAlgorithm::kStar
-                                                               : BarrierAlgorithm::kDissemination});
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (auto& c : made) comms.push_back(std::move(*c));
-  }
+  auto comms = create_communicators_each(world, [](int r) {
+    return CommOptions{
+        .timeout = 60s,
+        .barrier_algorithm = r == 0 ? BarrierAlgorithm::kStar : BarrierAlgorithm::kDissemination};
+  });
   std::vector<ErrorCode> codes(n, ErrorCode::kOk);
   std::vector<std::string> msgs(n);
   run_on_threads(comms, [&](Communicator& c) {

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -50,6 +52,23 @@ void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline,
                                            " requests unfinished at the test's deadline");
     }
   }
+}
+
+std::vector<Communicator> create_communicators_each(
+    InProcessWorld& world, const std::function<CommOptions(int rank)>& options_of) {
+  const int n = world.size();
+  std::vector<std::unique_ptr<Bootstrap>> boots;
+  for (int r = 0; r < n; ++r) boots.push_back(world.bootstrap(r));
+  std::vector<std::optional<Communicator>> made(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back(
+        [&, r] { made[static_cast<std::size_t>(r)].emplace(*boots[r], options_of(r)); });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<Communicator> comms;
+  for (auto& c : made) comms.push_back(std::move(*c));
+  return comms;
 }
 
 void run_on_threads(std::vector<Communicator>& comms,

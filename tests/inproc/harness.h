@@ -58,6 +58,11 @@ void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline);
 void drive(std::vector<Request>& requests, std::chrono::milliseconds deadline,
            const std::vector<Communicator*>& comms);
 
+// One communicator per rank of `world`, rank r's made with options_of(r)
+// (ranks that differ where they must agree: the mismatch tests).
+std::vector<Communicator> create_communicators_each(
+    InProcessWorld& world, const std::function<CommOptions(int rank)>& options_of);
+
 // Runs body(comm) on one thread per rank; rethrows the first exception.
 void run_on_threads(std::vector<Communicator>& comms,
                     const std::function<void(Communicator&)>& body);

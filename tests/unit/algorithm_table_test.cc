@@ -109,6 +109,39 @@ TEST(AlgorithmTable, TheBarrierIsTheStarWhereAFewRanksShareCores) {
             BarrierAlgorithm::kDissemination);
 }
 
+TEST(AlgorithmTable, SmallAllgathersWhereAFewRanksShareCoresGoThroughRankZero) {
+  const MulticastFrom automatic;
+  const Placement shared{.cores_per_rank = 0, .ranks_share_cores = true};
+  const Placement spare{.cores_per_rank = 2};
+  for (int n : {3, 4, kSharedCoresStarMaxRanks}) {
+    EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, n, 8, automatic, shared),
+              AllgatherAlgorithm::kStar)
+        << n << " ranks";
+    EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, n, 8, automatic, spare),
+              AllgatherAlgorithm::kBruck)
+        << n << " ranks with cores to spare";
+  }
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 8, automatic, shared),
+            AllgatherAlgorithm::kBruck)
+      << "at 2 ranks both are one message each way";
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, kSharedCoresStarMaxRanks + 1, 8,
+                             automatic, shared),
+            AllgatherAlgorithm::kBruck)
+      << "rank 0 would take too many blocks";
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4, 8, automatic, {}),
+            AllgatherAlgorithm::kBruck)
+      << "cores unknown";
+  const std::size_t below = kSharedCoresStarAllgatherBelowBytes;
+  ASSERT_LT(below, measured_crossover(4, shared).allgather);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4, below - 1, automatic, shared),
+            AllgatherAlgorithm::kStar);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4, below, automatic, shared),
+            AllgatherAlgorithm::kBruck);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kBruck, true, 4, 8, automatic, shared),
+            AllgatherAlgorithm::kBruck)
+      << "a pinned algorithm wins";
+}
+
 TEST(AlgorithmTable, SmallTeamsThatShareCoresTakeTheFlatTree) {
   const MulticastFrom automatic;
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 8, automatic, cores(0)),

@@ -69,7 +69,7 @@ TEST(OptionNames, EachTableNamesEveryValueOfItsEnum) {
   names_every_value_up_to(TransportKind::kIb, kTransportNames);
   names_every_value_up_to(ProgressKind::kOffload, kProgressNames);
   names_every_value_up_to(BroadcastAlgorithm::kFlat, kBroadcastNames);
-  names_every_value_up_to(AllgatherAlgorithm::kBruck, kAllgatherNames);
+  names_every_value_up_to(AllgatherAlgorithm::kStar, kAllgatherNames);
   names_every_value_up_to(AllreduceAlgorithm::kRecursiveDoubling, kAllreduceNames);
   names_every_value_up_to(CompressMode::kZfp, kCompressNames);
 }
