@@ -1,8 +1,8 @@
 #include "coll/bruck_allgather.h"
 
 #include <algorithm>
-#include <cstring>
 
+#include "coll/block_stream.h"
 #include "protocol/context.h"
 
 namespace mccl::coll {
@@ -49,7 +49,7 @@ void BruckAllgather::send_round(std::size_t k) {
     std::span<const std::byte> body = within_one_block(ctx_.rank(), round.blocks, off, bytes);
     if (body.empty()) {
       gathered.resize(bytes);
-      gather(ctx_.rank(), round.blocks, off, gathered);
+      gather_from_blocks(layout_, ctx_.rank(), round.blocks, off, gathered);
       body = gathered;
     }
     if (!send_p2p(round.to, p2p_header(static_cast<std::uint32_t>(k), seg), body)) return;
@@ -63,53 +63,15 @@ std::size_t BruckAllgather::stream_bytes_from(int first_block, int blocks) const
   return bytes;
 }
 
-// Visits the pieces of `bytes` at `offset` of the stream of `blocks` blocks
-// from `first_block`: visit(place in the output, offset within the bytes).
-template <typename Visit>
-void BruckAllgather::for_each_piece(int first_block, int blocks, std::size_t offset,
-                                    std::size_t bytes, Visit visit) const {
-  const int n = ctx_.size();
-  std::size_t start = 0;  // the stream offset where block i begins
-  std::size_t done = 0;
-  for (int i = 0; i < blocks && done < bytes; ++i) {
-    const int block = (first_block + i) % n;
-    const std::size_t count = layout_.counts[block];
-    if (offset + done < start + count) {
-      const std::size_t at = offset + done - start;
-      const std::size_t take = std::min(count - at, bytes - done);
-      visit(std::span<std::byte>(layout_.recv + layout_.displacements[block] + at, take), done);
-      done += take;
-    }
-    start += count;
-  }
-}
-
-void BruckAllgather::place(const Round& round, std::size_t offset,
-                           std::span<const std::byte> data) {
-  for_each_piece(round.first_block, round.blocks, offset, data.size(),
-                 [&](std::span<std::byte> to, std::size_t at) {
-                   // A segment that landed lies there already.
-                   if (to.data() != data.data() + at)
-                     std::memcpy(to.data(), data.data() + at, to.size());
-                 });
-}
-
-void BruckAllgather::gather(int first_block, int blocks, std::size_t offset,
-                            std::span<std::byte> out) const {
-  for_each_piece(first_block, blocks, offset, out.size(),
-                 [&](std::span<std::byte> from, std::size_t at) {
-                   std::memcpy(out.data() + at, from.data(), from.size());
-                 });
-}
-
 std::span<std::byte> BruckAllgather::within_one_block(int first_block, int blocks,
                                                       std::size_t offset, std::size_t bytes) const {
   std::span<std::byte> only;
   int pieces = 0;
-  for_each_piece(first_block, blocks, offset, bytes, [&](std::span<std::byte> piece, std::size_t) {
-    only = piece;
-    ++pieces;
-  });
+  for_each_stream_piece(layout_, first_block, blocks, offset, bytes,
+                        [&](std::span<std::byte> piece, std::size_t) {
+                          only = piece;
+                          ++pieces;
+                        });
   if (pieces != 1 || only.size() != bytes) return {};
   return only;
 }
@@ -151,7 +113,8 @@ void BruckAllgather::on_control(int peer, const protocol::ControlHeader& h,
     drop_invalid();
     return;
   }
-  place(*round, std::size_t{h.arg1} * segment_bytes_, body);
+  place_in_blocks(layout_, round->first_block, round->blocks, std::size_t{h.arg1} * segment_bytes_,
+                  body);
   round->received += body.size();
 }
 

@@ -61,14 +61,6 @@ class BruckAllgather final : public P2pOperation {
   void send_round(std::size_t k);
   // The bytes of the stream of `blocks` blocks from `first_block`.
   std::size_t stream_bytes_from(int first_block, int blocks) const;
-  template <typename Visit>
-  void for_each_piece(int first_block, int blocks, std::size_t offset, std::size_t bytes,
-                      Visit visit) const;
-  // Copies `data`, found at `offset` of round k's stream, to its blocks
-  // (nothing where it already lies there: it landed).
-  void place(const Round& round, std::size_t offset, std::span<const std::byte> data);
-  // Copies `out.size()` bytes at `offset` of a stream out of the blocks.
-  void gather(int first_block, int blocks, std::size_t offset, std::span<std::byte> out) const;
   // The round that segment `h.arg1` of round `h.arg0` from `peer`,
   // `body_bytes` long, belongs to; nullptr when this rank expects no such
   // segment.

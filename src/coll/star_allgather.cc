@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "coll/block_stream.h"
 #include "protocol/context.h"
 
 namespace mccl::coll {
@@ -76,11 +77,7 @@ void StarAllgather::send_result() {
               total_};
   } else {
     gathered.resize(total_);
-    std::size_t at = 0;
-    for (std::size_t b = 0; b < layout_.counts.size(); ++b) {
-      std::memcpy(gathered.data() + at, layout_.recv + layout_.displacements[b], layout_.counts[b]);
-      at += layout_.counts[b];
-    }
+    gather_from_blocks(layout_, 0, ctx_.size(), 0, gathered);
     stream = gathered;
   }
   for (int r = 1; r < ctx_.size(); ++r) {
@@ -123,24 +120,6 @@ std::span<std::byte> StarAllgather::landing(int peer, const protocol::ControlHea
   return destination(peer, offset, body_bytes);
 }
 
-void StarAllgather::place_result(std::size_t offset, std::span<const std::byte> data) {
-  std::size_t start = 0;  // where block b begins in the stream
-  for (std::size_t b = 0; b < layout_.counts.size() && !data.empty(); ++b) {
-    const std::size_t count = layout_.counts[b];
-    if (offset < start + count) {
-      const std::size_t at = offset - start;
-      const std::size_t take = std::min(count - at, data.size());
-      // This rank's own block is in place already.
-      if (static_cast<int>(b) != ctx_.rank()) {
-        std::memcpy(layout_.recv + layout_.displacements[b] + at, data.data(), take);
-      }
-      data = data.subspan(take);
-      offset += take;
-    }
-    start += count;
-  }
-}
-
 void StarAllgather::on_control(int peer, const protocol::ControlHeader& h,
                                std::span<const std::byte> body, common::TimePoint) {
   if (!signature_matches(peer, h, "every rank must pass the same counts")) return;
@@ -150,8 +129,8 @@ void StarAllgather::on_control(int peer, const protocol::ControlHeader& h,
     return;
   }
   const std::span<std::byte> to = destination(peer, offset, body.size());
-  if (to.empty() && !body.empty()) {
-    place_result(offset, body);
+  if (to.empty()) {
+    place_in_blocks(layout_, 0, ctx_.size(), offset, body);  // the result, blocks out of order
   } else if (to.data() != body.data()) {  // a segment that landed lies there already
     std::memcpy(to.data(), body.data(), body.size());
   }

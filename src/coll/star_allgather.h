@@ -51,9 +51,6 @@ class StarAllgather final : public P2pOperation {
   // when it is one piece of memory; empty otherwise (the result of blocks
   // that do not lie in rank order without gaps).
   std::span<std::byte> destination(int peer, std::size_t offset, std::size_t bytes) const;
-  // Copies the result's `data`, found at `offset` of its stream, to its
-  // blocks.
-  void place_result(std::size_t offset, std::span<const std::byte> data);
   void send_result();
 
   BlockLayout layout_;
