@@ -42,8 +42,17 @@ not_built='^(install\.|tools\.|layering\.no_throw$|mp_reduce\.|mp_c_api\.|mp_mcc
 # their launchers' time limits at TSan's speed: only its daemon cases run.
 tsan_skip='|^(Loopback/OffloadSweep|OffloadZeroCopy|OffloadErrors|OffloadFailure)\.'
 
+# Line tables, not full debug information: a report still names the file
+# and line of every frame, and a file compiles about 10% faster (an ASan
+# compile 18.6-19.4 -> 16.6-17.3 s, 2026-11-28); the build is most of a stage.
+lines_only() {  # FLAG: -gline-tables-only (clang) or -g1 (GCC); sets line_flags
+  line_flags=("-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 $1 -DNDEBUG"
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 $1 -DNDEBUG")
+}
+
 configure_asan() {
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  lines_only -gline-tables-only
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${line_flags[@]}" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DMCCL_SANITIZE=address,undefined -DMCCL_FUZZ=ON -DMCCL_BUILD_BENCH=OFF -DMCCL_WERROR=ON "${extra[@]}" >/dev/null
   # The vector GHASH's test exists where authentication is built.
@@ -75,7 +84,9 @@ for stage in "${stages[@]}"; do
       ctest --test-dir build-asan --output-on-failure -j2 -L '^fuzz$'
       ;;
     tsan)
-      cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCCL_SANITIZE=thread -DMCCL_WERROR=ON \
+      lines_only -g1
+      cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${line_flags[@]}" \
+        -DMCCL_SANITIZE=thread -DMCCL_WERROR=ON \
         -DMCCL_BUILD_BENCH=OFF "${extra[@]}" >/dev/null
       cmake --build build-tsan --target "${tsan_targets[@]}"
       # UCX's libucm hooks madvise() with a lock that TSan's interceptors
