@@ -24,7 +24,9 @@
  * Per size (powers of two from MIN to MAX): each rank times every collective
  * between two barriers (untimed); avg/min/max over ranks of the per-rank
  * mean, and p50_max_us: per iteration the slowest rank, median over
- * iterations. With -c every iteration's data is checked. With --netdev, K
+ * iterations; without -c, cycle_us: rank 0's wall time per timed iteration
+ * (the collective and the barrier after it), which does not depend on where
+ * the barrier leaves each rank. With -c every iteration's data is checked. With --netdev, K
  * more collectives back to back (between two barriers) measure what each
  * rank's interface carried per collective (/sys/class/net/IFACE/statistics;
  * one rank per host or network namespace). Rank 0 appends one JSON line per
@@ -267,8 +269,10 @@ int main(int argc, char** argv) {
   double* cpu_all = malloc(sizeof(double) * (size_t)b.size);
   for (size_t m = min_size; m <= max_size && m > 0; m *= 2) {
     double errors = 0, sum = 0, net[4] = {0, 0, 0, 0}, cpu_ns = 0;
+    double loop_start = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < iters + warmup; ++i) {
+      if (i == warmup) loop_start = MPI_Wtime();
       if (validate) {
         fill(&b, m, i);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -282,6 +286,9 @@ int main(int argc, char** argv) {
       if (validate) errors += check(&b, m, i);
       if (i >= warmup) times[i - warmup] = (t1 - t0) * 1e6;
     }
+    /* One timed iteration, the collective and the barrier after it, as
+     * bench/osu's cycle_us (reported without -c). */
+    const double cycle_us = (MPI_Wtime() - loop_start) * 1e6 / iters;
     if (netdev != NULL && traffic_iters > 0) {
       double a[4], z[4];
       // Every host reads before any rank starts: a rank leaves a barrier
@@ -319,6 +326,7 @@ int main(int argc, char** argv) {
                 "\"iterations\":%d,\"warmup\":%d,\"validated\":%s,\"errors\":%.0f",
                 bench_name, impl, b.size, m, avg, mn, mx, p50, iters, warmup,
                 validate ? (total_errors > 0 ? "false" : "true") : "null", total_errors);
+        if (!validate) fprintf(json, ",\"cycle_us\":%.3f", cycle_us);
         if (netdev != NULL && traffic_iters > 0) {
           fprintf(json,
                   ",\"netdev\":\"%s\",\"traffic_iters\":%d,\"tx_bytes_max\":%.1f,"

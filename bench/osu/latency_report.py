@@ -12,17 +12,20 @@ iteration, the slowest rank, median over iterations) and DIR/latency.png
 import json, sys
 out = sys.argv[1]
 impls = ["mccl-inline", "mccl-thread", "ompi-default", "ompi-best"]
-t = {}
+t, cycles = {}, {}
 for line in open(f"{out}/results.jsonl"):
     r = json.loads(line)
     t.setdefault((r["bench"], r["ranks"]), {}).setdefault(r["series"], {})[r["bytes_per_rank"]] = r["p50_max_us"]
+    if "cycle_us" in r:
+        cycles.setdefault((r["bench"], r["ranks"]), {}).setdefault(r["series"], {})[r["bytes_per_rank"]] = r["cycle_us"]
 lines = []
-for (bench, n), by in sorted(t.items()):
-    sizes = sorted(set().union(*[set(v) for v in by.values()]))
-    lines += [f"\n{bench}, {n} ranks (p50 of the slowest rank, us)\n",
-              "| bytes | " + " | ".join(impls) + " |", "|---" * (len(impls) + 1) + "|"]
-    for s in sizes:
-        lines.append(f"| {s} | " + " | ".join(f"{by[i][s]:.1f}" if s in by.get(i, {}) else "-" for i in impls) + " |")
+for table, what in ((t, "p50 of the slowest rank"), (cycles, "cycle: one iteration with its barrier")):
+    for (bench, n), by in sorted(table.items()):
+        sizes = sorted(set().union(*[set(v) for v in by.values()]))
+        lines += [f"\n{bench}, {n} ranks ({what}, us)\n",
+                  "| bytes | " + " | ".join(impls) + " |", "|---" * (len(impls) + 1) + "|"]
+        for s in sizes:
+            lines.append(f"| {s} | " + " | ".join(f"{by[i][s]:.1f}" if s in by.get(i, {}) else "-" for i in impls) + " |")
 text = "\n".join(lines) + "\n"
 open(f"{out}/table.md", "w").write(text)
 print(text)

@@ -83,7 +83,9 @@ void usage(const char* program) {
       "  -u, --validation-warmup ITER  untimed collectives before each validated one\n"
       "                             (default 5, at most 10)\n"
       "MCCL extensions:\n"
-      "      --json FILE            append one JSON line per size to FILE (rank 0)\n"
+      "      --json FILE            append one JSON line per size to FILE (rank 0); without\n"
+      "                             -c it has cycle_us, rank 0's time per iteration with\n"
+      "                             the barrier after the collective\n"
       "      --stats                print MCCL's statistics deltas per size (sum/max over\n"
       "                             ranks) as '#' lines\n"
       "      --netdev IFACE         with --traffic-iters: bytes and packets each rank's\n"
@@ -319,8 +321,10 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
     double cpu_ns = 0;  // this process's CPU time inside the timed collectives
     Stats before{};
     comm.barrier();
+    Clock::time_point loop_start{};
     for (int i = 0; i < iters + skip; ++i) {
       if (i == skip) {
+        loop_start = Clock::now();
         before = comm.stats();
         if (o.timeline && lead) timeline.machine_before();
       }
@@ -343,6 +347,13 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
       if (o.validate) errors += static_cast<double>(coll.check(bytes, i));
       if (i >= skip) times[i - skip] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     }
+    // A cycle: one timed iteration as this rank lived it, the collective and
+    // the barrier after it. Unlike the collective's own time it does not
+    // depend on where the barrier leaves each rank (at 2 ranks the receiver
+    // of a broadcast waits either a round trip or nothing, and a run locks
+    // into one or the other). With -c the loop validates too: not reported.
+    const double cycle_us =
+        std::chrono::duration<double, std::micro>(Clock::now() - loop_start).count() / iters;
     const Stats after = comm.stats();
     if (o.timeline && lead) timeline.machine_after();
 
@@ -460,6 +471,7 @@ int run(Communicator& comm, const Options& o, const Collective& coll) {
                    "\"errors\":%.0f",
                    coll.bench, version_string(), n, bytes, avg, mn, mx, p50_max, iters, skip,
                    o.validate ? (total_errors > 0 ? "false" : "true") : "null", total_errors);
+      if (!o.validate) std::fprintf(json, ",\"cycle_us\":%.3f", cycle_us);
       if (o.compression) {
         std::fprintf(json, ",\"compress\":\"%s\",\"ratio\":%.4f,\"max_error\":%.6g",
                      json_escape(o.compress_text).c_str(), ratio, o.validate ? max_error : -1.0);

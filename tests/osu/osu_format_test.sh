@@ -27,6 +27,8 @@ check() { # check NAME OUT MIN MAX JSON
   [[ $(wc -l <"$json") -eq $want ]] || { echo "$name: $(wc -l <"$json") JSON lines, want $want"; return 1; }
   grep -vqE '^\{"bench":"[a-z_]+","impl":"mccl",.*"validated":true,.*\}$' "$json" &&
     { echo "$name: malformed JSON line"; return 1; }
+  # A validating loop does more than the collective and its barrier.
+  grep -q '"cycle_us"' "$json" && { echo "$name: cycle_us although -c validated"; return 1; }
   return 0
 }
 for prog in bcast allgather reduce_scatter allreduce ag_rs; do
@@ -43,4 +45,15 @@ for prog in bcast allgather reduce_scatter allreduce ag_rs; do
     echo "$name: ok"
   done
 done
+# Without -c each line carries cycle_us, a positive time per iteration.
+json=$tmp/cycle.json
+if timeout 120 "$run" -n 2 -t 100 "$dir/mccl_osu_bcast" -m 1:4 -i 3 -x 1 --json "$json" \
+  >"$tmp/cycle.out" 2>&1 &&
+  [[ $(grep -cE '"validated":null,.*"cycle_us":([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)[,}]' "$json") -eq 3 ]]; then
+  echo "mccl_osu_bcast without -c: cycle_us ok"
+else
+  echo "mccl_osu_bcast without -c: want 3 JSON lines with a positive cycle_us"
+  cat "$tmp/cycle.out" "$json"
+  fail=1
+fi
 exit $fail
