@@ -10,6 +10,7 @@
 #include "api/options.h"
 #include "coll/validate.h"
 #include "common/test_kill.h"
+#include "progress/engine.h"
 
 namespace mccl {
 
@@ -70,6 +71,7 @@ Request Communicator::ibroadcast(void* buffer, std::size_t bytes, int root) {
 }
 
 void Communicator::broadcast(void* buffer, std::size_t bytes, int root) {
+  const progress::CallerWaits caller_waits;
   ibroadcast(buffer, bytes, root).wait();
 }
 
@@ -88,6 +90,7 @@ Request Communicator::iallgatherv(const void* send, void* recv, std::span<const 
 
 void Communicator::allgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
                               std::span<const std::size_t> displacements) {
+  const progress::CallerWaits caller_waits;
   iallgatherv(send, recv, counts, displacements).wait();
 }
 
@@ -108,6 +111,7 @@ Request Communicator::iallgather(const void* send, void* recv, std::size_t bytes
 }
 
 void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
+  const progress::CallerWaits caller_waits;
   iallgather(send, recv, bytes_per_rank).wait();
 }
 
@@ -127,6 +131,7 @@ Request Communicator::ireduce_scatterv(const void* send, void* recv,
 void Communicator::reduce_scatterv(const void* send, void* recv,
                                    std::span<const std::size_t> counts, DataType type, ReduceOp op,
                                    const CollOptions& options) {
+  const progress::CallerWaits caller_waits;
   ireduce_scatterv(send, recv, counts, type, op, options).wait();
 }
 
@@ -141,6 +146,7 @@ Request Communicator::ireduce_scatter(const void* send, void* recv, std::size_t 
 
 void Communicator::reduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
                                   DataType type, ReduceOp op, const CollOptions& options) {
+  const progress::CallerWaits caller_waits;
   ireduce_scatter(send, recv, count_per_rank, type, op, options).wait();
 }
 
@@ -159,6 +165,7 @@ Request Communicator::iallreduce(const void* send, void* recv, std::size_t count
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type,
                              ReduceOp op, const CollOptions& options) {
+  const progress::CallerWaits caller_waits;
   iallreduce(send, recv, count, type, op, options).wait();
 }
 
@@ -168,7 +175,10 @@ Request Communicator::ibarrier() {
                              [&] { return Request(state_, state_->backend->barrier()); });
 }
 
-void Communicator::barrier() { ibarrier().wait(); }
+void Communicator::barrier() {
+  const progress::CallerWaits caller_waits;
+  ibarrier().wait();
+}
 
 void Communicator::progress() {
   check_usable(state_);

@@ -9,6 +9,7 @@
 #include "api/comm_checks.h"
 #include "coll/validate.h"
 #include "mccl/communicator.h"
+#include "progress/engine.h"
 
 namespace mccl {
 
@@ -36,6 +37,7 @@ void Communicator::alltoallv(const void* send, std::span<const std::size_t> send
                              std::span<const std::size_t> send_displs, void* recv,
                              std::span<const std::size_t> recv_counts,
                              std::span<const std::size_t> recv_displs) {
+  const progress::CallerWaits caller_waits;
   ialltoallv(send, send_counts, send_displs, recv, recv_counts, recv_displs).wait();
 }
 
@@ -58,6 +60,7 @@ Request Communicator::ialltoall(const void* send, void* recv, std::size_t bytes_
 }
 
 void Communicator::alltoall(const void* send, void* recv, std::size_t bytes_per_rank) {
+  const progress::CallerWaits caller_waits;
   ialltoall(send, recv, bytes_per_rank).wait();
 }
 
@@ -73,6 +76,7 @@ Request Communicator::isend(const void* buffer, std::size_t bytes, int peer, int
 }
 
 void Communicator::send(const void* buffer, std::size_t bytes, int peer, int tag) {
+  const progress::CallerWaits caller_waits;
   isend(buffer, bytes, peer, tag).wait();
 }
 
@@ -86,6 +90,7 @@ Request Communicator::irecv(void* buffer, std::size_t bytes, int source, int tag
 }
 
 int Communicator::recv(void* buffer, std::size_t bytes, int source, int tag) {
+  const progress::CallerWaits caller_waits;
   Request r = irecv(buffer, bytes, source, tag);
   r.wait();
   return r.source();

@@ -283,6 +283,7 @@ class EngineBackend final : public Backend {
 
   // Runs a membership operation to its end: ok, or its failure.
   common::Status finish(const std::shared_ptr<protocol::MembershipOp>& op) {
+    const progress::CallerWaits caller_waits;
     engine_->start(op);
     // The operation has the collective timeout itself (protocol/membership.h).
     const auto slack = std::chrono::seconds(1);

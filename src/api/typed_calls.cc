@@ -9,6 +9,7 @@
 #include "api/boundary.h"
 #include "api/comm_checks.h"
 #include "mccl/communicator.h"
+#include "progress/engine.h"
 
 namespace mccl {
 
@@ -108,6 +109,7 @@ Request Communicator::ibroadcast(void* buffer, std::size_t count, DataType type,
 
 void Communicator::broadcast(void* buffer, std::size_t count, DataType type, int root,
                              const CollOptions& options) {
+  const progress::CallerWaits caller_waits;
   ibroadcast(buffer, count, type, root, options).wait();
 }
 
@@ -140,6 +142,7 @@ Request Communicator::iallgatherv(const void* send, void* recv, std::span<const 
 void Communicator::allgatherv(const void* send, void* recv, std::span<const std::size_t> counts,
                               std::span<const std::size_t> displacements, DataType type,
                               const CollOptions& options) {
+  const progress::CallerWaits caller_waits;
   iallgatherv(send, recv, counts, displacements, type, options).wait();
 }
 
@@ -157,6 +160,7 @@ Request Communicator::iallgather(const void* send, void* recv, std::size_t count
 
 void Communicator::allgather(const void* send, void* recv, std::size_t count_per_rank,
                              DataType type, const CollOptions& options) {
+  const progress::CallerWaits caller_waits;
   iallgather(send, recv, count_per_rank, type, options).wait();
 }
 

@@ -79,24 +79,29 @@ class SharedThread {
       slot->pending.push_back(op);
     }
     // A spinning thread finds the collective on its next pass; only a
-    // sleeping one needs the eventfd (a system call per collective).
-    // Sequentially consistent with run()'s store of asleep_ and load of
-    // queued_: either the thread sees queued_ before it sleeps, or this
-    // sees asleep_ and wakes it.
+    // sleeping one needs the eventfd (a system call per collective), and
+    // not for a blocking call's collective (CallerWaits), which its caller
+    // starts in its first pass of help(). Sequentially consistent with
+    // run()'s store of asleep_ and load of queued_: either the thread sees
+    // queued_ before it sleeps, or this sees asleep_ and wakes it.
     queued_.store(true);
-    if (asleep_.load()) wake();
+    if (asleep_.load() && !CallerWaits::active()) wake();
   }
 
   // Watches op.done() for up to `spin` without a lock if `op` is latency
-  // bound, then helps (drives the thread's passes itself) until it is done.
+  // bound and the thread is awake to advance it, then helps (drives the
+  // thread's passes itself) until it is done. A sleeping thread wakes for
+  // arrivals, but a collective start() did not wake it for waits unstarted.
   common::Status wait(const protocol::Operation& op, common::Deadline deadline, microseconds spin) {
-    if (spin.count() > 0 && op.latency_bound()) {
+    if (spin.count() > 0 && op.latency_bound() && !asleep_.load()) {
       const auto until = steady_clock::now() + spin;
       while (!op.done() && steady_clock::now() < until) relax();
       if (op.done()) return common::Status::ok();
     }
     return help(op, deadline);
   }
+
+  std::uint64_t wake_ups() const { return sleeper_.wake_ups(); }
 
   std::size_t joined() const {
     std::lock_guard lock(mu_);
@@ -263,6 +268,8 @@ std::unique_ptr<Engine> make_shared_thread_engine(protocol::Context& ctx,
 }
 
 std::size_t joined_contexts(const SharedThread& thread) { return thread.joined(); }
+
+std::uint64_t wake_ups(const SharedThread& thread) { return thread.wake_ups(); }
 
 std::unique_ptr<Engine> make_thread_engine(protocol::Context& ctx, const ThreadEngineConfig& cfg,
                                            microseconds wait_spin) {

@@ -11,6 +11,7 @@
 // holder of the SharedThread (the caller's handle or an engine) lets go.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "progress/engine.h"
@@ -31,5 +32,8 @@ std::unique_ptr<Engine> make_shared_thread_engine(protocol::Context& ctx,
 
 // Contexts currently joined, for tests.
 std::size_t joined_contexts(const SharedThread& thread);
+
+// Times another thread woke the thread from its sleep, for tests.
+std::uint64_t wake_ups(const SharedThread& thread);
 
 }  // namespace mccl::progress

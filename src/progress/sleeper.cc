@@ -35,6 +35,7 @@ void Sleeper::add(int fd) {
 void Sleeper::remove(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
 
 void Sleeper::wake() {
+  wake_ups_.fetch_add(1, std::memory_order_relaxed);
   std::uint64_t one = 1;
   [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
 }

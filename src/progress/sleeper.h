@@ -4,7 +4,9 @@
 // sleep the same way.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 
 namespace mccl::progress {
 
@@ -22,6 +24,8 @@ class Sleeper {
 
   // From any thread: ends the current or the next sleep.
   void wake();
+  // How many times wake() was called, for tests.
+  std::uint64_t wake_ups() const { return wake_ups_.load(std::memory_order_relaxed); }
 
   // Sleeps up to `d` (whole milliseconds: the thread engine's sleeps are
   // 1 and 10 ms, shared_thread.cc says why none is shorter), or until a
@@ -37,6 +41,7 @@ class Sleeper {
  private:
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
+  std::atomic<std::uint64_t> wake_ups_{0};
 };
 
 }  // namespace mccl::progress
