@@ -91,6 +91,7 @@ std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protoc
   // at 2 ranks on 2 cores the spinning thread is what answers first (an
   // 8-byte broadcast took 32 us with it, 60 without).
   cfg.spin = progress::waiter_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
+  cfg.latency_spin = opt.progress_spin;
   common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
                where.reason.c_str());
   return progress::make_thread_engine(ctx, cfg, wait_spin);

@@ -96,6 +96,10 @@ std::unique_ptr<Engine> make_inline_engine(
 struct ThreadEngineConfig {
   int cpu = -1;                        // pin the thread here; -1 = do not pin
   std::chrono::microseconds spin{50};  // the thread's, after its last event
+  // A waiter's that drives a latency-bound collective itself, as the inline
+  // engine's `latency_spin`: it spins for its next message even where the
+  // thread and waiters otherwise sleep at once (`spin` 0).
+  std::chrono::microseconds latency_spin{50};
   int log_rank = -1;  // the rank its messages name; -1: none (a thread shared by several)
 };
 
