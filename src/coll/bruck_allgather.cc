@@ -38,15 +38,15 @@ std::string BruckAllgather::describe_wait() const {
 
 void BruckAllgather::send_round(std::size_t k) {
   // This round's outgoing stream: the blocks r, r+1, ... that the previous
-  // rounds gathered, as many as rank r-d lacks. A segment within one block
-  // goes from the output as it is; one that spans blocks is gathered first.
+  // rounds gathered, as many as rank r-d lacks. A segment that lies in the
+  // output as one run goes from there as it is; another is gathered first.
   const Round& round = rounds_[k];
   const std::size_t stream_bytes = stream_bytes_from(ctx_.rank(), round.blocks);
   std::vector<std::byte> gathered;
   std::uint32_t seg = 0;
   for (std::size_t off = 0; off < stream_bytes; off += segment_bytes_, ++seg) {
     const std::size_t bytes = std::min(segment_bytes_, stream_bytes - off);
-    std::span<const std::byte> body = within_one_block(ctx_.rank(), round.blocks, off, bytes);
+    std::span<const std::byte> body = one_run_in_output(ctx_.rank(), round.blocks, off, bytes);
     if (body.empty()) {
       gathered.resize(bytes);
       gather_from_blocks(layout_, ctx_.rank(), round.blocks, off, gathered);
@@ -63,17 +63,24 @@ std::size_t BruckAllgather::stream_bytes_from(int first_block, int blocks) const
   return bytes;
 }
 
-std::span<std::byte> BruckAllgather::within_one_block(int first_block, int blocks,
-                                                      std::size_t offset, std::size_t bytes) const {
-  std::span<std::byte> only;
-  int pieces = 0;
+std::span<std::byte> BruckAllgather::one_run_in_output(int first_block, int blocks,
+                                                       std::size_t offset,
+                                                       std::size_t bytes) const {
+  // Segments are at least MCCL_COLL_CHAIN_SEGMENT_BYTES long, so below that
+  // a segment spans blocks: at 4 ranks and 64 KiB, round 2's two blocks.
+  // Where they follow each other in the output (every run but one that
+  // wraps past the last block) they go and land as they lie.
+  std::byte* begin = nullptr;
+  std::size_t run = 0;
+  bool one_run = true;
   for_each_stream_piece(layout_, first_block, blocks, offset, bytes,
                         [&](std::span<std::byte> piece, std::size_t) {
-                          only = piece;
-                          ++pieces;
+                          if (begin == nullptr) begin = piece.data();
+                          one_run = one_run && piece.data() == begin + run;
+                          run += piece.size();
                         });
-  if (pieces != 1 || only.size() != bytes) return {};
-  return only;
+  if (!one_run || run != bytes) return {};
+  return {begin, run};
 }
 
 BruckAllgather::Round* BruckAllgather::round_of(int peer, const protocol::ControlHeader& h,
@@ -94,8 +101,8 @@ std::span<std::byte> BruckAllgather::landing(int peer, const protocol::ControlHe
   if (h.signature != signature()) return {};  // on_control says why
   const Round* round = round_of(peer, h, body_bytes);
   if (round == nullptr) return {};
-  return within_one_block(round->first_block, round->blocks, std::size_t{h.arg1} * segment_bytes_,
-                          body_bytes);
+  return one_run_in_output(round->first_block, round->blocks, std::size_t{h.arg1} * segment_bytes_,
+                           body_bytes);
 }
 
 void BruckAllgather::on_start(common::TimePoint) {

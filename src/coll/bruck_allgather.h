@@ -66,10 +66,11 @@ class BruckAllgather final : public P2pOperation {
   // segment.
   Round* round_of(int peer, const protocol::ControlHeader& h, std::size_t body_bytes);
   // Where `bytes` at `offset` of the stream of `blocks` blocks from
-  // `first_block` are in the output, when they all fall within one block;
+  // `first_block` are in the output, when they lie there as one run (within
+  // one block, or across blocks that follow each other in the output);
   // empty otherwise.
-  std::span<std::byte> within_one_block(int first_block, int blocks, std::size_t offset,
-                                        std::size_t bytes) const;
+  std::span<std::byte> one_run_in_output(int first_block, int blocks, std::size_t offset,
+                                         std::size_t bytes) const;
 
   BlockLayout layout_;
   std::size_t segment_bytes_;

@@ -187,6 +187,21 @@ TEST(ProtocolLanding, BrucksEqualBlocksAllLand) {
             4u * 3u);
 }
 
+// Blocks shorter than the configured segment: round 2's segment spans two
+// blocks, and lands where they follow each other in the output. 4 ranks of
+// 70 KB (longer than a connection's read buffer, so nothing arrives whole
+// in it), segments of 150 KB: every rank's round-1 block lands, and round
+// 2's pair (blocks r+2, r+3) everywhere but at rank 1, whose pair wraps.
+TEST(ProtocolLanding, BrucksSegmentAcrossAdjacentBlocksLands) {
+  const std::vector<std::size_t> counts(4, 70000);
+  EXPECT_EQ(allgather_landed(counts,
+                             [](Context& ctx, coll::BlockLayout layout) {
+                               return std::make_shared<coll::BruckAllgather>(ctx, std::move(layout),
+                                                                             kSignature, 150000);
+                             }),
+            4u + 3u);
+}
+
 // The ring's 40 KB segments land (those within one block).
 TEST(ProtocolLanding, TheRingsSegmentsLand) {
   EXPECT_GT(allgather_landed(kUnevenCounts,
