@@ -6,6 +6,7 @@
 // 1 Gbit/s.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -30,6 +31,15 @@ inline std::size_t progress_counting_sends(protocol::Context& ctx) {
   const std::uint64_t before = sent_so_far(ctx);
   const std::size_t events = ctx.progress();
   return events + (sent_so_far(ctx) != before ? 1 : 0);
+}
+
+// How long a waiter that drives `op` itself spins after its last event,
+// under either engine: `spin`, or for a latency-bound collective (whose
+// next message is microseconds away) `latency_spin` where that is longer.
+inline std::chrono::microseconds driving_spin(const protocol::Operation& op,
+                                              std::chrono::microseconds spin,
+                                              std::chrono::microseconds latency_spin) {
+  return op.latency_bound() ? std::max(spin, latency_spin) : spin;
 }
 
 // Whether an engine passes again at once rather than sleeping: after a

@@ -47,8 +47,8 @@ class Engine {
 // system call, and where threads outnumber cores a trip through the
 // scheduler beside the waiter's: under the thread engine on 2 cores a
 // 2-rank 1-byte broadcast with its barrier took 26-47 us with the wake-up
-// and 13 us without (docs/benchmarks.md, "The blocking call's collective
-// wakes no progress thread"). Per thread; scopes nest.
+// and 13 us without (docs/benchmarks.md, "The thread engine's small
+// collectives"). Per thread; scopes nest.
 class CallerWaits {
  public:
   CallerWaits() : outer_(flag()) { flag() = true; }

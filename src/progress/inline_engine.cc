@@ -41,7 +41,7 @@ class InlineEngine final : public Engine {
     // descriptors (the in-memory fabric) it only yields, as before.
     std::vector<pollfd> fds;
     for (int fd : ctx_.wait_fds()) fds.push_back({fd, POLLIN, 0});
-    const auto spin = op.latency_bound() ? std::max(spin_, latency_spin_) : spin_;
+    const auto spin = driving_spin(op, spin_, latency_spin_);
     auto last_event = std::chrono::steady_clock::now();
     while (!op.done() || ctx_.awaiting_connection()) {
       if (deadline.expired()) {

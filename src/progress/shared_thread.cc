@@ -137,8 +137,7 @@ class SharedThread {
   // the descriptors, so it is woken.
   common::Status help(const protocol::Operation& op, common::Deadline deadline) {
     helpers_.fetch_add(1);
-    const microseconds spin =
-        op.latency_bound() ? std::max(cfg_.spin, cfg_.latency_spin) : cfg_.spin;
+    const microseconds spin = driving_spin(op, cfg_.spin, cfg_.latency_spin);
     bool busy = true;
     common::Status result = common::Status::ok();
     auto last_event = steady_clock::now();

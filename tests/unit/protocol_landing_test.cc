@@ -164,7 +164,8 @@ const std::vector<std::size_t> kUnevenCounts = {100000, 37000, 250000, 64, 18000
 
 // Bruck's segments are a block long: a segment within one block lands
 // there, one that spans two (a round's stream shorter than the largest
-// block) is copied.
+// block) lands only where they follow each other in the output, and is
+// copied where the run wraps past the last block.
 TEST(ProtocolLanding, BrucksSegmentsLandWithinABlockAndAreCopiedAcrossTwo) {
   EXPECT_GT(allgather_landed(kUnevenCounts,
                              [](Context& ctx, coll::BlockLayout layout) {
