@@ -12,6 +12,7 @@ ProgressThread::ProgressThread(const ProgressThreadOptions& options) {
   progress::ThreadEngineConfig cfg;
   cfg.cpu = options.cpu;
   cfg.spin = options.spin;
+  cfg.driver_spin = {options.spin, options.spin};
   impl_ = std::make_shared<Impl>();
   impl_->thread = progress::make_shared_thread(cfg);
 }

@@ -24,14 +24,15 @@ class P2pOperation : public protocol::Operation {
  public:
   // `bytes`: what the collective moves to each rank (its latency_bound()).
   P2pOperation(protocol::Context& ctx, std::uint64_t signature, std::size_t bytes)
-      : Operation(ctx), signature_(signature), latency_bound_(bytes <= kLatencyBoundBytes) {}
+      : Operation(ctx), signature_(signature), bytes_(bytes) {}
 
   void on_datagram(const protocol::DataHeader&, std::span<const std::byte>,
                    common::TimePoint) final;
   // Up to 64 KiB a point-to-point collective is a few round trips on any
   // transport; beyond, its bytes dominate.
   static constexpr std::size_t kLatencyBoundBytes = 64 << 10;
-  bool latency_bound() const final { return latency_bound_; }
+  bool latency_bound() const final { return bytes_ <= kLatencyBoundBytes; }
+  std::uint64_t moved_bytes() const final { return bytes_; }
 
  protected:
   std::uint64_t signature() const { return signature_; }
@@ -53,7 +54,7 @@ class P2pOperation : public protocol::Operation {
 
  private:
   std::uint64_t signature_;
-  bool latency_bound_;
+  std::size_t bytes_;
 };
 
 }  // namespace mccl::coll

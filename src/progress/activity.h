@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "progress/engine.h"
 #include "protocol/context.h"
 
 namespace mccl::progress {
@@ -34,12 +35,13 @@ inline std::size_t progress_counting_sends(protocol::Context& ctx) {
 }
 
 // How long a waiter that drives `op` itself spins after its last event,
-// under either engine: `spin`, or for a latency-bound collective (whose
-// next message is microseconds away) `latency_spin` where that is longer.
-inline std::chrono::microseconds driving_spin(const protocol::Operation& op,
-                                              std::chrono::microseconds spin,
+// under either engine: `spin`'s choice for it, or for a latency-bound
+// collective (whose next message is microseconds away) `latency_spin` where
+// that is longer.
+inline std::chrono::microseconds driving_spin(const protocol::Operation& op, const DriverSpin& spin,
                                               std::chrono::microseconds latency_spin) {
-  return op.latency_bound() ? std::max(spin, latency_spin) : spin;
+  const std::chrono::microseconds s = spin.for_collective(op);
+  return op.latency_bound() ? std::max(s, latency_spin) : s;
 }
 
 // Whether an engine passes again at once rather than sleeping: after a

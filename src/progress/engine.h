@@ -89,16 +89,55 @@ class CallerWaits {
 std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool user_set,
                                       int waiting_threads, int cores);
 
+// How long a call that drives its own collective spins after its last event,
+// under either engine: `spin`, waiter_spin's choice, and `short_spin` for a
+// short collective (one that moves less than kShortCollectiveBytes to each
+// rank, Operation::moved_bytes). They differ where every rank is on this
+// host (`one_host`, common::Placement: multicast over loopback) and the
+// waiting threads outnumber the cores: a short collective's waiter spins at
+// least kOneHostShortSpin there. Nothing is paced on one host: the next
+// datagram comes as soon as its sender gets a core, and a waiter that
+// yields hands its core to a rank with work, where one that sleeps leaves a
+// core idle and is woken for every burst (on a virtual machine a wake-up is
+// an interrupt through the host); the spin must outlast the other ranks'
+// turns on the core, which 50 us did not at 4 and 8 ranks on 2 cores. A
+// longer collective is bound by the copies the ranks make, and waiters that
+// spun through it took the cores that make them: in three runs each, the
+// thread engine's 4 MiB chain broadcast at 4 ranks measured 12-15% slower,
+// the inline engine's 1 MiB multicast one at 8 ranks 11-23%.
+// docs/benchmarks.md, "A short collective's waiter spins on one host".
+inline constexpr std::uint64_t kShortCollectiveBytes = 1 << 20;
+inline constexpr std::chrono::microseconds kOneHostShortSpin{200};
+
+struct DriverSpin {
+  std::chrono::microseconds spin{50};
+  std::chrono::microseconds short_spin{50};
+
+  // For a collective that moves `moved` bytes to each rank (0: unknown).
+  std::chrono::microseconds for_bytes(std::uint64_t moved) const {
+    return moved > 0 && moved < kShortCollectiveBytes ? short_spin : spin;
+  }
+  std::chrono::microseconds for_collective(const protocol::Operation& op) const {
+    return for_bytes(op.moved_bytes());
+  }
+};
+
+// The user's setting (`user_set`) wins, for short collectives too.
+DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int waiting_threads,
+                       int cores, bool one_host);
+
 std::unique_ptr<Engine> make_inline_engine(
-    protocol::Context& ctx, std::chrono::microseconds spin = std::chrono::microseconds(50),
+    protocol::Context& ctx, DriverSpin spin = {},
     std::chrono::microseconds latency_spin = std::chrono::microseconds(50));
 
 struct ThreadEngineConfig {
   int cpu = -1;                        // pin the thread here; -1 = do not pin
   std::chrono::microseconds spin{50};  // the thread's, after its last event
-  // A waiter's that drives a latency-bound collective itself, as the inline
-  // engine's `latency_spin`: it spins for its next message even where the
-  // thread and waiters otherwise sleep at once (`spin` 0).
+  // A waiter's that drives a collective itself, after its last event.
+  DriverSpin driver_spin;
+  // The same for a latency-bound collective, as the inline engine's
+  // `latency_spin`: it spins for its next message even where the thread
+  // and waiters otherwise sleep at once (`spin`, `driver_spin` 0).
   std::chrono::microseconds latency_spin{50};
   int log_rank = -1;  // the rank its messages name; -1: none (a thread shared by several)
 };

@@ -18,8 +18,7 @@ namespace {
 
 class InlineEngine final : public Engine {
  public:
-  InlineEngine(protocol::Context& ctx, std::chrono::microseconds spin,
-               std::chrono::microseconds latency_spin)
+  InlineEngine(protocol::Context& ctx, DriverSpin spin, std::chrono::microseconds latency_spin)
       : ctx_(ctx), spin_(spin), latency_spin_(latency_spin) {}
 
   void start(const std::shared_ptr<protocol::Operation>& op) override {
@@ -66,7 +65,7 @@ class InlineEngine final : public Engine {
 
  private:
   protocol::Context& ctx_;
-  const std::chrono::microseconds spin_;          // after the last event, before sleeping
+  const DriverSpin spin_;                         // after the last event, before sleeping
   const std::chrono::microseconds latency_spin_;  // the same, for a latency-bound collective
 };
 
@@ -78,7 +77,14 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
   return std::chrono::microseconds(0);
 }
 
-std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, std::chrono::microseconds spin,
+DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int waiting_threads,
+                       int cores, bool one_host) {
+  const auto spin = waiter_spin(configured, user_set, waiting_threads, cores);
+  if (user_set || waiting_threads <= cores || !one_host) return {spin, spin};
+  return {spin, std::max(configured, kOneHostShortSpin)};
+}
+
+std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, DriverSpin spin,
                                            std::chrono::microseconds latency_spin) {
   return std::make_unique<InlineEngine>(ctx, spin, latency_spin);
 }

@@ -137,7 +137,7 @@ class SharedThread {
   // the descriptors, so it is woken.
   common::Status help(const protocol::Operation& op, common::Deadline deadline) {
     helpers_.fetch_add(1);
-    const microseconds spin = driving_spin(op, cfg_.spin, cfg_.latency_spin);
+    const microseconds spin = driving_spin(op, cfg_.driver_spin, cfg_.latency_spin);
     bool busy = true;
     common::Status result = common::Status::ok();
     auto last_event = steady_clock::now();

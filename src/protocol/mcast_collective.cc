@@ -276,6 +276,12 @@ void McastCollective::send(ControlKind kind, int peer) {
   }
 }
 
+std::uint64_t McastCollective::moved_bytes() const {
+  std::uint64_t bytes = 0;
+  for (const auto& s : spec_.streams) bytes += s.bytes;
+  return bytes;
+}
+
 bool McastCollective::needs(int peer) const {
   if (peer == ctx_.left() && pull_from_left_ && !holds_everything()) return true;
   return peer == ctx_.right() && right_pulls_ && !right_released_;

@@ -71,6 +71,7 @@ class McastCollective final : public Operation {
                   common::TimePoint now) override;
   void progress(common::TimePoint now) override;
   bool needs(int peer) const override;
+  std::uint64_t moved_bytes() const override;  // every stream's bytes together
 
  private:
   std::size_t header_bytes() const;  // of this communicator's datagrams
