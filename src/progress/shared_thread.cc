@@ -24,7 +24,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -44,7 +43,7 @@ class SharedThread {
   // One joined context and the collectives handed over for it.
   struct Slot {
     protocol::Context* ctx;
-    std::deque<std::shared_ptr<protocol::Operation>> pending;  // guarded by pending_mu_
+    std::vector<std::shared_ptr<protocol::Operation>> pending;  // guarded by pending_mu_
   };
 
   explicit SharedThread(const ThreadEngineConfig& cfg) : cfg_(cfg) {
@@ -177,14 +176,15 @@ class SharedThread {
     std::size_t events = 0;
     queued_.store(false);  // before the queues are taken: a later start() sets it again
     for (Slot* s : slots_) {
-      std::deque<std::shared_ptr<protocol::Operation>> todo;
       {
         std::lock_guard plock(pending_mu_);
-        todo.swap(s->pending);
+        taken_.swap(s->pending);  // taken_ is empty: no allocation once both have grown
       }
-      const std::size_t before = s->ctx->active() + todo.size();
-      for (auto& op : todo) s->ctx->start(op);
-      events += todo.size() + progress_counting_sends(*s->ctx);
+      const std::size_t started = taken_.size();
+      const std::size_t before = s->ctx->active() + started;
+      for (auto& op : taken_) s->ctx->start(op);
+      taken_.clear();
+      events += started + progress_counting_sends(*s->ctx);
       finished = finished || s->ctx->active() < before;
       busy = busy || !s->ctx->idle();
     }
@@ -239,6 +239,11 @@ class SharedThread {
   std::atomic<bool> queued_{false};  // start() queued a collective since the last pass took them
   std::atomic<int> helpers_{0};      // waiters inside help(), driving passes themselves
   std::mutex pending_mu_;            // guards every slot's pending queue, so start() never waits
+  // A slot's pending collectives while a pass starts them, under mu_. A
+  // member that keeps its capacity: the local std::deque it replaces
+  // allocated on every pass, and a spinning waiter passes every few
+  // microseconds.
+  std::vector<std::shared_ptr<protocol::Operation>> taken_;
   mutable std::mutex mu_;            // held during a pass; guards slots_
   std::vector<Slot*> slots_;
   std::thread thread_;
