@@ -68,11 +68,11 @@ class EngineInFlight final : public InFlight {
 
 std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protocol::Context& ctx,
                                               const std::string& iface, int local_index,
-                                              int local_ranks, bool one_host) {
+                                              int local_ranks) {
   const int cores = common::usable_cores();
   if (opt.progress == ProgressKind::kInline) {
-    const auto spin = progress::driver_spin(opt.progress_spin, opt.progress_spin_set, local_ranks,
-                                            cores, one_host);
+    const auto spin =
+        progress::driver_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
     return progress::make_inline_engine(ctx, spin, opt.progress_spin);
   }
   // Each rank's caller waits beside its progress thread: two threads a rank.
@@ -92,7 +92,7 @@ std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protoc
   // 8-byte broadcast took 32 us with it, 60 without).
   cfg.spin = progress::waiter_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
   cfg.driver_spin =
-      progress::driver_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores, one_host);
+      progress::driver_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
   cfg.latency_spin = opt.progress_spin;
   common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
                where.reason.c_str());
@@ -144,8 +144,7 @@ class EngineBackend final : public Backend {
     coll_.placement = up.agreed.placement();
     link_mbit_ = up.agreed.slowest_link_mbit;
     core_share_ = up.agreed.core_share;
-    engine_ = make_engine(opt, *ctx_, up.iface, up.agreed.local_index, up.agreed.local_ranks,
-                          coll_.placement.one_host);
+    engine_ = make_engine(opt, *ctx_, up.iface, up.agreed.local_index, up.agreed.local_ranks);
   }
 
   ~EngineBackend() override {

@@ -92,22 +92,23 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
 // How long a call that drives its own collective spins after its last event,
 // under either engine: `spin`, waiter_spin's choice, and `short_spin` for a
 // short collective (one that moves less than kShortCollectiveBytes to each
-// rank, Operation::moved_bytes). They differ where every rank is on this
-// host (`one_host`, common::Placement: multicast over loopback) and the
-// waiting threads outnumber the cores: a short collective's waiter spins at
-// least kOneHostShortSpin there. Nothing is paced on one host: the next
-// datagram comes as soon as its sender gets a core, and a waiter that
-// yields hands its core to a rank with work, where one that sleeps leaves a
-// core idle and is woken for every burst (on a virtual machine a wake-up is
-// an interrupt through the host); the spin must outlast the other ranks'
-// turns on the core, which 50 us did not at 4 and 8 ranks on 2 cores. A
+// rank, Operation::moved_bytes). They differ where the waiting threads
+// outnumber the cores: a short collective's waiter spins at least
+// kSharedCoresShortSpin there. Its data comes from ranks that share its cores,
+// and a waiter that yields hands its core to them, where one that sleeps
+// leaves a core idle and is woken for every burst (on a virtual machine a
+// wake-up is an interrupt through the host); the spin must outlast the
+// other ranks' turns on the core, which 50 us did not at 4 and 8 ranks on
+// 2 cores, on one host and on the namespace cluster at 1 and 10 Gbit/s. A
 // longer collective is bound by the copies the ranks make, and waiters that
 // spun through it took the cores that make them: in three runs each, the
-// thread engine's 4 MiB chain broadcast at 4 ranks measured 12-15% slower,
-// the inline engine's 1 MiB multicast one at 8 ranks 11-23%.
-// docs/benchmarks.md, "A short collective's waiter spins on one host".
+// thread engine's 4 MiB chain broadcast at 4 ranks on one host measured
+// 12-15% slower, the inline engine's 1 MiB multicast one at 8 ranks 11-23%;
+// and between the bursts of a paced one there is nothing to catch.
+// docs/benchmarks.md, "A short collective's waiter spins where ranks share
+// cores".
 inline constexpr std::uint64_t kShortCollectiveBytes = 1 << 20;
-inline constexpr std::chrono::microseconds kOneHostShortSpin{200};
+inline constexpr std::chrono::microseconds kSharedCoresShortSpin{200};
 
 struct DriverSpin {
   std::chrono::microseconds spin{50};
@@ -124,7 +125,7 @@ struct DriverSpin {
 
 // The user's setting (`user_set`) wins, for short collectives too.
 DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int waiting_threads,
-                       int cores, bool one_host);
+                       int cores);
 
 std::unique_ptr<Engine> make_inline_engine(
     protocol::Context& ctx, DriverSpin spin = {},

@@ -78,10 +78,10 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
 }
 
 DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int waiting_threads,
-                       int cores, bool one_host) {
+                       int cores) {
   const auto spin = waiter_spin(configured, user_set, waiting_threads, cores);
-  if (user_set || waiting_threads <= cores || !one_host) return {spin, spin};
-  return {spin, std::max(configured, kOneHostShortSpin)};
+  if (user_set || waiting_threads <= cores) return {spin, spin};
+  return {spin, std::max(configured, kSharedCoresShortSpin)};
 }
 
 std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, DriverSpin spin,

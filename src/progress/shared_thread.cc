@@ -244,7 +244,7 @@ class SharedThread {
   // allocated on every pass, and a spinning waiter passes every few
   // microseconds.
   std::vector<std::shared_ptr<protocol::Operation>> taken_;
-  mutable std::mutex mu_;            // held during a pass; guards slots_
+  mutable std::mutex mu_;  // held during a pass; guards slots_
   std::vector<Slot*> slots_;
   std::thread thread_;
 };

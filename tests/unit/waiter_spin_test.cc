@@ -1,8 +1,8 @@
 // A waiting call's spin (progress/engine.h, waiter_spin): it spins as
 // configured while its machine has a core per waiting thread, sleeps at
 // once where they outnumber the cores, and the user's explicit setting wins;
-// a call that drives a short collective itself on one host spins longer
-// (driver_spin).
+// a call that drives a short collective itself where they outnumber the
+// cores spins longer (driver_spin).
 #include <gtest/gtest.h>
 
 #include "common/host.h"
@@ -33,36 +33,29 @@ TEST(WaiterSpin, TheUsersSettingWins) {
 }
 
 // A call that drives a short collective itself spins at least
-// kOneHostShortSpin on one host (nothing paced there) where the waiting
-// threads outnumber the cores; a longer one, one of unknown size, one across
-// hosts, and one where each waiting thread has a core spin as waiter_spin
-// says.
-TEST(DriverSpin, OnOneHostAShortCollectiveSpinsThroughTheOtherRanksTurns) {
-  const DriverSpin s = driver_spin(microseconds(50), false, 8, 2, true);
-  EXPECT_EQ(s.for_bytes(1), kOneHostShortSpin);
-  EXPECT_EQ(s.for_bytes(kShortCollectiveBytes - 1), kOneHostShortSpin);
+// kSharedCoresShortSpin where the waiting threads outnumber the cores; a
+// longer one, one of unknown size, and one where each waiting thread has a
+// core spin as waiter_spin says.
+TEST(DriverSpin, AShortCollectiveSpinsThroughTheOtherRanksTurns) {
+  const DriverSpin s = driver_spin(microseconds(50), false, 8, 2);
+  EXPECT_EQ(s.for_bytes(1), kSharedCoresShortSpin);
+  EXPECT_EQ(s.for_bytes(kShortCollectiveBytes - 1), kSharedCoresShortSpin);
   EXPECT_EQ(s.for_bytes(kShortCollectiveBytes), microseconds(0));
   EXPECT_EQ(s.for_bytes(0), microseconds(0));  // unknown: as a long one
-  EXPECT_EQ(driver_spin(microseconds(500), false, 16, 2, true).for_bytes(1), microseconds(500));
-  const DriverSpin spare = driver_spin(microseconds(50), false, 2, 2, true);
+  EXPECT_EQ(driver_spin(microseconds(500), false, 16, 2).for_bytes(1), microseconds(500));
+}
+
+TEST(DriverSpin, WithACorePerWaitingThreadFollowsTheSetting) {
+  const DriverSpin spare = driver_spin(microseconds(50), false, 2, 2);
   EXPECT_EQ(spare.for_bytes(1), microseconds(50));
   EXPECT_EQ(spare.for_bytes(kShortCollectiveBytes), microseconds(50));
 }
 
-TEST(DriverSpin, AcrossHostsFollowsWaiterSpin) {
-  const DriverSpin shared = driver_spin(microseconds(50), false, 8, 2, false);
-  EXPECT_EQ(shared.for_bytes(1), microseconds(0));
-  EXPECT_EQ(shared.for_bytes(kShortCollectiveBytes), microseconds(0));
-  EXPECT_EQ(driver_spin(microseconds(50), false, 2, 2, false).for_bytes(1), microseconds(50));
-}
-
 TEST(DriverSpin, TheUsersSettingWins) {
-  for (bool one_host : {true, false}) {
-    for (int us : {0, 50, 200}) {
-      const DriverSpin s = driver_spin(microseconds(us), true, 8, 2, one_host);
-      EXPECT_EQ(s.for_bytes(1), microseconds(us));
-      EXPECT_EQ(s.for_bytes(kShortCollectiveBytes), microseconds(us));
-    }
+  for (int us : {0, 50, 200}) {
+    const DriverSpin s = driver_spin(microseconds(us), true, 8, 2);
+    EXPECT_EQ(s.for_bytes(1), microseconds(us));
+    EXPECT_EQ(s.for_bytes(kShortCollectiveBytes), microseconds(us));
   }
 }
 
