@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -22,13 +23,19 @@ struct TopologyDeleter {
 using Topology = std::unique_ptr<hwloc_topology, TopologyDeleter>;
 
 std::atomic<int> g_loads{0};
+std::atomic<int> g_io_loads{0};
 
-Topology load_topology() {
+// `with_io`: with the important I/O devices, so that a NIC's locality can be
+// found. Reading them costs most of a load: hwloc reads every PCI device's
+// configuration space, which under a hypervisor traps on every access (about
+// 7% of all CPU samples of an 8-rank run's 1.7 s on the 2-core Xeon).
+Topology load_topology(bool with_io) {
   g_loads.fetch_add(1, std::memory_order_relaxed);
+  if (with_io) g_io_loads.fetch_add(1, std::memory_order_relaxed);
   hwloc_topology_t t = nullptr;
   if (hwloc_topology_init(&t) != 0) return nullptr;
-  // With the important I/O devices, so that a NIC's locality can be found.
-  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  hwloc_topology_set_io_types_filter(
+      t, with_io ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT : HWLOC_TYPE_FILTER_KEEP_NONE);
   if (hwloc_topology_load(t) != 0) {
     hwloc_topology_destroy(t);
     return nullptr;
@@ -37,13 +44,25 @@ Topology load_topology() {
 }
 
 // The machine's shape does not change while a process runs, and loading it
-// costs about 250 ms (hwloc reads sysfs and leaks a little each time), so it
-// is loaded once per process, on first use; a function-local static makes
-// that thread-safe. A loaded topology is only read afterwards, which hwloc
-// allows from several threads at once. Null when hwloc could not load it.
+// costs up to 250 ms (hwloc reads sysfs and leaks a little each time), so
+// each kind is loaded once per process, on first use; a function-local
+// static makes that thread-safe. A loaded topology is only read afterwards,
+// which hwloc allows from several threads at once. Null when hwloc could
+// not load it.
 hwloc_topology_t machine_topology() {
-  static const Topology topology = load_topology();
+  static const Topology topology = load_topology(false);
   return topology.get();
+}
+hwloc_topology_t topology_with_io() {
+  static const Topology topology = load_topology(true);
+  return topology.get();
+}
+
+// Whether `iface` is a device on a bus (a NIC), not a virtual interface
+// (loopback, a veth, a bridge), which has no locality to find.
+bool has_device(const std::string& iface) {
+  std::error_code ec;
+  return std::filesystem::exists("/sys/class/net/" + iface + "/device", ec);
 }
 
 // The first PU of the `from_end`-th core from the end inside `set` (modulo
@@ -69,9 +88,10 @@ std::string nth_last_core(int local_index) {
 Placement choose_progress_cpu(int requested, const std::string& iface, int local_index) {
   local_index = std::max(local_index, 0);
   if (requested >= 0) return {requested, "MCCL_PROGRESS_CPU=" + std::to_string(requested)};
-  hwloc_topology_t t = machine_topology();
+  const bool near_device = !iface.empty() && has_device(iface);
+  hwloc_topology_t t = near_device ? topology_with_io() : machine_topology();
   if (t == nullptr) return {-1, "hwloc could not load the topology; thread not pinned"};
-  if (!iface.empty()) {
+  if (near_device) {
     hwloc_obj_t dev = nullptr;
     while ((dev = hwloc_get_next_osdev(t, dev))) {
       if (dev->name == nullptr || iface != dev->name) continue;
@@ -120,5 +140,7 @@ std::string describe_machine() {
 }
 
 int topology_loads() { return g_loads.load(std::memory_order_relaxed); }
+
+int topology_loads_with_io() { return g_io_loads.load(std::memory_order_relaxed); }
 
 }  // namespace mccl::topo

@@ -32,8 +32,10 @@ common::Status bind_current_thread(int cpu);
 // One line describing the topology, for mccl_info ("2 cores, 2 PUs, hwloc 2.9").
 std::string describe_machine();
 
-// How many times this process has loaded the hardware topology: at most 1,
-// whatever the number of communicators (for tests).
+// How many times this process has loaded the hardware topology: at most
+// once without I/O devices and once with them (only for an interface that is
+// a device on a bus), whatever the number of communicators (for tests).
 int topology_loads();
+int topology_loads_with_io();
 
 }  // namespace mccl::topo

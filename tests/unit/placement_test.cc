@@ -63,5 +63,13 @@ TEST(Placement, TheTopologyIsLoadedOncePerProcess) {
   EXPECT_EQ(topology_loads(), 1);
 }
 
+TEST(Placement, AnInterfaceThatIsNoDeviceReadsNoIoDevices) {
+  // Loopback and veths have no locality; reading every PCI device's
+  // configuration for them cost each process's creation most of its load.
+  (void)choose_progress_cpu(-1, "lo", 0);
+  (void)choose_progress_cpu(-1, "", 1);
+  EXPECT_EQ(topology_loads_with_io(), 0);
+}
+
 }  // namespace
 }  // namespace mccl::topo
