@@ -40,7 +40,7 @@ inline std::size_t progress_counting_sends(protocol::Context& ctx) {
 // that is longer.
 inline std::chrono::microseconds driving_spin(const protocol::Operation& op, const DriverSpin& spin,
                                               std::chrono::microseconds latency_spin) {
-  const std::chrono::microseconds s = spin.for_collective(op);
+  const std::chrono::microseconds s = spin.for_bytes(op.moved_bytes());
   return op.latency_bound() ? std::max(s, latency_spin) : s;
 }
 

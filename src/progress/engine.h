@@ -118,9 +118,6 @@ struct DriverSpin {
   std::chrono::microseconds for_bytes(std::uint64_t moved) const {
     return moved > 0 && moved < kShortCollectiveBytes ? short_spin : spin;
   }
-  std::chrono::microseconds for_collective(const protocol::Operation& op) const {
-    return for_bytes(op.moved_bytes());
-  }
 };
 
 // The user's setting (`user_set`) wins, for short collectives too.

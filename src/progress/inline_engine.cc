@@ -80,8 +80,8 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
 DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int waiting_threads,
                        int cores) {
   const auto spin = waiter_spin(configured, user_set, waiting_threads, cores);
-  if (user_set || waiting_threads <= cores) return {spin, spin};
-  return {spin, std::max(configured, kSharedCoresShortSpin)};
+  const bool shares_cores = !user_set && waiting_threads > cores;
+  return {spin, shares_cores ? std::max(configured, kSharedCoresShortSpin) : spin};
 }
 
 std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, DriverSpin spin,

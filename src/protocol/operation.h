@@ -96,8 +96,8 @@ class Operation {
   // it even where it would otherwise sleep at once (progress/engine.h).
   virtual bool latency_bound() const { return false; }
   // What the collective moves to each rank, in bytes, where it knows (0
-  // where it does not): a waiter spins through a short one on one host
-  // (progress/engine.h, DriverSpin).
+  // where it does not): a waiter spins through a short one where ranks
+  // share cores (progress/engine.h, DriverSpin).
   virtual std::uint64_t moved_bytes() const { return 0; }
 
   bool done() const { return done_.load(std::memory_order_acquire); }
