@@ -190,26 +190,42 @@ MCCL_ZMM_TARGET inline __m128i xor_quarters(__m512i v) {
   return _mm_xor_si128(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
 }
 
+struct ZmmSums {
+  __m512i lo;
+  __m512i hi;
+  __m512i mid;
+};
+
+// Four reflected blocks `x` times four of H's powers, added to `s`.
+MCCL_ZMM_TARGET inline void mul_add(ZmmSums& s, __m512i x, const std::byte* pw) {
+  const __m512i h = _mm512_loadu_si512(pw);
+  s.lo = _mm512_xor_si512(s.lo, _mm512_clmulepi64_epi128(x, h, 0x00));
+  s.hi = _mm512_xor_si512(s.hi, _mm512_clmulepi64_epi128(x, h, 0x11));
+  s.mid = _mm512_ternarylogic_epi64(s.mid, _mm512_clmulepi64_epi128(x, h, 0x01),
+                                    _mm512_clmulepi64_epi128(x, h, 0x10), 0x96);
+}
+
+// Whole 64-byte loads in the loop and one masked load for the tail: a mask
+// made per iteration is a move to a mask register, which competes with the
+// multiplies for the one port that runs them.
 MCCL_ZMM_TARGET Sums mul_sum_zmm(const std::byte* p, std::size_t bytes, const std::byte* pw,
                                  const std::byte* /*pw_folded*/, __m128i y) {
   const __m512i swap = _mm512_broadcast_i32x4(reflect_mask());
-  __m512i lo = _mm512_setzero_si512();
-  __m512i hi = lo;
-  __m512i mid = lo;
+  ZmmSums s{_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
   __m512i first = _mm512_zextsi128_si512(y);
-  for (std::size_t off = 0; off < bytes; off += 64) {
-    const std::size_t rest = bytes - off;
-    const __mmask64 m = rest >= 64 ? ~__mmask64{0} : ((__mmask64{1} << rest) - 1);
-    const __m512i x =
-        _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(m, p + off), swap), first);
+  std::size_t off = 0;
+  for (; off + 64 <= bytes; off += 64) {
+    mul_add(s, _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_loadu_si512(p + off), swap), first),
+            pw + off);
     first = _mm512_setzero_si512();
-    const __m512i h = _mm512_loadu_si512(pw + off);
-    lo = _mm512_xor_si512(lo, _mm512_clmulepi64_epi128(x, h, 0x00));
-    hi = _mm512_xor_si512(hi, _mm512_clmulepi64_epi128(x, h, 0x11));
-    mid = _mm512_ternarylogic_epi64(mid, _mm512_clmulepi64_epi128(x, h, 0x01),
-                                    _mm512_clmulepi64_epi128(x, h, 0x10), 0x96);
   }
-  return Sums{xor_quarters(lo), xor_quarters(hi), xor_quarters(mid)};
+  if (off < bytes) {
+    const __mmask64 m = (__mmask64{1} << (bytes - off)) - 1;
+    mul_add(s,
+            _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(m, p + off), swap), first),
+            pw + off);
+  }
+  return Sums{xor_quarters(s.lo), xor_quarters(s.hi), xor_quarters(s.mid)};
 }
 
 MulSum mul_sum_of(Width w) {
