@@ -26,12 +26,12 @@ asan_targets=(common_test codec_test sim_fabric_test c_api_test c_api_reduce_tes
   offload_security_test inproc_smoke_test inproc_concurrency_test inproc_errors_test
   inproc_eager_test inproc_algorithms_test inproc_reduce_concurrency_test
   inproc_reduce_errors_test inproc_api_robustness_test inproc_shared_progress_test
-  inproc_landing_test
+  inproc_landing_test helpers_test
   mccl_soak mccl_offloadd mccl_fuzzers)
 # The engines' threads: the host progress thread (own and shared), eager
 # completion and lingering, and the offload daemon (its self tests).
 tsan_targets=(inproc_shared_progress_test inproc_concurrency_test inproc_eager_test
-  offload_regions_test offload_test offload_worker mccl_offloadd)
+  helpers_test inproc_landing_test offload_regions_test offload_test offload_worker mccl_offloadd)
 # ctest lists the test cases of built executables only (the others appear
 # as unlabelled *_NOT_BUILT entries), so labels select what was built; the
 # plain add_test entries of other targets are excluded by name, and so is

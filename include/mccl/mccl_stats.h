@@ -78,6 +78,9 @@ typedef struct mccl_stats_t {
   /* Collectives asked to compress that ran exact because the link is
    * faster than the codec pays for (docs/compression.md). */
   uint64_t compress_fast_link_skips;
+  /* Multicast datagrams sent as a root whose headers helper threads had
+   * sealed ahead (MCCL_PROTO_HELPER_THREADS). */
+  uint64_t mcast_datagrams_sealed_ahead;
 } mccl_stats_t;
 
 #define MCCL_STATS_INIT MCCL_STRUCT_INIT_(mccl_stats_t)

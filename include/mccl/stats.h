@@ -86,6 +86,10 @@ struct Stats {
   // of docs/compression.md ("When compression pays") or
   // Compression::max_link_mbit.
   std::uint64_t compress_fast_link_skips = 0;
+  // Multicast datagrams this rank sent as a root whose headers (and MACs or
+  // CRCs) helper threads had sealed ahead of the send
+  // (MCCL_PROTO_HELPER_THREADS); the root sealed the rest itself.
+  std::uint64_t mcast_datagrams_sealed_ahead = 0;
   // Not a counter: the last multicast collective's steps on this rank.
   McastTimeline last_mcast;
 };
@@ -122,7 +126,8 @@ struct Stats {
   X(compress_raw_fallbacks, counter)   \
   X(p2p_collectives, counter)          \
   X(mcast_bytes_copied, counter)       \
-  X(compress_fast_link_skips, counter)
+  X(compress_fast_link_skips, counter) \
+  X(mcast_datagrams_sealed_ahead, counter)
 
 namespace stats_detail {
 #define MCCL_STATS_COUNT_ONE_(name, kind) +1

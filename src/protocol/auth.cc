@@ -61,22 +61,28 @@ struct DatagramMac::Side {
   Gmac gmac;
 };
 
-DatagramMac::DatagramMac(const AuthKey& key)
-    : sender_(std::make_unique<Side>(key)), receiver_(std::make_unique<Side>(key)) {}
+DatagramMac::DatagramMac(const AuthKey& key, unsigned seal_lanes) {
+  for (unsigned i = 0; i <= seal_lanes; ++i) {
+    senders_.push_back(std::make_unique<Side>(key));
+    receivers_.push_back(std::make_unique<Side>(key));
+  }
+}
 
 DatagramMac::~DatagramMac() = default;
 
 void DatagramMac::compute(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
                           std::span<const std::byte> header, std::span<const std::byte> payload,
-                          std::byte out[kMacBytes]) const {
-  sender_->tag(seq64, root, chunk, header, payload, out);
+                          std::byte out[kMacBytes], unsigned lane) const {
+  if (lane >= senders_.size()) std::abort();  // a caller's bug: no such lane
+  senders_[lane]->tag(seq64, root, chunk, header, payload, out);
 }
 
 bool DatagramMac::verify(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
                          std::span<const std::byte> header, std::span<const std::byte> payload,
-                         const std::byte tag[kMacBytes]) const {
+                         const std::byte tag[kMacBytes], unsigned lane) const {
+  if (lane >= receivers_.size()) std::abort();  // a caller's bug: no such lane
   std::byte want[kMacBytes];
-  receiver_->tag(seq64, root, chunk, header, payload, want);
+  receivers_[lane]->tag(seq64, root, chunk, header, payload, want);
   return CRYPTO_memcmp(want, tag, kMacBytes) == 0;
 }
 
@@ -97,16 +103,16 @@ AuthKey random_auth_key() {
 
 struct DatagramMac::Side {};
 
-DatagramMac::DatagramMac(const AuthKey&) { std::abort(); }
+DatagramMac::DatagramMac(const AuthKey&, unsigned) { std::abort(); }
 DatagramMac::~DatagramMac() = default;
 
 void DatagramMac::compute(std::uint64_t, std::uint32_t, std::uint32_t, std::span<const std::byte>,
-                          std::span<const std::byte>, std::byte*) const {
+                          std::span<const std::byte>, std::byte*, unsigned) const {
   std::abort();
 }
 
 bool DatagramMac::verify(std::uint64_t, std::uint32_t, std::uint32_t, std::span<const std::byte>,
-                         std::span<const std::byte>, const std::byte*) const {
+                         std::span<const std::byte>, const std::byte*, unsigned) const {
   std::abort();
 }
 

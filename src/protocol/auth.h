@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -71,28 +72,35 @@ std::string auth_mismatch(int other, bool theirs, bool mine);
 
 // Computes and checks the tags of one communicator's datagrams (gmac.h).
 // Thread-safe: a sender and a receiver on two threads each take their own
-// AES context (each behind a lock that is uncontended in the common case).
+// AES context (each behind a lock that is uncontended in the common case),
+// and so does each of `seal_lanes` helper threads, which seal and check
+// datagrams beside the engine (helper_pool.h): lane 0 is the engine's,
+// 1..seal_lanes the helpers'.
 class DatagramMac {
  public:
-  explicit DatagramMac(const AuthKey& key);
+  explicit DatagramMac(const AuthKey& key, unsigned seal_lanes = 0);
   ~DatagramMac();
   DatagramMac(const DatagramMac&) = delete;
   DatagramMac& operator=(const DatagramMac&) = delete;
 
   // The tag of a datagram of collective `seq64`, stream `root`, chunk
-  // `chunk`: GMAC over `header` (everything before the tag) then `payload`.
+  // `chunk`: GMAC over `header` (everything before the tag) then `payload`,
+  // with the AES context of `lane` (at most seal_lanes()).
   void compute(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
                std::span<const std::byte> header, std::span<const std::byte> payload,
-               std::byte out[kMacBytes]) const;
-  // Constant-time comparison against the received `tag`.
+               std::byte out[kMacBytes], unsigned lane = 0) const;
+  // Constant-time comparison against the received `tag`, with the
+  // receiving AES context of `lane`.
   bool verify(std::uint64_t seq64, std::uint32_t root, std::uint32_t chunk,
               std::span<const std::byte> header, std::span<const std::byte> payload,
-              const std::byte tag[kMacBytes]) const;
+              const std::byte tag[kMacBytes], unsigned lane = 0) const;
+
+  unsigned seal_lanes() const { return static_cast<unsigned>(senders_.size() - 1); }
 
  private:
-  struct Side;  // one keyed Gmac and its lock
-  std::unique_ptr<Side> sender_;
-  std::unique_ptr<Side> receiver_;
+  struct Side;                                    // one keyed Gmac and its lock
+  std::vector<std::unique_ptr<Side>> senders_;    // by lane
+  std::vector<std::unique_ptr<Side>> receivers_;  // by lane
 };
 
 }  // namespace mccl::protocol

@@ -72,12 +72,20 @@ Context::Context(int rank, int size, std::uint32_t tag,
                   (dgram_->link_rate_unknown() ||
                    (config.rate.adapt_reported && dgram_->link_rate_reported()))),
       rate_(config.rate) {
-  if (config_.auth_key) mac_ = std::make_unique<DatagramMac>(*config_.auth_key);
+  if (config_.auth_key) {
+    mac_ = std::make_unique<DatagramMac>(*config_.auth_key, config_.helper_threads);
+  }
+  if (config_.helper_threads > 0) {
+    checker_ = std::make_shared<CheckBatch>(mac_ != nullptr ? mac_->seal_lanes() : ~0u);
+    HelperPool::shared(config_.helper_threads).post(checker_);
+  }
   dgram_->set_incast_budget(config_.incast_bytes);
   if (adapt_rate_) apply_rate();
 }
 
-Context::~Context() = default;
+Context::~Context() {
+  if (checker_ != nullptr) checker_->close();  // no batch is being checked: none comes
+}
 
 void Context::start(const std::shared_ptr<Operation>& op) {
   if (auto member = std::dynamic_pointer_cast<MembershipOp>(op)) {
@@ -212,10 +220,29 @@ void Context::on_foreign_datagrams(std::size_t count) {
 }
 
 void Context::on_datagrams(transport::DatagramBatch batch) {
+  if (checker_ != nullptr) {
+    std::size_t bytes = 0;
+    for (const auto& d : batch) bytes += d.size();
+    if (bytes >= CheckBatch::kMinBytes) {
+      checking_.clear();
+      for (const auto& d : batch) checking_.push_back({.header = d});
+      check_and_route_with_helpers();
+      return;
+    }
+  }
   // Consecutive datagrams nearly always belong to one collective: its
   // sequence number is looked up once per run, not once per datagram.
   Route route;
   for (const auto& d : batch) on_datagram(d, route);
+}
+
+void Context::check_and_route_with_helpers() {
+  checker_->run(checking_, tag_, config_.checksum, data_auth());
+  Route route;
+  for (const CheckedDatagram& d : checking_) {
+    route_datagram(d.check, d.h, d.payload, d.landed ? std::span<const std::byte>{} : d.header,
+                   route);
+  }
 }
 
 transport::LandingLayout Context::landing_layout() const {
@@ -232,6 +259,18 @@ std::size_t Context::landings(std::span<const std::byte> header, bool inclusive,
 }
 
 void Context::on_landed(std::span<const transport::LandedDatagram> batch) {
+  if (checker_ != nullptr) {
+    std::size_t bytes = 0;
+    for (const auto& d : batch) bytes += d.payload.size();
+    if (bytes >= CheckBatch::kMinBytes) {
+      checking_.clear();
+      for (const auto& d : batch) {
+        checking_.push_back({.header = d.header, .body = d.payload, .landed = true});
+      }
+      check_and_route_with_helpers();
+      return;
+    }
+  }
   Route route;
   for (const transport::LandedDatagram& d : batch) {
     DataHeader h;

@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "protocol/check_batch.h"
 #include "protocol/counters.h"
 #include "protocol/early_store.h"
 #include "protocol/membership.h"
@@ -49,6 +50,9 @@ struct ProtocolConfig {
   common::Duration first_timeout = std::chrono::milliseconds(2);
   std::size_t repair_max_bytes = 64 << 10;
   std::size_t send_batch = 64;
+  // Helper threads that take the per-byte passes (MACs or CRCs) off the
+  // engine's core (helper_pool.h, MCCL_PROTO_HELPER_THREADS); 0: none.
+  unsigned helper_threads = 0;
   // What all roots injecting at once may burst into one receiver's switch
   // port (MCCL_PROTO_INCAST_BYTES): the transport splits it among the
   // roots, and an allgather that lets every root inject (concurrent_roots
@@ -236,6 +240,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void on_landed(std::span<const transport::LandedDatagram> batch) override;
   void on_copied_back(std::size_t bytes) override;
   void on_datagram(std::span<const std::byte> datagram, Route& route);
+  // Checks checking_ with the helpers, then routes it in order.
+  void check_and_route_with_helpers();
   // A datagram decode_data() checked as `check`, to its collective.
   // `datagram` is the whole of it where it lies in one piece (landed: empty;
   // then it is never kept for later, as no collective waits for it).
@@ -295,6 +301,10 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   std::uint64_t next_seq64_ = 1;
   std::unique_ptr<DatagramMac> mac_;
   bool warned_forgery_ = false;
+  // The helpers' share of checking received batches (helper_pool.h); null
+  // without helpers. checking_ is the batch's space, kept between polls.
+  std::shared_ptr<CheckBatch> checker_;
+  std::vector<CheckedDatagram> checking_;
   std::map<std::uint32_t, std::shared_ptr<Operation>> active_;
   // Messages being read into an operation's memory, by the peer sending
   // them (one at a time each: a connection reads in order).

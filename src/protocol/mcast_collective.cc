@@ -112,8 +112,37 @@ bool McastCollective::injection_allowed(TimePoint now) {
   return injection_open_;
 }
 
+McastCollective::~McastCollective() { stop_helpers(); }
+
+void McastCollective::stop_helpers() {
+  if (seal_ == nullptr) return;
+  seal_->stop();
+  seal_.reset();
+}
+
+void McastCollective::start_sealing() {
+  const Stream& s = *own_;
+  const ProtocolConfig& config = ctx_.config();
+  if (config.helper_threads == 0 || s.chunks() < SealJob::kMinChunks) return;
+  SealPlan plan;
+  plan.header.comm_tag = ctx_.tag();
+  plan.header.seq = seq();
+  plan.header.root = static_cast<std::uint32_t>(s.root());
+  plan.header.chunk_bytes = config.chunk_bytes;
+  plan.header.total_bytes = s.bytes();
+  plan.data = s.chunk_data(0, s.chunks()).data();
+  plan.bytes = s.bytes();
+  plan.chunks = s.chunks();
+  plan.header_bytes = header_bytes();
+  plan.checksum = config.checksum;
+  plan.auth = ctx_.data_auth();
+  seal_ = std::make_shared<SealJob>(plan);
+  HelperPool::shared(config.helper_threads).post(seal_);
+}
+
 void McastCollective::inject(TimePoint now) {
   Stream& s = *own_;
+  if (s.next_to_send == 0 && seal_ == nullptr) start_sealing();
   const auto chunk = ctx_.config().chunk_bytes;
   const std::size_t batch_max = ctx_.config().send_batch;
   const std::size_t header_bytes = this->header_bytes();
@@ -130,11 +159,17 @@ void McastCollective::inject(TimePoint now) {
     std::memmove(headers_.data(), headers_.data() + skip * header_bytes, encoded * header_bytes);
   }
   std::size_t n = 0;
+  std::size_t sealed_ahead = 0;  // of the batch's new headers, by the helpers
   for (std::uint64_t c = s.next_to_send; c < s.chunks() && n < batch_max; ++c, ++n) {
     auto payload = s.chunk_data(c, c + 1);
     std::byte* hdr = headers_.data() + n * header_bytes;
     if (n < encoded) {
       batch[n] = {std::span<const std::byte>(hdr, header_bytes), payload};
+      continue;
+    }
+    if (seal_ != nullptr && seal_->take(c, hdr)) {
+      batch[n] = {std::span<const std::byte>(hdr, header_bytes), payload};
+      ++sealed_ahead;
       continue;
     }
     DataHeader h;
@@ -160,7 +195,17 @@ void McastCollective::inject(TimePoint now) {
   for (std::size_t i = 0; i < accepted; ++i) bytes += batch[i].payload.size();
   Counters::add(ctx_.counters().mcast_datagrams_sent, accepted);
   Counters::add(ctx_.counters().mcast_bytes_sent, bytes);
+  // Counted when built: a refused datagram's header is sent later as it is.
+  if (sealed_ahead > 0) Counters::add(ctx_.counters().mcast_datagrams_sealed_ahead, sealed_ahead);
   s.next_to_send += accepted;
+  if (seal_ != nullptr) {
+    if (s.next_to_send == s.chunks()) {
+      stop_helpers();
+    } else if (accepted > 0) {
+      seal_->advance(s.next_to_send);
+      HelperPool::shared(ctx_.config().helper_threads).wake();
+    }
+  }
   // Refused in part: the rate (or the socket), not this rank, set the pace.
   const bool paced = accepted < n;
   if (accepted > 0 || paced) ctx_.note_injected(seq(), s.next_to_send, bytes, paced);

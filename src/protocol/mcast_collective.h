@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "protocol/operation.h"
+#include "protocol/seal_ahead.h"
 #include "protocol/stream.h"
 #include "transport/datagram.h"
 
@@ -57,6 +58,7 @@ struct McastSpec {
 class McastCollective final : public Operation {
  public:
   McastCollective(Context& ctx, McastSpec spec);
+  ~McastCollective() override;
 
   std::string describe() const override { return spec_.what; }
   std::string describe_wait() const override;
@@ -72,12 +74,16 @@ class McastCollective final : public Operation {
   void progress(common::TimePoint now) override;
   bool needs(int peer) const override;
   std::uint64_t moved_bytes() const override;  // every stream's bytes together
+  void stop_helpers() override;                // the sealing helpers leave own_'s bytes
 
  private:
   std::size_t header_bytes() const;  // of this communicator's datagrams
   Stream* stream_of(std::uint32_t root);
   bool injection_allowed(common::TimePoint now);
   void inject(common::TimePoint now);
+  // Hands the sealing of own_'s datagrams to the process's helpers
+  // (ProtocolConfig::helper_threads), where the stream is long enough.
+  void start_sealing();
   // Loss and repair (mcast_collective_repair.cc).
   void detect_loss(common::TimePoint now);
   // At most this many chunks (or 2% of all) missing count as "a few" for
@@ -136,6 +142,8 @@ class McastCollective final : public Operation {
   std::uint64_t encoded_first_ = 0;
   std::size_t encoded_count_ = 0;
   std::vector<transport::OutDatagram> batch_;
+  // own_'s headers sealed ahead by helpers while it injects; null: none.
+  std::shared_ptr<SealJob> seal_;
 };
 
 }  // namespace mccl::protocol

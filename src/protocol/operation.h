@@ -100,6 +100,11 @@ class Operation {
   // share cores (progress/engine.h, DriverSpin).
   virtual std::uint64_t moved_bytes() const { return 0; }
 
+  // Called by finish() before done() turns true: whatever works on the
+  // operation's buffers from other threads (McastCollective's sealing
+  // helpers) stops, so that none touches them once the caller has them back.
+  virtual void stop_helpers() {}
+
   bool done() const { return done_.load(std::memory_order_acquire); }
   // Valid once done(): ok, or why it failed.
   const common::Status& status() const { return status_; }
@@ -109,6 +114,7 @@ class Operation {
   void finish(common::Status s) {
     if (done()) return;
     if (landings_ > 0) abandon_landings(ctx_, *this);
+    stop_helpers();
     status_ = std::move(s);
     done_.store(true, std::memory_order_release);
   }

@@ -41,7 +41,7 @@ void encode_data_header(const DataHeader& h, std::span<const std::byte> payload,
   common::put_le<std::uint32_t>(out + kCrcOffset, 0);
   auth.mac->compute(auth.extend(h.seq), h.root, h.chunk_index,
                     std::span<const std::byte>(out, kDataHeaderBytes), payload,
-                    out + kDataHeaderBytes);
+                    out + kDataHeaderBytes, auth.lane);
 }
 
 DataCheck decode_data(std::span<const std::byte> d, std::uint32_t expected_tag, bool checksum,
@@ -86,7 +86,7 @@ DataCheck check_body(const std::byte* p, std::span<const std::byte> body, bool c
   if (auth.mac != nullptr) {
     if (!auth.mac->verify(auth.extend(h.seq), h.root, h.chunk_index,
                           std::span<const std::byte>(p, kDataHeaderBytes), body,
-                          p + kDataHeaderBytes)) {
+                          p + kDataHeaderBytes, auth.lane)) {
       return DataCheck::kBadMac;
     }
   } else if (checksum && h.crc != data_crc(p, body)) {

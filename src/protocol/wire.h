@@ -52,6 +52,7 @@ struct DataAuth {
   const DatagramMac* mac = nullptr;  // null: datagrams carry no MAC
   std::uint32_t ref_seq = 0;
   std::uint64_t ref_seq64 = 0;
+  unsigned lane = 0;  // the MAC's context that computes tags (DatagramMac's lanes)
   std::uint64_t extend(std::uint32_t seq) const {
     return ref_seq64 + static_cast<std::uint64_t>(
                            static_cast<std::int64_t>(static_cast<std::int32_t>(seq - ref_seq)));

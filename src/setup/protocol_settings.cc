@@ -22,6 +22,7 @@ protocol::ProtocolConfig protocol_config_from_settings(std::size_t mtu,
   c.repair_max_bytes = static_cast<std::size_t>(s::kProtoRepairMaxBytes.get_int());
   c.send_batch = static_cast<std::size_t>(s::kProtoSendBatch.get_int());
   if (c.send_batch == 0) c.send_batch = protocol::default_send_batch(mtu);
+  c.helper_threads = static_cast<unsigned>(s::kProtoHelperThreads.get_int());
   c.incast_bytes = incast_bytes_from_settings(slowest_link_mbit);
   c.checksum = s::kProtoChecksum.get_bool();
   c.eager_bytes = static_cast<std::size_t>(s::kProtoEagerBytes.get_int());
