@@ -1,38 +1,20 @@
 // What an engine counts as activity when it decides to sleep: datagrams and
-// messages received (Context::progress's result) and also data sent. Every
-// engine drives its contexts through progress_counting_sends(). A
-// root that only injects receives nothing, yet must not sleep between
-// batches: a 1 ms sleep after each 64-datagram batch would cap it below
-// 1 Gbit/s.
+// messages received and also data sent (protocol::progress_counting_sends,
+// which every engine and the offload daemon drive their contexts through),
+// and how long a waiter spins after it.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
 
 #include "progress/engine.h"
 #include "protocol/context.h"
 
 namespace mccl::progress {
 
-// Grows whenever this rank sends data: multicast datagrams, repairs served,
-// point-to-point payload (ring reduce-scatter, fallbacks).
-inline std::uint64_t sent_so_far(const protocol::Context& ctx) {
-  const auto& c = ctx.counters();
-  constexpr auto r = std::memory_order_relaxed;
-  return c.mcast_datagrams_sent.load(r) + c.repairs_served.load(r) + c.p2p_bytes_sent.load(r);
-}
-
-// One Context::progress() call; returns what it received, plus one when it
-// sent anything, so that an engine that sleeps after a quiet spell treats
-// sending as activity too.
-inline std::size_t progress_counting_sends(protocol::Context& ctx) {
-  const std::uint64_t before = sent_so_far(ctx);
-  const std::size_t events = ctx.progress();
-  return events + (sent_so_far(ctx) != before ? 1 : 0);
-}
+using protocol::progress_counting_sends;
 
 // How long a waiter that drives `op` itself spins after its last event,
 // under either engine: `spin`'s choice for it, or for a latency-bound

@@ -19,9 +19,9 @@ void CheckBatch::run(std::span<CheckedDatagram> batch, std::uint32_t tag, bool c
   checked_.store(0, std::memory_order_relaxed);
   ++batches_;
   // Release: the fields above reach a helper whose claim reads this state.
-  state_.store(state_of(batches_ & ((std::uint64_t{1} << (64 - 2 * kIndexBits)) - 1),
-                        batch.size(), 0),
-               std::memory_order_release);
+  state_.store(
+      state_of(batches_ & ((std::uint64_t{1} << (64 - 2 * kIndexBits)) - 1), batch.size(), 0),
+      std::memory_order_release);
   std::size_t index = 0;
   while (claim(index)) check(index, 0);
   // What is left is being checked by helpers right now: one datagram each.

@@ -3,19 +3,19 @@
 // decode_data finds alone: good ones, a tampered payload, a forged tag, a
 // wrong communicator, whole and landed; batch after batch, so that no
 // helper mixes two batches' datagrams; and alone in a forked child.
+#include "protocol/check_batch.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-#include <thread>
-
 #include <chrono>
+#include <csignal>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "protocol/auth.h"
-#include "protocol/check_batch.h"
 
 namespace mccl::protocol {
 namespace {
@@ -47,7 +47,7 @@ std::vector<Datagram> make_datagrams(std::size_t count, const DataAuth& auth, st
     out[c].bytes.resize(hb + kChunk);
     encode_data_header(h, payload, true, auth, out[c].bytes.data());
     std::copy(payload.begin(), payload.end(), out[c].bytes.begin() + static_cast<long>(hb));
-    if (c % 5 == 4 && c % 3 == 1) out[c].bytes[hb + 100] ^= std::byte{1};  // payload tampered
+    if (c % 5 == 4 && c % 3 == 1) out[c].bytes[hb + 100] ^= std::byte{1};   // payload tampered
     if (c % 5 == 4 && c % 3 == 2) out[c].bytes[hb - 1] ^= std::byte{0x80};  // tag or CRC forged
   }
   return out;
@@ -77,9 +77,9 @@ TEST_P(CheckBatchTest, FindsWhatDecodeFindsAlone) {
     std::vector<CheckedDatagram> batch;
     for (const Datagram& d : datagrams) {
       const std::span<const std::byte> all(d.bytes);
-      batch.push_back(landed ? CheckedDatagram{.header = all.first(hb), .body = all.subspan(hb),
-                                               .landed = true}
-                             : CheckedDatagram{.header = all});
+      batch.push_back(
+          landed ? CheckedDatagram{.header = all.first(hb), .body = all.subspan(hb), .landed = true}
+                 : CheckedDatagram{.header = all});
     }
     job->run(batch, kTag, true, auth_);
     for (std::size_t i = 0; i < datagrams.size(); ++i) {
@@ -142,7 +142,8 @@ TEST_P(CheckBatchTest, AForkedChildChecksAlone) {
   int status = 0;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   pid_t done = 0;
-  while ((done = ::waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < end) {
+  while ((done = ::waitpid(child, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (done == 0) {

@@ -271,7 +271,7 @@ void Session::loop() {
     protocol::Context& ctx = *comm_.ctx;
     // Progress first: an abort that arrived while the client prepared its
     // next submission breaks the communicator before that is started.
-    bool busy = ctx.progress() > 0;
+    bool busy = protocol::progress_counting_sends(ctx) > 0;
     busy = drain_submissions() || busy;
     if (!violation_.empty()) {
       abandon("rank " + std::to_string(ctx.rank()) + "'s application broke the offload protocol (" +

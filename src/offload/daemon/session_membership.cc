@@ -26,7 +26,7 @@ common::Status Session::run_to_end(const std::shared_ptr<protocol::Operation>& o
   std::vector<pollfd> fds;
   for (int fd : ctx.wait_fds()) fds.push_back({fd, POLLIN, 0});
   while (!op->done() && !guard.expired()) {
-    if (ctx.progress() > 0) continue;
+    if (protocol::progress_counting_sends(ctx) > 0) continue;
     (void)::poll(fds.data(), fds.size(), 1);  // 1 ms: the loss and exchange deadlines
   }
   if (!op->done()) {
