@@ -62,13 +62,25 @@ class CheckBatchTest : public ::testing::TestWithParam<bool> {
     }
     auth_ = {mac_.get(), 9, 9};
   }
+  // A job posted to the helpers, with a lane for each where there is a MAC.
+  std::shared_ptr<CheckBatch> posted_job() const {
+    auto job = std::make_shared<CheckBatch>(mac_ != nullptr ? mac_->seal_lanes() : ~0u);
+    HelperPool::shared(kHelpers).post(job);
+    return job;
+  }
   std::unique_ptr<DatagramMac> mac_;
   DataAuth auth_;
 };
 
+// Every datagram whole, as the transport hands over those it did not land.
+std::vector<CheckedDatagram> whole(const std::vector<Datagram>& datagrams) {
+  std::vector<CheckedDatagram> batch;
+  for (const Datagram& d : datagrams) batch.push_back({.header = d.bytes});
+  return batch;
+}
+
 TEST_P(CheckBatchTest, FindsWhatDecodeFindsAlone) {
-  auto job = std::make_shared<CheckBatch>(mac_ != nullptr ? mac_->seal_lanes() : ~0u);
-  HelperPool::shared(kHelpers).post(job);
+  auto job = posted_job();
   const std::size_t hb = data_header_bytes(mac_ != nullptr);
   std::size_t spoilt = 0;
   for (std::uint32_t round = 0; round < 50; ++round) {
@@ -104,13 +116,11 @@ TEST_P(CheckBatchTest, FindsWhatDecodeFindsAlone) {
 // The helpers do take part: batches of good datagrams until some helper
 // has checked one (on a loaded machine the engine may check many alone).
 TEST_P(CheckBatchTest, HelpersTakeTheirShare) {
-  auto job = std::make_shared<CheckBatch>(mac_ != nullptr ? mac_->seal_lanes() : ~0u);
-  HelperPool::shared(kHelpers).post(job);
+  auto job = posted_job();
   std::vector<Datagram> datagrams = make_datagrams(64, auth_, 1);
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (job->helper_checks() == 0 && std::chrono::steady_clock::now() < end) {
-    std::vector<CheckedDatagram> batch;
-    for (const Datagram& d : datagrams) batch.push_back({.header = d.bytes});
+    std::vector<CheckedDatagram> batch = whole(datagrams);
     job->run(batch, kTag, true, auth_);
   }
   EXPECT_GT(job->helper_checks(), 0u) << "no helper checked a datagram in 30 s";
@@ -121,19 +131,15 @@ TEST_P(CheckBatchTest, HelpersTakeTheirShare) {
 // A child of fork() has the pool but no helpers: its batches are checked by
 // their owner alone, and posting takes no lock a helper held at the fork.
 TEST_P(CheckBatchTest, AForkedChildChecksAlone) {
-  auto job = std::make_shared<CheckBatch>(mac_ != nullptr ? mac_->seal_lanes() : ~0u);
-  HelperPool::shared(kHelpers).post(job);
+  auto job = posted_job();
   std::vector<Datagram> datagrams = make_datagrams(64, auth_, 3);
-  std::vector<CheckedDatagram> batch;
-  for (const Datagram& d : datagrams) batch.push_back({.header = d.bytes});
+  std::vector<CheckedDatagram> batch = whole(datagrams);
   job->run(batch, kTag, true, auth_);  // helpers awake, lingering, at the fork
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    auto mine = std::make_shared<CheckBatch>(mac_ != nullptr ? mac_->seal_lanes() : ~0u);
-    HelperPool::shared(kHelpers).post(mine);
-    std::vector<CheckedDatagram> again;
-    for (const Datagram& d : datagrams) again.push_back({.header = d.bytes});
+    auto mine = posted_job();
+    std::vector<CheckedDatagram> again = whole(datagrams);
     mine->run(again, kTag, true, auth_);
     const bool same = again.size() == batch.size() && again[0].check == batch[0].check &&
                       again[4].check == batch[4].check && mine->helper_checks() == 0;
