@@ -4,8 +4,8 @@
 #
 #   bench/loopback/run.sh --out DIR [--size S] [-i|--iters I] [-x|--warmup W]
 #        [--impls mccl,ompi-default,ompi-best] [--reps R]
-#        [--variant NAME:K=V[,K=V...]]... [--mccl-env K=V]... [--label NAME]
-#        [--timeout S] [--build-dir DIR]
+#        [--variant NAME:K=V[,K=V...]]... [--mccl-env K=V]... [--osu-arg ARG]...
+#        [--label NAME] [--timeout S] [--build-dir DIR]
 #
 # Every rep runs each implementation once, in turn (so that noise shows as a spread,
 # not as a bias against one of them):
@@ -15,7 +15,9 @@
 #                 measures is one core's multicast rate; at 2 ranks on one host the
 #                 algorithm table would send over TCP instead: docs/algorithms.md),
 #                 then every --mccl-env, then the variant's K=V
-#                 (later ones win). Each --variant is one MCCL run per rep, named NAME;
+#                 (later ones win), and every --osu-arg on its command line
+#                 (--osu-arg --shared-buffers: buffers from Communicator::allocate,
+#                 which the offload engine's daemon uses in place). Each --variant is one MCCL run per rep, named NAME;
 #                 without --variant one run named "default". E.g. GSO off and on in
 #                 one call: --variant gso_off:MCCL_UDP_GSO=off --variant gso_on:MCCL_UDP_GSO=on
 #   ompi-default  bench/fabric/mpi_coll_bench.c (built into DIR/bin with mpicc.openmpi)
@@ -68,7 +70,7 @@ is_count() { [[ $1 =~ ^[0-9]+$ ]] && ((10#$1 >= $2)); }
 orig_args=("$@")
 out="" size=16777216 iters=30 warmup=5 reps=3 tmo=120 label=""
 impls="mccl ompi-default ompi-best" build="$REPO/build"
-mccl_env=() variants=()
+mccl_env=() variants=() osu_args=()
 while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
@@ -80,6 +82,7 @@ while (($#)); do
     --reps) reps=${2-}; shift 2 ;;
     --variant) variants+=("${2-}"); shift 2 ;;
     --mccl-env) mccl_env+=("${2-}"); shift 2 ;;
+    --osu-arg) osu_args+=("${2-}"); shift 2 ;;
     --label) label=${2-}; shift 2 ;;
     --timeout) tmo=${2-}; shift 2 ;;
     --build-dir) build=${2-}; shift 2 ;;
@@ -171,6 +174,7 @@ memcpy_file=$out/memcpy.jsonl
   echo "size: $size bytes, iterations $iters, warmup $warmup, reps $reps"
   echo "variants: $(for k in "${!vnames[@]}"; do printf '%s=[%s] ' "${vnames[k]}" "${venvs[k]}"; done)"
   echo "mccl env: MCCL_UDP_RATE_MBIT=0 MCCL_UDP_IFACE=lo MCCL_COLL_BCAST_ALGO=multicast ${mccl_env[*]}"
+  echo "osu args: ${osu_args[*]}"
   echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "command: $0 ${orig_args[*]}"
 } >"$out/machine.txt"
@@ -201,7 +205,8 @@ run_one() {
     [[ -z $venv ]] || envs+=($venv)
     cmd=("$build/tools/mccl_run" -n 2 -t "$((tmo - 10))")
     for kv in "${envs[@]}" "MCCL_LOOPBACK_RUN_ID=$run_id"; do cmd+=(-x "$kv"); done
-    cmd+=("$build/bench/osu/mccl_osu_bcast" -m "$size:$size" -i "$iters" -x "$warmup" -c -u 0 --json "$raw")
+    cmd+=("$build/bench/osu/mccl_osu_bcast" -m "$size:$size" -i "$iters" -x "$warmup" -c -u 0 --json "$raw"
+      "${osu_args[@]}")
   else
     cmd=(mpirun.openmpi "${mpi_common[@]}" -x "MCCL_LOOPBACK_RUN_ID=$run_id")
     [[ $impl != ompi-best ]] || cmd+=("${best_mca[@]}")

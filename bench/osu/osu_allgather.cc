@@ -17,24 +17,28 @@ using mccl::bench::osu::within_guarantee;
 
 namespace {
 // Sized for the largest message once, as OSU allocates.
-std::vector<std::byte> send, recv;
 std::vector<float> fsend, frecv;
 double largest_error = 0;
 
 Collective bytes_allgather(mccl::Communicator& comm, const Options& o) {
   const int me = comm.rank(), n = comm.size();
-  send.assign(o.max_size, std::byte{1});
-  recv.assign(o.max_size * static_cast<std::size_t>(n), std::byte{0});
+  using mccl::bench::osu::Buffer;
+  auto send_owned = std::make_shared<Buffer>(comm, o, o.max_size, std::byte{1});
+  auto recv_owned =
+      std::make_shared<Buffer>(comm, o, o.max_size * static_cast<std::size_t>(n), std::byte{0});
+  std::byte* send = send_owned->data();
+  std::byte* recv = recv_owned->data();
   Collective c;
-  c.run = [&comm](std::size_t m) { comm.allgather(send.data(), recv.data(), m); };
-  c.fill = [me, n](std::size_t m, int iter) {
+  c.keep = {send_owned, recv_owned};
+  c.run = [&comm, send, recv](std::size_t m) { comm.allgather(send, recv, m); };
+  c.fill = [me, n, send, recv](std::size_t m, int iter) {
     for (std::size_t i = 0; i < m; ++i) send[i] = pattern(me, i, iter);
-    std::memset(recv.data(), 0, m * static_cast<std::size_t>(n));
+    std::memset(recv, 0, m * static_cast<std::size_t>(n));
   };
-  c.check = [n](std::size_t m, int iter) {
+  c.check = [n, recv](std::size_t m, int iter) {
     std::size_t wrong = 0;
     for (int r = 0; r < n; ++r) {
-      const std::byte* block = recv.data() + static_cast<std::size_t>(r) * m;
+      const std::byte* block = recv + static_cast<std::size_t>(r) * m;
       for (std::size_t i = 0; i < m; ++i) wrong += block[i] != pattern(r, i, iter);
     }
     return wrong;

@@ -17,23 +17,24 @@ using mccl::bench::osu::within_guarantee;
 
 namespace {
 // Sized for the largest message once, as OSU allocates.
-std::vector<std::byte> buffer;
 std::vector<float> fbuffer;
 double largest_error = 0;
 
 Collective bytes_bcast(mccl::Communicator& comm, const Options& o) {
-  buffer.assign(o.max_size, std::byte{1});
+  auto owned = std::make_shared<mccl::bench::osu::Buffer>(comm, o, o.max_size, std::byte{1});
+  std::byte* buffer = owned->data();
   const int me = comm.rank();
   Collective c;
-  c.run = [&comm](std::size_t n) { comm.broadcast(buffer.data(), n, 0); };
-  c.fill = [me](std::size_t n, int iter) {
+  c.keep.push_back(owned);
+  c.run = [&comm, buffer](std::size_t n) { comm.broadcast(buffer, n, 0); };
+  c.fill = [me, buffer](std::size_t n, int iter) {
     if (me != 0) {
-      std::memset(buffer.data(), 0, n);
+      std::memset(buffer, 0, n);
       return;
     }
     for (std::size_t i = 0; i < n; ++i) buffer[i] = pattern(0, i, iter);
   };
-  c.check = [](std::size_t n, int iter) {
+  c.check = [buffer](std::size_t n, int iter) {
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i) wrong += buffer[i] != pattern(0, i, iter);
     return wrong;

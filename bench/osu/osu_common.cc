@@ -100,6 +100,9 @@ void usage(const char* program) {
       "      --data FILE            with --compress: float32 values (raw, little-endian)\n"
       "                             instead of Gaussian ones, scaled to sigma 1 and\n"
       "                             repeated (a trained model's weights or gradients)\n"
+      "      --shared-buffers       buffers from Communicator::allocate: shared with the\n"
+      "                             offload daemon (MCCL_PROGRESS=offload), which then\n"
+      "                             runs in place without staging copies\n"
       "      --timeline             per rank, when each step of the timed multicast\n"
       "                             collectives happened (first/last datagram, everything\n"
       "                             held, release, return), from the first datagram sent,\n"
@@ -188,7 +191,7 @@ std::string json_escape(const std::string& s) {
 
 int parse_options(int argc, char** argv, const char* program, const char* title, bool lead,
                   Options& o) {
-  enum { kJson = 1000, kStats, kNetdev, kTrafficIters, kTimeline, kCompress, kData };
+  enum { kJson = 1000, kStats, kNetdev, kTrafficIters, kTimeline, kCompress, kData, kShared };
   static const option longs[] = {
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'v'},
@@ -205,6 +208,7 @@ int parse_options(int argc, char** argv, const char* program, const char* title,
       {"timeline", no_argument, nullptr, kTimeline},
       {"compress", required_argument, nullptr, kCompress},
       {"data", required_argument, nullptr, kData},
+      {"shared-buffers", no_argument, nullptr, kShared},
       {nullptr, 0, nullptr, 0},
   };
   auto bad = [&](const char* what, int opt) {
@@ -272,6 +276,9 @@ int parse_options(int argc, char** argv, const char* program, const char* title,
       case kData:
         o.data_file = optarg;
         if (!load_samples(o.data_file)) return bad("Unreadable --data file", c);
+        break;
+      case kShared:
+        o.shared_buffers = true;
         break;
       default:
         if (lead) usage(program);
@@ -549,6 +556,21 @@ int benchmark_main(int argc, char** argv, const char* program, const char* title
     std::fprintf(stderr, "%s: %s: %s\n", program, to_string(e.code()), e.what());
     return 3;
   }
+}
+
+Buffer::Buffer(Communicator& comm, const Options& o, std::size_t bytes, std::byte fill)
+    : comm_(comm), shared_(o.shared_buffers) {
+  if (shared_) {
+    data_ = static_cast<std::byte*>(comm.allocate(std::max<std::size_t>(bytes, 1)));
+  } else {
+    own_.resize(std::max<std::size_t>(bytes, 1));
+    data_ = own_.data();
+  }
+  std::memset(data_, static_cast<int>(fill), bytes);
+}
+
+Buffer::~Buffer() {
+  if (shared_) comm_.deallocate(data_);
 }
 
 }  // namespace mccl::bench::osu

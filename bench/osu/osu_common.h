@@ -12,8 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mccl/communicator.h"
 
@@ -49,6 +51,11 @@ struct Options {
   // draws from instead of Gaussian ones, e.g. a trained model's weights or
   // gradients (bench/torch/train_check.py --save-tensors).
   std::string data_file;
+  // --shared-buffers: the byte benchmarks' buffers come from
+  // Communicator::allocate, which the offload engine shares with its daemon
+  // (collectives on them run in place, no staging copy); elsewhere it is
+  // ordinary memory.
+  bool shared_buffers = false;
   CollOptions call_options() const { return {.compression = compression}; }
 };
 
@@ -65,6 +72,27 @@ struct Collective {
   // With --compress: the largest |received - sent| this rank's checks saw
   // since the last call (then reset); unset otherwise.
   std::function<double()> max_error;
+  // What the functions above use that must go before the communicator
+  // does (a Buffer from it): the driver destroys the Collective first.
+  std::vector<std::shared_ptr<void>> keep;
+};
+
+// A benchmark's buffer of `bytes`, filled with `fill`: from
+// Communicator::allocate with --shared-buffers (given back when the last
+// owner goes, which must be before `comm`), ordinary memory otherwise.
+class Buffer {
+ public:
+  Buffer(Communicator& comm, const Options& o, std::size_t bytes, std::byte fill);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  std::byte* data() { return data_; }
+
+ private:
+  Communicator& comm_;
+  bool shared_;
+  std::vector<std::byte> own_;
+  std::byte* data_ = nullptr;
 };
 
 // The float32 value rank `rank` contributes at offset i in iteration
