@@ -1,8 +1,9 @@
 // A root's datagram headers sealed ahead of its sends by the helper
-// threads (helper_pool.h, MCCL_PROTO_HELPER_THREADS). Sealing a header (its MAC, or its CRC where
-// there is none) is the one pass over the payload a root makes besides
-// the kernel's copy, and it costs about as much (docs/benchmarks.md, "One
-// core's rate"). It depends on nothing but the chunk (a chunk's header
+// threads (helper_pool.h, MCCL_PROTO_HELPER_THREADS). Sealing a header
+// (its MAC, or its CRC where there is none) is the one pass over the
+// payload a root makes besides the kernel's copy, and about a quarter of
+// its time (docs/benchmarks.md, "The MAC's loop, helper threads for the
+// per-byte passes"). It depends on nothing but the chunk (a chunk's header
 // never changes), so helpers on other cores can seal the chunks the root
 // sends next while it sends: the root's core is then left with the send.
 //
