@@ -240,8 +240,9 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   void on_landed(std::span<const transport::LandedDatagram> batch) override;
   void on_copied_back(std::size_t bytes) override;
   void on_datagram(std::span<const std::byte> datagram, Route& route);
-  // Checks checking_ with the helpers, then routes it in order.
-  void check_and_route_with_helpers();
+  // Where checking_ (this poll's batch) carries CheckBatch::kMinBytes or
+  // more: checks it with the helpers, routes it in order and returns true.
+  bool routed_with_helpers();
   // A datagram decode_data() checked as `check`, to its collective.
   // `datagram` is the whole of it where it lies in one piece (landed: empty;
   // then it is never kept for later, as no collective waits for it).
@@ -299,6 +300,8 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   std::uint32_t next_seq_ = 1;
   // next_seq_ counted without wrapping: the nonces of datagram MACs.
   std::uint64_t next_seq64_ = 1;
+  // Sequence numbers further ahead than this are not early but garbage.
+  static constexpr std::uint32_t kFutureWindow = 1u << 16;
   std::unique_ptr<DatagramMac> mac_;
   bool warned_forgery_ = false;
   // The helpers' share of checking received batches (helper_pool.h); null

@@ -120,19 +120,23 @@ void McastCollective::stop_helpers() {
   seal_.reset();
 }
 
+DataHeader McastCollective::own_header() const {
+  DataHeader h;
+  h.comm_tag = ctx_.tag();
+  h.seq = seq();
+  h.root = static_cast<std::uint32_t>(own_->root());
+  h.chunk_bytes = ctx_.config().chunk_bytes;
+  h.total_bytes = own_->bytes();
+  return h;
+}
+
 void McastCollective::start_sealing() {
   const Stream& s = *own_;
   const ProtocolConfig& config = ctx_.config();
   if (config.helper_threads == 0 || s.chunks() < SealJob::kMinChunks) return;
   SealPlan plan;
-  plan.header.comm_tag = ctx_.tag();
-  plan.header.seq = seq();
-  plan.header.root = static_cast<std::uint32_t>(s.root());
-  plan.header.chunk_bytes = config.chunk_bytes;
-  plan.header.total_bytes = s.bytes();
+  plan.header = own_header();
   plan.data = s.chunk_data(0, s.chunks()).data();
-  plan.bytes = s.bytes();
-  plan.chunks = s.chunks();
   plan.header_bytes = header_bytes();
   plan.checksum = config.checksum;
   plan.auth = ctx_.data_auth();
@@ -143,7 +147,6 @@ void McastCollective::start_sealing() {
 void McastCollective::inject(TimePoint now) {
   Stream& s = *own_;
   if (s.next_to_send == 0 && seal_ == nullptr) start_sealing();
-  const auto chunk = ctx_.config().chunk_bytes;
   const std::size_t batch_max = ctx_.config().send_batch;
   const std::size_t header_bytes = this->header_bytes();
   const DataAuth auth = ctx_.data_auth();
@@ -172,13 +175,8 @@ void McastCollective::inject(TimePoint now) {
       ++sealed_ahead;
       continue;
     }
-    DataHeader h;
-    h.comm_tag = ctx_.tag();
-    h.seq = seq();
-    h.root = static_cast<std::uint32_t>(s.root());
+    DataHeader h = own_header();
     h.chunk_index = static_cast<std::uint32_t>(c);
-    h.chunk_bytes = chunk;
-    h.total_bytes = s.bytes();
     h.payload_len = static_cast<std::uint16_t>(payload.size());
     encode_data_header(h, payload, ctx_.config().checksum, auth, hdr);
     batch[n] = {std::span<const std::byte>(hdr, header_bytes), payload};

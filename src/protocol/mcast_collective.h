@@ -81,6 +81,9 @@ class McastCollective final : public Operation {
   Stream* stream_of(std::uint32_t root);
   bool injection_allowed(common::TimePoint now);
   void inject(common::TimePoint now);
+  // The header every datagram of own_ carries, but for its chunk's index
+  // and length.
+  DataHeader own_header() const;
   // Hands the sealing of own_'s datagrams to the process's helpers
   // (ProtocolConfig::helper_threads), where the stream is long enough.
   void start_sealing();

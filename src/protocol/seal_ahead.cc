@@ -11,7 +11,8 @@ namespace mccl::protocol {
 SealJob::SealJob(const SealPlan& plan)
     : plan_(plan),
       lanes_(plan.auth.mac != nullptr ? plan.auth.mac->seal_lanes() : ~0u),
-      ranges_((plan.chunks + kRangeChunks - 1) / kRangeChunks),
+      chunks_(chunk_count(plan.header.total_bytes, plan.header.chunk_bytes)),
+      ranges_((chunks_ + kRangeChunks - 1) / kRangeChunks),
       ring_(kWindowRanges * kRangeChunks * plan.header_bytes),
       owner_(std::make_unique<std::atomic<std::uint64_t>[]>(kWindowRanges)) {
   for (std::uint64_t i = 0; i < kWindowRanges; ++i) owner_[i].store(0, std::memory_order_relaxed);
@@ -66,11 +67,10 @@ void SealJob::seal(std::uint64_t range, unsigned lane) {
   DataAuth auth = plan_.auth;
   auth.lane = lane;
   std::byte* out = slot(range);
-  const std::uint64_t end = std::min(plan_.chunks, (range + 1) * kRangeChunks);
+  const std::uint64_t end = std::min(chunks_, (range + 1) * kRangeChunks);
   for (std::uint64_t c = range * kRangeChunks; c < end; ++c, out += plan_.header_bytes) {
     const std::uint64_t at = c * h.chunk_bytes;
-    const auto len =
-        static_cast<std::size_t>(std::min<std::uint64_t>(h.chunk_bytes, plan_.bytes - at));
+    const auto len = static_cast<std::size_t>(chunk_length(h.total_bytes, h.chunk_bytes, c));
     h.chunk_index = static_cast<std::uint32_t>(c);
     h.payload_len = static_cast<std::uint16_t>(len);
     encode_data_header(h, {plan_.data + at, len}, plan_.checksum, auth, out);

@@ -30,11 +30,11 @@ namespace mccl::protocol {
 
 // What a helper needs to seal any chunk of one root's stream.
 struct SealPlan {
-  DataHeader header;                // the stream's; chunk_index and payload_len are set per chunk
+  // The stream's (total_bytes and chunk_bytes give its chunks);
+  // chunk_index and payload_len are set per chunk.
+  DataHeader header;
   const std::byte* data = nullptr;  // the stream's bytes: read by helpers until stop()
-  std::uint64_t bytes = 0;
-  std::uint64_t chunks = 0;
-  std::size_t header_bytes = 0;  // of one datagram, the tag included
+  std::size_t header_bytes = 0;     // of one datagram, the tag included
   bool checksum = false;
   DataAuth auth;  // its lane is ignored: helper i seals with lane i + 1
 };
@@ -85,6 +85,7 @@ class SealJob final : public HelperJob {
   // The MAC's lanes, read once: a stopped job's MAC may be gone while a
   // helper still looks at the job.
   const unsigned lanes_;
+  const std::uint64_t chunks_;
   const std::uint64_t ranges_;
   std::vector<std::byte> ring_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> owner_;  // by slot
