@@ -8,6 +8,7 @@
 #include "coll/alltoall.h"
 #include "coll/barrier.h"
 #include "coll/bruck_allgather.h"
+#include "coll/refused_call.h"
 #include "coll/ring_allgather.h"
 #include "coll/signature.h"
 #include "coll/star_allgather.h"
@@ -19,7 +20,8 @@
 namespace mccl::coll {
 
 std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,
-                                                    void* buffer, std::size_t bytes, int root) {
+                                                    void* buffer, std::size_t bytes, int root,
+                                                    const StagingHooks& staging) {
   // The algorithm (and its segmenting) is part of what ranks must agree on:
   // a rank running another algorithm would otherwise just drop the others'
   // messages and time out instead of reporting the disagreement.
@@ -33,6 +35,11 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
   if (algo != BroadcastAlgorithm::kMulticast)
     protocol::Counters::add(ctx.counters().p2p_collectives);
   if (algo != BroadcastAlgorithm::kMulticast) {
+    // A tree reads the root's buffer in any order: all of it staged first.
+    if (ctx.rank() == root && staging.fill && bytes > 0) {
+      common::Status st = staging.fill(0, bytes);
+      if (!st.is_ok()) return std::make_shared<RefusedCall>(ctx, std::move(st));
+    }
     const TreeShape shape = algo == BroadcastAlgorithm::kChain  ? TreeShape::kChain
                             : algo == BroadcastAlgorithm::kFlat ? TreeShape::kFlat
                                                                 : TreeShape::kBinomial;
@@ -42,6 +49,8 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
   spec.what = "broadcast of " + std::to_string(bytes) + " bytes from root " + std::to_string(root);
   spec.signature = sig;
   spec.streams.push_back({root, buf, bytes});
+  spec.fill_own = staging.fill;
+  spec.on_stream_prefix = staging.arrived;
   return std::make_shared<protocol::McastCollective>(ctx, std::move(spec));
 }
 

@@ -5,11 +5,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 
 #include "coll/algorithm.h"
+#include "common/status.h"
 #include "mccl/options.h"
 #include "mccl/types.h"
 #include "protocol/operation.h"
@@ -22,8 +24,25 @@ namespace mccl::coll {
 
 using CollConfig = common::CollConfig;  // common/coll_config.h
 
+// What a stager, whose buffers are its copy of another process's (the
+// offload daemon), gives a broadcast so that its copies run beside the
+// collective instead of before and after all of it. Called on the engine's
+// thread; an error fails the collective. Empty: not called.
+struct StagingHooks {
+  // This rank as a broadcast's root: makes bytes [begin, end) of its buffer
+  // valid. Called with consecutive ranges from byte 0, each before any byte
+  // of it is read (protocol::McastSpec::fill_own), or, by an algorithm
+  // without multicast, once for all of them before it starts.
+  std::function<common::Status(std::uint64_t begin, std::uint64_t end)> fill;
+  // Bytes [0, bytes) of `root`'s block are here and final
+  // (protocol::McastSpec::on_stream_prefix). The multicast algorithm calls
+  // it; after any other the stager moves the block once it is done.
+  std::function<common::Status(int root, std::uint64_t bytes)> arrived;
+};
+
 std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,
-                                                    void* buffer, std::size_t bytes, int root);
+                                                    void* buffer, std::size_t bytes, int root,
+                                                    const StagingHooks& staging = {});
 
 // Copies this rank's block into place first unless `in_place`.
 std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, const CollConfig& cfg,

@@ -133,7 +133,7 @@ DataHeader McastCollective::own_header() const {
 void McastCollective::start_sealing() {
   const Stream& s = *own_;
   const ProtocolConfig& config = ctx_.config();
-  if (config.helper_threads == 0 || s.chunks() < SealJob::kMinChunks) return;
+  if (config.helper_threads == 0 || s.chunks() < SealJob::kMinChunks || spec_.fill_own) return;
   SealPlan plan;
   plan.header = own_header();
   plan.data = s.chunk_data(0, s.chunks()).data();
@@ -144,10 +144,24 @@ void McastCollective::start_sealing() {
   HelperPool::shared(config.helper_threads).post(seal_);
 }
 
+bool McastCollective::fill_own_through(std::uint64_t end) {
+  if (!spec_.fill_own || end <= filled_) return true;
+  const std::uint64_t to = std::min(own_->bytes(), std::max(end, filled_ + kFillAheadBytes));
+  common::Status st = spec_.fill_own(filled_, to);
+  if (!st.is_ok()) {
+    finish(std::move(st));
+    return false;
+  }
+  filled_ = to;
+  return true;
+}
+
 void McastCollective::inject(TimePoint now) {
   Stream& s = *own_;
   if (s.next_to_send == 0 && seal_ == nullptr) start_sealing();
   const std::size_t batch_max = ctx_.config().send_batch;
+  const std::uint64_t batch_end = std::min<std::uint64_t>(s.chunks(), s.next_to_send + batch_max);
+  if (!fill_own_through(s.span_bytes(0, batch_end))) return;
   const std::size_t header_bytes = this->header_bytes();
   const DataAuth auth = ctx_.data_auth();
   auto& batch = batch_;

@@ -53,6 +53,14 @@ struct McastSpec {
   // on_stream_complete for the same stream; an error fails the collective.
   // Lets a caller decode a stream while it arrives. Empty: nothing to call.
   std::function<common::Status(int root, std::uint64_t bytes)> on_stream_prefix;
+  // This rank's own stream, where its bytes are not in place at start (an
+  // offload daemon copies them in from its client): called on the engine's
+  // thread with consecutive ranges, from byte 0 on, each before any byte of
+  // it is read, so the copy runs just ahead of the injection instead of
+  // before all of it; an error fails the collective. The helpers do not
+  // seal such a stream ahead (they would read bytes not yet there). Empty:
+  // the bytes are in place at start.
+  std::function<common::Status(std::uint64_t begin, std::uint64_t end)> fill_own;
 };
 
 class McastCollective final : public Operation {
@@ -87,6 +95,13 @@ class McastCollective final : public Operation {
   // Hands the sealing of own_'s datagrams to the process's helpers
   // (ProtocolConfig::helper_threads), where the stream is long enough.
   void start_sealing();
+  // Has spec_.fill_own make own_'s bytes valid through `end`, a step ahead
+  // where the stream is longer; false when it failed (the collective is
+  // finished with its error).
+  bool fill_own_through(std::uint64_t end);
+  // How far fill_own runs ahead of the injection: a few batches, and little
+  // enough to stay in a core's cache until they are sent.
+  static constexpr std::uint64_t kFillAheadBytes = 256 * 1024;
   // Loss and repair (mcast_collective_repair.cc).
   void detect_loss(common::TimePoint now);
   // At most this many chunks (or 2% of all) missing count as "a few" for
@@ -147,6 +162,7 @@ class McastCollective final : public Operation {
   std::vector<transport::OutDatagram> batch_;
   // own_'s headers sealed ahead by helpers while it injects; null: none.
   std::shared_ptr<SealJob> seal_;
+  std::uint64_t filled_ = 0;  // own_'s bytes spec_.fill_own made valid
 };
 
 }  // namespace mccl::protocol

@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "offload/daemon/client_io.h"
 #include "offload/daemon/comm_setup.h"
 #include "offload/daemon/regions.h"
+#include "offload/daemon/staged_blocks.h"
 #include "offload/daemon/staging.h"
 #include "offload/wire.h"
 #include "transport/oob.h"
@@ -39,11 +41,6 @@ void say(const char* fmt, const std::string& a);
 // the receiver accepts (kMaxTextBytes).
 std::vector<std::byte> with_text(const void* head, std::size_t head_bytes, const std::string& text);
 
-// The "DMA" into the client: process_vm_readv (write false) or
-// process_vm_writev of `n` bytes at the client's address `remote`.
-common::Status client_io(pid_t pid, bool write, std::uint64_t remote, std::byte* local,
-                         std::size_t n);
-
 class Session {
  public:
   explicit Session(int sock) : sock_(sock) {}
@@ -56,6 +53,8 @@ class Session {
     std::shared_ptr<protocol::Operation> op;
     StagingBuffer staging;  // uninitialised: see staging.h
     StagingBuffer input;    // reduce-scatter: the whole input vector
+    // A broadcast's or allgather's blocks, copied in pieces as it runs.
+    std::shared_ptr<StagedBlocks> blocks;
     std::vector<std::size_t> counts, displs;
     bool direct = false;  // ran on shared buffers: nothing to deliver
   };

@@ -1,0 +1,161 @@
+// A stager's hooks (coll::StagingHooks, protocol::McastSpec::fill_own), as
+// the offload daemon uses them for a client's ordinary memory: the root's
+// bytes are filled in order just ahead of their injection, receivers hear
+// of each block's final prefix as it grows, a tree gets everything filled
+// before it starts, and a failed fill fails the collective with its reason.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "coll/collectives.h"
+#include "protocol_rig.h"
+
+namespace mccl::protocol {
+namespace {
+
+using namespace test;
+using Range = std::pair<std::uint64_t, std::uint64_t>;
+
+// One broadcast from rank 0 whose root buffer starts as a sentinel: only the
+// fill hook puts the root's bytes in it, so a byte sent before its fill
+// reaches the receivers as a sentinel.
+struct StagedBroadcast {
+  StagedBroadcast(Rig& rig, std::size_t bytes, BroadcastAlgorithm algo)
+      : expect(pattern(bytes, 21)), bufs(static_cast<std::size_t>(rig.size())),
+        arrivals(bufs.size()) {
+    coll::CollConfig cfg;
+    cfg.broadcast = algo;
+    for (int r = 0; r < rig.size(); ++r) {
+      bufs[r] = Bytes(bytes, std::byte{0xA5});
+      coll::StagingHooks hooks;
+      hooks.fill = [this, &rig](std::uint64_t begin, std::uint64_t end) {
+        fills.emplace_back(begin, end);
+        sent_before_fill.push_back(rig.stats(0).mcast_bytes_sent);
+        if (fills.size() == fail_at) return common::internal_error("the client has gone");
+        std::memcpy(bufs[0].data() + begin, expect.data() + begin, end - begin);
+        return common::Status::ok();
+      };
+      hooks.arrived = [this, r](int root, std::uint64_t held) {
+        EXPECT_EQ(root, 0);
+        arrivals[r].push_back(held);
+        return common::Status::ok();
+      };
+      ops.push_back(coll::make_broadcast(rig.ctx(r), cfg, bufs[r].data(), bytes, 0, hooks));
+    }
+  }
+
+  Bytes expect;
+  std::vector<Bytes> bufs;
+  std::vector<std::vector<std::uint64_t>> arrivals;  // by rank: held prefixes announced
+  std::vector<Range> fills;
+  std::vector<std::uint64_t> sent_before_fill;  // the root's bytes sent when each fill began
+  std::size_t fail_at = 0;                      // the fill (1-based) that fails; 0: none
+  OpList ops;
+};
+
+TEST(ProtocolStaging, ARootsBytesAreFilledInOrderJustAheadOfTheirInjection) {
+  Rig rig(3, clean(), patient());
+  const std::size_t bytes = 600 * kChunk + 11;
+  StagedBroadcast b(rig, bytes, BroadcastAlgorithm::kMulticast);
+  for (int r = 0; r < 3; ++r) rig.ctx(r).start(b.ops[r]);
+  ASSERT_TRUE(rig.run(b.ops));
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(b.ops[r]->status().is_ok()) << "rank " << r << ": " << b.ops[r]->status().message();
+    EXPECT_TRUE(b.bufs[r] == b.expect) << "rank " << r << " holds other bytes than the root's";
+  }
+  ASSERT_GT(b.fills.size(), 2u) << "filled in steps, not all before the first datagram";
+  std::uint64_t next = 0;
+  for (std::size_t i = 0; i < b.fills.size(); ++i) {
+    SCOPED_TRACE("fill " + std::to_string(i));
+    EXPECT_EQ(b.fills[i].first, next) << "fills are consecutive from byte 0";
+    EXPECT_GT(b.fills[i].second, b.fills[i].first);
+    EXPECT_LE(b.sent_before_fill[i], b.fills[i].first) << "a byte was sent before its fill";
+    next = b.fills[i].second;
+  }
+  EXPECT_EQ(next, bytes);
+  EXPECT_LE(b.fills[0].second, bytes / 2) << "the first fill ran far ahead of the injection";
+  EXPECT_EQ(b.arrivals[0], std::vector<std::uint64_t>{bytes}) << "the root's own, whole at start";
+  for (int r = 1; r < 3; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_GT(b.arrivals[r].size(), 2u) << "a receiver heard of its block as it grew";
+    EXPECT_TRUE(std::is_sorted(b.arrivals[r].begin(), b.arrivals[r].end()));
+    EXPECT_EQ(b.arrivals[r].back(), bytes);
+  }
+}
+
+// The helpers seal a root's datagrams ahead of it from its buffer: not one
+// whose bytes are filled as they are sent.
+TEST(ProtocolStaging, HelpersDoNotSealAStreamFilledAsItIsSent) {
+  ProtocolConfig pc = patient();
+  pc.helper_threads = 1;
+  Rig rig(2, clean(), pc);
+  const std::size_t bytes = 300 * kChunk;
+  StagedBroadcast b(rig, bytes, BroadcastAlgorithm::kMulticast);
+  for (int r = 0; r < 2; ++r) rig.ctx(r).start(b.ops[r]);
+  ASSERT_TRUE(rig.run(b.ops));
+  ASSERT_TRUE(b.ops[1]->status().is_ok()) << b.ops[1]->status().message();
+  EXPECT_TRUE(b.bufs[1] == b.expect);
+  EXPECT_EQ(rig.stats(0).mcast_datagrams_sealed_ahead, 0u);
+}
+
+// A tree reads the root's buffer in any order: filled whole when it is made.
+TEST(ProtocolStaging, ATreeIsFilledWholeBeforeItStarts) {
+  Rig rig(3, clean(), patient());
+  const std::size_t bytes = 20 * kChunk + 3;
+  StagedBroadcast b(rig, bytes, BroadcastAlgorithm::kBinomial);
+  ASSERT_EQ(b.fills.size(), 1u);
+  EXPECT_EQ(b.fills[0], Range(0, bytes));
+  for (int r = 0; r < 3; ++r) rig.ctx(r).start(b.ops[r]);
+  ASSERT_TRUE(rig.run(b.ops));
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(b.ops[r]->status().is_ok()) << "rank " << r << ": " << b.ops[r]->status().message();
+    EXPECT_TRUE(b.bufs[r] == b.expect) << "rank " << r;
+    EXPECT_TRUE(b.arrivals[r].empty()) << "only the multicast algorithm announces arrivals";
+  }
+}
+
+TEST(ProtocolStaging, AFailedFillFailsTheRootWithItsReason) {
+  Rig rig(3, clean(), patient());
+  StagedBroadcast b(rig, 600 * kChunk, BroadcastAlgorithm::kMulticast);
+  b.fail_at = 2;
+  for (int r = 0; r < 3; ++r) rig.ctx(r).start(b.ops[r]);
+  ASSERT_TRUE(rig.run({b.ops[0]}));
+  EXPECT_EQ(b.ops[0]->status().code(), ErrorCode::kInternal);
+  EXPECT_NE(b.ops[0]->status().message().find("the client has gone"), std::string::npos)
+      << b.ops[0]->status().message();
+  EXPECT_EQ(b.fills.size(), 2u) << "no fill after the failed one";
+}
+
+// A tree's root that cannot fill refuses the call: its peers fail with its
+// reason at once instead of waiting for data that never comes.
+TEST(ProtocolStaging, ATreesFailedFillFailsEveryRankWithItsReason) {
+  Rig rig(3, clean(), patient());
+  std::size_t fail_first = 1;
+  const std::size_t bytes = 20 * kChunk;
+  coll::CollConfig cfg;
+  cfg.broadcast = BroadcastAlgorithm::kBinomial;
+  OpList ops;
+  std::vector<Bytes> bufs(3, Bytes(bytes));
+  for (int r = 0; r < 3; ++r) {
+    coll::StagingHooks hooks;
+    hooks.fill = [&](std::uint64_t, std::uint64_t) {  // called by the root only, once
+      return fail_first-- > 0 ? common::internal_error("the client has gone")
+                              : common::Status::ok();
+    };
+    ops.push_back(coll::make_broadcast(rig.ctx(r), cfg, bufs[r].data(), bytes, 0, hooks));
+    rig.ctx(r).start(ops.back());
+  }
+  ASSERT_TRUE(rig.run(ops));
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_FALSE(ops[r]->status().is_ok()) << "rank " << r;
+    EXPECT_NE(ops[r]->status().message().find("the client has gone"), std::string::npos)
+        << "rank " << r << ": " << ops[r]->status().message();
+  }
+}
+
+}  // namespace
+}  // namespace mccl::protocol
