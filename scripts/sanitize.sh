@@ -22,12 +22,12 @@ extra=(${MCCL_SANITIZE_CMAKE_ARGS:-})
 asan_targets=(common_test codec_test sim_fabric_test c_api_test c_api_reduce_test protocol_test
   reduce_kernels_test tcp_reliable_test tcp_bootstrap_test bootstrap_admission_test
   setup_agree_test placement_test linger_test udp_transport_test udp_gso_test udp_landing_test
-  udp_source_test udp_auth_test offload_regions_test offload_staging_test offload_wire_test
-  offload_security_test inproc_smoke_test inproc_concurrency_test inproc_errors_test
-  inproc_eager_test inproc_algorithms_test inproc_reduce_concurrency_test
-  inproc_reduce_errors_test inproc_api_robustness_test inproc_shared_progress_test
-  inproc_landing_test helpers_test
-  mccl_soak mccl_offloadd mccl_fuzzers)
+  udp_source_test udp_auth_test offload_regions_test offload_staging_test
+  offload_staged_blocks_test offload_wire_test offload_security_test inproc_smoke_test
+  inproc_concurrency_test inproc_errors_test inproc_eager_test inproc_algorithms_test
+  inproc_reduce_concurrency_test inproc_reduce_errors_test inproc_api_robustness_test
+  inproc_shared_progress_test inproc_landing_test helpers_test mccl_soak mccl_offloadd
+  mccl_fuzzers)
 # The engines' threads: the host progress thread (own and shared), eager
 # completion and lingering, and the offload daemon (its self tests).
 tsan_targets=(inproc_shared_progress_test inproc_concurrency_test inproc_eager_test
