@@ -57,7 +57,8 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
 std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, const CollConfig& cfg,
                                                      const void* send, bool in_place, void* recv,
                                                      std::span<const std::size_t> counts,
-                                                     std::span<const std::size_t> displacements) {
+                                                     std::span<const std::size_t> displacements,
+                                                     const StagingHooks& staging) {
   auto* out = static_cast<std::byte*>(recv);
   const int me = ctx.rank();
   std::byte* own_block = out == nullptr ? nullptr : out + displacements[me];
@@ -85,13 +86,13 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
   }
   return make_mcast_allgatherv(
       ctx, cfg, out, counts, displacements, sig,
-      "allgather of " + std::to_string(counts[me]) + " bytes from each rank (this one)");
+      "allgather of " + std::to_string(counts[me]) + " bytes from each rank (this one)", staging);
 }
 
 std::shared_ptr<protocol::Operation> make_mcast_allgatherv(
     protocol::Context& ctx, const CollConfig& cfg, std::byte* recv,
     std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
-    std::uint64_t signature, std::string what) {
+    std::uint64_t signature, std::string what, const StagingHooks& staging) {
   protocol::McastSpec spec;
   spec.what = std::move(what);
   spec.signature = signature;
@@ -99,6 +100,7 @@ std::shared_ptr<protocol::Operation> make_mcast_allgatherv(
   for (int r = 0; r < ctx.size(); ++r) {
     spec.streams.push_back({r, recv == nullptr ? nullptr : recv + displacements[r], counts[r]});
   }
+  spec.on_stream_prefix = staging.arrived;
   return std::make_shared<protocol::McastCollective>(ctx, std::move(spec));
 }
 

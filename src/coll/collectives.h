@@ -25,18 +25,19 @@ namespace mccl::coll {
 using CollConfig = common::CollConfig;  // common/coll_config.h
 
 // What a stager, whose buffers are its copy of another process's (the
-// offload daemon), gives a broadcast so that its copies run beside the
-// collective instead of before and after all of it. Called on the engine's
-// thread; an error fails the collective. Empty: not called.
+// offload daemon), gives a broadcast or an allgather so that its copies can
+// run beside the collective instead of before and after all of it. Called
+// on the engine's thread; an error fails the collective. Empty: not
+// called.
 struct StagingHooks {
-  // This rank as a broadcast's root: makes bytes [begin, end) of its buffer
-  // valid. Called with consecutive ranges from byte 0, each before any byte
-  // of it is read (protocol::McastSpec::fill_own), or, by an algorithm
-  // without multicast, once for all of them before it starts.
+  // This rank as a broadcast's root (not an allgather's): makes bytes
+  // [begin, end) of its buffer valid. Called with consecutive ranges from byte 0, each before any
+  // byte of it is read (protocol::McastSpec::fill_own), or, by an algorithm without multicast, once
+  // for all of them before it starts.
   std::function<common::Status(std::uint64_t begin, std::uint64_t end)> fill;
   // Bytes [0, bytes) of `root`'s block are here and final
-  // (protocol::McastSpec::on_stream_prefix). The multicast algorithm calls
-  // it; after any other the stager moves the block once it is done.
+  // (protocol::McastSpec::on_stream_prefix). The multicast algorithms call
+  // it; after any other the stager moves the blocks once it is done.
   std::function<common::Status(int root, std::uint64_t bytes)> arrived;
 };
 
@@ -44,11 +45,13 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
                                                     void* buffer, std::size_t bytes, int root,
                                                     const StagingHooks& staging = {});
 
-// Copies this rank's block into place first unless `in_place`.
+// Copies this rank's block into place first unless `in_place`. Of
+// `staging`, only `arrived` applies.
 std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, const CollConfig& cfg,
                                                      const void* send, bool in_place, void* recv,
                                                      std::span<const std::size_t> counts,
-                                                     std::span<const std::size_t> displacements);
+                                                     std::span<const std::size_t> displacements,
+                                                     const StagingHooks& staging = {});
 
 // The barrier the table (choose_barrier) or cfg.barrier picks; the
 // default CollConfig gives the dissemination barrier.
@@ -66,7 +69,7 @@ std::shared_ptr<protocol::Operation> make_alltoallv(
 std::shared_ptr<protocol::Operation> make_mcast_allgatherv(
     protocol::Context& ctx, const CollConfig& cfg, std::byte* recv,
     std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
-    std::uint64_t signature, std::string what);
+    std::uint64_t signature, std::string what, const StagingHooks& staging = {});
 
 // Counts are in elements; arguments passed validate.h's checks. rank r's
 // block of `send` starts after counts[0..r) elements. Not in place.

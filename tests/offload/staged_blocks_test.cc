@@ -1,7 +1,8 @@
 // The daemon's staged blocks (offload/daemon/staged_blocks.h) against a
 // "client" that is this process: the root's bytes read by range, received
-// blocks written back in steps as they arrive and the rest at the end, this
-// rank's own block never written back, and errors that name what failed.
+// blocks written back by write_held() in steps of final bytes and the rest
+// at the end, this rank's own block never written early, and errors that
+// name what failed.
 #include "offload/daemon/staged_blocks.h"
 
 #include <gtest/gtest.h>
@@ -23,29 +24,47 @@ std::uint64_t address(Bytes& b) { return reinterpret_cast<std::uint64_t>(b.data(
 
 // How many of b[from, to) equal v.
 std::size_t count_of(const Bytes& b, std::size_t from, std::size_t to, unsigned char v) {
-  return static_cast<std::size_t>(
-      std::count(b.begin() + static_cast<std::ptrdiff_t>(from),
-                 b.begin() + static_cast<std::ptrdiff_t>(to), std::byte{v}));
+  return static_cast<std::size_t>(std::count(b.begin() + static_cast<std::ptrdiff_t>(from),
+                                             b.begin() + static_cast<std::ptrdiff_t>(to),
+                                             std::byte{v}));
 }
 
-TEST(StagedBlocks, AReceivedBlockIsWrittenBackInStepsAndTheRestAtTheEnd) {
+TEST(StagedBlocks, FinalBytesAreWrittenBackInStepsAndTheRestAtTheEnd) {
   const std::size_t bytes = 3 * kStep + 100;
   Bytes client = filled(bytes, 0xA5), staging = filled(bytes, 0x11);
   StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, bytes}, {0, 0}, 0, false);
-  ASSERT_TRUE(blocks.arrived(1, kStep - 1).is_ok());
-  EXPECT_EQ(count_of(client, 0, bytes, 0xA5), bytes) << "under a step: nothing written yet";
-  ASSERT_TRUE(blocks.arrived(1, kStep + 10).is_ok());
+  EXPECT_FALSE(blocks.write_held()) << "nothing has arrived";
+  blocks.arrived(1, kStep - 1);
+  EXPECT_FALSE(blocks.write_held()) << "under a step";
+  EXPECT_EQ(count_of(client, 0, bytes, 0xA5), bytes);
+  blocks.arrived(1, kStep + 10);
+  EXPECT_EQ(count_of(client, 0, bytes, 0xA5), bytes) << "arrived() copies nothing";
+  EXPECT_TRUE(blocks.write_held());
   EXPECT_EQ(count_of(client, 0, kStep + 10, 0x11), kStep + 10);
   EXPECT_EQ(count_of(client, kStep + 10, bytes, 0xA5), bytes - kStep - 10)
-      << "a byte not yet announced was written";
+      << "a byte not yet final was written";
+  EXPECT_FALSE(blocks.write_held()) << "written twice";
   ASSERT_TRUE(blocks.deliver_rest().is_ok());
   EXPECT_EQ(count_of(client, 0, bytes, 0x11), bytes);
 }
 
-TEST(StagedBlocks, AWholeBlockIsWrittenAtOnceHoweverShort) {
+TEST(StagedBlocks, OneCallWritesAtMostItsShare) {
+  const std::size_t bytes = 3 * StagedBlocks::kMostPerCall;
+  Bytes client = filled(bytes, 0xA5), staging = filled(bytes, 0x12);
+  StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, bytes}, {0, 0}, 0, false);
+  blocks.arrived(1, bytes);
+  EXPECT_TRUE(blocks.write_held());
+  EXPECT_EQ(count_of(client, 0, bytes, 0x12), StagedBlocks::kMostPerCall);
+  while (blocks.write_held()) {
+  }
+  EXPECT_EQ(client, staging);
+}
+
+TEST(StagedBlocks, AWholeBlockIsWrittenHoweverShort) {
   Bytes client = filled(10, 0xA5), staging = filled(10, 0x22);
   StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, 10}, {0, 0}, 0, false);
-  ASSERT_TRUE(blocks.arrived(1, 10).is_ok());
+  blocks.arrived(1, 10);
+  EXPECT_TRUE(blocks.write_held());
   EXPECT_EQ(client, staging);
 }
 
@@ -59,7 +78,8 @@ TEST(StagedBlocks, TheRootsBytesAreReadByRangeAndNeverWrittenBack) {
   ASSERT_TRUE(blocks.fill(1000, bytes).is_ok());
   EXPECT_EQ(staging, client);
   staging.assign(bytes, std::byte{0x44});
-  ASSERT_TRUE(blocks.arrived(0, bytes).is_ok());
+  blocks.arrived(0, bytes);
+  EXPECT_FALSE(blocks.write_held());
   ASSERT_TRUE(blocks.deliver_rest().is_ok());
   EXPECT_EQ(count_of(client, 0, bytes, 0x33), bytes) << "the root's own block was written back";
 }
@@ -69,7 +89,8 @@ TEST(StagedBlocks, AnAllgathersBlocksLandAtTheirDisplacements) {
   const std::vector<std::size_t> counts{100, 50, 70}, displs{0, 200, 300};
   Bytes client = filled(400, 0xA5), staging = filled(400, 0x55);
   StagedBlocks blocks(::getpid(), staging.data(), address(client), counts, displs, 1, true);
-  ASSERT_TRUE(blocks.arrived(2, 70).is_ok());
+  blocks.arrived(2, 70);
+  EXPECT_TRUE(blocks.write_held());
   EXPECT_EQ(count_of(client, 300, 370, 0x55), 70u);
   EXPECT_EQ(count_of(client, 0, 300, 0xA5), 300u);
   ASSERT_TRUE(blocks.deliver_rest().is_ok());
@@ -79,12 +100,13 @@ TEST(StagedBlocks, AnAllgathersBlocksLandAtTheirDisplacements) {
 }
 
 // Not in place: the client's receive buffer gets this rank's block too, but
-// only at the end, where it holds back no injection.
+// only at the end.
 TEST(StagedBlocks, ThisRanksBlockNotInTheClientIsWrittenAtTheEnd) {
   Bytes client = filled(20, 0xA5), staging = filled(20, 0x66);
   StagedBlocks blocks(::getpid(), staging.data(), address(client), {10, 10}, {0, 10}, 1, false);
-  ASSERT_TRUE(blocks.arrived(1, 10).is_ok());
-  EXPECT_EQ(count_of(client, 0, 20, 0xA5), 20u) << "written when announced at the start";
+  blocks.arrived(1, 10);
+  EXPECT_FALSE(blocks.write_held());
+  EXPECT_EQ(count_of(client, 0, 20, 0xA5), 20u) << "written before the end";
   ASSERT_TRUE(blocks.deliver_rest().is_ok());
   EXPECT_EQ(client, staging);
 }
@@ -97,8 +119,11 @@ TEST(StagedBlocks, FailuresNameWhatFailed) {
   ASSERT_FALSE(st.is_ok());
   EXPECT_NE(st.message().find("could not read the application's buffer"), std::string::npos)
       << st.message();
-  st = gone.arrived(1, 64);
-  ASSERT_FALSE(st.is_ok());
+  gone.arrived(1, 64);
+  EXPECT_FALSE(gone.write_held());
+  EXPECT_FALSE(gone.write_held()) << "tried again after a failure";
+  st = gone.deliver_rest();
+  ASSERT_FALSE(st.is_ok()) << "the idle write's failure is reported at the end";
   EXPECT_NE(st.message().find("could not write"), std::string::npos) << st.message();
   st = gone.fill(0, 65);
   ASSERT_FALSE(st.is_ok());

@@ -25,7 +25,8 @@ using Range = std::pair<std::uint64_t, std::uint64_t>;
 // reaches the receivers as a sentinel.
 struct StagedBroadcast {
   StagedBroadcast(Rig& rig, std::size_t bytes, BroadcastAlgorithm algo)
-      : expect(pattern(bytes, 21)), bufs(static_cast<std::size_t>(rig.size())),
+      : expect(pattern(bytes, 21)),
+        bufs(static_cast<std::size_t>(rig.size())),
         arrivals(bufs.size()) {
     coll::CollConfig cfg;
     cfg.broadcast = algo;

@@ -65,7 +65,7 @@ common::Status Session::start(const Submission& s, Pending& p) {
 }
 
 // The root's bytes are read from the client as they are sent, a receiver's
-// written back as they arrive (staged_blocks.h).
+// written back while the session is idle (staged_blocks.h).
 common::Status Session::stage_broadcast(const Submission& s, Pending& p) {
   p.staging.allocate(s.bytes);
   const int rank = comm_.ctx->rank();
@@ -95,14 +95,12 @@ common::Status Session::stage_allgatherv(const Submission& s, Pending& p) {
                    mine);
     if (!st) return st;
   }
-  // Every block written back once the collective is done: written as they
-  // arrive, as a broadcast's are, 2 ranks' 8 MiB allgather took about 1.3x as
-  // long on a 2-core machine, where each daemon also injects
-  // (docs/benchmarks.md, "pipelined staging").
+  // Received blocks are written back while the session is idle
+  // (staged_blocks.h), this rank's at the end unless the client holds it.
   p.blocks = std::make_shared<StagedBlocks>(hello_.pid, p.staging.data(), s.buffer, p.counts,
                                             p.displs, rank, s.in_place != 0);
   p.op = coll::make_allgatherv(*comm_.ctx, comm_.coll, p.staging.data() + at, true,
-                               p.staging.data(), p.counts, p.displs);
+                               p.staging.data(), p.counts, p.displs, StagedBlocks::hooks(p.blocks));
   return st;
 }
 

@@ -280,6 +280,11 @@ void Session::loop() {
       return;
     }
     busy = complete_finished() || busy;
+    // Nothing else to do: the staged collectives' final bytes go to the
+    // client now rather than all at their end.
+    for (auto it = pending_.begin(); !busy && it != pending_.end(); ++it) {
+      if (it->blocks != nullptr) busy = it->blocks->write_held();
+    }
 
     pfds.clear();
     pfds.push_back({sock_, POLLIN, 0});

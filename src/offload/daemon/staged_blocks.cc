@@ -1,5 +1,6 @@
 #include "offload/daemon/staged_blocks.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -15,6 +16,7 @@ StagedBlocks::StagedBlocks(pid_t pid, std::byte* local, std::uint64_t remote,
       remote_(remote),
       counts_(std::move(counts)),
       displs_(std::move(displs)),
+      held_(counts_.size(), 0),
       written_(counts_.size(), 0),
       rank_(rank),
       in_client_(in_client) {}
@@ -30,14 +32,30 @@ common::Status StagedBlocks::fill(std::uint64_t begin, std::uint64_t end) {
   return client_io(pid_, false, remote_ + at, local_ + at, end - begin);
 }
 
-common::Status StagedBlocks::arrived(int root, std::uint64_t bytes) {
+void StagedBlocks::arrived(int root, std::uint64_t bytes) {
   const auto r = static_cast<std::size_t>(root);
-  if (root == rank_ || r >= counts_.size()) return common::Status::ok();
-  if (bytes < counts_[r] && bytes - written_[r] < kStepBytes) return common::Status::ok();
-  return write_back(r, bytes);
+  if (r < held_.size()) held_[r] = std::max<std::uint64_t>(held_[r], std::min(bytes, counts_[r]));
+}
+
+bool StagedBlocks::write_held() {
+  if (!failed_.is_ok()) return false;
+  std::uint64_t budget = kMostPerCall;
+  bool wrote = false;
+  for (std::size_t r = 0; r < counts_.size() && budget > 0; ++r) {
+    if (static_cast<int>(r) == rank_) continue;  // the injection's, written at the end
+    const std::uint64_t ready = held_[r] - written_[r];
+    if (ready == 0 || (ready < kStepBytes && held_[r] < counts_[r])) continue;
+    const std::uint64_t n = std::min(ready, budget);
+    failed_ = write_back(r, written_[r] + n);
+    if (!failed_.is_ok()) return wrote;
+    budget -= n;
+    wrote = true;
+  }
+  return wrote;
 }
 
 common::Status StagedBlocks::deliver_rest() {
+  if (!failed_.is_ok()) return failed_;
   for (std::size_t r = 0; r < counts_.size(); ++r) {
     if (static_cast<int>(r) == rank_ && in_client_) continue;
     auto st = write_back(r, counts_[r]);
@@ -57,7 +75,10 @@ common::Status StagedBlocks::write_back(std::size_t r, std::uint64_t to) {
 coll::StagingHooks StagedBlocks::hooks(const std::shared_ptr<StagedBlocks>& blocks) {
   coll::StagingHooks h;
   h.fill = [blocks](std::uint64_t begin, std::uint64_t end) { return blocks->fill(begin, end); };
-  h.arrived = [blocks](int root, std::uint64_t bytes) { return blocks->arrived(root, bytes); };
+  h.arrived = [blocks](int root, std::uint64_t bytes) {
+    blocks->arrived(root, bytes);
+    return common::Status::ok();
+  };
   return h;
 }
 

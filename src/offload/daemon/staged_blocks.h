@@ -1,13 +1,14 @@
 // A staged broadcast's or allgather's blocks, moved between the client and
-// the daemon's staging buffer. A broadcast's move while it runs
-// (coll::StagingHooks) instead of all before and after it: the root's bytes
-// are read from the client just ahead of their injection, and a receiver's
-// block is written back as the part of it held from its start grows by a
-// step, while those bytes are still in the daemon's cache. What is left,
-// and an allgather's blocks, are written once the collective is done.
+// the daemon's staging buffer while the collective runs (coll::StagingHooks)
+// instead of all before and after it. A broadcast's root reads the client's
+// bytes just ahead of their injection. A received block's bytes, once final,
+// are written back while the session has nothing else to do, in steps, so
+// the copy fills the time the daemon would wait on the wire and never holds
+// back a datagram; what is left is written once the collective is done.
 // Copying the whole before and after held a 16 MiB broadcast through
-// ordinary memory to a third of the inline engine's rate
-// (docs/benchmarks.md, "pipelined staging").
+// ordinary memory to a third of the inline engine's rate; writing back as
+// soon as bytes arrived, idle or not, made an allgather slower where the
+// daemon had no idle time (docs/benchmarks.md, "Pipelined staging").
 #pragma once
 
 #include <sys/types.h>
@@ -34,21 +35,27 @@ class StagedBlocks {
   // Reads bytes [begin, end) of this rank's block from the client (a
   // broadcast's root, as it sends them). Blocks for the copy.
   common::Status fill(std::uint64_t begin, std::uint64_t end);
-  // Bytes [0, bytes) of `root`'s block are final here: writes what is not
-  // yet in the client once kStepBytes of it or the whole block are. Blocks
-  // for the copy. This rank's own block waits for deliver_rest(): written
-  // at the start, it would hold back the injection.
-  common::Status arrived(int root, std::uint64_t bytes);
-  // After the collective: writes every block's bytes not yet in the client.
+  // Bytes [0, bytes) of `root`'s block are final here. Copies nothing.
+  void arrived(int root, std::uint64_t bytes);
+  // For a session with nothing else to do: writes back, for each block but
+  // this rank's, final bytes not yet in the client, where a step of them
+  // (kStepBytes) or the block's end is there, at most kMostPerCall bytes in
+  // all. True when it wrote something. Blocks for the copy. A failed write
+  // ends the writing; deliver_rest() reports it.
+  bool write_held();
+  // After the collective: writes every block's bytes not yet in the client
+  // (this rank's too, unless `in_client`), or reports write_held()'s failure.
   common::Status deliver_rest();
 
-  // The hooks for coll::make_broadcast; they keep `blocks` alive as long
-  // as the collective holds them.
+  // The hooks for coll::make_broadcast and make_allgatherv; they keep
+  // `blocks` alive as long as the collective holds them.
   static coll::StagingHooks hooks(const std::shared_ptr<StagedBlocks>& blocks);
 
-  // Written back in steps at least this long: one process_vm_writev per
-  // step, the step's bytes still in the cache.
+  // Written back in steps at least this long: one process_vm_writev each.
   static constexpr std::uint64_t kStepBytes = 256 * 1024;
+  // What one write_held() call writes at most: about 0.1 ms away from the
+  // sockets on the machines measured.
+  static constexpr std::uint64_t kMostPerCall = 1024 * 1024;
 
  private:
   common::Status write_back(std::size_t rank, std::uint64_t to);
@@ -57,9 +64,11 @@ class StagedBlocks {
   std::byte* local_;
   std::uint64_t remote_;
   std::vector<std::size_t> counts_, displs_;
+  std::vector<std::uint64_t> held_;     // by rank: bytes of its block final here
   std::vector<std::uint64_t> written_;  // by rank: bytes of its block in the client
   int rank_;
   bool in_client_;
+  common::Status failed_;  // write_held()'s first failure
 };
 
 }  // namespace mccl::offload::daemon
