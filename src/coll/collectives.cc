@@ -19,6 +19,16 @@
 
 namespace mccl::coll {
 
+namespace {
+
+// What an algorithm without multicast, which reads this rank's block in any
+// order, needs of a stager: the whole block filled when it is made.
+common::Status fill_whole(const StagingHooks& staging, std::uint64_t bytes) {
+  return staging.fill && bytes > 0 ? staging.fill(0, bytes) : common::Status::ok();
+}
+
+}  // namespace
+
 std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, const CollConfig& cfg,
                                                     void* buffer, std::size_t bytes, int root,
                                                     const StagingHooks& staging) {
@@ -35,9 +45,8 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
   if (algo != BroadcastAlgorithm::kMulticast)
     protocol::Counters::add(ctx.counters().p2p_collectives);
   if (algo != BroadcastAlgorithm::kMulticast) {
-    // A tree reads the root's buffer in any order: all of it staged first.
-    if (ctx.rank() == root && staging.fill && bytes > 0) {
-      common::Status st = staging.fill(0, bytes);
+    if (ctx.rank() == root) {
+      common::Status st = fill_whole(staging, bytes);
       if (!st.is_ok()) return std::make_shared<RefusedCall>(ctx, std::move(st));
     }
     const TreeShape shape = algo == BroadcastAlgorithm::kChain  ? TreeShape::kChain
@@ -73,6 +82,8 @@ std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, con
   if (algo != AllgatherAlgorithm::kMulticast) signature.mix(cfg.segment_bytes);
   const std::uint64_t sig = signature.value();
   if (algo != AllgatherAlgorithm::kMulticast) {
+    common::Status st = fill_whole(staging, counts[me]);
+    if (!st.is_ok()) return std::make_shared<RefusedCall>(ctx, std::move(st));
     protocol::Counters::add(ctx.counters().p2p_collectives);
     BlockLayout layout{
         out, {counts.begin(), counts.end()}, {displacements.begin(), displacements.end()}};
@@ -100,6 +111,7 @@ std::shared_ptr<protocol::Operation> make_mcast_allgatherv(
   for (int r = 0; r < ctx.size(); ++r) {
     spec.streams.push_back({r, recv == nullptr ? nullptr : recv + displacements[r], counts[r]});
   }
+  spec.fill_own = staging.fill;
   spec.on_stream_prefix = staging.arrived;
   return std::make_shared<protocol::McastCollective>(ctx, std::move(spec));
 }

@@ -30,10 +30,11 @@ using CollConfig = common::CollConfig;  // common/coll_config.h
 // on the engine's thread; an error fails the collective. Empty: not
 // called.
 struct StagingHooks {
-  // This rank as a broadcast's root (not an allgather's): makes bytes
-  // [begin, end) of its buffer valid. Called with consecutive ranges from byte 0, each before any
-  // byte of it is read (protocol::McastSpec::fill_own), or, by an algorithm without multicast, once
-  // for all of them before it starts.
+  // This rank's block (a broadcast root's buffer, an allgather's own
+  // block): makes bytes [begin, end) of it valid. Called with consecutive
+  // ranges from byte 0, each before any byte of it is read
+  // (protocol::McastSpec::fill_own), or, by an algorithm without multicast,
+  // once for all of them when it is made.
   std::function<common::Status(std::uint64_t begin, std::uint64_t end)> fill;
   // Bytes [0, bytes) of `root`'s block are here and final
   // (protocol::McastSpec::on_stream_prefix). The multicast algorithms call
@@ -45,8 +46,8 @@ std::shared_ptr<protocol::Operation> make_broadcast(protocol::Context& ctx, cons
                                                     void* buffer, std::size_t bytes, int root,
                                                     const StagingHooks& staging = {});
 
-// Copies this rank's block into place first unless `in_place`. Of
-// `staging`, only `arrived` applies.
+// Copies this rank's block into place first unless `in_place`; with
+// `staging.fill`, `in_place` must be true (the fill puts the block there).
 std::shared_ptr<protocol::Operation> make_allgatherv(protocol::Context& ctx, const CollConfig& cfg,
                                                      const void* send, bool in_place, void* recv,
                                                      std::span<const std::size_t> counts,

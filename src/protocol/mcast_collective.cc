@@ -56,8 +56,12 @@ Stream* McastCollective::stream_of(std::uint32_t root) {
 
 void McastCollective::on_start(TimePoint now) {
   start_ = last_activity_ = now;
-  // Nobody else to send to: the stream is delivered by definition.
-  if (own_ != nullptr && ctx_.size() == 1) own_->next_to_send = own_->chunks();
+  // Nobody else to send to: the stream is delivered by definition (its
+  // bytes still made valid: they are this rank's result).
+  if (own_ != nullptr && ctx_.size() == 1) {
+    if (!fill_own_through(own_->bytes())) return;
+    own_->next_to_send = own_->chunks();
+  }
   announced_.assign(streams_.size(), false);
   prefix_.assign(streams_.size(), 0);
   for (auto& s : streams_) note_progress(s);

@@ -32,7 +32,7 @@ std::size_t count_of(const Bytes& b, std::size_t from, std::size_t to, unsigned 
 TEST(StagedBlocks, FinalBytesAreWrittenBackInStepsAndTheRestAtTheEnd) {
   const std::size_t bytes = 3 * kStep + 100;
   Bytes client = filled(bytes, 0xA5), staging = filled(bytes, 0x11);
-  StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, bytes}, {0, 0}, 0, false);
+  StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, bytes}, {0, 0}, 0, false, 0);
   EXPECT_FALSE(blocks.write_held()) << "nothing has arrived";
   blocks.arrived(1, kStep - 1);
   EXPECT_FALSE(blocks.write_held()) << "under a step";
@@ -51,7 +51,7 @@ TEST(StagedBlocks, FinalBytesAreWrittenBackInStepsAndTheRestAtTheEnd) {
 TEST(StagedBlocks, OneCallWritesAtMostItsShare) {
   const std::size_t bytes = 3 * StagedBlocks::kMostPerCall;
   Bytes client = filled(bytes, 0xA5), staging = filled(bytes, 0x12);
-  StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, bytes}, {0, 0}, 0, false);
+  StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, bytes}, {0, 0}, 0, false, 0);
   blocks.arrived(1, bytes);
   EXPECT_TRUE(blocks.write_held());
   EXPECT_EQ(count_of(client, 0, bytes, 0x12), StagedBlocks::kMostPerCall);
@@ -62,7 +62,7 @@ TEST(StagedBlocks, OneCallWritesAtMostItsShare) {
 
 TEST(StagedBlocks, AWholeBlockIsWrittenHoweverShort) {
   Bytes client = filled(10, 0xA5), staging = filled(10, 0x22);
-  StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, 10}, {0, 0}, 0, false);
+  StagedBlocks blocks(::getpid(), staging.data(), address(client), {0, 10}, {0, 0}, 0, false, 0);
   blocks.arrived(1, 10);
   EXPECT_TRUE(blocks.write_held());
   EXPECT_EQ(client, staging);
@@ -71,7 +71,8 @@ TEST(StagedBlocks, AWholeBlockIsWrittenHoweverShort) {
 TEST(StagedBlocks, TheRootsBytesAreReadByRangeAndNeverWrittenBack) {
   const std::size_t bytes = 2 * kStep;
   Bytes client = filled(bytes, 0x33), staging = filled(bytes, 0x00);
-  StagedBlocks blocks(::getpid(), staging.data(), address(client), {bytes, 0}, {0, 0}, 0, true);
+  StagedBlocks blocks(::getpid(), staging.data(), address(client), {bytes, 0}, {0, 0}, 0, true,
+                      address(client));
   ASSERT_TRUE(blocks.fill(0, 1000).is_ok());
   EXPECT_EQ(count_of(staging, 0, 1000, 0x33), 1000u);
   EXPECT_EQ(count_of(staging, 1000, bytes, 0x00), bytes - 1000) << "read beyond the range";
@@ -88,7 +89,7 @@ TEST(StagedBlocks, AnAllgathersBlocksLandAtTheirDisplacements) {
   // Blocks of ranks 0 and 2 around this rank's (1, in place) with a gap.
   const std::vector<std::size_t> counts{100, 50, 70}, displs{0, 200, 300};
   Bytes client = filled(400, 0xA5), staging = filled(400, 0x55);
-  StagedBlocks blocks(::getpid(), staging.data(), address(client), counts, displs, 1, true);
+  StagedBlocks blocks(::getpid(), staging.data(), address(client), counts, displs, 1, true, 0);
   blocks.arrived(2, 70);
   EXPECT_TRUE(blocks.write_held());
   EXPECT_EQ(count_of(client, 300, 370, 0x55), 70u);
@@ -99,11 +100,25 @@ TEST(StagedBlocks, AnAllgathersBlocksLandAtTheirDisplacements) {
   EXPECT_EQ(count_of(client, 370, 400, 0xA5), 30u);
 }
 
+// Not in place: this rank's block is read from the client's send buffer and
+// lands in the client's receive buffer too, but only at the end.
+TEST(StagedBlocks, AnAllgathersOwnBlockIsReadFromItsSource) {
+  Bytes client = filled(20, 0xA5), send = filled(10, 0x77), staging = filled(20, 0x00);
+  StagedBlocks blocks(::getpid(), staging.data(), address(client), {10, 10}, {0, 10}, 1, false,
+                      address(send));
+  ASSERT_TRUE(blocks.fill(0, 4).is_ok());
+  ASSERT_TRUE(blocks.fill(4, 10).is_ok());
+  EXPECT_EQ(count_of(staging, 10, 20, 0x77), 10u) << "read into this rank's block";
+  EXPECT_EQ(count_of(staging, 0, 10, 0x00), 10u) << "read into another block";
+  ASSERT_TRUE(blocks.deliver_rest().is_ok());
+  EXPECT_EQ(count_of(client, 10, 20, 0x77), 10u);
+}
+
 // Not in place: the client's receive buffer gets this rank's block too, but
 // only at the end.
 TEST(StagedBlocks, ThisRanksBlockNotInTheClientIsWrittenAtTheEnd) {
   Bytes client = filled(20, 0xA5), staging = filled(20, 0x66);
-  StagedBlocks blocks(::getpid(), staging.data(), address(client), {10, 10}, {0, 10}, 1, false);
+  StagedBlocks blocks(::getpid(), staging.data(), address(client), {10, 10}, {0, 10}, 1, false, 0);
   blocks.arrived(1, 10);
   EXPECT_FALSE(blocks.write_held());
   EXPECT_EQ(count_of(client, 0, 20, 0xA5), 20u) << "written before the end";
@@ -114,7 +129,7 @@ TEST(StagedBlocks, ThisRanksBlockNotInTheClientIsWrittenAtTheEnd) {
 TEST(StagedBlocks, FailuresNameWhatFailed) {
   Bytes staging(64);
   // Page 0 is never mapped: the client's buffer is gone.
-  StagedBlocks gone(::getpid(), staging.data(), 0, {64, 64}, {0, 0}, 0, true);
+  StagedBlocks gone(::getpid(), staging.data(), 0, {64, 64}, {0, 0}, 0, true, 1);
   auto st = gone.fill(0, 64);
   ASSERT_FALSE(st.is_ok());
   EXPECT_NE(st.message().find("could not read the application's buffer"), std::string::npos)
@@ -128,7 +143,7 @@ TEST(StagedBlocks, FailuresNameWhatFailed) {
   st = gone.fill(0, 65);
   ASSERT_FALSE(st.is_ok());
   EXPECT_NE(st.message().find("outside this rank's block"), std::string::npos) << st.message();
-  StagedBlocks receiver(::getpid(), staging.data(), 0, {0, 64}, {0, 0}, 0, false);
+  StagedBlocks receiver(::getpid(), staging.data(), 0, {0, 64}, {0, 0}, 0, false, 0);
   EXPECT_FALSE(receiver.fill(0, 1).is_ok()) << "a receiver has no block to fill";
 }
 

@@ -1,8 +1,9 @@
 // A stager's hooks (coll::StagingHooks, protocol::McastSpec::fill_own), as
-// the offload daemon uses them for a client's ordinary memory: the root's
-// bytes are filled in order just ahead of their injection, receivers hear
-// of each block's final prefix as it grows, a tree gets everything filled
-// before it starts, and a failed fill fails the collective with its reason.
+// the offload daemon uses them for a client's ordinary memory: a root's
+// bytes (a broadcast's, each allgather rank's own block) are filled in order
+// just ahead of their injection, receivers hear of each block's final
+// prefix as it grows, an algorithm without multicast gets everything filled
+// when it is made, and a failed fill fails the collective with its reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -156,6 +157,94 @@ TEST(ProtocolStaging, ATreesFailedFillFailsEveryRankWithItsReason) {
     EXPECT_NE(ops[r]->status().message().find("the client has gone"), std::string::npos)
         << "rank " << r << ": " << ops[r]->status().message();
   }
+}
+
+// Each rank's own block starts as a sentinel in its receive buffer: only
+// its fills put the block there, so one sent before its fill reaches the
+// others as a sentinel.
+struct StagedAllgather {
+  StagedAllgather(Rig& rig, std::size_t block_bytes, AllgatherAlgorithm algo)
+      : n(rig.size()),
+        block(block_bytes),
+        expect(pattern(block * n, 31)),
+        bufs(n),
+        fills(n),
+        sent_before_fill(n) {
+    coll::CollConfig cfg;
+    cfg.allgather = algo;
+    const std::vector<std::size_t> counts(n, block);
+    std::vector<std::size_t> displs(n);
+    for (std::size_t r = 0; r < n; ++r) displs[r] = r * block;
+    for (std::size_t r = 0; r < n; ++r) {
+      bufs[r] = Bytes(block * n, std::byte{0xA5});
+      coll::StagingHooks hooks;
+      hooks.fill = [this, &rig, r](std::uint64_t begin, std::uint64_t end) {
+        fills[r].emplace_back(begin, end);
+        sent_before_fill[r].push_back(rig.stats(static_cast<int>(r)).mcast_bytes_sent);
+        std::memcpy(bufs[r].data() + r * block + begin, expect.data() + r * block + begin,
+                    end - begin);
+        return common::Status::ok();
+      };
+      ops.push_back(coll::make_allgatherv(rig.ctx(static_cast<int>(r)), cfg, nullptr, true,
+                                          bufs[r].data(), counts, displs, hooks));
+    }
+  }
+
+  void expect_exact() const {
+    for (std::size_t r = 0; r < n; ++r) {
+      ASSERT_TRUE(ops[r]->status().is_ok()) << "rank " << r << ": " << ops[r]->status().message();
+      EXPECT_TRUE(bufs[r] == expect) << "rank " << r << " holds other bytes than the roots'";
+    }
+  }
+
+  std::size_t n, block;
+  Bytes expect;
+  std::vector<Bytes> bufs;
+  std::vector<std::vector<Range>> fills;                     // by rank
+  std::vector<std::vector<std::uint64_t>> sent_before_fill;  // by rank: its bytes sent by then
+  OpList ops;
+};
+
+TEST(ProtocolStaging, AnAllgathersOwnBlocksAreFilledAsTheyAreSent) {
+  Rig rig(3, clean(), patient());
+  const std::size_t block = 400 * kChunk + 5;
+  StagedAllgather a(rig, block, AllgatherAlgorithm::kMulticast);
+  for (int r = 0; r < 3; ++r) rig.ctx(r).start(a.ops[r]);
+  ASSERT_TRUE(rig.run(a.ops));
+  a.expect_exact();
+  for (std::size_t r = 0; r < 3; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_GT(a.fills[r].size(), 1u) << "filled in steps";
+    std::uint64_t next = 0;
+    for (std::size_t i = 0; i < a.fills[r].size(); ++i) {
+      EXPECT_EQ(a.fills[r][i].first, next);
+      EXPECT_LE(a.sent_before_fill[r][i], a.fills[r][i].first) << "a byte was sent before its fill";
+      next = a.fills[r][i].second;
+    }
+    EXPECT_EQ(next, block);
+  }
+}
+
+TEST(ProtocolStaging, APointToPointAllgatherIsFilledWholeWhenMade) {
+  Rig rig(3, clean(), patient());
+  const std::size_t block = 10 * kChunk + 1;
+  StagedAllgather a(rig, block, AllgatherAlgorithm::kRing);
+  for (std::size_t r = 0; r < 3; ++r) {
+    ASSERT_EQ(a.fills[r].size(), 1u) << "rank " << r;
+    EXPECT_EQ(a.fills[r][0], Range(0, block)) << "rank " << r;
+  }
+  for (int r = 0; r < 3; ++r) rig.ctx(r).start(a.ops[r]);
+  ASSERT_TRUE(rig.run(a.ops));
+  a.expect_exact();
+}
+
+// Alone, a rank sends nothing: its block is still filled, as it is its result.
+TEST(ProtocolStaging, ALoneRanksBlockIsStillFilled) {
+  Rig rig(1, clean(), patient());
+  StagedAllgather a(rig, 300 * kChunk, AllgatherAlgorithm::kMulticast);
+  rig.ctx(0).start(a.ops[0]);
+  ASSERT_TRUE(rig.run(a.ops));
+  a.expect_exact();
 }
 
 }  // namespace

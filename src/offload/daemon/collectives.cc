@@ -72,9 +72,9 @@ common::Status Session::stage_broadcast(const Submission& s, Pending& p) {
   const auto size = static_cast<std::size_t>(comm_.ctx->size());
   std::vector<std::size_t> counts(size, 0), displs(size, 0);
   counts[s.root] = s.bytes;
-  p.blocks =
-      std::make_shared<StagedBlocks>(hello_.pid, p.staging.data(), s.buffer, std::move(counts),
-                                     std::move(displs), rank, rank == static_cast<int>(s.root));
+  p.blocks = std::make_shared<StagedBlocks>(hello_.pid, p.staging.data(), s.buffer,
+                                            std::move(counts), std::move(displs), rank,
+                                            rank == static_cast<int>(s.root), s.buffer);
   p.op = coll::make_broadcast(*comm_.ctx, comm_.coll, p.staging.data(), s.bytes, s.root,
                               StagedBlocks::hooks(p.blocks));
   return common::Status::ok();
@@ -90,15 +90,12 @@ common::Status Session::stage_allgatherv(const Submission& s, Pending& p) {
   }
   p.staging.allocate(total);
   const std::size_t mine = p.counts[rank], at = mine > 0 ? p.displs[rank] : 0;
-  if (mine > 0) {
-    st = client_io(hello_.pid, false, s.in_place ? s.buffer + at : s.send, p.staging.data() + at,
-                   mine);
-    if (!st) return st;
-  }
-  // Received blocks are written back while the session is idle
-  // (staged_blocks.h), this rank's at the end unless the client holds it.
-  p.blocks = std::make_shared<StagedBlocks>(hello_.pid, p.staging.data(), s.buffer, p.counts,
-                                            p.displs, rank, s.in_place != 0);
+  // This rank's block is read from the client as it is sent, the received
+  // ones written back while the session is idle (staged_blocks.h), this
+  // rank's at the end unless the client holds it.
+  p.blocks =
+      std::make_shared<StagedBlocks>(hello_.pid, p.staging.data(), s.buffer, p.counts, p.displs,
+                                     rank, s.in_place != 0, s.in_place ? s.buffer + at : s.send);
   p.op = coll::make_allgatherv(*comm_.ctx, comm_.coll, p.staging.data() + at, true,
                                p.staging.data(), p.counts, p.displs, StagedBlocks::hooks(p.blocks));
   return st;

@@ -10,7 +10,7 @@ namespace mccl::offload::daemon {
 
 StagedBlocks::StagedBlocks(pid_t pid, std::byte* local, std::uint64_t remote,
                            std::vector<std::size_t> counts, std::vector<std::size_t> displs,
-                           int rank, bool in_client)
+                           int rank, bool in_client, std::uint64_t source)
     : pid_(pid),
       local_(local),
       remote_(remote),
@@ -19,17 +19,17 @@ StagedBlocks::StagedBlocks(pid_t pid, std::byte* local, std::uint64_t remote,
       held_(counts_.size(), 0),
       written_(counts_.size(), 0),
       rank_(rank),
-      in_client_(in_client) {}
+      in_client_(in_client),
+      source_(source) {}
 
 common::Status StagedBlocks::fill(std::uint64_t begin, std::uint64_t end) {
   const auto me = static_cast<std::size_t>(rank_);
-  if (!in_client_ || begin > end || end > counts_[me]) {
+  if (source_ == 0 || begin > end || end > counts_[me]) {
     return common::internal_error("offload daemon: a staged fill of bytes [" +
                                   std::to_string(begin) + ", " + std::to_string(end) +
                                   ") lies outside this rank's block");
   }
-  const std::size_t at = displs_[me] + begin;
-  return client_io(pid_, false, remote_ + at, local_ + at, end - begin);
+  return client_io(pid_, false, source_ + begin, local_ + displs_[me] + begin, end - begin);
 }
 
 void StagedBlocks::arrived(int root, std::uint64_t bytes) {

@@ -1,7 +1,8 @@
 // A staged broadcast's or allgather's blocks, moved between the client and
 // the daemon's staging buffer while the collective runs (coll::StagingHooks)
-// instead of all before and after it. A broadcast's root reads the client's
-// bytes just ahead of their injection. A received block's bytes, once final,
+// instead of all before and after it. This rank's block (a broadcast root's
+// buffer, an allgather's own block) is read from the client just ahead of
+// its injection. A received block's bytes, once final,
 // are written back while the session has nothing else to do, in steps, so
 // the copy fills the time the daemon would wait on the wire and never holds
 // back a datagram; what is left is written once the collective is done.
@@ -28,12 +29,14 @@ class StagedBlocks {
   // Rank r's block: counts[r] bytes at displs[r] of `local` (the staging
   // buffer) and of the client's `remote`. `rank` is this rank; `in_client`:
   // the client's buffer holds its block already (a broadcast's root, an
-  // allgather in place), so it is never written back.
+  // allgather in place), so it is never written back. `source`: the
+  // client's address of this rank's block as fill() reads it (an
+  // allgather's send buffer where not in place); 0: nothing to read.
   StagedBlocks(pid_t pid, std::byte* local, std::uint64_t remote, std::vector<std::size_t> counts,
-               std::vector<std::size_t> displs, int rank, bool in_client);
+               std::vector<std::size_t> displs, int rank, bool in_client, std::uint64_t source);
 
-  // Reads bytes [begin, end) of this rank's block from the client (a
-  // broadcast's root, as it sends them). Blocks for the copy.
+  // Reads bytes [begin, end) of this rank's block from the client's
+  // `source`, as the collective sends them. Blocks for the copy.
   common::Status fill(std::uint64_t begin, std::uint64_t end);
   // Bytes [0, bytes) of `root`'s block are final here. Copies nothing.
   void arrived(int root, std::uint64_t bytes);
@@ -68,6 +71,7 @@ class StagedBlocks {
   std::vector<std::uint64_t> written_;  // by rank: bytes of its block in the client
   int rank_;
   bool in_client_;
+  std::uint64_t source_;
   common::Status failed_;  // write_held()'s first failure
 };
 
