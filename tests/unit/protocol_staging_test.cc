@@ -21,6 +21,28 @@ namespace {
 using namespace test;
 using Range = std::pair<std::uint64_t, std::uint64_t>;
 
+// Starts every rank's op and drives them all to their end; false on timeout.
+bool start_and_run(Rig& rig, const OpList& ops) {
+  for (int r = 0; r < rig.size(); ++r) rig.ctx(r).start(ops[static_cast<std::size_t>(r)]);
+  return rig.run(ops);
+}
+
+// A block of `bytes` filled in consecutive ranges from byte 0 to its end,
+// none of them after any of its bytes was sent (`sent_before`: the bytes
+// sent when each fill began).
+void expect_filled_ahead(const std::vector<Range>& fills,
+                         const std::vector<std::uint64_t>& sent_before, std::uint64_t bytes) {
+  std::uint64_t next = 0;
+  for (std::size_t i = 0; i < fills.size(); ++i) {
+    SCOPED_TRACE("fill " + std::to_string(i));
+    EXPECT_EQ(fills[i].first, next) << "fills are consecutive from byte 0";
+    EXPECT_GT(fills[i].second, fills[i].first);
+    EXPECT_LE(sent_before[i], fills[i].first) << "a byte was sent before its fill";
+    next = fills[i].second;
+  }
+  EXPECT_EQ(next, bytes);
+}
+
 // One broadcast from rank 0 whose root buffer starts as a sentinel: only the
 // fill hook puts the root's bytes in it, so a byte sent before its fill
 // reaches the receivers as a sentinel.
@@ -63,22 +85,13 @@ TEST(ProtocolStaging, ARootsBytesAreFilledInOrderJustAheadOfTheirInjection) {
   Rig rig(3, clean(), patient());
   const std::size_t bytes = 600 * kChunk + 11;
   StagedBroadcast b(rig, bytes, BroadcastAlgorithm::kMulticast);
-  for (int r = 0; r < 3; ++r) rig.ctx(r).start(b.ops[r]);
-  ASSERT_TRUE(rig.run(b.ops));
+  ASSERT_TRUE(start_and_run(rig, b.ops));
   for (int r = 0; r < 3; ++r) {
     ASSERT_TRUE(b.ops[r]->status().is_ok()) << "rank " << r << ": " << b.ops[r]->status().message();
     EXPECT_TRUE(b.bufs[r] == b.expect) << "rank " << r << " holds other bytes than the root's";
   }
   ASSERT_GT(b.fills.size(), 2u) << "filled in steps, not all before the first datagram";
-  std::uint64_t next = 0;
-  for (std::size_t i = 0; i < b.fills.size(); ++i) {
-    SCOPED_TRACE("fill " + std::to_string(i));
-    EXPECT_EQ(b.fills[i].first, next) << "fills are consecutive from byte 0";
-    EXPECT_GT(b.fills[i].second, b.fills[i].first);
-    EXPECT_LE(b.sent_before_fill[i], b.fills[i].first) << "a byte was sent before its fill";
-    next = b.fills[i].second;
-  }
-  EXPECT_EQ(next, bytes);
+  expect_filled_ahead(b.fills, b.sent_before_fill, bytes);
   EXPECT_LE(b.fills[0].second, bytes / 2) << "the first fill ran far ahead of the injection";
   EXPECT_EQ(b.arrivals[0], std::vector<std::uint64_t>{bytes}) << "the root's own, whole at start";
   for (int r = 1; r < 3; ++r) {
@@ -97,8 +110,7 @@ TEST(ProtocolStaging, HelpersDoNotSealAStreamFilledAsItIsSent) {
   Rig rig(2, clean(), pc);
   const std::size_t bytes = 300 * kChunk;
   StagedBroadcast b(rig, bytes, BroadcastAlgorithm::kMulticast);
-  for (int r = 0; r < 2; ++r) rig.ctx(r).start(b.ops[r]);
-  ASSERT_TRUE(rig.run(b.ops));
+  ASSERT_TRUE(start_and_run(rig, b.ops));
   ASSERT_TRUE(b.ops[1]->status().is_ok()) << b.ops[1]->status().message();
   EXPECT_TRUE(b.bufs[1] == b.expect);
   EXPECT_EQ(rig.stats(0).mcast_datagrams_sealed_ahead, 0u);
@@ -111,8 +123,7 @@ TEST(ProtocolStaging, ATreeIsFilledWholeBeforeItStarts) {
   StagedBroadcast b(rig, bytes, BroadcastAlgorithm::kBinomial);
   ASSERT_EQ(b.fills.size(), 1u);
   EXPECT_EQ(b.fills[0], Range(0, bytes));
-  for (int r = 0; r < 3; ++r) rig.ctx(r).start(b.ops[r]);
-  ASSERT_TRUE(rig.run(b.ops));
+  ASSERT_TRUE(start_and_run(rig, b.ops));
   for (int r = 0; r < 3; ++r) {
     ASSERT_TRUE(b.ops[r]->status().is_ok()) << "rank " << r << ": " << b.ops[r]->status().message();
     EXPECT_TRUE(b.bufs[r] == b.expect) << "rank " << r;
@@ -209,19 +220,12 @@ TEST(ProtocolStaging, AnAllgathersOwnBlocksAreFilledAsTheyAreSent) {
   Rig rig(3, clean(), patient());
   const std::size_t block = 400 * kChunk + 5;
   StagedAllgather a(rig, block, AllgatherAlgorithm::kMulticast);
-  for (int r = 0; r < 3; ++r) rig.ctx(r).start(a.ops[r]);
-  ASSERT_TRUE(rig.run(a.ops));
+  ASSERT_TRUE(start_and_run(rig, a.ops));
   a.expect_exact();
   for (std::size_t r = 0; r < 3; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     ASSERT_GT(a.fills[r].size(), 1u) << "filled in steps";
-    std::uint64_t next = 0;
-    for (std::size_t i = 0; i < a.fills[r].size(); ++i) {
-      EXPECT_EQ(a.fills[r][i].first, next);
-      EXPECT_LE(a.sent_before_fill[r][i], a.fills[r][i].first) << "a byte was sent before its fill";
-      next = a.fills[r][i].second;
-    }
-    EXPECT_EQ(next, block);
+    expect_filled_ahead(a.fills[r], a.sent_before_fill[r], block);
   }
 }
 
@@ -233,8 +237,7 @@ TEST(ProtocolStaging, APointToPointAllgatherIsFilledWholeWhenMade) {
     ASSERT_EQ(a.fills[r].size(), 1u) << "rank " << r;
     EXPECT_EQ(a.fills[r][0], Range(0, block)) << "rank " << r;
   }
-  for (int r = 0; r < 3; ++r) rig.ctx(r).start(a.ops[r]);
-  ASSERT_TRUE(rig.run(a.ops));
+  ASSERT_TRUE(start_and_run(rig, a.ops));
   a.expect_exact();
 }
 
@@ -242,8 +245,7 @@ TEST(ProtocolStaging, APointToPointAllgatherIsFilledWholeWhenMade) {
 TEST(ProtocolStaging, ALoneRanksBlockIsStillFilled) {
   Rig rig(1, clean(), patient());
   StagedAllgather a(rig, 300 * kChunk, AllgatherAlgorithm::kMulticast);
-  rig.ctx(0).start(a.ops[0]);
-  ASSERT_TRUE(rig.run(a.ops));
+  ASSERT_TRUE(start_and_run(rig, a.ops));
   a.expect_exact();
 }
 
