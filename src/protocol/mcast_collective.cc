@@ -149,6 +149,7 @@ void McastCollective::start_sealing() {
 }
 
 bool McastCollective::fill_own_through(std::uint64_t end) {
+  if (done()) return false;  // a fill failed before
   if (!spec_.fill_own || end <= filled_) return true;
   const std::uint64_t to = std::min(own_->bytes(), std::max(end, filled_ + kFillAheadBytes));
   common::Status st = spec_.fill_own(filled_, to);

@@ -96,8 +96,8 @@ class McastCollective final : public Operation {
   // (ProtocolConfig::helper_threads), where the stream is long enough.
   void start_sealing();
   // Has spec_.fill_own make own_'s bytes valid through `end`, a step ahead
-  // where the stream is longer; false when it failed (the collective is
-  // finished with its error).
+  // where the stream is longer, before they are sent or served; false when
+  // the collective is finished (a fill failed: finished with its error).
   bool fill_own_through(std::uint64_t end);
   // How far fill_own runs ahead of the injection: a few batches, and little
   // enough to stay in a core's cache until they are sent.

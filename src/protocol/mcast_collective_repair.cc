@@ -141,6 +141,9 @@ void McastCollective::on_repair_request(const ControlHeader& h, std::span<const 
 }
 
 void McastCollective::serve(Stream& s, std::uint64_t begin, std::uint64_t end) {
+  // The right neighbour may ask for this rank's own chunks before they are
+  // injected (a root stalled near its end): filled first, as for sending.
+  if (s.local() && !fill_own_through(s.span_bytes(0, end))) return;
   const common::Status st =
       send_repair_data(ctx_, seq(), static_cast<std::uint32_t>(s.root()), spec_.signature,
                        s.chunk_data(0, s.chunks()), begin, end);

@@ -170,6 +170,60 @@ TEST(ProtocolStaging, ATreesFailedFillFailsEveryRankWithItsReason) {
   }
 }
 
+// Accepts the first `allow` datagrams a rank sends, then none until opened:
+// a root stalled (descheduled, say) a few chunks before its end.
+class StalledSender final : public ForwardingDatagram {
+ public:
+  StalledSender(std::unique_ptr<transport::DatagramTransport> inner, std::size_t allow)
+      : ForwardingDatagram(std::move(inner)), allow_(allow) {}
+  void open() { open_ = true; }
+  common::Status send(std::span<const transport::OutDatagram> batch,
+                      std::size_t& accepted) override {
+    const std::size_t n = open_ ? batch.size() : std::min(batch.size(), allow_ - sent_);
+    accepted = 0;
+    if (n == 0) return common::Status::ok();
+    common::Status st = inner_->send(batch.first(n), accepted);
+    sent_ += accepted;
+    return st;
+  }
+
+ private:
+  const std::size_t allow_;
+  std::size_t sent_ = 0;
+  bool open_ = false;
+};
+
+// The receiver, holding all but the stalled root's last chunks and hearing
+// nothing more, asks the root for them before they were injected: the root
+// fills them before it serves them, not only before it sends them.
+TEST(ProtocolStaging, ARepairAskedForBeforeItsChunkWasSentIsFilledFirst) {
+  // The receiver asks for a tail of up to 2% of the stream ("a few"); the
+  // root fills a batch and a fill step (256 KiB, 180 chunks) beyond what it
+  // sent. A stream of 12,000 chunks sent in batches of 8 and stalled 230
+  // chunks before its end leaves the last 40 or more unfilled.
+  const std::size_t chunks = 12000, sent = chunks - 230;
+  ProtocolConfig pc = eager();
+  pc.send_batch = 8;
+  StalledSender* stalled = nullptr;
+  Rig rig(2, clean(), pc, [&](std::unique_ptr<transport::DatagramTransport> inner, int r) {
+    if (r != 0) return inner;
+    auto s = std::make_unique<StalledSender>(std::move(inner), sent);
+    stalled = s.get();
+    return std::unique_ptr<transport::DatagramTransport>(std::move(s));
+  });
+  StagedBroadcast b(rig, chunks * kChunk, BroadcastAlgorithm::kMulticast);
+  for (int r = 0; r < 2; ++r) rig.ctx(r).start(b.ops[static_cast<std::size_t>(r)]);
+  ASSERT_TRUE(rig.run({b.ops[1]})) << "the receiver did not get the root's tail by repair";
+  ASSERT_TRUE(b.ops[1]->status().is_ok()) << b.ops[1]->status().message();
+  EXPECT_GT(rig.stats(1).repairs_requested, 0u);
+  EXPECT_EQ(rig.stats(0).mcast_datagrams_sent, sent) << "the tail went out by multicast";
+  EXPECT_TRUE(b.bufs[1] == b.expect) << "the root served bytes it had not filled";
+  stalled->open();
+  ASSERT_TRUE(rig.run(b.ops));
+  ASSERT_TRUE(b.ops[0]->status().is_ok()) << b.ops[0]->status().message();
+  expect_filled_ahead(b.fills, std::vector<std::uint64_t>(b.fills.size(), 0), chunks * kChunk);
+}
+
 // Each rank's own block starts as a sentinel in its receive buffer: only
 // its fills put the block there, so one sent before its fill reaches the
 // others as a sentinel.
