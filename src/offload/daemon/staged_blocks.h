@@ -56,8 +56,8 @@ class StagedBlocks {
 
   // Written back in steps at least this long: one process_vm_writev each.
   static constexpr std::uint64_t kStepBytes = 256 * 1024;
-  // What one write_held() call writes at most: about 0.1 ms away from the
-  // sockets on the machines measured.
+  // What one write_held() call writes at most: 0.1 to 0.3 ms away from the
+  // sockets at the 3.4 to 8 GB/s process_vm_writev measured here.
   static constexpr std::uint64_t kMostPerCall = 1024 * 1024;
 
  private:
