@@ -56,8 +56,9 @@ class StagedBlocks {
 
   // Written back in steps at least this long: one process_vm_writev each.
   static constexpr std::uint64_t kStepBytes = 256 * 1024;
-  // What one write_held() call writes at most: 0.1 to 0.3 ms away from the
-  // sockets at the 3.4 to 8 GB/s process_vm_writev measured here.
+  // What one write_held() call writes at most: 0.25 to 0.5 ms away from
+  // the sockets at the 2 to 4 GB/s process_vm_writev measured on a 2-core
+  // machine (docs/benchmarks.md, "Pipelined staging").
   static constexpr std::uint64_t kMostPerCall = 1024 * 1024;
 
  private:
