@@ -31,7 +31,9 @@
 # Every iteration's data is checked (-c). Beside each figure: each side's CPU seconds
 # per GB broadcast (the programs' cpu_s_per_gb: user and system time of every thread
 # of the root, rank 0, and of the receiver, rank 1, inside the timed broadcasts; on
-# loopback the kernel's receive work runs partly in the sender's system time), and the
+# loopback the kernel's receive work runs partly in the sender's system time; under
+# MCCL_PROGRESS=offload the daemon's time is not in it, and the summary marks those
+# figures with '*'), and the
 # physical limit: one core's memcpy bandwidth for SIZE bytes (bench/loopback/memcpy_bw.c,
 # measured before and after the reps; the summary uses their mean) and each
 # implementation's fraction of it (payload bytes per second over memcpy's).
@@ -284,9 +286,18 @@ awk -v size="$size" -v memcpy="$memcpy_gbyte_s" '
     lo = a[1]; hi = a[m]
     return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
   }
+  # The engine a run used: the last MCCL_PROGRESS in its env (later ones win).
+  function engine(    rest, e) {
+    rest = $0; e = ""
+    while (match(rest, /MCCL_PROGRESS=[a-z]+/)) {
+      e = substr(rest, RSTART + 14, RLENGTH - 14); rest = substr(rest, RSTART + RLENGTH)
+    }
+    return e
+  }
   {
     key = field("impl") (field("variant") != "" ? "/" field("variant") : "")
     if (!(key in n)) { order[++nk] = key; n[key] = 0; bad[key] = 0; nc[key] = 0 }
+    if (engine() == "offload") client_only[key] = 1
     g = field("gbit_s"); lab = field("label")
     if (field("rc") == "0" && field("validated") == "true" && g != "null" && g != "") {
       v[key, ++n[key]] = g + 0
@@ -307,7 +318,9 @@ awk -v size="$size" -v memcpy="$memcpy_gbyte_s" '
       frac = memcpy > 0 ? sprintf("%.2f", g / 8 / memcpy) : "-"
       cr = nc[key] ? sprintf("%.3f", med(croot, key, nc[key])) : "-"
       cv = nc[key] ? sprintf("%.3f", med(crecv, key, nc[key])) : "-"
+      if (key in client_only && nc[key]) { cr = cr "*"; cv = cv "*"; footnote = 1 }
       printf "%-28s %10.3f %10.3f..%-9.3f %9s %9s %9s %6d %7d\n", key, g, glo, ghi, frac, cr, cv, m, bad[key]
     }
+    if (footnote) print "* offload engine: the CPU of the application processes alone; the daemon, which runs the protocol and the copies, is not counted"
   }' "$results" >"$out/summary.txt"
 cat "$out/summary.txt"
