@@ -149,8 +149,8 @@ void McastCollective::start_sealing() {
 }
 
 bool McastCollective::fill_own_through(std::uint64_t end) {
-  if (done()) return false;  // a fill failed before
   if (!spec_.fill_own || end <= filled_) return true;
+  if (done()) return false;  // a fill failed before
   const std::uint64_t to = std::min(own_->bytes(), std::max(end, filled_ + kFillAheadBytes));
   common::Status st = spec_.fill_own(filled_, to);
   if (!st.is_ok()) {

@@ -43,8 +43,9 @@ bool StagedBlocks::write_held() {
   bool wrote = false;
   for (std::size_t r = 0; r < counts_.size() && budget > 0; ++r) {
     if (static_cast<int>(r) == rank_) continue;  // the injection's, written at the end
+    if (held_[r] <= written_[r]) continue;
     const std::uint64_t ready = held_[r] - written_[r];
-    if (ready == 0 || (ready < kStepBytes && held_[r] < counts_[r])) continue;
+    if (ready < kStepBytes && held_[r] < counts_[r]) continue;
     const std::uint64_t n = std::min(ready, budget);
     failed_ = write_back(r, written_[r] + n);
     if (!failed_.is_ok()) return wrote;
