@@ -67,7 +67,7 @@ common::Status Session::start(const Submission& s, Pending& p) {
 // The root's bytes are read from the client as they are sent, a receiver's
 // written back while the session is idle (staged_blocks.h).
 common::Status Session::stage_broadcast(const Submission& s, Pending& p) {
-  p.staging.allocate(s.bytes);
+  p.staging = pool_.take(s.bytes);
   const int rank = comm_.ctx->rank();
   const auto size = static_cast<std::size_t>(comm_.ctx->size());
   std::vector<std::size_t> counts(size, 0), displs(size, 0);
@@ -88,7 +88,7 @@ common::Status Session::stage_allgatherv(const Submission& s, Pending& p) {
   for (int r = 0; r < size; ++r) {
     if (p.counts[r] > 0) total = std::max(total, p.displs[r] + p.counts[r]);
   }
-  p.staging.allocate(total);
+  p.staging = pool_.take(total);
   const std::size_t mine = p.counts[rank], at = mine > 0 ? p.displs[rank] : 0;
   // This rank's block is read from the client as it is sent, the received
   // ones written back while the session is idle (staged_blocks.h), this
@@ -114,8 +114,8 @@ common::Status Session::stage_reduce_scatterv(const Submission& s, Pending& p) {
     }
     total += c;
   }
-  p.input.allocate(total * es);
-  p.staging.allocate(p.counts[comm_.ctx->rank()] * es);
+  p.input = pool_.take(total * es);
+  p.staging = pool_.take(p.counts[comm_.ctx->rank()] * es);
   if (!p.input.empty()) {
     st = client_io(hello_.pid, false, s.send, p.input.data(), p.input.size());
     if (!st) return st;
@@ -133,7 +133,7 @@ common::Status Session::stage_allreduce(const Submission& s, Pending& p) {
     return common::invalid_argument("allreduce: count " + std::to_string(s.bytes) +
                                     " overflows a size_t in bytes");
   }
-  p.staging.allocate(s.bytes * es);
+  p.staging = pool_.take(s.bytes * es);
   if (!p.staging.empty()) {
     auto st = client_io(hello_.pid, false, s.in_place ? s.buffer : s.send, p.staging.data(),
                         p.staging.size());

@@ -238,6 +238,7 @@ void Session::take(const Submission& s) {
   }
   if (!st) {
     unsent_.push_back(make_completion(s.id, st));
+    retire(p);
     return;
   }
   pending_.push_back(std::move(p));
@@ -252,6 +253,7 @@ bool Session::complete_finished() {
     common::Status st = it->op->status();
     if (st) st = deliver(*it);
     unsent_.push_back(make_completion(it->sub.id, st));
+    retire(*it);
     it = pending_.erase(it);
   }
   std::size_t pushed = 0;
@@ -262,6 +264,12 @@ bool Session::complete_finished() {
     (void)!::write(comp_efd_, &one, sizeof one);
   }
   return pushed > 0;
+}
+
+void Session::retire(Pending& p) {
+  const common::TimePoint now = common::now();
+  pool_.give_back(std::move(p.staging), now);
+  pool_.give_back(std::move(p.input), now);
 }
 
 void Session::loop() {
@@ -285,6 +293,7 @@ void Session::loop() {
     for (auto it = pending_.begin(); !busy && it != pending_.end(); ++it) {
       if (it->blocks != nullptr) busy = it->blocks->write_held();
     }
+    if (pending_.empty()) pool_.release_if_idle(common::now());
 
     pfds.clear();
     pfds.push_back({sock_, POLLIN, 0});

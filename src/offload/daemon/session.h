@@ -105,6 +105,8 @@ class Session {
   // refused arguments) or started.
   void take(const Submission& s);
   bool complete_finished();
+  // Gives a collective's staging buffers back to pool_.
+  void retire(Pending& p);
   void loop();
   // Ends the session of a client that can no longer be served: logs
   // `log_line` and fails its communicator for its peers with `why`.
@@ -121,6 +123,7 @@ class Session {
   std::vector<Completion> unsent_;  // completions the ring had no room for
   std::string violation_;           // how the client broke the protocol; empty: it did not
   Regions regions_;                 // the client's shared buffers
+  StagingPool pool_;                // staging buffers between collectives
 };
 
 }  // namespace mccl::offload::daemon

@@ -36,6 +36,7 @@ void Connection::fail(std::string why) {
   if (failure_.empty()) failure_ = std::move(why);
   queue_.clear();
   queued_ = 0;
+  spare_ = Chunk{};
 }
 
 bool Connection::send(std::span<const std::span<const std::byte>> parts, std::size_t total) {
@@ -98,11 +99,7 @@ void Connection::enqueue(std::span<const std::byte> header,
                          std::span<const std::span<const std::byte>> parts, std::size_t skip,
                          std::size_t rest) {
   if (queue_.empty() || queue_.back().cap - queue_.back().size < rest) {
-    // A large remainder gets a chunk of its own size; small ones share.
-    Chunk c;
-    c.cap = std::max(rest, kQueueChunkBytes);
-    c.data = uninitialized(c.cap);
-    queue_.push_back(std::move(c));
+    queue_.push_back(take_chunk(rest));
   }
   Chunk& dst = queue_.back();
   auto copy = [&](std::span<const std::byte> piece) {
@@ -118,6 +115,30 @@ void Connection::enqueue(std::span<const std::byte> header,
   copy(header);
   for (const auto& p : parts) copy(p);
   queued_ += rest;
+}
+
+Connection::Chunk Connection::take_chunk(std::size_t rest) {
+  // Small remainders share chunks of kQueueChunkBytes; a large one gets a
+  // chunk of its own, the kept one where it fits.
+  if (rest > kQueueChunkBytes && spare_.cap >= rest) {
+    Chunk c = std::move(spare_);
+    spare_ = Chunk{};
+    c.size = c.off = 0;
+    return c;
+  }
+  Chunk c;
+  c.cap = rest <= kQueueChunkBytes
+              ? kQueueChunkBytes
+              : (rest + kQueueRoundBytes - 1) / kQueueRoundBytes * kQueueRoundBytes;
+  c.data = uninitialized(c.cap);
+  ++counters_.queue_chunks_made;
+  return c;
+}
+
+void Connection::retire_chunk(Chunk&& c) {
+  if (c.cap > kQueueChunkBytes && c.cap <= kKeepBigBytes && c.cap >= spare_.cap) {
+    spare_ = std::move(c);
+  }
 }
 
 bool Connection::flush() {
@@ -150,7 +171,10 @@ bool Connection::flush() {
       std::size_t take = std::min(left, c.size - c.off);
       c.off += take;
       left -= take;
-      if (c.off == c.size) queue_.pop_front();
+      if (c.off == c.size) {
+        retire_chunk(std::move(c));
+        queue_.pop_front();
+      }
     }
     if (static_cast<std::size_t>(n) < offered) {
       writable_ = false;
@@ -365,6 +389,7 @@ void Connection::close() {
   fd_.reset();
   queue_.clear();
   queued_ = 0;
+  spare_ = Chunk{};
   rbuf_.reset();
   big_.reset();
   big_cap_ = 0;

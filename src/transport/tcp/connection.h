@@ -45,9 +45,15 @@ class Connection {
   static constexpr std::size_t kBigMessageBytes = 16 * 1024;
   static constexpr std::size_t kQueueChunkBytes = 64 * 1024;        // small messages share chunks
   static constexpr std::size_t kReadBudgetBytes = 8 * 1024 * 1024;  // per receive() call
-  // The buffer of a large message is kept for the next one (fresh pages
-  // cost as much as a copy) unless it is larger than this.
-  static constexpr std::size_t kKeepBigBytes = 16 * 1024 * 1024;
+  // The buffer of a large message, read or queued, is kept for the next
+  // one unless it is larger than this: fresh pages cost more than the copy
+  // into them (a 16 MiB queue chunk mapped and faulted in per send took a
+  // 2-rank 16 MiB allgather from 7 to 17-24 ms on loopback), and one kept
+  // buffer each way per connection bounds what is held.
+  static constexpr std::size_t kKeepBigBytes = 64 * 1024 * 1024;
+  // A queue chunk of its own for a large remainder is rounded up to this,
+  // so the next remainder of about the same size fits the kept one.
+  static constexpr std::size_t kQueueRoundBytes = 1024 * 1024;
   static constexpr std::size_t kMaxIov = 64;
   // What a handler's message_landing() sees of a long message before it
   // decides (a protocol header fits), and the most of it a landing may keep
@@ -132,8 +138,14 @@ class Connection {
   bool got_goodbye_ = false;
   bool ended_ = false;
 
+  // A queue chunk of its own for a large remainder (see enqueue()).
+  Chunk take_chunk(std::size_t rest);
+  // A written chunk, kept as spare_ where it is large and not too large.
+  void retire_chunk(Chunk&& c);
+
   std::deque<Chunk> queue_;
   std::size_t queued_ = 0;
+  Chunk spare_;  // the last large queue chunk written, for the next one
   bool writable_ = true;
 
   std::unique_ptr<std::byte[]> rbuf_;  // allocated at the first read

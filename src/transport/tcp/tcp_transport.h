@@ -107,6 +107,7 @@ struct TcpCounters {
   std::uint64_t bytes_received = 0;
   std::uint64_t sends_queued = 0;        // send() calls that left bytes in a queue
   std::uint64_t bytes_queued = 0;        // bytes copied into queues
+  std::uint64_t queue_chunks_made = 0;   // queue memory allocated (fresh pages), not reused
   std::uint64_t write_calls = 0;         // sendmsg() calls
   std::uint64_t read_calls = 0;          // recv() calls
   std::uint64_t connections_opened = 0;  // handshakes completed, both directions

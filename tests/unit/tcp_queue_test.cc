@@ -1,0 +1,112 @@
+// A connection's send queue (transport/tcp/connection.h): what the socket
+// does not take is copied into queue chunks, and the chunk of a large
+// remainder is kept for the next one, so a collective that sends a few MiB
+// a call faults fresh pages in once per connection, not once per send.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/little_endian.h"
+#include "transport/tcp/connection.h"
+
+namespace mccl::transport::tcp {
+namespace {
+
+struct IgnoreControl final : ControlSink {
+  void on_control(int, wire::ControlKind, std::uint32_t) override {}
+};
+
+class TcpQueue : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    const int small = 64 * 1024;  // the kernel doubles it; far below the messages
+    ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    ::setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    ::fcntl(fds[1], F_SETFL, ::fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+    conn_ = std::make_unique<Connection>(1, Fd(fds[0]), counters_, sink_);
+    reader_ = fds[1];
+  }
+  void TearDown() override {
+    conn_.reset();
+    ::close(reader_);
+  }
+
+  // Sends one message of `bytes` bytes (byte i is i * seed) and reads it
+  // at the other end while flushing the queue; checks what arrives.
+  void send_and_drain(std::size_t bytes, std::uint8_t seed) {
+    std::vector<std::byte> msg(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) msg[i] = static_cast<std::byte>(i * seed);
+    const std::span<const std::byte> parts[1] = {msg};
+    conn_->set_writable();
+    ASSERT_TRUE(conn_->send(parts, bytes));
+    std::vector<std::byte> got;
+    std::vector<std::byte> buf(256 * 1024);
+    while (got.size() < wire::kFrameHeaderBytes + bytes) {
+      ASSERT_TRUE(conn_->flush());
+      const ssize_t n = ::recv(reader_, buf.data(), buf.size(), 0);
+      if (n > 0) got.insert(got.end(), buf.begin(), buf.begin() + n);
+    }
+    EXPECT_FALSE(conn_->has_queued());
+    EXPECT_EQ(conn_->queued_bytes(), 0u);
+    ASSERT_EQ(got.size(), wire::kFrameHeaderBytes + bytes);
+    EXPECT_EQ(common::get_le<std::uint32_t>(got.data()), bytes);
+    EXPECT_TRUE(std::equal(msg.begin(), msg.end(), got.begin() + wire::kFrameHeaderBytes))
+        << "message of " << bytes << " bytes, seed " << int{seed};
+  }
+
+  TcpCounters counters_;
+  IgnoreControl sink_;
+  std::unique_ptr<Connection> conn_;
+  int reader_ = -1;
+};
+
+TEST_F(TcpQueue, ALargeRemaindersChunkServesTheNextSends) {
+  constexpr std::size_t kMessage = 4 * 1024 * 1024;
+  for (std::uint8_t seed = 1; seed <= 4; ++seed) send_and_drain(kMessage, seed);
+  EXPECT_EQ(counters_.sends_queued, 4u) << "each message left bytes in the queue";
+  EXPECT_GT(counters_.bytes_queued, 3 * kMessage);
+  EXPECT_EQ(counters_.queue_chunks_made, 1u);
+}
+
+TEST_F(TcpQueue, ALargerRemainderGetsANewChunkWhichIsKeptInstead) {
+  send_and_drain(2 * 1024 * 1024, 3);
+  send_and_drain(6 * 1024 * 1024, 5);
+  EXPECT_EQ(counters_.queue_chunks_made, 2u);
+  send_and_drain(6 * 1024 * 1024, 7);
+  send_and_drain(1 * 1024 * 1024, 9);
+  EXPECT_EQ(counters_.queue_chunks_made, 2u);
+}
+
+TEST_F(TcpQueue, AChunkAboveTheKeptSizeIsFreedNotKept) {
+  // Whatever the socket takes first, the remainder is above the bound.
+  const std::size_t over = Connection::kKeepBigBytes + 2 * 1024 * 1024;
+  send_and_drain(over, 11);
+  send_and_drain(over, 13);
+  EXPECT_EQ(counters_.queue_chunks_made, 2u);
+}
+
+TEST_F(TcpQueue, SmallRemaindersShareChunks) {
+  // Fill the socket, then queue many small messages behind it.
+  std::vector<std::byte> fill(1024 * 1024, std::byte{1});
+  const std::span<const std::byte> big[1] = {fill};
+  ASSERT_TRUE(conn_->send(big, fill.size()));
+  std::vector<std::byte> small(100, std::byte{2});
+  const std::span<const std::byte> parts[1] = {small};
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(conn_->send(parts, small.size()));
+  EXPECT_EQ(conn_->queued_bytes() > 2000 * (small.size() + wire::kFrameHeaderBytes), true);
+  // The large remainder's chunk (whose rounded tail may take some of them)
+  // and 64 KiB chunks for 2,000 × 104 bytes: at most four, not 2,000.
+  EXPECT_LE(counters_.queue_chunks_made, 1u + 4u);
+}
+
+}  // namespace
+}  // namespace mccl::transport::tcp
