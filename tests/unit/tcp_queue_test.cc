@@ -40,27 +40,34 @@ class TcpQueue : public ::testing::Test {
     ::close(reader_);
   }
 
-  // Sends one message of `bytes` bytes (byte i is i * seed) and reads it
-  // at the other end while flushing the queue; checks what arrives.
-  void send_and_drain(std::size_t bytes, std::uint8_t seed) {
+  // Sends one message of `bytes` bytes (byte i is i * seed) and reads the
+  // stream at the other end while flushing the queue, until it has it;
+  // checks it. `before`: bytes of frames queued ahead of it, read first
+  // and returned.
+  std::vector<std::byte> send_and_drain(std::size_t bytes, std::uint8_t seed,
+                                        std::size_t before = 0) {
     std::vector<std::byte> msg(bytes);
     for (std::size_t i = 0; i < bytes; ++i) msg[i] = static_cast<std::byte>(i * seed);
     const std::span<const std::byte> parts[1] = {msg};
     conn_->set_writable();
-    ASSERT_TRUE(conn_->send(parts, bytes));
+    EXPECT_TRUE(conn_->send(parts, bytes));
     std::vector<std::byte> got;
     std::vector<std::byte> buf(256 * 1024);
-    while (got.size() < wire::kFrameHeaderBytes + bytes) {
-      ASSERT_TRUE(conn_->flush());
+    const std::size_t want = before + wire::kFrameHeaderBytes + bytes;
+    while (got.size() < want) {
+      if (!conn_->flush()) break;
       const ssize_t n = ::recv(reader_, buf.data(), buf.size(), 0);
       if (n > 0) got.insert(got.end(), buf.begin(), buf.begin() + n);
     }
     EXPECT_FALSE(conn_->has_queued());
     EXPECT_EQ(conn_->queued_bytes(), 0u);
-    ASSERT_EQ(got.size(), wire::kFrameHeaderBytes + bytes);
-    EXPECT_EQ(common::get_le<std::uint32_t>(got.data()), bytes);
-    EXPECT_TRUE(std::equal(msg.begin(), msg.end(), got.begin() + wire::kFrameHeaderBytes))
+    EXPECT_EQ(got.size(), want);
+    if (got.size() != want) return {};
+    EXPECT_EQ(common::get_le<std::uint32_t>(got.data() + before), bytes);
+    EXPECT_TRUE(std::equal(msg.begin(), msg.end(), got.begin() + before + wire::kFrameHeaderBytes))
         << "message of " << bytes << " bytes, seed " << int{seed};
+    got.resize(before);
+    return got;
   }
 
   TcpCounters counters_;
@@ -77,12 +84,32 @@ TEST_F(TcpQueue, ALargeRemaindersChunkServesTheNextSends) {
   EXPECT_EQ(counters_.queue_chunks_made, 1u);
 }
 
-TEST_F(TcpQueue, ALargerRemainderGetsANewChunkWhichIsKeptInstead) {
+TEST_F(TcpQueue, ALargerRemainderGetsANewChunkAndBothAreKept) {
   send_and_drain(2 * 1024 * 1024, 3);
   send_and_drain(6 * 1024 * 1024, 5);
   EXPECT_EQ(counters_.queue_chunks_made, 2u);
   send_and_drain(6 * 1024 * 1024, 7);
   send_and_drain(1 * 1024 * 1024, 9);
+  EXPECT_EQ(counters_.queue_chunks_made, 2u);
+}
+
+// A collective's send may start while the last one's still drains: both
+// chunks are kept, and the next such pair reuses them.
+TEST_F(TcpQueue, TwoRemaindersQueuedAtOnceKeepBothChunks) {
+  constexpr std::size_t kMessage = 4 * 1024 * 1024;
+  for (std::uint8_t seed = 1; seed <= 3; ++seed) {
+    std::vector<std::byte> first(kMessage, std::byte{seed});
+    const std::span<const std::byte> parts[1] = {first};
+    conn_->set_writable();
+    ASSERT_TRUE(conn_->send(parts, first.size()));
+    ASSERT_TRUE(conn_->has_queued());
+    const std::vector<std::byte> got =
+        send_and_drain(kMessage, seed + 1, wire::kFrameHeaderBytes + kMessage);
+    ASSERT_EQ(got.size(), wire::kFrameHeaderBytes + kMessage);
+    EXPECT_EQ(common::get_le<std::uint32_t>(got.data()), kMessage);
+    EXPECT_TRUE(std::all_of(got.begin() + wire::kFrameHeaderBytes, got.end(),
+                            [seed](std::byte b) { return b == std::byte{seed}; }));
+  }
   EXPECT_EQ(counters_.queue_chunks_made, 2u);
 }
 

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
-#include <vector>
 
 #include "common/clock.h"
+#include "common/kept_buffers.h"
 
 namespace mccl::offload::daemon {
 
@@ -40,13 +40,11 @@ class StagingBuffer {
 };
 
 // The staging buffers of a session's finished collectives, kept for its
-// next ones. A fresh buffer is fresh pages: each one faulted in, zeroed by
-// the kernel and charged to the memory cgroup as the collective first
-// writes it, then unmapped at its end (glibc maps anything of 32 MiB or
-// more by itself). For a 2-rank allgather of 16 MiB a rank on loopback
-// that was about 21,000 faults per collective, the largest single cost in
-// the daemon's profile. Bounded, so a session that once ran a large
-// collective does not hold its memory for long; one thread.
+// next ones (common/kept_buffers.h). For a 2-rank allgather of 16 MiB a
+// rank on loopback, fresh staging memory was about 21,000 page faults per
+// collective, the largest single cost in the daemon's profile. Bounded, so
+// a session that once ran a large collective does not hold its memory for
+// long; one thread.
 class StagingPool {
  public:
   static constexpr std::size_t kMostBuffers = 4;
@@ -65,11 +63,11 @@ class StagingPool {
   // Frees what is kept when nothing was given back since kIdleRelease
   // before `now`.
   void release_if_idle(common::TimePoint now);
-  std::size_t kept_buffers() const { return kept_.size(); }
-  std::size_t kept_bytes() const;
+  std::size_t kept_buffers() const { return kept_.count(); }
+  std::size_t kept_bytes() const { return kept_.bytes(); }
 
  private:
-  std::vector<StagingBuffer> kept_;  // by capacity, smallest first
+  common::KeptBuffers kept_{kMostBuffers, kMostBytes};
   common::TimePoint last_given_{};
 };
 

@@ -36,7 +36,7 @@ void Connection::fail(std::string why) {
   if (failure_.empty()) failure_ = std::move(why);
   queue_.clear();
   queued_ = 0;
-  spare_ = Chunk{};
+  spares_.clear();
 }
 
 bool Connection::send(std::span<const std::span<const std::byte>> parts, std::size_t total) {
@@ -119,14 +119,16 @@ void Connection::enqueue(std::span<const std::byte> header,
 
 Connection::Chunk Connection::take_chunk(std::size_t rest) {
   // Small remainders share chunks of kQueueChunkBytes; a large one gets a
-  // chunk of its own, the kept one where it fits.
-  if (rest > kQueueChunkBytes && spare_.cap >= rest) {
-    Chunk c = std::move(spare_);
-    spare_ = Chunk{};
-    c.size = c.off = 0;
-    return c;
-  }
+  // chunk of its own, a kept one where one fits.
   Chunk c;
+  if (rest > kQueueChunkBytes) {
+    common::KeptBuffers::Buffer kept = spares_.take(rest);
+    if (kept.bytes != nullptr) {
+      c.data = std::move(kept.bytes);
+      c.cap = kept.capacity;
+      return c;
+    }
+  }
   c.cap = rest <= kQueueChunkBytes
               ? kQueueChunkBytes
               : (rest + kQueueRoundBytes - 1) / kQueueRoundBytes * kQueueRoundBytes;
@@ -136,9 +138,7 @@ Connection::Chunk Connection::take_chunk(std::size_t rest) {
 }
 
 void Connection::retire_chunk(Chunk&& c) {
-  if (c.cap > kQueueChunkBytes && c.cap <= kKeepBigBytes && c.cap >= spare_.cap) {
-    spare_ = std::move(c);
-  }
+  if (c.cap > kQueueChunkBytes) spares_.give_back({std::move(c.data), c.cap});
 }
 
 bool Connection::flush() {
@@ -389,7 +389,7 @@ void Connection::close() {
   fd_.reset();
   queue_.clear();
   queued_ = 0;
-  spare_ = Chunk{};
+  spares_.clear();
   rbuf_.reset();
   big_.reset();
   big_cap_ = 0;

@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 
+#include "common/kept_buffers.h"
 #include "transport/reliable.h"
 #include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_transport.h"
@@ -45,12 +46,14 @@ class Connection {
   static constexpr std::size_t kBigMessageBytes = 16 * 1024;
   static constexpr std::size_t kQueueChunkBytes = 64 * 1024;        // small messages share chunks
   static constexpr std::size_t kReadBudgetBytes = 8 * 1024 * 1024;  // per receive() call
-  // The buffer of a large message, read or queued, is kept for the next
-  // one unless it is larger than this: fresh pages cost more than the copy
-  // into them (a 16 MiB queue chunk mapped and faulted in per send took a
-  // 2-rank 16 MiB allgather from 7 to 17-24 ms on loopback), and one kept
-  // buffer each way per connection bounds what is held.
+  // The buffers of large messages, read or queued, are kept for the next
+  // ones (common/kept_buffers.h) up to this many bytes each way per
+  // connection: fresh pages cost more than the copy into them (a 16 MiB
+  // queue chunk mapped and faulted in per send took a 2-rank 16 MiB
+  // allgather from 7 to 17-24 ms on loopback). Two queue chunks, since a
+  // collective's send may start while the last one's still drains.
   static constexpr std::size_t kKeepBigBytes = 64 * 1024 * 1024;
+  static constexpr std::size_t kKeptQueueChunks = 2;
   // A queue chunk of its own for a large remainder is rounded up to this,
   // so the next remainder of about the same size fits the kept one.
   static constexpr std::size_t kQueueRoundBytes = 1024 * 1024;
@@ -140,12 +143,12 @@ class Connection {
 
   // A queue chunk of its own for a large remainder (see enqueue()).
   Chunk take_chunk(std::size_t rest);
-  // A written chunk, kept as spare_ where it is large and not too large.
+  // A written chunk, kept in spares_ where it is large.
   void retire_chunk(Chunk&& c);
 
   std::deque<Chunk> queue_;
   std::size_t queued_ = 0;
-  Chunk spare_;  // the last large queue chunk written, for the next one
+  common::KeptBuffers spares_{kKeptQueueChunks, kKeepBigBytes};  // large chunks written
   bool writable_ = true;
 
   std::unique_ptr<std::byte[]> rbuf_;  // allocated at the first read
