@@ -46,13 +46,16 @@ void BruckAllgather::send_round(std::size_t k) {
   std::uint32_t seg = 0;
   for (std::size_t off = 0; off < stream_bytes; off += segment_bytes_, ++seg) {
     const std::size_t bytes = std::min(segment_bytes_, stream_bytes - off);
+    const protocol::ControlHeader h = p2p_header(static_cast<std::uint32_t>(k), seg);
+    // Blocks gathered before this round are final: lent, not copied.
     std::span<const std::byte> body = one_run_in_output(ctx_.rank(), round.blocks, off, bytes);
-    if (body.empty()) {
-      gathered.resize(bytes);
-      gather_from_blocks(layout_, ctx_.rank(), round.blocks, off, gathered);
-      body = gathered;
+    if (!body.empty()) {
+      if (!send_p2p_lent(round.to, h, body)) return;
+      continue;
     }
-    if (!send_p2p(round.to, p2p_header(static_cast<std::uint32_t>(k), seg), body)) return;
+    gathered.resize(bytes);
+    gather_from_blocks(layout_, ctx_.rank(), round.blocks, off, gathered);
+    if (!send_p2p(round.to, h, gathered)) return;
   }
 }
 

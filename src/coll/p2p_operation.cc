@@ -22,12 +22,20 @@ ControlHeader P2pOperation::p2p_header(std::uint32_t arg0, std::uint32_t arg1) c
 }
 
 bool P2pOperation::send_p2p(int peer, const ControlHeader& h, std::span<const std::byte> body) {
-  common::Status st = ctx_.send_control(peer, h, body);
+  return sent(ctx_.send_control(peer, h, body), body.size());
+}
+
+bool P2pOperation::send_p2p_lent(int peer, const ControlHeader& h,
+                                 std::span<const std::byte> body) {
+  return sent(ctx_.send_control_lent(peer, h, body, *this), body.size());
+}
+
+bool P2pOperation::sent(const common::Status& st, std::size_t bytes) {
   if (!st.is_ok()) {
     ctx_.poison(st);
     return false;
   }
-  Counters::add(ctx_.counters().p2p_bytes_sent, body.size());
+  Counters::add(ctx_.counters().p2p_bytes_sent, bytes);
   return true;
 }
 

@@ -39,8 +39,16 @@ class P2pOperation : public protocol::Operation {
   // A kP2pData header of this collective with the caller's arguments.
   protocol::ControlHeader p2p_header(std::uint32_t arg0, std::uint32_t arg1) const;
   // Sends `body` to `peer` and counts it; a failure fails the collective.
-  // Returns whether it was sent.
+  // Returns whether it was sent. The transport copies what its socket does
+  // not take at once.
   bool send_p2p(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body);
+  // The same for a `body` that lies in the collective's own buffers and
+  // stays as it is until the collective finishes (final data, not a
+  // scratch buffer): it is lent to the transport instead of copied
+  // (Context::send_control_lent), and copied only if still unsent then.
+  // A 2-rank Bruck allgather of 16 MiB a rank copied about 12 MiB of each
+  // send into the connection's queue.
+  bool send_p2p_lent(int peer, const protocol::ControlHeader& h, std::span<const std::byte> body);
   // Whether `h` carries this collective's signature; if not, fails the
   // collective with a message that names `peer` and ends with `must_match`
   // ("every rank must pass the same size and root").
@@ -53,6 +61,9 @@ class P2pOperation : public protocol::Operation {
   void drop_invalid();
 
  private:
+  // A send's outcome: counted, or the collective failed with it.
+  bool sent(const common::Status& st, std::size_t bytes);
+
   std::uint64_t signature_;
   std::size_t bytes_;
 };

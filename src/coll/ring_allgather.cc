@@ -42,7 +42,7 @@ void RingAllgather::send_block(int block) {
     std::size_t len = std::min(segment_bytes_, count - off);
     const ControlHeader h =
         p2p_header(static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(seg));
-    if (!send_p2p(to_, h, {base + off, len})) return;
+    if (!send_p2p_lent(to_, h, {base + off, len})) return;  // final: lent
   }
 }
 
@@ -85,7 +85,7 @@ void RingAllgather::on_control(int peer, const ControlHeader& h, std::span<const
   received_[block] += body.size();
   expected_ -= body.size();
   if (block != to_) {
-    send_p2p(to_, h, body);
+    send_p2p_lent(to_, h, at);  // final in the output now: lent
   }
 }
 

@@ -68,7 +68,11 @@ void TreeBroadcast::forward(std::uint32_t segment, std::span<const std::byte> da
   ControlHeader h = p2p_header(0, segment);
   h.root = static_cast<std::uint32_t>(root_);
   for (int child : children_) {
-    if (!send_p2p(child, h, data)) return;
+    // A forwarder's segment is final in the buffer and leaves while the
+    // rest arrives: lent. The root finishes once it has sent, so what it
+    // lent would be copied at once anyway.
+    const bool sent = parent_ >= 0 ? send_p2p_lent(child, h, data) : send_p2p(child, h, data);
+    if (!sent) return;
   }
 }
 

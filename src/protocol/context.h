@@ -144,6 +144,13 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // ---- for operations ----
   // Sends a control message (the tag is filled in). Counts it.
   common::Status send_control(int peer, ControlHeader h, std::span<const std::byte> body = {});
+  // The same, with `body` lent to the transport (ReliableTransport::
+  // send_lent) by `op`, whose memory it lies in: what the socket does not
+  // take at once is written from there, not copied, and copied only if
+  // still unwritten when `op` (or any operation under its sequence number)
+  // finishes. `body` must stay as it is until then.
+  common::Status send_control_lent(int peer, ControlHeader h, std::span<const std::byte> body,
+                                   const Operation& op);
   // Sends `data` to `peer` as one point-to-point message under `tag`, in
   // segments of at most `segment_bytes` (protocol/p2p.h); to itself, it is
   // delivered at once. Never blocks: the transport copies.
@@ -258,6 +265,11 @@ class Context final : private transport::DatagramHandler, private transport::Rel
                 std::span<const std::byte> message);
   void on_peer_failure(int peer, const common::Status& why) override;
   friend void abandon_landings(Context& ctx, Operation& op);
+  friend void reclaim_lent(Context& ctx, const Operation& op);
+  // send_control() and send_control_lent(): the header encoded, the message
+  // handed to the reliable transport, lent by `lender` unless 0.
+  common::Status send_message(int peer, ControlHeader h, std::span<const std::byte> body,
+                              std::uint64_t lender);
   void check_deadlines(common::TimePoint now);
   void start_point_to_point(const std::shared_ptr<Operation>& op, common::TimePoint now);
   // A message for collective `h.seq` that is no longer active: true when an
@@ -312,6 +324,10 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // Messages being read into an operation's memory, by the peer sending
   // them (one at a time each: a connection reads in order).
   std::vector<std::pair<int, Operation*>> landings_;
+  // Sequence numbers whose operations lent the transport bytes that may
+  // still be queued (send_control_lent): reclaimed when one of them
+  // finishes, and at destruction.
+  std::vector<std::uint32_t> lent_seqs_;
   EarlyStore early_;
   struct PendingMessage {
     int peer;

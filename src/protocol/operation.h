@@ -35,6 +35,9 @@ class Operation;
 
 // Has the transport stop writing every landing `op` took (context.cc).
 void abandon_landings(Context& ctx, Operation& op);
+// Has the transport copy whatever of `op`'s memory it was lent and has not
+// written yet (Context::send_control_lent).
+void reclaim_lent(Context& ctx, const Operation& op);
 
 class Operation {
  public:
@@ -110,10 +113,12 @@ class Operation {
   const common::Status& status() const { return status_; }
 
   // Finishes the operation; the first call wins. Landings still under way
-  // are abandoned first, so nothing writes its buffers once done() is seen.
+  // are abandoned first, so nothing writes its buffers once done() is seen,
+  // and sends that still read them are copied.
   void finish(common::Status s) {
     if (done()) return;
     if (landings_ > 0) abandon_landings(ctx_, *this);
+    reclaim_lent(ctx_, *this);
     stop_helpers();
     status_ = std::move(s);
     done_.store(true, std::memory_order_release);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "common/status.h"
@@ -75,6 +76,22 @@ class ReliableTransport {
   // (or pinned until sent) before returning, so the caller may reuse them.
   // Sending to a dead peer returns kPeerFailure naming it.
   virtual common::Status send(int peer, std::span<const std::span<const std::byte>> parts) = 0;
+
+  // As send(), but the last part is lent rather than copied: what of it the
+  // transport cannot write at once stays in the caller's memory and is
+  // written from there, until reclaim(lender) copies what is left. The
+  // caller must call reclaim(lender) before that memory changes or goes;
+  // `lender` (not 0) names the caller's lent parts for it. By default the
+  // transport copies, as send() does.
+  virtual common::Status send_lent(int peer, std::span<const std::span<const std::byte>> parts,
+                                   std::uint64_t lender) {
+    (void)lender;
+    return send(peer, parts);
+  }
+  // Copies whatever of `lender`'s lent parts is still to be written into
+  // the transport's own memory. Must not block; may be called from a
+  // handler callback.
+  virtual void reclaim(std::uint64_t lender) { (void)lender; }
 
   common::Status send(int peer, std::span<const std::byte> message) {
     std::span<const std::byte> one[1] = {message};

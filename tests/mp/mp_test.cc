@@ -70,6 +70,30 @@ INSTANTIATE_TEST_SUITE_P(Loopback, MultiProcess,
                                            SweepParam{4, "offload", 10}),
                          sweep_name);
 
+// Buffers overwritten as soon as a call returns: the point-to-point
+// algorithms lend the TCP connection the collective's buffers for what the
+// socket does not take at once (transport/reliable.h, send_lent), and a
+// collective must not return while a send still reads them. 4 MiB per rank
+// is far more than a socket takes at once, so each round leaves lent bytes
+// queued; each algorithm pinned, each engine.
+TEST(MultiProcessReuse, BuffersOverwrittenOnReturnArriveAsTheyWereSent) {
+  const char* algos[][2] = {{"bruck", "binomial"}, {"ring", "chain"}};
+  for (const char* progress : {"inline", "thread", "offload"}) {
+    for (const auto& [allgather, bcast] : algos) {
+      Env env = {{"MCCL_PROGRESS", progress},
+                 {"MCCL_COLL_ALLGATHER_ALGO", allgather},
+                 {"MCCL_COLL_BCAST_ALGO", bcast},
+                 {"MCCL_COLL_TIMEOUT_MS", "30000"}};
+      JobResult job = run_job(MCCL_MP_WORKER, {"reuse", std::to_string(4 << 20), "6"}, 3, env,
+                              std::chrono::seconds(120));
+      ASSERT_FALSE(job.timed_out) << progress << " " << allgather << describe(job);
+      for (int r = 0; r < 3; ++r) {
+        EXPECT_EQ(job.ranks[r].exit_code, 0) << progress << " " << allgather << describe(job);
+      }
+    }
+  }
+}
+
 // The same sweep with UCX as the reliable transport (over tcp on lo: UCX
 // refuses shared memory when peer failures must be detected); skipped in a
 // build without UCX, where every rank would refuse MCCL_RELIABLE=ucx.

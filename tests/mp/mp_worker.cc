@@ -29,6 +29,14 @@
 //                              one clock for every process of the host, so
 //                              the launcher can compute the detection delay)
 //
+//   mp_worker reuse M ROUNDS   ROUNDS rounds of an allgather of M bytes per
+//                              rank and a broadcast of M bytes, each rank
+//                              overwriting its buffers with the next
+//                              round's bytes as soon as a call returns;
+//                              every byte checked. A send still reading a
+//                              returned buffer (a lent send not reclaimed,
+//                              transport/reliable.h) shows as wrong bytes.
+//
 // Modes for the namespace fabric (tests/fabric/), where each rank has a
 // link of its own whose counters /sys/class/net/<MCCL_UDP_IFACE>/statistics
 // show (ip netns exec remounts /sys):
@@ -60,6 +68,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <csignal>
@@ -461,6 +470,35 @@ int setup_timeout(long ms) {
   return 5;
 }
 
+int reuse(mccl::Communicator& c, std::size_t bytes, int rounds) {
+  const int n = c.size(), me = c.rank();
+  std::vector<std::byte> send(bytes), recv(bytes * n), buf(bytes);
+  auto fill = [&](std::uint64_t salt) {
+    for (std::size_t i = 0; i < bytes; ++i) send[i] = pattern(me, i, salt);
+  };
+  fill(1);
+  for (int round = 1; round <= rounds; ++round) {
+    const auto salt = static_cast<std::uint64_t>(round);
+    c.allgather(send.data(), recv.data(), bytes);
+    // At once, before any check: the next round's bytes over both buffers.
+    fill(salt + 1);
+    std::vector<std::byte> got = recv;
+    std::fill(recv.begin(), recv.end(), std::byte{0xEE});
+    for (int r = 0; r < n; ++r) {
+      if (!check(got.data() + r * bytes, bytes, r, salt, "allgather")) return 2;
+    }
+    const int root = round % n;
+    if (me == root) {
+      for (std::size_t i = 0; i < bytes; ++i) buf[i] = pattern(root, i, salt);
+    }
+    c.broadcast(buf.data(), bytes, root);
+    std::vector<std::byte> bgot = buf;
+    std::fill(buf.begin(), buf.end(), std::byte{0xDD});
+    if (!check(bgot.data(), bytes, root, salt, "broadcast")) return 2;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "sweep";
   if ((mode == "setup-fails" || mode == "setup-timeout") && argc > 2) {
@@ -493,12 +531,15 @@ int main(int argc, char** argv) {
       rc = hang(comm, std::atoi(argv[2]));
     } else if (mode == "noise" && argc > 3) {
       rc = noise(comm, argv[2], std::atoi(argv[3]));
+    } else if (mode == "reuse" && argc > 3) {
+      rc = reuse(comm, std::strtoull(argv[2], nullptr, 0), std::atoi(argv[3]));
     } else {
       std::fprintf(stderr,
                    "usage: mp_worker sweep | setup-fails RANK | setup-timeout MS | die RANK | kill "
                    "RANK | hang RANK | "
                    "txbytes M | "
-                   "txbytes-bcast M [ROOT] | txbytes-allreduce S | noise FILE ROUNDS\n");
+                   "txbytes-bcast M [ROOT] | txbytes-allreduce S | noise FILE ROUNDS | reuse M "
+                   "ROUNDS\n");
       return 1;
     }
     print_stats(comm);

@@ -135,5 +135,92 @@ TEST_F(TcpQueue, SmallRemaindersShareChunks) {
   EXPECT_LE(counters_.queue_chunks_made, 1u + 4u);
 }
 
+// Lent sends (ReliableTransport::send_lent): the unwritten rest of the last
+// part stays in the sender's memory until written or reclaimed.
+class TcpLentQueue : public TcpQueue {
+ protected:
+  static constexpr std::size_t kMessage = 4 * 1024 * 1024;
+  static constexpr std::uint64_t kLender = 7;
+
+  // Reads everything queued at the other end.
+  std::vector<std::byte> drain() {
+    std::vector<std::byte> got, buf(256 * 1024);
+    conn_->set_writable();
+    while (conn_->has_queued()) {
+      if (!conn_->flush()) break;
+      const ssize_t n = ::recv(reader_, buf.data(), buf.size(), 0);
+      if (n > 0) got.insert(got.end(), buf.begin(), buf.begin() + n);
+    }
+    for (ssize_t n; (n = ::recv(reader_, buf.data(), buf.size(), 0)) > 0;) {
+      got.insert(got.end(), buf.begin(), buf.begin() + n);
+    }
+    return got;
+  }
+  bool send_lent(const std::vector<std::byte>& msg, std::uint64_t lender) {
+    const std::span<const std::byte> header(msg.data(), 16);  // copied, as a protocol header is
+    const std::span<const std::byte> body(msg.data() + 16, msg.size() - 16);
+    const std::span<const std::byte> parts[2] = {header, body};
+    conn_->set_writable();
+    return conn_->send(parts, msg.size(), lender);
+  }
+};
+
+TEST_F(TcpLentQueue, TheRestIsWrittenFromWhereItLiesNotCopied) {
+  std::vector<std::byte> msg(kMessage, std::byte{1});
+  ASSERT_TRUE(send_lent(msg, kLender));
+  ASSERT_GT(conn_->lent_bytes(), kMessage / 2) << "the socket took most of it at once";
+  EXPECT_EQ(counters_.bytes_lent, conn_->lent_bytes());
+  EXPECT_EQ(counters_.bytes_queued, 0u);  // the header went whole: nothing copied
+  // The sender changes its last bytes before they leave: they leave changed.
+  msg.back() = std::byte{2};
+  const std::vector<std::byte> got = drain();
+  ASSERT_EQ(got.size(), wire::kFrameHeaderBytes + kMessage);
+  EXPECT_EQ(got.back(), std::byte{2});
+  EXPECT_EQ(conn_->lent_bytes(), 0u);
+  EXPECT_EQ(counters_.lent_chunks_reclaimed, 0u);
+}
+
+TEST_F(TcpLentQueue, ReclaimCopiesWhatIsStillUnwritten) {
+  std::vector<std::byte> msg(kMessage);
+  for (std::size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<std::byte>(i * 13);
+  const std::vector<std::byte> sent = msg;
+  ASSERT_TRUE(send_lent(msg, kLender));
+  ASSERT_GT(conn_->lent_bytes(), 0u);
+  const std::size_t queued = conn_->queued_bytes();
+  conn_->reclaim(kLender);
+  EXPECT_EQ(conn_->lent_bytes(), 0u);
+  EXPECT_EQ(conn_->queued_bytes(), queued);
+  EXPECT_EQ(counters_.lent_chunks_reclaimed, 1u);
+  std::fill(msg.begin(), msg.end(), std::byte{0xEE});  // the lender's memory changes
+  const std::vector<std::byte> got = drain();
+  ASSERT_EQ(got.size(), wire::kFrameHeaderBytes + kMessage);
+  EXPECT_TRUE(std::equal(sent.begin(), sent.end(), got.begin() + wire::kFrameHeaderBytes));
+}
+
+TEST_F(TcpLentQueue, ReclaimTakesOnlyItsLendersBytesAndKeepsTheOrder) {
+  std::vector<std::byte> first(kMessage, std::byte{3}), second(kMessage, std::byte{4});
+  ASSERT_TRUE(send_lent(first, kLender));
+  ASSERT_TRUE(send_lent(second, kLender + 1));  // wholly queued behind the first
+  const std::vector<std::byte> small(100, std::byte{5});
+  const std::span<const std::byte> parts[1] = {small};
+  ASSERT_TRUE(conn_->send(parts, small.size()));  // copied, behind both
+  EXPECT_EQ(conn_->lent_bytes() > kMessage, true);
+  conn_->reclaim(kLender + 1);
+  EXPECT_EQ(conn_->lent_bytes() < kMessage, true) << "the first lender's bytes stay lent";
+  std::fill(second.begin(), second.end(), std::byte{0xEE});
+  conn_->reclaim(kLender);
+  EXPECT_EQ(conn_->lent_bytes(), 0u);
+  std::fill(first.begin(), first.end(), std::byte{0xEE});
+  const std::vector<std::byte> got = drain();
+  const std::size_t frame = wire::kFrameHeaderBytes + kMessage;
+  ASSERT_EQ(got.size(), 2 * frame + wire::kFrameHeaderBytes + small.size());
+  EXPECT_TRUE(std::all_of(got.begin() + wire::kFrameHeaderBytes, got.begin() + frame,
+                          [](std::byte b) { return b == std::byte{3}; }));
+  EXPECT_TRUE(std::all_of(got.begin() + frame + wire::kFrameHeaderBytes, got.begin() + 2 * frame,
+                          [](std::byte b) { return b == std::byte{4}; }));
+  EXPECT_TRUE(std::all_of(got.end() - static_cast<std::ptrdiff_t>(small.size()), got.end(),
+                          [](std::byte b) { return b == std::byte{5}; }));
+}
+
 }  // namespace
 }  // namespace mccl::transport::tcp

@@ -36,14 +36,16 @@ void Connection::fail(std::string why) {
   if (failure_.empty()) failure_ = std::move(why);
   queue_.clear();
   queued_ = 0;
+  lent_bytes_ = 0;
   spares_.clear();
 }
 
-bool Connection::send(std::span<const std::span<const std::byte>> parts, std::size_t total) {
+bool Connection::send(std::span<const std::span<const std::byte>> parts, std::size_t total,
+                      std::uint64_t lender) {
   if (broken()) return false;
   ++counters_.messages_sent;
   counters_.bytes_sent += total;
-  return send_frame(static_cast<std::uint32_t>(total), parts, total);
+  return send_frame(static_cast<std::uint32_t>(total), parts, total, lender);
 }
 
 bool Connection::send_control(wire::ControlKind kind, std::uint32_t arg) {
@@ -55,7 +57,7 @@ bool Connection::send_control(wire::ControlKind kind, std::uint32_t arg) {
 }
 
 bool Connection::send_frame(std::uint32_t word, std::span<const std::span<const std::byte>> parts,
-                            std::size_t total) {
+                            std::size_t total, std::uint64_t lender) {
   std::array<std::byte, wire::kFrameHeaderBytes> header;
   common::put_le<std::uint32_t>(header.data(), word);
   const std::size_t frame = header.size() + total;
@@ -88,33 +90,72 @@ bool Connection::send_frame(std::uint32_t word, std::span<const std::span<const 
     if (written < offered) writable_ = false;  // the socket is full
   }
   if (written == frame) return true;
-  enqueue(header, parts, written, frame - written);
+  const std::size_t lent_before = lent_bytes_;
+  enqueue(header, parts, written, frame - written, lender);
   ++counters_.sends_queued;
-  counters_.bytes_queued += frame - written;
+  counters_.bytes_queued += frame - written - (lent_bytes_ - lent_before);
+  counters_.bytes_lent += lent_bytes_ - lent_before;
   // Parts beyond kMaxIov were not offered although the socket had room.
   return writable_ ? flush() : true;
 }
 
 void Connection::enqueue(std::span<const std::byte> header,
                          std::span<const std::span<const std::byte>> parts, std::size_t skip,
-                         std::size_t rest) {
-  if (queue_.empty() || queue_.back().cap - queue_.back().size < rest) {
-    queue_.push_back(take_chunk(rest));
+                         std::size_t rest, std::uint64_t lender) {
+  // With a lender, the last part's unwritten bytes stay where they lie: only
+  // what precedes them (a header, whole or in part) is copied.
+  std::span<const std::byte> lent;
+  if (lender != 0 && !parts.empty()) {
+    const std::span<const std::byte> last = parts.back();
+    const std::size_t unwritten = std::min(last.size(), rest);
+    lent = last.subspan(last.size() - unwritten);
+    parts = parts.first(parts.size() - 1);
   }
-  Chunk& dst = queue_.back();
-  auto copy = [&](std::span<const std::byte> piece) {
-    if (skip >= piece.size()) {
-      skip -= piece.size();
-      return;
+  const std::size_t copied = rest - lent.size();
+  if (copied > 0) {
+    if (queue_.empty() || queue_.back().lent != nullptr ||
+        queue_.back().cap - queue_.back().size < copied) {
+      queue_.push_back(take_chunk(copied));
     }
-    piece = piece.subspan(skip);
-    skip = 0;
-    std::memcpy(dst.data.get() + dst.size, piece.data(), piece.size());
-    dst.size += piece.size();
-  };
-  copy(header);
-  for (const auto& p : parts) copy(p);
+    Chunk& dst = queue_.back();
+    auto copy = [&](std::span<const std::byte> piece) {
+      if (skip >= piece.size()) {
+        skip -= piece.size();
+        return;
+      }
+      piece = piece.subspan(skip);
+      skip = 0;
+      std::memcpy(dst.data.get() + dst.size, piece.data(), piece.size());
+      dst.size += piece.size();
+    };
+    copy(header);
+    for (const auto& p : parts) copy(p);
+  }
+  if (!lent.empty()) {
+    Chunk c;
+    c.lent = lent.data();
+    c.size = lent.size();
+    c.lender = lender;
+    queue_.push_back(std::move(c));
+    lent_bytes_ += lent.size();
+  }
   queued_ += rest;
+}
+
+void Connection::reclaim(std::uint64_t lender) {
+  if (lent_bytes_ == 0) return;
+  for (Chunk& c : queue_) {
+    if (c.lent == nullptr || c.lender != lender) continue;
+    // In place: the queue keeps its order and length (a flush or a receive
+    // may be under way further up the stack).
+    const std::size_t left = c.size - c.off;
+    Chunk own = take_chunk(left);  // a kept one where it fits
+    std::memcpy(own.data.get(), c.lent + c.off, left);
+    own.size = left;
+    c = std::move(own);
+    lent_bytes_ -= left;
+    ++counters_.lent_chunks_reclaimed;
+  }
 }
 
 Connection::Chunk Connection::take_chunk(std::size_t rest) {
@@ -147,7 +188,7 @@ bool Connection::flush() {
     std::size_t n_iov = 0;
     std::size_t offered = 0;
     for (auto it = queue_.begin(); it != queue_.end() && n_iov < iov.size(); ++it) {
-      iov[n_iov++] = {it->data.get() + it->off, it->size - it->off};
+      iov[n_iov++] = {const_cast<std::byte*>(it->bytes()) + it->off, it->size - it->off};
       offered += it->size - it->off;
     }
     msghdr msg{};
@@ -171,6 +212,7 @@ bool Connection::flush() {
       std::size_t take = std::min(left, c.size - c.off);
       c.off += take;
       left -= take;
+      if (c.lent != nullptr) lent_bytes_ -= take;
       if (c.off == c.size) {
         retire_chunk(std::move(c));
         queue_.pop_front();
@@ -389,6 +431,7 @@ void Connection::close() {
   fd_.reset();
   queue_.clear();
   queued_ = 0;
+  lent_bytes_ = 0;
   spares_.clear();
   rbuf_.reset();
   big_.reset();

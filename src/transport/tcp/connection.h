@@ -69,9 +69,19 @@ class Connection {
   int fd() const { return fd_.get(); }
 
   // Writes the message (length + parts, `total` bytes of parts) as far as
-  // the socket takes it and queues a copy of the rest. False when the
-  // connection is or becomes broken.
-  bool send(std::span<const std::span<const std::byte>> parts, std::size_t total);
+  // the socket takes it and queues a copy of the rest; with a `lender`
+  // (not 0), the rest of the last part is queued where it lies instead,
+  // until it is written or reclaim(lender) copies it
+  // (ReliableTransport::send_lent). False when the connection is or
+  // becomes broken.
+  bool send(std::span<const std::span<const std::byte>> parts, std::size_t total,
+            std::uint64_t lender = 0);
+  // Copies what is still queued of `lender`'s lent bytes into queue memory
+  // of the connection's own. Leaves the queue's order and length as they
+  // are.
+  void reclaim(std::uint64_t lender);
+  // Bytes queued where a lender lent them.
+  std::size_t lent_bytes() const { return lent_bytes_; }
   // Writes queued bytes until the queue is empty or the socket is full.
   // False when the connection is or becomes broken.
   bool flush();
@@ -111,19 +121,25 @@ class Connection {
     std::size_t size = 0;
     std::size_t cap = 0;
     std::size_t off = 0;  // bytes already written
+    // Where the bytes lie when a lender lent them (data is then null, cap
+    // 0, and nothing is appended to the chunk).
+    const std::byte* lent = nullptr;
+    std::uint64_t lender = 0;
+    const std::byte* bytes() const { return lent != nullptr ? lent : data.get(); }
   };
 
   void fail(std::string why);
-  // Copies `rest` bytes of header+parts, after the first `skip`, to the queue.
+  // Copies `rest` bytes of header+parts, after the first `skip`, to the
+  // queue; with a `lender`, what is left of the last part is queued lent.
   void enqueue(std::span<const std::byte> header, std::span<const std::span<const std::byte>> parts,
-               std::size_t skip, std::size_t rest);
+               std::size_t skip, std::size_t rest, std::uint64_t lender);
   // Delivers whole messages already in memory; false when it must stop
   // (max reached, or the stream is corrupt).
   bool deliver_ready(ReliableHandler& handler, std::size_t max, std::size_t& delivered);
   // Writes (or queues) one frame: `word` (a length or a control word) and
   // the parts, `total` bytes of them.
   bool send_frame(std::uint32_t word, std::span<const std::span<const std::byte>> parts,
-                  std::size_t total);
+                  std::size_t total, std::uint64_t lender = 0);
   void make_room();
   // Hands over the long message under way (in big_ or at its landing),
   // whole; an abandoned landing's is dropped.
@@ -148,6 +164,7 @@ class Connection {
 
   std::deque<Chunk> queue_;
   std::size_t queued_ = 0;
+  std::size_t lent_bytes_ = 0;                                   // of queued_, in lent chunks
   common::KeptBuffers spares_{kKeptQueueChunks, kKeepBigBytes};  // large chunks written
   bool writable_ = true;
 

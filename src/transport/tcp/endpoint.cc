@@ -165,7 +165,8 @@ void TcpEndpoint::set_pending(bool on) {
       on ? ::write(pending_.get(), &v, sizeof v) : ::read(pending_.get(), &v, sizeof v);
 }
 
-common::Status TcpEndpoint::send(int peer, std::span<const std::span<const std::byte>> parts) {
+common::Status TcpEndpoint::send_parts(int peer, std::span<const std::span<const std::byte>> parts,
+                                       std::uint64_t lender) {
   if (peer < 0 || peer >= size_) {
     return common::invalid_argument(me() + "send to rank " + std::to_string(peer) +
                                     ", outside the mesh of " + std::to_string(size_));
@@ -200,13 +201,29 @@ common::Status TcpEndpoint::send(int peer, std::span<const std::span<const std::
     return common::Status::ok();
   }
   if (p.conn->broken()) return failure_of(peer);
-  if (!p.conn->send(parts, total)) {
+  const std::size_t lent_before = p.conn->lent_bytes();
+  if (!p.conn->send(parts, total, lender)) {
     list(peer, backlog_);  // poll() reports it
     set_pending(true);
     return failure_of(peer);
   }
+  if (p.conn->lent_bytes() > lent_before &&
+      std::find(lent_to_.begin(), lent_to_.end(), peer) == lent_to_.end()) {
+    lent_to_.push_back(peer);
+  }
   update_interest(peer);
   return common::Status::ok();
+}
+
+void TcpEndpoint::reclaim(std::uint64_t lender) {
+  // Only connections that were lent bytes, and of those only the ones that
+  // still hold some stay listed.
+  std::erase_if(lent_to_, [&](int peer) {
+    Peer& p = at(peer);
+    if (!p.conn) return true;
+    p.conn->reclaim(lender);
+    return p.conn->lent_bytes() == 0;
+  });
 }
 
 void TcpEndpoint::deliver_self(ReliableHandler& handler, std::size_t max, std::size_t& delivered) {

@@ -61,7 +61,14 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  common::Status send(int peer, std::span<const std::span<const std::byte>> parts) override;
+  common::Status send(int peer, std::span<const std::span<const std::byte>> parts) override {
+    return send_parts(peer, parts, 0);
+  }
+  common::Status send_lent(int peer, std::span<const std::span<const std::byte>> parts,
+                           std::uint64_t lender) override {
+    return send_parts(peer, parts, lender);
+  }
+  void reclaim(std::uint64_t lender) override;
   common::Status poll(ReliableHandler& handler, std::size_t max, std::size_t& delivered) override;
   int wait_fd() const override { return epoll_.get(); }
   bool awaiting_connection() const override;
@@ -78,6 +85,9 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   std::string congestion_control(int peer) const override;
 
  private:
+  // send() and send_lent(); `lender` 0: nothing lent.
+  common::Status send_parts(int peer, std::span<const std::span<const std::byte>> parts,
+                            std::uint64_t lender);
   std::string me() const { return "tcp: rank " + std::to_string(rank_) + ": "; }
   Peer& at(int peer) { return peers_[static_cast<std::size_t>(peer)]; }
   common::Status failure_of(int peer) const;
@@ -133,6 +143,7 @@ class TcpEndpoint final : public TcpTransport, public ControlSink {
   bool shared_readable_ = false;
   common::TimePoint timer_at_ = common::TimePoint::max();
   std::deque<std::vector<std::byte>> self_queue_;
+  std::vector<int> lent_to_;  // peers whose connections may hold lent bytes
   std::vector<int> backlog_;  // peers with messages in memory, or broken and not reported
   std::vector<int> work_;
   std::vector<int> dialing_;  // peers in kDialing

@@ -105,17 +105,19 @@ struct TcpCounters {
   std::uint64_t bytes_sent = 0;  // message bytes, without the length prefixes
   std::uint64_t messages_received = 0;
   std::uint64_t bytes_received = 0;
-  std::uint64_t sends_queued = 0;        // send() calls that left bytes in a queue
-  std::uint64_t bytes_queued = 0;        // bytes copied into queues
-  std::uint64_t queue_chunks_made = 0;   // queue memory allocated (fresh pages), not reused
-  std::uint64_t write_calls = 0;         // sendmsg() calls
-  std::uint64_t read_calls = 0;          // recv() calls
-  std::uint64_t connections_opened = 0;  // handshakes completed, both directions
-  std::uint64_t connections_closed = 0;  // closed idle by the kGoodbye handshake
-  std::uint64_t most_open = 0;           // the most connections open at once
-  std::uint64_t failure_news_sent = 0;   // kPeerFailed frames sent
-  std::uint64_t messages_landed = 0;     // long messages read where the handler said
-  std::uint64_t landings_abandoned = 0;  // of those, dropped once the handler abandoned them
+  std::uint64_t sends_queued = 0;           // send() calls that left bytes in a queue
+  std::uint64_t bytes_queued = 0;           // bytes copied into queues
+  std::uint64_t queue_chunks_made = 0;      // queue memory allocated (fresh pages), not reused
+  std::uint64_t bytes_lent = 0;             // bytes queued where a lender lent them (send_lent)
+  std::uint64_t lent_chunks_reclaimed = 0;  // lent bytes copied by reclaim() before they left
+  std::uint64_t write_calls = 0;            // sendmsg() calls
+  std::uint64_t read_calls = 0;             // recv() calls
+  std::uint64_t connections_opened = 0;     // handshakes completed, both directions
+  std::uint64_t connections_closed = 0;     // closed idle by the kGoodbye handshake
+  std::uint64_t most_open = 0;              // the most connections open at once
+  std::uint64_t failure_news_sent = 0;      // kPeerFailed frames sent
+  std::uint64_t messages_landed = 0;        // long messages read where the handler said
+  std::uint64_t landings_abandoned = 0;     // of those, dropped once the handler abandoned them
 };
 
 class TcpTransport : public ReliableTransport {
