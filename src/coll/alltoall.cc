@@ -51,7 +51,8 @@ void Alltoall::send_block(int peer) {
   std::size_t off = 0;
   do {  // an empty block is one empty segment: the receiver learns its size
     const std::size_t len = std::min(segment_bytes_, count - off);
-    if (!send_p2p(peer, h, {base + off, len})) return;
+    // The send buffer stays as it is until the exchange completes: lent.
+    if (!send_p2p_lent(peer, h, {base + off, len})) return;
     off += len;
     ++h.arg0;
   } while (off < count);

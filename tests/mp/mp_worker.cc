@@ -30,7 +30,9 @@
 //                              the launcher can compute the detection delay)
 //
 //   mp_worker reuse M ROUNDS   ROUNDS rounds of an allgather of M bytes per
-//                              rank and a broadcast of M bytes, each rank
+//                              rank, a broadcast of M bytes and (but under
+//                              the offload engine) an alltoall of M-byte
+//                              blocks, each rank
 //                              overwriting its buffers with the next
 //                              round's bytes as soon as a call returns;
 //                              every byte checked. A send still reading a
@@ -473,6 +475,10 @@ int setup_timeout(long ms) {
 int reuse(mccl::Communicator& c, std::size_t bytes, int rounds) {
   const int n = c.size(), me = c.rank();
   std::vector<std::byte> send(bytes), recv(bytes * n), buf(bytes);
+  // The offload engine has no alltoall (kUnavailable).
+  const char* engine = std::getenv("MCCL_PROGRESS");
+  const bool alltoall = engine == nullptr || std::string(engine) != "offload";
+  std::vector<std::byte> a_send(alltoall ? bytes * n : 0), a_recv(alltoall ? bytes * n : 0);
   auto fill = [&](std::uint64_t salt) {
     for (std::size_t i = 0; i < bytes; ++i) send[i] = pattern(me, i, salt);
   };
@@ -495,6 +501,23 @@ int reuse(mccl::Communicator& c, std::size_t bytes, int rounds) {
     std::vector<std::byte> bgot = buf;
     std::fill(buf.begin(), buf.end(), std::byte{0xDD});
     if (!check(bgot.data(), bytes, root, salt, "broadcast")) return 2;
+    if (!alltoall) continue;
+    // Block d of this rank's send buffer goes to rank d.
+    for (int d = 0; d < n; ++d) {
+      for (std::size_t i = 0; i < bytes; ++i) {
+        a_send[d * bytes + i] = pattern(me, i, salt * 31 + static_cast<std::uint64_t>(d));
+      }
+    }
+    c.alltoall(a_send.data(), a_recv.data(), bytes);
+    std::fill(a_send.begin(), a_send.end(), std::byte{0xCC});
+    std::vector<std::byte> agot = a_recv;
+    std::fill(a_recv.begin(), a_recv.end(), std::byte{0xBB});
+    for (int r = 0; r < n; ++r) {
+      if (!check(agot.data() + r * bytes, bytes, r, salt * 31 + static_cast<std::uint64_t>(me),
+                 "alltoall")) {
+        return 2;
+      }
+    }
   }
   return 0;
 }
