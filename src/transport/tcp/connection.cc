@@ -113,6 +113,7 @@ void Connection::enqueue(std::span<const std::byte> header,
   }
   const std::size_t copied = rest - lent.size();
   if (copied > 0) {
+    // Never after a lent chunk: its cap is 0, and cap - size would wrap.
     if (queue_.empty() || queue_.back().lent != nullptr ||
         queue_.back().cap - queue_.back().size < copied) {
       queue_.push_back(take_chunk(copied));

@@ -109,7 +109,7 @@ struct TcpCounters {
   std::uint64_t bytes_queued = 0;           // bytes copied into queues
   std::uint64_t queue_chunks_made = 0;      // queue memory allocated (fresh pages), not reused
   std::uint64_t bytes_lent = 0;             // bytes queued where a lender lent them (send_lent)
-  std::uint64_t lent_chunks_reclaimed = 0;  // lent bytes copied by reclaim() before they left
+  std::uint64_t lent_chunks_reclaimed = 0;  // lent chunks copied by reclaim() before they left
   std::uint64_t write_calls = 0;            // sendmsg() calls
   std::uint64_t read_calls = 0;             // recv() calls
   std::uint64_t connections_opened = 0;     // handshakes completed, both directions
