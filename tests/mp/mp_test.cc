@@ -75,14 +75,17 @@ INSTANTIATE_TEST_SUITE_P(Loopback, MultiProcess,
 // socket does not take at once (transport/reliable.h, send_lent), and a
 // collective must not return while a send still reads them. 4 MiB per rank
 // is far more than a socket takes at once, so each round leaves lent bytes
-// queued; each algorithm pinned, each engine.
+// queued; each algorithm pinned, each engine. The reductions copy what
+// they send (docs/benchmarks/rs-lending-2026-11-29) and are checked the
+// same way.
 TEST(MultiProcessReuse, BuffersOverwrittenOnReturnArriveAsTheyWereSent) {
-  const char* algos[][2] = {{"bruck", "binomial"}, {"ring", "chain"}};
+  const char* algos[][3] = {{"bruck", "binomial", "rs_mcast"}, {"ring", "chain", "ring"}};
   for (const char* progress : {"inline", "thread", "offload"}) {
-    for (const auto& [allgather, bcast] : algos) {
+    for (const auto& [allgather, bcast, allreduce] : algos) {
       Env env = {{"MCCL_PROGRESS", progress},
                  {"MCCL_COLL_ALLGATHER_ALGO", allgather},
                  {"MCCL_COLL_BCAST_ALGO", bcast},
+                 {"MCCL_COLL_ALLREDUCE_ALGO", allreduce},
                  {"MCCL_COLL_TIMEOUT_MS", "30000"}};
       JobResult job = run_job(MCCL_MP_WORKER, {"reuse", std::to_string(4 << 20), "6"}, 3, env,
                               std::chrono::seconds(120));

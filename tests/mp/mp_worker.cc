@@ -30,9 +30,11 @@
 //                              the launcher can compute the detection delay)
 //
 //   mp_worker reuse M ROUNDS   ROUNDS rounds of an allgather of M bytes per
-//                              rank, a broadcast of M bytes and (but under
-//                              the offload engine) an alltoall of M-byte
-//                              blocks, each rank
+//                              rank, a broadcast of M bytes, a reduce-
+//                              scatter and an allreduce (out of place, then
+//                              in place) of M-byte int32 blocks and (but
+//                              under the offload engine) an alltoall of
+//                              M-byte blocks, each rank
 //                              overwriting its buffers with the next
 //                              round's bytes as soon as a call returns;
 //                              every byte checked. A send still reading a
@@ -472,6 +474,55 @@ int setup_timeout(long ms) {
   return 5;
 }
 
+// Rank r's element i of round `salt`, small enough that N of them never
+// overflow.
+std::int32_t reuse_value(int rank, std::size_t i, std::uint64_t salt) {
+  return static_cast<std::int32_t>((rank + 1) * static_cast<std::int64_t>((i + salt) % 4099));
+}
+
+bool check_sums(const std::vector<std::int32_t>& got, std::size_t first, int n, std::uint64_t salt,
+                const char* what) {
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    std::int32_t want = 0;
+    for (int r = 0; r < n; ++r) want += reuse_value(r, first + i, salt);
+    if (got[i] != want) {
+      std::printf("%s: element %zu is %d, not %d\n", what, first + i, got[i], want);
+      return false;
+    }
+  }
+  return true;
+}
+
+// reuse's reductions: `per_rank` int32 per block, every buffer overwritten
+// as soon as a call returns.
+int reuse_reductions(mccl::Communicator& c, std::size_t per_rank, std::uint64_t salt) {
+  const int n = c.size(), me = c.rank();
+  const std::size_t count = per_rank * static_cast<std::size_t>(n);
+  std::vector<std::int32_t> send(count), recv(count), block(per_rank);
+  auto fill = [&](std::vector<std::int32_t>& v) {
+    for (std::size_t i = 0; i < count; ++i) v[i] = reuse_value(me, i, salt);
+  };
+  fill(send);
+  c.reduce_scatter(send.data(), block.data(), per_rank, mccl::DataType::kInt32,
+                   mccl::ReduceOp::kSum);
+  std::fill(send.begin(), send.end(), -1);
+  std::vector<std::int32_t> got = block;
+  std::fill(block.begin(), block.end(), -2);
+  if (!check_sums(got, per_rank * static_cast<std::size_t>(me), n, salt, "reduce-scatter"))
+    return 2;
+  fill(send);
+  c.allreduce(send.data(), recv.data(), count, mccl::DataType::kInt32, mccl::ReduceOp::kSum);
+  std::fill(send.begin(), send.end(), -3);
+  got = recv;
+  std::fill(recv.begin(), recv.end(), -4);
+  if (!check_sums(got, 0, n, salt, "allreduce")) return 2;
+  fill(recv);
+  c.allreduce(mccl::kInPlace, recv.data(), count, mccl::DataType::kInt32, mccl::ReduceOp::kSum);
+  got = recv;
+  std::fill(recv.begin(), recv.end(), -5);
+  return check_sums(got, 0, n, salt, "allreduce in place") ? 0 : 2;
+}
+
 int reuse(mccl::Communicator& c, std::size_t bytes, int rounds) {
   const int n = c.size(), me = c.rank();
   std::vector<std::byte> send(bytes), recv(bytes * n), buf(bytes);
@@ -501,6 +552,7 @@ int reuse(mccl::Communicator& c, std::size_t bytes, int rounds) {
     std::vector<std::byte> bgot = buf;
     std::fill(buf.begin(), buf.end(), std::byte{0xDD});
     if (!check(bgot.data(), bytes, root, salt, "broadcast")) return 2;
+    if (reuse_reductions(c, bytes / sizeof(std::int32_t), salt) != 0) return 2;
     if (!alltoall) continue;
     // Block d of this rank's send buffer goes to rank d.
     for (int d = 0; d < n; ++d) {
