@@ -20,7 +20,8 @@ extra=(${MCCL_SANITIZE_CMAKE_ARGS:-})
 # The unit and in-process suites (what fits the CI's time: the UDP, UCX
 # and verbs variants run in the main suite only), the soak and the fuzzers.
 asan_targets=(common_test codec_test sim_fabric_test c_api_test c_api_reduce_test protocol_test
-  reduce_kernels_test tcp_reliable_test tcp_queue_test tcp_bootstrap_test bootstrap_admission_test
+  reduce_kernels_test tcp_reliable_test tcp_queue_test protocol_landing_test tcp_bootstrap_test
+  bootstrap_admission_test
   setup_agree_test placement_test linger_test udp_transport_test udp_gso_test udp_landing_test
   udp_source_test udp_auth_test offload_regions_test offload_staging_test
   offload_staged_blocks_test offload_wire_test offload_security_test inproc_smoke_test

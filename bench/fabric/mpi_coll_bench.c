@@ -2,7 +2,8 @@
  * as bench/osu/ measures MCCL (Debian packages no OSU micro-benchmarks), so
  * that bench/fabric/run.sh compares like with like.
  *
- *   mpirun ... mpi_coll_bench -b bcast|allgather|allreduce|reduce_scatter|ag_rs_concurrent
+ *   mpirun ... mpi_coll_bench -b bcast|allgather|allreduce|reduce_scatter|alltoall|
+ *                              ag_rs_concurrent
  *              [-m [MIN:]MAX]
  *              [-i ITER] [-x WARMUP] [-c] [--sequential] [--impl NAME]
  *              [--json FILE] [--netdev IFACE --traffic-iters K]
@@ -18,7 +19,8 @@
  *
  * allreduce: MPI_Allreduce of m bytes of float32 (sum); reduce_scatter:
  * MPI_Reduce_scatter_block of N*m bytes of float32 (sum) leaving m bytes per
- * rank. bench/tune/mpi_crossover.sh times them (and bcast, allgather) with
+ * rank; alltoall: MPI_Alltoall of m bytes per pair of ranks (OSU's size, as
+ * bench/osu/mccl_osu_alltoall). bench/tune/mpi_crossover.sh times them (and bcast, allgather) with
  * and without libmccl_mpi to find where the preload starts to serve.
  *
  * Per size (powers of two from MIN to MAX): each rank times every collective
@@ -85,7 +87,7 @@ static int cmp_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-enum kind { kBcast, kAllgather, kAllreduce, kReduceScatter, kAgRs };
+enum kind { kBcast, kAllgather, kAllreduce, kReduceScatter, kAlltoall, kAgRs };
 
 struct bench {
   enum kind kind;
@@ -98,6 +100,8 @@ struct bench {
 static void run_one(const struct bench* b, size_t m) {
   if (b->kind == kAllgather) {
     MPI_Allgather(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD);
+  } else if (b->kind == kAlltoall) {
+    MPI_Alltoall(b->send, (int)m, MPI_CHAR, b->recv, (int)m, MPI_CHAR, MPI_COMM_WORLD);
   } else if (b->kind == kBcast) {
     MPI_Bcast(b->recv, (int)m, MPI_CHAR, 0, MPI_COMM_WORLD);
   } else if (b->kind == kAllreduce) {
@@ -128,7 +132,15 @@ static void fill(const struct bench* b, size_t m, int iter) {
     memset(b->rs_recv, 0, m);
   }
   if (b->kind == kAllreduce || b->kind == kReduceScatter) return;
-  if (b->kind != kBcast) {
+  if (b->kind == kAlltoall) {
+    /* Block `to` carries the pair's own pattern (as mccl_osu_alltoall). */
+    for (int to = 0; to < b->size; ++to) {
+      for (size_t i = 0; i < m; ++i) {
+        b->send[(size_t)to * m + i] = pattern(b->rank * b->size + to, i, iter);
+      }
+    }
+    memset(b->recv, 0, m * (size_t)b->size);
+  } else if (b->kind != kBcast) {
     for (size_t i = 0; i < m; ++i) b->send[i] = pattern(b->rank, i, iter);
     memset(b->recv, 0, m * (size_t)b->size);
   } else if (b->rank == 0) {
@@ -140,6 +152,14 @@ static void fill(const struct bench* b, size_t m, int iter) {
 
 static double check(const struct bench* b, size_t m, int iter) {
   double wrong = 0;
+  if (b->kind == kAlltoall) {
+    for (int from = 0; from < b->size; ++from) {
+      for (size_t i = 0; i < m; ++i) {
+        wrong += b->recv[(size_t)from * m + i] != pattern(from * b->size + b->rank, i, iter);
+      }
+    }
+    return wrong;
+  }
   int roots = b->kind == kBcast ? 1 : reduces(b->kind) && b->kind != kAgRs ? 0 : b->size;
   for (int r = 0; r < roots; ++r) {
     for (size_t i = 0; i < m; ++i) wrong += b->recv[(size_t)r * m + i] != pattern(r, i, iter);
@@ -238,7 +258,7 @@ int main(int argc, char** argv) {
   if (bench_name == NULL ||
       (strcmp(bench_name, "bcast") && strcmp(bench_name, "allgather") &&
        strcmp(bench_name, "allreduce") && strcmp(bench_name, "reduce_scatter") &&
-       strcmp(bench_name, "ag_rs_concurrent")) ||
+       strcmp(bench_name, "alltoall") && strcmp(bench_name, "ag_rs_concurrent")) ||
       min_size == 0 || iters < 1 || warmup < 0) {
     if (b.rank == 0) fprintf(stderr, "usage: see the comment at the top of mpi_coll_bench.c\n");
     MPI_Finalize();
@@ -248,6 +268,7 @@ int main(int argc, char** argv) {
            : strcmp(bench_name, "allgather") == 0      ? kAllgather
            : strcmp(bench_name, "allreduce") == 0      ? kAllreduce
            : strcmp(bench_name, "reduce_scatter") == 0 ? kReduceScatter
+           : strcmp(bench_name, "alltoall") == 0       ? kAlltoall
                                                        : kAgRs;
   if (reduces(b.kind)) {
     b.rs_send = malloc(max_size * (size_t)b.size);
@@ -255,9 +276,10 @@ int main(int argc, char** argv) {
     b.rs_counts = malloc(sizeof(int) * (size_t)b.size);
     memset(b.rs_send, 0, max_size * (size_t)b.size);
   }
-  b.send = malloc(max_size);
+  const size_t send_bytes = b.kind == kAlltoall ? max_size * (size_t)b.size : max_size;
+  b.send = malloc(send_bytes);
   b.recv = malloc(max_size * (size_t)b.size);
-  memset(b.send, 1, max_size);
+  memset(b.send, 1, send_bytes);
   memset(b.recv, 0, max_size * (size_t)b.size);
   FILE* json = NULL;
   if (b.rank == 0 && json_path != NULL) json = fopen(json_path, "a");

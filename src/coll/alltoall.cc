@@ -69,21 +69,29 @@ void Alltoall::on_start(common::TimePoint) {
   for (int step = 1; step < n; ++step) send_block((me + step) % n);
 }
 
-bool Alltoall::valid_segment(int peer, const ControlHeader& h, std::size_t bytes) {
+bool Alltoall::announced_matches(int peer, const ControlHeader& h) const {
+  return ((std::uint64_t{h.root} << 32) | h.arg1) == layout_.recv_counts[peer];
+}
+
+bool Alltoall::next_segment(int peer, const ControlHeader& h, std::size_t bytes) const {
   const std::size_t total = layout_.recv_counts[peer];
-  const std::size_t announced = (std::uint64_t{h.root} << 32) | h.arg1;
-  if (announced != total) {
-    ctx_.poison(common::mismatch_error(
-        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
-        describe() + ") expects " + std::to_string(total) + " bytes from rank " +
-        std::to_string(peer) + ", which sends " + std::to_string(announced) +
-        ": a rank's send count for a peer must equal that peer's receive count from it"));
-    return false;
-  }
   const std::size_t off = std::size_t{h.arg0} * segment_bytes_;
   return h.kind == ControlKind::kP2pData && peer != ctx_.rank() && off == received_[peer] &&
          bytes == std::min(segment_bytes_, total - off) &&
          (total == 0 ? !heard_[peer] : off < total);
+}
+
+std::byte* Alltoall::segment_dest(int peer, const ControlHeader& h) const {
+  return layout_.recv + layout_.recv_displs[peer] + std::size_t{h.arg0} * segment_bytes_;
+}
+
+std::span<std::byte> Alltoall::landing(int peer, const ControlHeader& h, std::size_t body_bytes) {
+  // on_control says what is wrong with a message that does not fit.
+  if (h.signature != signature() || !announced_matches(peer, h) ||
+      !next_segment(peer, h, body_bytes) || body_bytes == 0) {
+    return {};
+  }
+  return {segment_dest(peer, h), body_bytes};
 }
 
 void Alltoall::on_control(int peer, const ControlHeader& h, std::span<const std::byte> body,
@@ -94,14 +102,22 @@ void Alltoall::on_control(int peer, const ControlHeader& h, std::span<const std:
         describe() + ") was called as another collective on rank " + std::to_string(peer)));
     return;
   }
-  if (!valid_segment(peer, h, body.size())) {
+  if (!announced_matches(peer, h)) {
+    const std::size_t announced = (std::uint64_t{h.root} << 32) | h.arg1;
+    ctx_.poison(common::mismatch_error(
+        "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
+        describe() + ") expects " + std::to_string(layout_.recv_counts[peer]) +
+        " bytes from rank " + std::to_string(peer) + ", which sends " + std::to_string(announced) +
+        ": a rank's send count for a peer must equal that peer's receive count from it"));
+    return;
+  }
+  if (!next_segment(peer, h, body.size())) {
     drop_invalid();
     return;
   }
-  if (!body.empty()) {
-    std::memcpy(layout_.recv + layout_.recv_displs[peer] + received_[peer], body.data(),
-                body.size());
-  }
+  std::byte* dest = segment_dest(peer, h);
+  if (!body.empty() && body.data() != dest)
+    std::memcpy(dest, body.data(), body.size());  // else landed
   received_[peer] += body.size();
   heard_[peer] = true;
   if (received_[peer] == layout_.recv_counts[peer]) --missing_;

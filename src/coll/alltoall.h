@@ -33,11 +33,20 @@ class Alltoall final : public P2pOperation {
            std::size_t segment_bytes);
 
   std::string describe() const override;
+  // A long segment is read straight into the receive buffer.
+  std::span<std::byte> landing(int peer, const protocol::ControlHeader& h,
+                               std::size_t body_bytes) override;
   MCCL_OPERATION_HANDLERS;
 
  private:
   void send_block(int peer);
-  bool valid_segment(int peer, const protocol::ControlHeader& h, std::size_t bytes);
+  // Whether the block size `h` announces is what this rank expects from
+  // `peer`.
+  bool announced_matches(int peer, const protocol::ControlHeader& h) const;
+  // Whether `h` with `bytes` of body is the next segment of `peer`'s block.
+  bool next_segment(int peer, const protocol::ControlHeader& h, std::size_t bytes) const;
+  // Where that segment belongs in the receive buffer.
+  std::byte* segment_dest(int peer, const protocol::ControlHeader& h) const;
 
   ExchangeLayout layout_;
   std::size_t segment_bytes_;

@@ -92,6 +92,7 @@ Context::~Context() {
   // Operations destroyed unfinished: their memory may go before the
   // transport's last flush.
   for (std::uint32_t seq : lent_seqs_) reliable_->reclaim(lender_of(seq));
+  for (int peer : early_messages_.stop_landings()) reliable_->abandon_landing(peer);
 }
 
 void Context::start(const std::shared_ptr<Operation>& op) {
@@ -116,11 +117,9 @@ void Context::start(const std::shared_ptr<Operation>& op) {
   op->on_start(t);
   Route route;
   for (auto& d : early_.take(op->seq())) on_datagram(d, route);
-  auto it = early_messages_.find(op->seq());
-  if (it != early_messages_.end()) {
-    auto pending = std::move(it->second);
-    early_messages_.erase(it);
-    for (auto& m : pending) on_message(m.peer, m.bytes);
+  for (auto& m : early_messages_.take(op->seq())) {
+    on_message(m.peer, m.bytes());
+    early_messages_.recycle(std::move(m));
   }
   // A peer gone breaks this collective only where it still needs the peer,
   // judged after what arrived early: a broadcast root may send everything,
@@ -271,7 +270,15 @@ transport::MessageLanding Context::message_landing(int peer, std::span<const std
       break;
   }
   auto it = active_.find(h.seq);
-  if (it == active_.end() || it->second->done()) return {};
+  if (it == active_.end()) {
+    // A long message of a collective this rank has not started yet lands
+    // in memory of the early store's own (early_messages.h).
+    const bool ahead = !common::seq_before(h.seq, next_seq_) &&
+                       common::seq_distance(next_seq_, h.seq) < kFutureWindow;
+    if (!ahead || length < EarlyMessages::kLandFromBytes) return {};
+    return {kControlHeaderBytes, early_messages_.land(peer, kControlHeaderBytes, length)};
+  }
+  if (it->second->done()) return {};
   Operation& op = *it->second;
   const std::size_t body_bytes = length - kControlHeaderBytes;
   const std::span<std::byte> dest = op.landing(peer, h, body_bytes);
@@ -283,6 +290,20 @@ transport::MessageLanding Context::message_landing(int peer, std::span<const std
 
 void Context::on_message_landed(int peer, std::span<const std::byte> head,
                                 std::span<const std::byte> body) {
+  if (early_messages_.landing_from(peer)) {
+    EarlyMessages::Message m = early_messages_.landed(peer, head);
+    ControlHeader h;
+    std::span<const std::byte> landed_body;
+    if (!decode_control(m.bytes(), tag_, h, landed_body)) {  // decoded once already
+      Counters::add(counters_.dropped_invalid);
+    } else {
+      // The collective may have started meanwhile, or the context been
+      // poisoned: dispatch decides, and keeps `m` only if nobody takes it.
+      dispatch(peer, h, landed_body, m.bytes(), &m);
+    }
+    early_messages_.recycle(std::move(m));
+    return;
+  }
   for (auto it = landings_.begin(); it != landings_.end(); ++it) {
     if (it->first == peer) {
       --it->second->landings_;
@@ -322,7 +343,7 @@ void abandon_landings(Context& ctx, Operation& op) {
 }
 
 void Context::dispatch(int peer, const ControlHeader& h, std::span<const std::byte> body,
-                       std::span<const std::byte> message) {
+                       std::span<const std::byte> message, EarlyMessages::Message* early) {
   if (h.kind == ControlKind::kMembership) {  // whatever state this communicator is in
     membership_.on_message(peer, h, body);
     return;
@@ -363,13 +384,19 @@ void Context::dispatch(int peer, const ControlHeader& h, std::span<const std::by
     Counters::add(counters_.dropped_invalid);
     return;
   }
-  std::vector<std::byte> copy(message.begin(), message.end());
-  if (message.empty()) {  // landed: only an active collective lands one, but keep it whole anyway
-    copy.resize(kControlHeaderBytes + body.size());
-    encode_control_header(h, copy.data());
-    std::copy(body.begin(), body.end(), copy.begin() + kControlHeaderBytes);
+  if (early != nullptr) {
+    early_messages_.adopt(h.seq, std::move(*early));
+    return;
   }
-  early_messages_[h.seq].push_back({peer, std::move(copy)});
+  if (!message.empty()) {
+    early_messages_.keep(h.seq, peer, message);
+    return;
+  }
+  // Landed in a collective that ended meanwhile: kept whole anyway.
+  std::vector<std::byte> whole(kControlHeaderBytes + body.size());
+  encode_control_header(h, whole.data());
+  std::copy(body.begin(), body.end(), whole.begin() + kControlHeaderBytes);
+  early_messages_.keep(h.seq, peer, whole);
 }
 
 void Context::refused_by_peer(Operation& op, const ControlHeader& h,

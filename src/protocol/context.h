@@ -28,6 +28,7 @@
 #include "common/status.h"
 #include "protocol/check_batch.h"
 #include "protocol/counters.h"
+#include "protocol/early_messages.h"
 #include "protocol/early_store.h"
 #include "protocol/membership.h"
 #include "protocol/operation.h"
@@ -260,9 +261,11 @@ class Context final : private transport::DatagramHandler, private transport::Rel
                                             std::size_t length) override;
   void on_message_landed(int peer, std::span<const std::byte> head,
                          std::span<const std::byte> body) override;
-  // A decoded message (landed or not) to whoever takes it.
+  // A decoded message (landed or not) to whoever takes it. `early`: the
+  // message lies there whole (landed early), kept as it is if no
+  // collective takes it yet, and recycled otherwise.
   void dispatch(int peer, const ControlHeader& h, std::span<const std::byte> body,
-                std::span<const std::byte> message);
+                std::span<const std::byte> message, EarlyMessages::Message* early = nullptr);
   void on_peer_failure(int peer, const common::Status& why) override;
   friend void abandon_landings(Context& ctx, Operation& op);
   friend void reclaim_lent(Context& ctx, const Operation& op);
@@ -329,11 +332,7 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // finishes, and at destruction.
   std::vector<std::uint32_t> lent_seqs_;
   EarlyStore early_;
-  struct PendingMessage {
-    int peer;
-    std::vector<std::byte> bytes;
-  };
-  std::map<std::uint32_t, std::vector<PendingMessage>> early_messages_;
+  EarlyMessages early_messages_;
 
   // Observed inter-arrival gap of datagrams (EWMA, microseconds).
   double gap_us_ = 0;

@@ -31,9 +31,9 @@ check() { # check NAME OUT MIN MAX JSON
   grep -q '"cycle_us"' "$json" && { echo "$name: cycle_us although -c validated"; return 1; }
   return 0
 }
-for prog in bcast allgather reduce_scatter allreduce ag_rs; do
+for prog in bcast allgather reduce_scatter allreduce alltoall ag_rs; do
   min=1
-  [[ $prog == bcast || $prog == allgather ]] || min=4
+  [[ $prog == bcast || $prog == allgather || $prog == alltoall ]] || min=4
   for n in 2 3; do
     name="mccl_osu_$prog -n $n"
     out=$tmp/$prog.$n.out json=$tmp/$prog.$n.json
