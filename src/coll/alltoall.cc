@@ -116,8 +116,9 @@ void Alltoall::on_control(int peer, const ControlHeader& h, std::span<const std:
     return;
   }
   std::byte* dest = segment_dest(peer, h);
-  if (!body.empty() && body.data() != dest)
-    std::memcpy(dest, body.data(), body.size());  // else landed
+  if (!body.empty() && body.data() != dest) {  // else it landed there
+    std::memcpy(dest, body.data(), body.size());
+  }
   received_[peer] += body.size();
   heard_[peer] = true;
   if (received_[peer] == layout_.recv_counts[peer]) --missing_;
