@@ -13,8 +13,8 @@ run.sh --label) the first one receives the merged report.
 Each line of results.jsonl: bench, impl, variant, ranks, rate_mbit, rate_side
 (both, or inject for ag_rs_concurrent), mtu, bytes_per_rank, time_s (slowest
 rank per iteration, median over iterations), avg_us (OSU's average over ranks
-of the per-rank mean), bound_s (allgather: (N-1)*m/rate, what each rank must
-receive; broadcast: m/rate; ag_rs_concurrent on send-limited links: N*m/rate,
+of the per-rank mean), bound_s (allgather and alltoall: (N-1)*m/rate, what
+each rank must receive; broadcast: m/rate; ag_rs_concurrent on send-limited links: N*m/rate,
 what each rank must send at least: its m once for the allgather and its
 contribution to the N-1 other blocks for the reduce-scatter), tx_bytes_max
 and rx_bytes_max (largest per-host veth0 delta for one collective, headers
@@ -27,12 +27,12 @@ import os
 import sys
 
 IMPLS = ["mccl", "ompi-default", "ompi-best"]
-BENCHES = ["bcast", "allgather", "ag_rs_concurrent"]
+BENCHES = ["bcast", "allgather", "alltoall", "ag_rs_concurrent"]
 
 
 def bound_factor(bench, n):
     """Bytes per m that bound the time: see the module comment."""
-    return {"allgather": n - 1, "ag_rs_concurrent": n}.get(bench, 1)
+    return {"allgather": n - 1, "alltoall": n - 1, "ag_rs_concurrent": n}.get(bench, 1)
 
 
 def load(dirs):
@@ -265,6 +265,8 @@ def plots(rows, outdir, scaling_size):
                             label="bound (link rate)")
                 elif b == "bcast":
                     ax.plot(sizes, sizes, "k--", lw=1, label="m")
+                elif b == "alltoall":  # every rank sends its N-1 blocks, whatever the library
+                    ax.plot(sizes, [(n - 1) * m for m in sizes], "k--", lw=1, label="(N-1)m")
                 else:
                     ring = (n - 1) * (2 if b == "ag_rs_concurrent" else 1)
                     ax.plot(sizes, [ring * m for m in sizes], "k--", lw=1,

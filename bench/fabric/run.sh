@@ -5,7 +5,7 @@
 #   sudo bench/fabric/run.sh --ranks N[,N...] --rate 1gbit --out DIR
 #        [--sizes S[,S...]] [--quick] [--mtu 1500|9000] [--scaling-ranks N,N...|none]
 #        [--scaling-size S] [--impls mccl,ompi-default,ompi-best]
-#        [--benches bcast,allgather,ag_rs_concurrent,reduce_scatter]
+#        [--benches bcast,allgather,ag_rs_concurrent,reduce_scatter,alltoall]
 #        [--mccl-env K=V]... [--osu-arg ARG]... [--pace-mbit M] [--label NAME] [--budget SECONDS]
 #        [--build-dir DIR] [--no-plots] [--no-rps]
 #
@@ -15,7 +15,7 @@
 # not done in the sending core's softirq; --no-rps leaves it off; machine.txt says
 # "rps: on (mask X)" or "rps: off"), then for every case (bench x ranks x size,
 # plus the broadcast of --scaling-size at --scaling-ranks) runs:
-#   mccl          build/bench/osu/mccl_osu_{bcast,allgather,ag_rs} via launch.sh, with
+#   mccl          build/bench/osu/mccl_osu_{bcast,allgather,ag_rs,alltoall} via launch.sh, with
 #                 MCCL_UDP_RATE_MBIT = the link rate, as an interface would report it (MCCL
 #                 paces to 99% of it, each frame's Ethernet overhead counted: link_cost.h)
 #                 (--pace-mbit overrides; 0 = unpaced), plus every --mccl-env, and
@@ -96,7 +96,7 @@ rate_mbit=$(awk -v r="${rate,,}" 'BEGIN {
 [[ -n $pace ]] || pace=$rate_mbit
 for kv in "${mccl_env[@]}"; do [[ $kv =~ ^MCCL_[A-Z0-9_]+= ]] || usage_die "bad --mccl-env '$kv'"; done
 for i in $impls; do [[ $i =~ ^(mccl|ompi-default|ompi-best)$ ]] || usage_die "bad impl '$i'"; done
-for b in $benches; do [[ $b =~ ^(bcast|allgather|ag_rs_concurrent|reduce_scatter)$ ]] || usage_die "bad bench '$b'"; done
+for b in $benches; do [[ $b =~ ^(bcast|allgather|ag_rs_concurrent|reduce_scatter|alltoall)$ ]] || usage_die "bad bench '$b'"; done
 # reduce_scatter (OSU's size: the whole vector of each rank) is MCCL's only.
 [[ " $benches " != *" reduce_scatter "* || $impls == mccl ]] ||
   usage_die "--benches reduce_scatter needs --impls mccl"
@@ -206,7 +206,7 @@ run_case() {
   # Iterations from a time budget: the bound (plus a latency floor) times 3 as the guess.
   local est iters warm k tmo
   est=$(awk -v b="$bench" -v n="$n" -v m="$m" -v r="$rate_mbit" 'BEGIN {
-    f = (b == "allgather") ? n - 1 : (b == "ag_rs_concurrent") ? 2 * (n - 1) : 1
+    f = (b == "allgather" || b == "alltoall") ? n - 1 : (b == "ag_rs_concurrent") ? 2 * (n - 1) : 1
     print 3 * f * m * 8 / (r * 1e6) + 0.0005 }')
   iters=$(awk -v e="$est" -v t="$budget" 'BEGIN { i = int(t / e); if (i < 5) i = 5; if (i > 200) i = 200; print i }')
   warm=$(((iters + 9) / 10))
@@ -252,7 +252,7 @@ run_case() {
 }
 
 if [[ " $benches " == *" bcast "* || " $benches " == *" allgather "* ||
-  " $benches " == *" reduce_scatter "* ]]; then
+  " $benches " == *" reduce_scatter "* || " $benches " == *" alltoall "* ]]; then
   cluster_up both
   for n in $ranks; do
     for bench in $benches; do
