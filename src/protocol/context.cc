@@ -167,6 +167,7 @@ std::size_t Context::progress() {
   if (!late.is_ok()) poison(late);
   retire_finished();
   if (!eager_.empty()) expire_eager(now_);
+  early_messages_.release_idle(now_);
   if (!failed_peers_.empty()) check_failed_peers();
   membership_.progress(now_);
   in_progress_ = false;

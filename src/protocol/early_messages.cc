@@ -9,7 +9,10 @@ EarlyMessages::Message EarlyMessages::fresh(int peer, std::size_t size) {
   Message m;
   m.peer = peer;
   m.size = size;
-  if (size >= kLandFromBytes) m.memory = pool_.take(size);
+  if (size >= kLandFromBytes) {
+    m.memory = pool_.take(size);
+    used_ = true;
+  }
   if (m.memory.bytes == nullptr) {
     // Uninitialised: every byte is written before it is read.
     m.memory.bytes = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(size, 1));
@@ -66,7 +69,17 @@ void EarlyMessages::recycle(Message m) {
   // A message adopted meanwhile has no memory left here.
   if (m.memory.bytes != nullptr && m.memory.capacity >= kLandFromBytes) {
     pool_.give_back(std::move(m.memory));
+    used_ = true;
   }
+}
+
+void EarlyMessages::release_idle(common::TimePoint now) {
+  if (used_) {
+    used_ = false;
+    idle_since_ = now;
+    return;
+  }
+  if (pool_.count() > 0 && now - idle_since_ >= kKeepIdle) pool_.clear();
 }
 
 }  // namespace mccl::protocol

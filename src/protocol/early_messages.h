@@ -5,12 +5,14 @@
 // A long one is read straight into memory of its own (land(): the
 // transport's message landing, transport/reliable.h) instead of through the
 // connection's buffer and a copy, and that memory is kept for the next ones
-// (common/kept_buffers.h): in a loop of 1 MiB alltoalls at 4 ranks on one
-// host, where ranks leave the barrier before it at different times, 40% of
-// the bytes a rank received came early, each read, copied and copied again
-// into fresh pages. One thread (the context's).
+// (common/kept_buffers.h; freed after kKeepIdle unused): in a loop of 1 MiB
+// alltoalls at 4 ranks on one host, where ranks leave the barrier before it
+// at different times, 40% of the bytes a rank received came early, each
+// read, copied and copied again into fresh pages. One thread (the
+// context's).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -18,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/kept_buffers.h"
 
 namespace mccl::protocol {
@@ -60,6 +63,12 @@ class EarlyMessages {
 
   std::size_t kept_bytes() const { return pool_.bytes(); }
 
+  // Frees the kept memory once no long message has used it for
+  // kKeepIdle: a communicator whose peers stopped running ahead gives
+  // it back. Called from every progress pass; cheap.
+  static constexpr std::chrono::seconds kKeepIdle{10};
+  void release_idle(common::TimePoint now);
+
  private:
   Message fresh(int peer, std::size_t size);
 
@@ -67,6 +76,8 @@ class EarlyMessages {
   std::vector<Message> landing_;  // being written, by peer
   // Up to 8 buffers and 64 MiB: a few collectives' blocks from a few peers.
   common::KeptBuffers pool_{8, 64 << 20};
+  bool used_ = false;  // the pool served or took memory since the last release_idle
+  common::TimePoint idle_since_{};
 };
 
 }  // namespace mccl::protocol

@@ -74,6 +74,25 @@ TEST(EarlyMessages, LongMessagesMemoryIsReused) {
   EXPECT_EQ(early.kept_bytes(), n) << "a short message's memory is not kept";
 }
 
+// Kept memory goes back once no long message has used it for kKeepIdle,
+// counted from the last pass that saw a use.
+TEST(EarlyMessages, KeptMemoryIsFreedAfterAnIdleWhile) {
+  EarlyMessages early;
+  early.land(0, 16, 1 << 20);
+  early.recycle(early.landed(0, bytes(16, 0)));
+  const common::TimePoint t0{};
+  early.release_idle(t0);
+  early.release_idle(t0 + EarlyMessages::kKeepIdle - std::chrono::milliseconds(1));
+  EXPECT_EQ(early.kept_bytes(), std::size_t{1} << 20) << "not idle long enough";
+  early.land(1, 16, 1 << 20);  // used again: the idle time starts over
+  early.recycle(early.landed(1, bytes(16, 0)));
+  early.release_idle(t0 + EarlyMessages::kKeepIdle);
+  early.release_idle(t0 + EarlyMessages::kKeepIdle + std::chrono::seconds(9));
+  EXPECT_EQ(early.kept_bytes(), std::size_t{1} << 20);
+  early.release_idle(t0 + 2 * EarlyMessages::kKeepIdle);
+  EXPECT_EQ(early.kept_bytes(), 0u);
+}
+
 TEST(EarlyMessages, StoppingLandingsNamesTheirPeers) {
   EarlyMessages early;
   early.land(2, 16, 100 << 10);
