@@ -11,6 +11,11 @@ using protocol::ControlHeader;
 using protocol::ControlKind;
 
 namespace {
+// The block's total size, which every segment's header carries.
+std::uint64_t announced_bytes(const ControlHeader& h) {
+  return (std::uint64_t{h.root} << 32) | h.arg1;
+}
+
 std::size_t bytes_sent(const ExchangeLayout& layout) {
   std::size_t total = 0;
   for (std::size_t c : layout.send_counts) total += c;
@@ -70,7 +75,7 @@ void Alltoall::on_start(common::TimePoint) {
 }
 
 bool Alltoall::announced_matches(int peer, const ControlHeader& h) const {
-  return ((std::uint64_t{h.root} << 32) | h.arg1) == layout_.recv_counts[peer];
+  return announced_bytes(h) == layout_.recv_counts[peer];
 }
 
 bool Alltoall::next_segment(int peer, const ControlHeader& h, std::size_t bytes) const {
@@ -103,11 +108,11 @@ void Alltoall::on_control(int peer, const ControlHeader& h, std::span<const std:
     return;
   }
   if (!announced_matches(peer, h)) {
-    const std::size_t announced = (std::uint64_t{h.root} << 32) | h.arg1;
     ctx_.poison(common::mismatch_error(
         "rank " + std::to_string(ctx_.rank()) + ": collective #" + std::to_string(seq()) + " (" +
         describe() + ") expects " + std::to_string(layout_.recv_counts[peer]) +
-        " bytes from rank " + std::to_string(peer) + ", which sends " + std::to_string(announced) +
+        " bytes from rank " + std::to_string(peer) + ", which sends " +
+        std::to_string(announced_bytes(h)) +
         ": a rank's send count for a peer must equal that peer's receive count from it"));
     return;
   }

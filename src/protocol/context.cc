@@ -1,6 +1,7 @@
 #include "protocol/context.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "common/clock.h"
@@ -291,16 +292,18 @@ transport::MessageLanding Context::message_landing(int peer, std::span<const std
 
 void Context::on_message_landed(int peer, std::span<const std::byte> head,
                                 std::span<const std::byte> body) {
+  ControlHeader h;
+  std::span<const std::byte> none;
+  const bool decoded = decode_control(head, tag_, h, none);  // decoded once already: cannot fail
   if (early_messages_.landing_from(peer)) {
+    // `body` lies in `m`, after the header. The collective may have started
+    // meanwhile, or the context been poisoned: dispatch decides, and keeps
+    // `m` only if nobody takes it.
     EarlyMessages::Message m = early_messages_.landed(peer, head);
-    ControlHeader h;
-    std::span<const std::byte> landed_body;
-    if (!decode_control(m.bytes(), tag_, h, landed_body)) {  // decoded once already
-      Counters::add(counters_.dropped_invalid);
+    if (decoded) {
+      dispatch(peer, h, body, m.bytes(), &m);
     } else {
-      // The collective may have started meanwhile, or the context been
-      // poisoned: dispatch decides, and keeps `m` only if nobody takes it.
-      dispatch(peer, h, landed_body, m.bytes(), &m);
+      Counters::add(counters_.dropped_invalid);
     }
     early_messages_.recycle(std::move(m));
     return;
@@ -312,9 +315,7 @@ void Context::on_message_landed(int peer, std::span<const std::byte> head,
       break;
     }
   }
-  ControlHeader h;
-  std::span<const std::byte> none;
-  if (!decode_control(head, tag_, h, none)) {  // decoded once already: cannot fail
+  if (!decoded) {
     Counters::add(counters_.dropped_invalid);
     return;
   }
@@ -394,10 +395,9 @@ void Context::dispatch(int peer, const ControlHeader& h, std::span<const std::by
     return;
   }
   // Landed in a collective that ended meanwhile: kept whole anyway.
-  std::vector<std::byte> whole(kControlHeaderBytes + body.size());
-  encode_control_header(h, whole.data());
-  std::copy(body.begin(), body.end(), whole.begin() + kControlHeaderBytes);
-  early_messages_.keep(h.seq, peer, whole);
+  std::array<std::byte, kControlHeaderBytes> header{};
+  encode_control_header(h, header.data());
+  early_messages_.keep(h.seq, peer, header, body);
 }
 
 void Context::refused_by_peer(Operation& op, const ControlHeader& h,

@@ -21,9 +21,11 @@ EarlyMessages::Message EarlyMessages::fresh(int peer, std::size_t size) {
   return m;
 }
 
-void EarlyMessages::keep(std::uint32_t seq, int peer, std::span<const std::byte> message) {
-  Message m = fresh(peer, message.size());
-  if (!message.empty()) std::memcpy(m.memory.bytes.get(), message.data(), message.size());
+void EarlyMessages::keep(std::uint32_t seq, int peer, std::span<const std::byte> first,
+                         std::span<const std::byte> rest) {
+  Message m = fresh(peer, first.size() + rest.size());
+  if (!first.empty()) std::memcpy(m.memory.bytes.get(), first.data(), first.size());
+  if (!rest.empty()) std::memcpy(m.memory.bytes.get() + first.size(), rest.data(), rest.size());
   adopt(seq, std::move(m));
 }
 

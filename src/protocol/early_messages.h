@@ -38,8 +38,9 @@ class EarlyMessages {
   // Messages from this long on are landed, and their memory kept.
   static constexpr std::size_t kLandFromBytes = 64 << 10;
 
-  // Keeps a copy of `message` for collective `seq`.
-  void keep(std::uint32_t seq, int peer, std::span<const std::byte> message);
+  // Keeps a copy of the message `first` then `rest` for collective `seq`.
+  void keep(std::uint32_t seq, int peer, std::span<const std::byte> first,
+            std::span<const std::byte> rest = {});
 
   // Memory for a message of `length` bytes from `peer` whose first
   // `head_bytes` arrive apart (the transport keeps them): the span the rest
