@@ -2,13 +2,16 @@
 """crossover.py: where a candidate implementation starts to beat a baseline.
 
     crossover.py RESULTS.jsonl --baseline A --candidate B --benches b1,b2,...
-                 --max-size S [--whole-result b,...] --out DIR
+                 --max-size S [--whole-result b,...] [--metric M] --out DIR
 
 RESULTS.jsonl holds the benchmark programs' JSON lines (bench/osu's or
 mpi_coll_bench's), each with an added "algo" naming the implementation; a
-size measured in several runs counts with the median of its p50_max_us. Per
-(bench, ranks) the crossover is the smallest size from which the candidate's
-p50_max_us (per iteration the slowest rank, median over iterations) is below
+size measured in several runs counts with the median of its metric. The
+metric is p50_max_us (per iteration the slowest rank, median over
+iterations; the default) or cycle_us (rank 0's time per iteration, the
+collective and the barrier after it: what a loop of collectives takes,
+including what one leaves behind for the next). Per (bench, ranks) the
+crossover is the smallest size from which the candidate's metric is below
 the baseline's at that size and at every larger size measured; 2*S when it
 never is. A bench named in --whole-result has its crossover given as the whole
 result's bytes (ranks * bytes per rank: an allgather's or reduce-scatter's
@@ -44,6 +47,7 @@ def main():
     ap.add_argument("--benches", required=True)
     ap.add_argument("--max-size", type=int, required=True)
     ap.add_argument("--whole-result", default="")
+    ap.add_argument("--metric", choices=["p50_max_us", "cycle_us"], default="p50_max_us")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     benches = a.benches.split(",")
@@ -53,7 +57,8 @@ def main():
         r = json.loads(line)
         key = (r["bench"], r["ranks"])
         runs = t.setdefault(key, {}).setdefault(r["algo"], {})
-        runs.setdefault(r["bytes_per_rank"], []).append(r["p50_max_us"])
+        if r.get(a.metric) is not None:
+            runs.setdefault(r["bytes_per_rank"], []).append(r[a.metric])
     for algos in t.values():
         for runs in algos.values():
             for size, values in runs.items():
@@ -66,7 +71,7 @@ def main():
         cross[(bench, n)] = c * n if bench in whole else c
         unit = f" ({n} x {c} B per rank)" if bench in whole else ""
         lines.append(f"{bench} at {n} ranks: crossover {cross[(bench, n)]} B{unit}")
-        lines.append(f"  bytes/rank {a.baseline + '_us':>12} {a.candidate + '_us':>12}")
+        lines.append(f"  bytes/rank {a.baseline + '_us':>12} {a.candidate + '_us':>12}  ({a.metric})")
         lines += [f"  {s:<10} {base[s]:>12.1f} {cand[s]:>12.1f}" for s in sizes]
     ranks = sorted({n for _, n in t})
     rows = []

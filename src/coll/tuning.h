@@ -48,9 +48,18 @@ inline constexpr int kSpareCoresPerRank = 2;
 // RPS on, on a 2-core Intel Xeon (2026-11-25): 1 core per rank at 2 ranks,
 // fewer beyond.
 //   bench/tune/crossover.sh --where fabric --rate 10gbit --ranks 2,4,8 --max-size 1m
+// The 4-rank row again on the same machine kind (2026-11-29) by the cycle,
+// which counts what a point-to-point tree's TCP traffic leaves for the next
+// collective, median of 5 alternating launches each
+// (docs/benchmarks/spin-crossover-2026-11-29/):
+//   bench/tune/crossover.sh --where fabric --ranks 4,8 --metric cycle --reps 5
+// The 4-rank broadcast from 64 KiB (binomial 233 against multicast 213 us;
+// 128 KiB 680 against 300), the allgather from 16 KiB (Bruck 349 against
+// 324 us, level within the launches' spread; 32 KiB 574 against 393). The
+// 8-rank row measured as before.
 inline constexpr Crossover kSharedCoresCrossovers[] = {
     {2, 32768, 524288},
-    {4, 131072, 32768},
+    {4, 65536, 16384},
     {8, 65536, 16384},
 };
 

@@ -131,11 +131,13 @@ TEST(AlgorithmTable, SmallAllgathersWhereAFewRanksShareCoresGoThroughRankZero) {
   EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4, 8, automatic, {}),
             AllgatherAlgorithm::kBruck)
       << "cores unknown";
+  // Between the star's limit and a later crossover (the setting's here)
+  // Bruck serves.
   const std::size_t below = kSharedCoresStarAllgatherBelowBytes;
-  ASSERT_LT(below, measured_crossover(4, shared).allgather);
-  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4, below - 1, automatic, shared),
+  const MulticastFrom later{.allgather = 4 * static_cast<std::int64_t>(below)};
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4, below - 1, later, shared),
             AllgatherAlgorithm::kStar);
-  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4, below, automatic, shared),
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 4, below, later, shared),
             AllgatherAlgorithm::kBruck);
   EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kBruck, true, 4, 8, automatic, shared),
             AllgatherAlgorithm::kBruck)
@@ -159,13 +161,17 @@ TEST(AlgorithmTable, SmallTeamsThatShareCoresTakeTheFlatTree) {
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, kSharedCoresFlatMaxRanks + 1, 8,
                              automatic, cores(0)),
             BroadcastAlgorithm::kBinomial);
+  // A crossover above the flat tree's limit (the setting's here; the
+  // measured rows of 4 and 8 ranks put it at that limit) leaves the
+  // binomial tree between them.
+  const MulticastFrom later{.broadcast = 2 * kSharedCoresFlatBelowBytes};
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, kSharedCoresFlatBelowBytes - 1,
-                             automatic, cores(0)),
+                             later, cores(0)),
             BroadcastAlgorithm::kFlat);
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, kSharedCoresFlatBelowBytes,
-                             automatic, cores(0)),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, kSharedCoresFlatBelowBytes, later,
+                             cores(0)),
             BroadcastAlgorithm::kBinomial)
-      << "below the 4-rank row's multicast crossover, but where the root's copies count";
+      << "below the multicast crossover, but where the root's copies count";
   // From the crossover up multicast, and without it the chain, as before.
   const std::size_t from = measured_crossover(4, cores(0)).broadcast;
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, from, automatic, cores(0)),
@@ -198,10 +204,13 @@ TEST(AlgorithmTable, TheTextSaysWhichAlgorithmServesWhichSizes) {
   EXPECT_EQ(size_text(2 << 20), "2 MiB");
   EXPECT_EQ(size_text(1500), "1500 B");
   const std::size_t from4 = kSharedCoresCrossovers[1].broadcast;
-  ASSERT_GT(from4, kSharedCoresFlatBelowBytes);
+  ASSERT_EQ(from4, kSharedCoresFlatBelowBytes);
   EXPECT_EQ(describe_broadcast_choice(4, cores(0)),
+            "flat below " + size_text(from4) + ", multicast from " + size_text(from4));
+  EXPECT_EQ(describe_broadcast_choice(4, cores(0), {.broadcast = 2 * kSharedCoresFlatBelowBytes}),
             "flat below " + size_text(kSharedCoresFlatBelowBytes) + ", binomial below " +
-                size_text(from4) + ", multicast from " + size_text(from4));
+                size_text(2 * kSharedCoresFlatBelowBytes) + ", multicast from " +
+                size_text(2 * kSharedCoresFlatBelowBytes));
   EXPECT_EQ(describe_broadcast_choice(4, cores(kSpareCoresPerRank)),
             "binomial below " + size_text(kSpareCoresCrossovers[1].broadcast) +
                 ", multicast from " + size_text(kSpareCoresCrossovers[1].broadcast));
