@@ -181,23 +181,29 @@ config_json="[${config_json%,}]"
 # drop_counts: where datagrams were lost in the cluster, as four totals: packets the
 # switch's port qdiscs dropped (towards the hosts: incast), packets the hosts' own
 # qdiscs dropped (injection), and the hosts' Udp InErrors and RcvbufErrors
-# (/proc/net/snmp: socket buffers and checksums). With GSO a qdisc drops a whole
-# superpacket, counted once; with GRO a receive buffer may be a coalesced run.
+# (/proc/net/snmp: socket buffers and checksums); then each host's InErrors and
+# OutDatagrams. A host's own multicast datagrams come back to its receive socket
+# (IP_MULTICAST_LOOP) and MCCL's own-source filter drops them there, which the
+# kernel counts as InErrors: one per datagram sent, so the part of a host's
+# InErrors up to its OutDatagrams is that, not loss ("udp_own_looped"). With GSO
+# a qdisc drops a whole superpacket, counted once, and a superpacket is one
+# OutDatagram; with GRO a receive buffer may be a coalesced run.
 qdisc_drops() {
   ip netns exec "$1" tc -s qdisc show 2>/dev/null |
     awk '{ for (i = 1; i < NF; i++) if ($i == "(dropped") { sub(",", "", $(i + 1)); d += $(i + 1) } } END { print d + 0 }'
 }
 drop_counts() {
-  local i sw host=0 inerr=0 rcvbuf=0 v a b
+  local i sw host=0 inerr=0 rcvbuf=0 per_host="" v a b c
   sw=$(qdisc_drops "$name-sw")
   for ((i = 0; i < hosts; i++)); do
     v=$(qdisc_drops "$name-h$i")
     host=$((host + v))
-    read -r a b < <(ip netns exec "$name-h$i" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $4, $6 }' /proc/net/snmp)
+    read -r a b c < <(ip netns exec "$name-h$i" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $4, $6, $5 }' /proc/net/snmp)
     inerr=$((inerr + ${a:-0}))
     rcvbuf=$((rcvbuf + ${b:-0}))
+    per_host+=" ${a:-0} ${c:-0}"
   done
-  echo "$sw $host $inerr $rcvbuf"
+  echo "$sw $host $inerr $rcvbuf$per_host"
 }
 
 # run_case IMPL BENCH RANKS BYTES: one launch, one JSON line in raw/, one in points.jsonl.
@@ -240,8 +246,13 @@ run_case() {
   drops1=$(drop_counts)
   # Over the whole launch (warm-up, timed and traffic iterations alike).
   drops_json=$(paste -d' ' <(echo "$drops0") <(echo "$drops1") | awk '{
-    printf "{\"switch_qdisc\":%d,\"host_qdisc\":%d,\"udp_in_errors\":%d,\"udp_rcvbuf_errors\":%d}",
-      $5 - $1, $6 - $2, $7 - $3, $8 - $4 }')
+    half = NF / 2; own = 0
+    for (i = 5; i < half; i += 2) {
+      e = $(half + i) - $i; o = $(half + i + 1) - $(i + 1)
+      own += e < o ? e : o
+    }
+    printf "{\"switch_qdisc\":%d,\"host_qdisc\":%d,\"udp_in_errors\":%d,\"udp_rcvbuf_errors\":%d,\"udp_own_looped\":%d}",
+      $(half + 1) - $1, $(half + 2) - $2, $(half + 3) - $3, $(half + 4) - $4, own }')
   printf '{"impl":"%s","variant":"%s","bench":"%s","ranks":%d,"bytes_per_rank":%d,"rate_mbit":%s,"rate_side":"%s","mtu":%d,"rc":%d,"load1":%s,"wall_s":%.1f,"drops":%s,"raw":"%s","config":%s}\n' \
     "$impl" "$label" "$bench" "$n" "$m" "$rate_mbit" "$rate_side" "$mtu" "$rc" "$load" \
     "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$drops_json" "raw/$tag.json" \

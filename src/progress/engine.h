@@ -92,28 +92,23 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
 // How long a call that drives its own collective spins after its last event,
 // under either engine: `spin`, waiter_spin's choice, and `short_spin` for a
 // short collective (one that moves less than kShortCollectiveBytes to each
-// rank, Operation::moved_bytes), at least kShortSpin unless the user set the
-// spin. A short collective's next message is a few latencies away, or a
-// late rank's turn: a waiter that sleeps is woken for it (on a virtual
-// machine a wake-up is an interrupt through the host), where one that spins
-// and yields catches it and hands its core to whoever has work meanwhile.
-//  - Where the ranks share cores its data comes from ranks on its own cores,
-//    and the spin must outlast their turns on the core, which 50 us did not
-//    at 4 and 8 ranks on 2 cores, on one host and on the namespace cluster
-//    at 1 and 10 Gbit/s.
-//  - Where each rank has a core the same holds for a late rank: on the
-//    namespace cluster at 10 Gbit/s (4 ranks, 9 alternating launches each)
-//    200 us took a 1-byte broadcast with its barrier from 155 to 107 us a
-//    cycle and a 16 KiB allgather from 348 to 285 (Open MPI 135 and 272).
-// A longer collective is bound by the copies the ranks make, and waiters that
+// rank, Operation::moved_bytes). They differ where the waiting threads
+// outnumber the cores: a short collective's waiter spins at least
+// kSharedCoresShortSpin there. Its data comes from ranks that share its cores,
+// and a waiter that yields hands its core to them, where one that sleeps
+// leaves a core idle and is woken for every burst (on a virtual machine a
+// wake-up is an interrupt through the host); the spin must outlast the
+// other ranks' turns on the core, which 50 us did not at 4 and 8 ranks on
+// 2 cores, on one host and on the namespace cluster at 1 and 10 Gbit/s. A
+// longer collective is bound by the copies the ranks make, and waiters that
 // spun through it took the cores that make them: in three runs each, the
 // thread engine's 4 MiB chain broadcast at 4 ranks on one host measured
 // 12-15% slower, the inline engine's 1 MiB multicast one at 8 ranks 11-23%;
 // and between the bursts of a paced one there is nothing to catch.
 // docs/benchmarks.md, "A short collective's waiter spins where ranks share
-// cores" and "A latency-bound waiter spins wherever it runs".
+// cores".
 inline constexpr std::uint64_t kShortCollectiveBytes = 1 << 20;
-inline constexpr std::chrono::microseconds kShortSpin{200};
+inline constexpr std::chrono::microseconds kSharedCoresShortSpin{200};
 
 struct DriverSpin {
   std::chrono::microseconds spin{50};
@@ -131,8 +126,17 @@ DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int 
 
 // How long a call waiting for a latency-bound collective (a barrier, a small
 // point-to-point one) spins for its next message, under either engine and
-// wherever it runs: at least kShortSpin, or the user's setting.
-std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set);
+// wherever it runs: `configured`, and where the waiting threads outnumber
+// the cores at least kSharedCoresShortSpin, as a short collective's waiter
+// (a barrier moves no bytes, so DriverSpin's rule missed it). The barrier
+// after a small collective waits for the rank that finished last, whose
+// turn on a shared core often outlasted 50 us: on the namespace cluster
+// (4 hosts on 2 cores, 10 Gbit/s, 15 alternating launches each) a 1-byte
+// broadcast with its barrier went from 155 to 121 us a cycle and a 16 KiB
+// allgather from 342 to 310 (Open MPI 146 and 298); docs/benchmarks.md, "A
+// barrier's waiter spins where ranks share cores". The user's setting wins.
+std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set,
+                                             int waiting_threads, int cores);
 
 std::unique_ptr<Engine> make_inline_engine(
     protocol::Context& ctx, DriverSpin spin = {},

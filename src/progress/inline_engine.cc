@@ -80,11 +80,14 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
 DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int waiting_threads,
                        int cores) {
   const auto spin = waiter_spin(configured, user_set, waiting_threads, cores);
-  return {spin, user_set ? spin : std::max(configured, kShortSpin)};
+  const bool shares_cores = !user_set && waiting_threads > cores;
+  return {spin, shares_cores ? std::max(configured, kSharedCoresShortSpin) : spin};
 }
 
-std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set) {
-  return user_set ? configured : std::max(configured, kShortSpin);
+std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set,
+                                             int waiting_threads, int cores) {
+  const bool shares_cores = !user_set && waiting_threads > cores;
+  return shares_cores ? std::max(configured, kSharedCoresShortSpin) : configured;
 }
 
 std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, DriverSpin spin,

@@ -2,8 +2,8 @@
 // configured while its machine has a core per waiting thread, sleeps at
 // once where they outnumber the cores, and the user's explicit setting wins;
 // a call that drives a short collective itself, or waits for a
-// latency-bound one, spins at least kShortSpin (driver_spin,
-// latency_bound_spin).
+// latency-bound one, where they outnumber the cores spins longer
+// (driver_spin, latency_bound_spin).
 #include <gtest/gtest.h>
 
 #include "common/host.h"
@@ -33,33 +33,36 @@ TEST(WaiterSpin, TheUsersSettingWins) {
   EXPECT_EQ(waiter_spin(microseconds(200), true, 8, 2), microseconds(200));
 }
 
-// A call that drives a short collective itself spins at least kShortSpin
-// wherever it runs; a longer one and one of unknown size spin as
-// waiter_spin says (not at all where the waiting threads outnumber the
-// cores).
+// A call that drives a short collective itself spins at least
+// kSharedCoresShortSpin where the waiting threads outnumber the cores; a
+// longer one, one of unknown size, and one where each waiting thread has a
+// core spin as waiter_spin says.
 TEST(DriverSpin, AShortCollectiveSpinsThroughTheOtherRanksTurns) {
   const DriverSpin s = driver_spin(microseconds(50), false, 8, 2);
-  EXPECT_EQ(s.for_bytes(1), kShortSpin);
-  EXPECT_EQ(s.for_bytes(kShortCollectiveBytes - 1), kShortSpin);
+  EXPECT_EQ(s.for_bytes(1), kSharedCoresShortSpin);
+  EXPECT_EQ(s.for_bytes(kShortCollectiveBytes - 1), kSharedCoresShortSpin);
   EXPECT_EQ(s.for_bytes(kShortCollectiveBytes), microseconds(0));
   EXPECT_EQ(s.for_bytes(0), microseconds(0));  // unknown: as a long one
   EXPECT_EQ(driver_spin(microseconds(500), false, 16, 2).for_bytes(1), microseconds(500));
 }
 
-TEST(DriverSpin, WithACorePerWaitingThreadAShortCollectiveStillSpinsForALateRank) {
+TEST(DriverSpin, WithACorePerWaitingThreadFollowsTheSetting) {
   const DriverSpin spare = driver_spin(microseconds(50), false, 2, 2);
-  EXPECT_EQ(spare.for_bytes(1), kShortSpin);
+  EXPECT_EQ(spare.for_bytes(1), microseconds(50));
   EXPECT_EQ(spare.for_bytes(kShortCollectiveBytes), microseconds(50));
-  EXPECT_EQ(spare.for_bytes(0), microseconds(50));
 }
 
-// A barrier or a small point-to-point collective: at least kShortSpin,
-// unless the user set the spin.
-TEST(LatencyBoundSpin, AtLeastTheShortSpinUnlessTheUserSetIt) {
-  EXPECT_EQ(latency_bound_spin(microseconds(50), false), kShortSpin);
-  EXPECT_EQ(latency_bound_spin(microseconds(1000), false), microseconds(1000));
-  EXPECT_EQ(latency_bound_spin(microseconds(0), true), microseconds(0));
-  EXPECT_EQ(latency_bound_spin(microseconds(50), true), microseconds(50));
+// A barrier or a small point-to-point collective (no bytes to go by, for a
+// barrier) spins as a short collective's waiter: at least
+// kSharedCoresShortSpin where the waiting threads outnumber the cores, as
+// configured where each has one, and always as the user set it.
+TEST(LatencyBoundSpin, AsLongAsAShortCollectivesWhereRanksShareCores) {
+  EXPECT_EQ(latency_bound_spin(microseconds(50), false, 4, 2), kSharedCoresShortSpin);
+  EXPECT_EQ(latency_bound_spin(microseconds(1000), false, 4, 2), microseconds(1000));
+  EXPECT_EQ(latency_bound_spin(microseconds(50), false, 2, 2), microseconds(50));
+  EXPECT_EQ(latency_bound_spin(microseconds(50), false, 8, 16), microseconds(50));
+  EXPECT_EQ(latency_bound_spin(microseconds(0), true, 8, 2), microseconds(0));
+  EXPECT_EQ(latency_bound_spin(microseconds(50), true, 8, 2), microseconds(50));
 }
 
 TEST(DriverSpin, TheUsersSettingWins) {
