@@ -98,10 +98,28 @@ inline constexpr Crossover kSpareCoresCrossovers[] = {
 // the broadcasts at 4 and 2 ranks; the one before that, measured while
 // the kernel's default (BBR) paced the TCP connections, 1 MiB for every
 // broadcast row.
+// The 4- and 8-rank rows again by the cycle (the collective and the barrier
+// after it, which counts what a point-to-point exchange leaves for the next
+// collective), medians of 3 alternating launches, on the 2-core Intel Xeon
+// (2026-11-29, docs/benchmarks/spin-crossover-2026-11-29/):
+//   bench/tune/crossover.sh --where loopback --ranks 4 --max-size 8m --metric cycle --reps 3
+//   bench/tune/crossover.sh --where loopback --ranks 8 --max-size 2m --metric cycle --reps 3
+// At 4 ranks the allgather from 1 MiB (Bruck 913 against multicast 1,046 us
+// at 256 KiB, level at 512 KiB, 3,872 against 3,572 at 1 MiB; pinned
+// reruns, 7 launches each: 824 against 963 and 1,786 against 1,911); the
+// broadcast stays at 8 MiB. At 8 ranks the broadcast from 4 MiB, beyond
+// the 2 MiB measured (the binomial tree at 512 KiB 1,170 against
+// 1,470 us, 1 MiB 2,344 against 2,897, 2 MiB 4,164 against
+// 4,607; pinned reruns, 5 launches each: 1,372 against 1,547 and 2,126
+// against 3,141). The 8-rank allgather keeps 32 KiB: multicast measured
+// ahead at every size from 32 KiB but 512 KiB, where the two were level
+// (9,082 against 9,298 us), which put the script's rule at 1 MiB. Larger
+// teams, not measured by the cycle, keep the row that served them before.
 inline constexpr Crossover kOneHostCrossovers[] = {
     {2, kNeverMulticast, kNeverMulticast},
-    {4, 8388608, 262144},
-    {8, 524288, 32768},
+    {4, 8388608, 1048576},
+    {8, 4194304, 32768},
+    {16, 524288, 32768},
 };
 
 // Where ranks share cores (fewer than kSpareCoresPerRank each), broadcasts
