@@ -79,9 +79,9 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
 
 DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int waiting_threads,
                        int cores) {
-  const auto spin = waiter_spin(configured, user_set, waiting_threads, cores);
-  const bool shares_cores = !user_set && waiting_threads > cores;
-  return {spin, shares_cores ? std::max(configured, kSharedCoresShortSpin) : spin};
+  // A short collective's waiter spins as a latency-bound one's.
+  return {waiter_spin(configured, user_set, waiting_threads, cores),
+          latency_bound_spin(configured, user_set, waiting_threads, cores)};
 }
 
 std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set,
