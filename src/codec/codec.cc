@@ -39,15 +39,10 @@ bool all_finite(DataType type, const std::byte* in, std::size_t count) {
 // The mode a stream of `type` really uses under `s` (before kBound's probe).
 Mode effective_mode(const Settings& s, DataType type, const std::byte* in, std::size_t count) {
   if (!compressible(type) || count == 0) return Mode::kOff;
-  switch (s.mode) {
-    case Mode::kBf16:
-      return type == DataType::kFloat32 ? Mode::kBf16 : Mode::kOff;
-    case Mode::kZfp:
-      if (type != DataType::kFloat32 && type != DataType::kFloat64) return Mode::kOff;
-      return all_finite(type, in, count) ? Mode::kZfp : Mode::kOff;  // zfp breaks on NaN/Inf
-    default:
-      return s.mode;
-  }
+  if (!mode_serves(s.mode, type)) return Mode::kOff;
+  if (s.mode == Mode::kZfp && !all_finite(type, in, count))
+    return Mode::kOff;  // zfp breaks on NaN/Inf
+  return s.mode;
 }
 
 std::size_t bound_payload_max(DataType type, std::size_t count) {
@@ -100,6 +95,20 @@ bool parse_mode(const std::string& text, Mode& out) {
 bool compressible(DataType type) {
   return type == DataType::kFloat32 || type == DataType::kFloat64 || type == DataType::kBFloat16 ||
          type == DataType::kFloat16;
+}
+
+bool mode_serves(Mode mode, DataType type) {
+  switch (mode) {
+    case Mode::kOff:
+      return true;
+    case Mode::kBound:
+      return compressible(type);
+    case Mode::kBf16:
+      return type == DataType::kFloat32;
+    case Mode::kZfp:
+      return type == DataType::kFloat32 || type == DataType::kFloat64;
+  }
+  return false;
 }
 
 bool zfp_available() {

@@ -52,6 +52,11 @@ bool parse_mode(const std::string& text, Mode& out);
 // Whether `type` can be compressed at all (float32, float64, bfloat16,
 // float16); integers never are.
 bool compressible(DataType type);
+// Whether a stream of `type` may use `mode`: kOff always; kBound any
+// compressible type; kBf16 float32 only; kZfp float32 and float64 only
+// (libzfp's element types). The encoder never writes any other pairing and
+// the decoder refuses one, since it would size its output by the wrong type.
+bool mode_serves(Mode mode, DataType type);
 // Whether this build has libzfp.
 bool zfp_available();
 // Whether the settings are usable: kOff and kBf16 always; kBound with a

@@ -44,8 +44,10 @@ common::Status PrefixDecoder::start(std::span<const std::byte> stream) {
         "compressed stream holds " + std::to_string(h_.count) + " " + mccl::to_string(h_.type) +
         " where " + std::to_string(count_) + " " + mccl::to_string(type_) + " were expected"));
   }
-  if (h_.mode == Mode::kBf16 && type_ != DataType::kFloat32) {
-    return fail(common::invalid_argument("compressed stream: bf16 of a non-float32 type"));
+  if (!mode_serves(h_.mode, type_)) {
+    return fail(common::invalid_argument(std::string("compressed stream: mode ") +
+                                         to_string(h_.mode) + " cannot carry " +
+                                         mccl::to_string(type_)));
   }
   if (h_.mode == Mode::kBound && (h_.block_elems == 0 || h_.block_elems > kBlockElems ||
                                   !(h_.param > 0) || !std::isfinite(h_.param))) {

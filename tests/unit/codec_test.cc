@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "codec/bitpack.h"
+#include "codec/format.h"
 #include "codec/prefix_decoder.h"
 #include "codec/sum_codes.h"
+#include "codec/zfp_codec.h"
 #include "common/half.h"
 
 namespace mccl::codec {
@@ -435,6 +437,53 @@ TEST(CodecPrefixDecoder, RefusesWhatDecodeRefusesAndStopsAfterAnError) {
     EXPECT_EQ(d.decoded(), 0u);
   }
   EXPECT_EQ(out.back(), std::byte{0x5A});
+}
+
+// A header may pair a mode with a type that mode never carries (zfp of
+// bfloat16: libzfp would write float32s into a buffer sized for half as
+// many bytes). Both decoders refuse it before writing anything.
+TEST(CodecDecode, RefusesAModeTheTypeCannotUse) {
+  struct Pairing {
+    Mode mode;
+    DataType type;
+    double param;
+  };
+  const Pairing pairings[] = {{Mode::kZfp, DataType::kBFloat16, 2.0},
+                              {Mode::kZfp, DataType::kFloat16, 16.0},
+                              {Mode::kBf16, DataType::kFloat64, 0.0},
+                              {Mode::kBound, DataType::kInt32, 1e-2}};
+  constexpr std::size_t kCount = 15;
+  for (const Pairing& p : pairings) {
+    SCOPED_TRACE(std::string(to_string(p.mode)) + " " + to_string(p.type));
+    EXPECT_FALSE(mode_serves(p.mode, p.type));
+    // The payload is as long as the mode would make it for float32, so
+    // only the pairing is wrong.
+    const std::size_t payload =
+        p.mode == Mode::kZfp ? zfp_max_bytes(DataType::kFloat32, kCount, p.param) : kCount * 4;
+    std::vector<std::byte> stream(kHeaderBytes + payload, std::byte{0});
+    write_header({p.mode, p.type, p.mode == Mode::kBound ? 1024u : 0u, kCount, p.param},
+                 stream.data());
+    const std::size_t bytes = kCount * size_of(p.type);
+    std::vector<std::byte> whole(bytes + 64, std::byte{0x5A}), fed(bytes + 64, std::byte{0x5A});
+    EXPECT_EQ(decode(stream, p.type, kCount, whole.data()).code(), ErrorCode::kInvalidArgument);
+    PrefixDecoder d(p.type, kCount, fed.data());
+    const common::Status st = d.advance(stream, stream.size());
+    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("cannot carry"), std::string::npos) << st.message();
+    EXPECT_FALSE(d.finish(stream).is_ok());
+    EXPECT_EQ(d.decoded(), 0u);
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      ASSERT_EQ(whole[i], std::byte{0x5A}) << "decode() wrote byte " << i;
+      ASSERT_EQ(fed[i], std::byte{0x5A}) << "PrefixDecoder wrote byte " << i;
+    }
+  }
+  for (DataType type : {DataType::kFloat32, DataType::kFloat64, DataType::kBFloat16,
+                        DataType::kFloat16, DataType::kInt32}) {
+    EXPECT_TRUE(mode_serves(Mode::kOff, type));
+  }
+  EXPECT_TRUE(mode_serves(Mode::kZfp, DataType::kFloat64));
+  EXPECT_TRUE(mode_serves(Mode::kBound, DataType::kBFloat16));
+  EXPECT_TRUE(mode_serves(Mode::kBf16, DataType::kFloat32));
 }
 
 TEST(CodecSum, QuantisedSumsStayWithinTheBoundAndPackLosslessly) {
