@@ -47,6 +47,12 @@
 #       with MCCL_PROTO_AUTH=off: noise.py checks that it computes the CRC the
 #       ranks do, which authenticated datagrams do not carry (forgeries against
 #       the MAC: udp_auth_test).
+#   mccl_fabric_test.sh --worker MP_WORKER congestion
+#       2 hosts; while mp_worker reuse runs, `ss -ti` in host 0 reads the
+#       congestion control of every connection of the reliable transport to
+#       host 1: with MCCL_TCP_CONGESTION unset (auto) none may pace (cubic or
+#       reno, whatever the hosts' default), with system each must run the
+#       hosts' default (transport/tcp/congestion.h).
 #
 # Each run makes its own cluster (unique name) and always tears it down.
 # Exit: 0 all checks passed, 1 a check failed, 77 not root / tools missing
@@ -74,7 +80,7 @@ while (($#)); do
   esac
 done
 SUB=${1:-}
-[[ -n $SUB ]] || usage_die "missing subcommand (sweep|txbytes|reduce|kill|noise)"
+[[ -n $SUB ]] || usage_die "missing subcommand (sweep|txbytes|reduce|kill|noise|congestion)"
 shift
 HOSTS=4 LOSS=0 RELIABLE="tcp ucx"
 while (($#)); do
@@ -85,7 +91,7 @@ while (($#)); do
     *) usage_die "unknown argument '$1'" ;;
   esac
 done
-case $SUB in sweep | txbytes | reduce | kill | noise) ;; *) usage_die "unknown subcommand '$SUB'" ;; esac
+case $SUB in sweep | txbytes | reduce | kill | noise | congestion) ;; *) usage_die "unknown subcommand '$SUB'" ;; esac
 if ! [[ $HOSTS =~ ^[0-9]+$ ]] || ((HOSTS < 2 || HOSTS > 32)); then usage_die "bad --hosts '$HOSTS'"; fi
 [[ $LOSS == 0 || $LOSS == 1 || $LOSS == 10 ]] || usage_die "--loss must be 0, 1 or 10"
 [[ $RELIABLE == "tcp ucx" || $RELIABLE == tcp || $RELIABLE == ucx ]] || usage_die "--reliable must be tcp or ucx"
@@ -586,10 +592,62 @@ noise_main() {
   finish
 }
 
+# ------------------------------------------------------------------------ congestion
+
+readonly CONGESTION_PORT=24117 # the bootstrap store's, kept out of the reading
+
+# congestion_seen SETTING: the congestion control of each connection between
+# hosts 0 and 1 other than the bootstrap store's, one name a line, read by
+# `ss -ti` in host 0 while the ranks run; empty when none was seen.
+congestion_seen() {
+  local setting=$1 pid i
+  local -a env=()
+  [[ $setting == auto ]] || env=(--env MCCL_TCP_CONGESTION="$setting")
+  "$LAUNCH" --name "$NAME" --hosts 2 --port "$CONGESTION_PORT" --timeout 60 "${env[@]}" \
+    -- "$WORKER" reuse 262144 150 >"$TMP/congestion-$setting.out" 2>&1 &
+  pid=$!
+  : >"$TMP/ss-$setting"
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    ip netns exec "$NAME-h0" ss -tin state established dst 10.201.0.2 >>"$TMP/ss-$setting" || true
+    sleep 0.05
+  done
+  wait "$pid" || { cat "$TMP/congestion-$setting.out"; return 1; }
+  # ss prints a connection's line, then its information: the algorithm's name first.
+  awk -v p=":$CONGESTION_PORT" '$1 ~ /^[0-9]+$/ { skip = index($0, p) > 0; next }
+    !skip && $1 ~ /^[a-z]+$/ && $2 ~ /^wscale:/ { print $1 }' "$TMP/ss-$setting" | sort -u
+}
+
+t_congestion() { # SETTING
+  local setting=$1 default seen
+  default=$(ip netns exec "$NAME-h0" sysctl -n net.ipv4.tcp_congestion_control)
+  seen=$(congestion_seen "$setting") || return 1
+  echo "hosts' default: $default; MCCL_TCP_CONGESTION=$setting: ${seen//$'\n'/ }" >&3
+  [[ -n $seen ]] || { echo "no connection between the hosts was seen"; return 1; }
+  if [[ $setting == auto ]]; then
+    if grep -qv -x -e cubic -e reno <<<"$seen"; then
+      echo "auto ran a congestion control that is neither cubic nor reno: $seen"
+      return 1
+    fi
+  elif [[ $seen != "$default" ]]; then
+    echo "system ran $seen, not the hosts' default $default"
+    return 1
+  fi
+}
+
+congestion_main() {
+  check "up: 2 hosts, 1gbit both ways, MTU 1500" up 2
+  ((failed == 0)) || finish
+  check "auto: no connection between hosts paces" t_congestion auto
+  check "system: every connection runs the hosts' default" t_congestion system
+  finish
+}
+
 case $SUB in
   sweep) sweep_main ;;
   txbytes) txbytes_main ;;
   reduce) reduce_main ;;
   kill) kill_main ;;
   noise) noise_main ;;
+  congestion) congestion_main ;;
 esac

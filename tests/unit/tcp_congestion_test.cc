@@ -23,8 +23,9 @@ using test::loopback_config;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-// The congestion control of each connection (congestion.h): on one host
-// "auto" never runs one that paces, whatever the system's default; a named
+// The congestion control of each connection (congestion.h): "auto" never
+// runs one that paces, whatever the system's default (connections between
+// hosts: fabric_congestion, tests/fabric/mccl_fabric_test.sh); a named
 // algorithm runs on both ends of every connection; "system" keeps the
 // system's; a name the kernel refuses fails creation, naming the setting.
 std::string system_congestion() {
@@ -51,7 +52,7 @@ std::vector<std::string> congestion_of_mesh(const std::string& setting, int n) {
   return names;
 }
 
-TEST(TcpReliable, ConnectionsWithinOneHostDoNotPace) {
+TEST(TcpReliable, AutoNeverPacesNamedAndSystemAreKept) {
   const std::string system = system_congestion();
   ASSERT_FALSE(system.empty());
   // 3 ranks: each one's two ring neighbours are every other rank.

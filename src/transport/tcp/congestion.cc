@@ -46,24 +46,12 @@ common::Status check_congestion(const std::string& setting) {
   return common::Status::ok();
 }
 
-bool same_host(int fd) {
-  sockaddr_in mine{}, theirs{};
-  socklen_t a = sizeof mine, b = sizeof theirs;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &a) != 0 ||
-      ::getpeername(fd, reinterpret_cast<sockaddr*>(&theirs), &b) != 0 ||
-      theirs.sin_family != AF_INET) {
-    return false;
-  }
-  const bool loopback = (ntohl(theirs.sin_addr.s_addr) >> 24) == 127;
-  return loopback || mine.sin_addr.s_addr == theirs.sin_addr.s_addr;
-}
-
 void apply_congestion(int fd, const std::string& setting) {
   if (is_named(setting)) {
     (void)set_algorithm(fd, setting);  // check_congestion() accepted it at creation
     return;
   }
-  if (setting == kCongestionSystem || !same_host(fd)) return;
+  if (setting == kCongestionSystem) return;
   for (const char* name : kUnpaced) {
     if (set_algorithm(fd, name) == 0) return;
   }

@@ -2,19 +2,26 @@
 //
 // A kernel may make a congestion control that paces every connection the
 // default (net.ipv4.tcp_congestion_control=bbr: each burst leaves at the
-// path rate it last measured). Between two ranks of one host there is no
-// path rate: the copies are the limit. A collective's connection carries
-// bursts (a 1 MiB message) between small control messages, and BBR holds
-// each burst to the rate it last measured (20-36 Gbit/s there, `ss -ti`),
-// below what the copies allow. Measured on one host
-// (2-core Zen 3, kernel 6.18, docs/benchmarks.md): a 2-rank 1 MiB binomial
-// broadcast took 342 us paced by BBR and 155 us unpaced (cubic).
+// path rate it last measured). A collective's connection carries bursts (a
+// block of an allgather, a segment of a tree) between waits for the other
+// ranks, and BBR paces a burst that starts from idle at its estimate of the
+// path's rate, so a connection that only ever sends such bursts never
+// measures more than the estimate it settled on. Between two ranks of one
+// host there is no path rate at all: the copies are the limit. Measured
+// (docs/benchmarks.md, "TCP unpaced between hosts too"):
+// - one host (2-core Zen 3, kernel 6.18): a 2-rank 1 MiB binomial broadcast
+//   took 342 us paced by BBR and 155 us unpaced (cubic);
+// - the namespace cluster at 10 Gbit/s (2-core Xeon): `ss -ti` showed a
+//   2-rank allgather's connection paced at 1.3 Gbit/s, and its 64 KiB
+//   allgather took 430-532 us a cycle in 5 of 7 launches under BBR, 89-168
+//   in all 7 unpaced (Open MPI's, paced by BBR too, 75-350); a 4-rank 1 MiB
+//   allreduce 6.5 against 4.6 ms; nothing measured slower unpaced, at
+//   1 Gbit/s (the FSDP pair, the reduce-scatter) neither.
 //
-// So by default ("auto") a connection whose two ends share a host runs a
-// congestion control that does not pace (cubic, the kernel's own default,
-// else reno, which every kernel has); one between hosts keeps the system's, which whoever
-// configured the fabric chose for it. "system" keeps the system's
-// everywhere; any other value is an algorithm every connection runs.
+// So by default ("auto") every connection runs a congestion control that
+// does not pace (cubic, the kernel's own default, else reno, which every
+// kernel has). "system" keeps the system's; any other value is an
+// algorithm every connection runs.
 #pragma once
 
 #include <string>
@@ -33,10 +40,6 @@ inline constexpr std::string_view kCongestionSystem = "system";
 // process); ok for "auto", "system" and any algorithm it may choose. Opens
 // and closes one socket to ask the kernel.
 common::Status check_congestion(const std::string& setting);
-
-// True when the connected socket's two ends have one address, or the peer's
-// is a loopback one: its traffic never leaves this host.
-bool same_host(int fd);
 
 // Applies `setting` to the connected socket `fd` (see above). Failing to
 // set an algorithm the caller did not name leaves the system's; it never
