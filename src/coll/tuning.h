@@ -45,21 +45,27 @@ inline constexpr int kSpareCoresPerRank = 2;
 
 // Rows by increasing max_ranks; the last serves every larger team.
 // Measured on the namespace cluster with 10 Gbit/s links, one rank per host,
-// RPS on, on a 2-core Intel Xeon (2026-11-25): 1 core per rank at 2 ranks,
-// fewer beyond.
-//   bench/tune/crossover.sh --where fabric --rate 10gbit --ranks 2,4,8 --max-size 1m
-// The 4-rank row again on the same machine kind (2026-11-29) by the cycle,
-// which counts what a point-to-point tree's TCP traffic leaves for the next
-// collective, median of 5 alternating launches each
-// (docs/benchmarks/spin-crossover-2026-11-29/):
+// RPS on, on a 2-core Intel Xeon (family 6, model 207): 1 core per rank at
+// 2 ranks, fewer beyond; by the cycle, which counts what a point-to-point
+// tree's TCP traffic leaves for the next collective, median of 5 alternating
+// launches each, after the TCP connections between hosts stopped being paced
+// (transport/tcp/congestion.h; 2026-11-30,
+// docs/benchmarks/tcp-unpaced-2026-11-30/):
+//   bench/tune/crossover.sh --where fabric --ranks 2 --metric cycle --reps 5
 //   bench/tune/crossover.sh --where fabric --ranks 4,8 --metric cycle --reps 5
-// The 4-rank broadcast from 64 KiB (binomial 233 against multicast 213 us;
-// 128 KiB 680 against 300), the allgather from 16 KiB (Bruck 349 against
-// 324 us, level within the launches' spread; 32 KiB 574 against 393). The
-// 8-rank row measured as before.
+// At 2 ranks multicast injects what one send does, and a send measured ahead
+// or level at every size to 1 MiB, as with cores to spare: never (2 MiB stands
+// for "beyond the largest size measured"). Alternating reruns, 7 launches
+// each, binomial against multicast: broadcast 64 KiB 76 against 90 us,
+// 512 KiB 559 against 577; allgather 1 MiB 1,446 against 1,632. Paced by BBR,
+// the row was {2, 32 KiB, 512 KiB}. At 4 ranks the allgather from 32 KiB
+// (Bruck 378 against 343 us; 16 KiB level, 255 against 262), the broadcast
+// from 64 KiB as before (binomial 250 against 217 us); the 8-rank row as
+// before (broadcast 64 KiB 662 against 578 us, allgather 16 KiB 936 against
+// 888).
 inline constexpr Crossover kSharedCoresCrossovers[] = {
-    {2, 32768, 524288},
-    {4, 65536, 16384},
+    {2, 2097152, 2097152},
+    {4, 65536, 32768},
     {8, 65536, 16384},
 };
 

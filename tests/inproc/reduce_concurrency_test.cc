@@ -232,8 +232,10 @@ std::uint64_t first_step_bytes(double share, std::uint64_t* mcast_in_that_step) 
   // is left for the reduce-scatter's step. Its blocks: 400 kB, 7 segments.
   const std::size_t m = 2000000, count = 100000;
   InProcessWorld world(n);
-  auto comms = create_communicators(
-      world, {.progress = ProgressKind::kInline, .reduce_scatter_send_share = share});
+  // Multicast pinned: at 2 ranks the table takes a send at this size.
+  auto comms = create_communicators(world, {.progress = ProgressKind::kInline,
+                                            .allgather_algorithm = AllgatherAlgorithm::kMulticast,
+                                            .reduce_scatter_send_share = share});
   Layer l = make_layer(n, m, count, 500);
   std::vector<Request> reqs;
   reqs.push_back(comms[0].iallgather(l.ag_send[0].data(), l.ag_recv[0].data(), m));

@@ -38,13 +38,13 @@ TEST(AlgorithmTable, OneHostPicksItsOwnTableWhateverTheCores) {
   EXPECT_EQ(measured_crossover(2, shared_host).allgather, kOneHostCrossovers[0].allgather);
   EXPECT_EQ(measured_crossover(1024, shared_host).broadcast,
             std::end(kOneHostCrossovers)[-1].broadcast);
-  // 2 ranks, 64 KiB: multicast between hosts, a send on one.
+  // 4 ranks, 64 KiB: multicast between hosts, the binomial tree on one.
   const std::size_t bytes = 64 << 10;
-  ASSERT_LT(bytes, kOneHostCrossovers[0].broadcast);
-  ASSERT_GE(bytes, kSharedCoresCrossovers[0].broadcast);
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, bytes, automatic, shared_host),
+  ASSERT_LT(bytes, kOneHostCrossovers[1].broadcast);
+  ASSERT_GE(bytes, kSharedCoresCrossovers[1].broadcast);
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, bytes, automatic, shared_host),
             BroadcastAlgorithm::kBinomial);
-  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, bytes, automatic, cores(1)),
+  EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 4, bytes, automatic, cores(1)),
             BroadcastAlgorithm::kMulticast);
   // 2 ranks on one host: a send at every size; 4 ranks: multicast from the row's size.
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, std::size_t{1} << 40, automatic,
@@ -76,14 +76,17 @@ TEST(AlgorithmTable, TheTeamSizePicksTheRowAndTheLastServesLargerTeams) {
   EXPECT_EQ(measured_crossover(1024, cores(16)).broadcast, kSpareCoresCrossovers[2].broadcast);
 }
 
-TEST(AlgorithmTable, WithCoresToSpareTwoRanksStayPointToPoint) {
+TEST(AlgorithmTable, TwoRanksStayPointToPointWhateverTheCores) {
   const MulticastFrom automatic;
   // At 2 ranks multicast injects no fewer bytes than a send: below 2 MiB
-  // the point-to-point algorithms serve (measured faster at every size).
+  // the point-to-point algorithms serve (measured faster or level at every
+  // size, with cores to spare and where ranks share them).
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 1 << 20, automatic, cores(8)),
             BroadcastAlgorithm::kBinomial);
   EXPECT_EQ(choose_broadcast(BroadcastAlgorithm::kAuto, true, 2, 1 << 20, automatic, cores(1)),
-            BroadcastAlgorithm::kMulticast);
+            BroadcastAlgorithm::kBinomial);
+  EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 1 << 20, automatic, cores(1)),
+            AllgatherAlgorithm::kBruck);
   EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 1 << 20, automatic, cores(8)),
             AllgatherAlgorithm::kBruck);
   EXPECT_EQ(choose_allgather(AllgatherAlgorithm::kAuto, true, 2, 4 << 20, automatic, cores(8)),
