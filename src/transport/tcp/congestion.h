@@ -7,16 +7,17 @@
 // ranks, and BBR paces a burst that starts from idle at its estimate of the
 // path's rate, so a connection that only ever sends such bursts never
 // measures more than the estimate it settled on. Between two ranks of one
-// host there is no path rate at all: the copies are the limit. Measured
-// (docs/benchmarks.md, "TCP unpaced between hosts too"):
+// host there is no path rate at all: the copies are the limit. Measured:
 // - one host (2-core Zen 3, kernel 6.18): a 2-rank 1 MiB binomial broadcast
-//   took 342 us paced by BBR and 155 us unpaced (cubic);
-// - the namespace cluster at 10 Gbit/s (2-core Xeon): `ss -ti` showed a
-//   2-rank allgather's connection paced at 1.3 Gbit/s, and its 64 KiB
-//   allgather took 430-532 us a cycle in 5 of 7 launches under BBR, 89-168
-//   in all 7 unpaced (Open MPI's, paced by BBR too, 75-350); a 4-rank 1 MiB
-//   allreduce 6.5 against 4.6 ms; nothing measured slower unpaced, at
-//   1 Gbit/s (the FSDP pair, the reduce-scatter) neither.
+//   took 342 us paced by BBR and 155 us unpaced (cubic) (docs/benchmarks.md,
+//   "Unpaced TCP between ranks of one host");
+// - the namespace cluster at 10 Gbit/s (2-core Xeon; "TCP unpaced between
+//   hosts too"): `ss -ti` showed a 2-rank allgather's connection paced at
+//   1.3 Gbit/s, and its 64 KiB allgather took 430-532 us a cycle in 5 of 7
+//   launches under BBR, 89-168 in all 7 unpaced (Open MPI's, paced by BBR
+//   too, 75-350); a 4-rank 1 MiB allreduce 6.5 against 4.6 ms; nothing
+//   measured slower unpaced, at 1 Gbit/s (the FSDP pair, the
+//   reduce-scatter) neither.
 //
 // So by default ("auto") every connection runs a congestion control that
 // does not pace (cubic, the kernel's own default, else reno, which every
