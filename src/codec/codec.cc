@@ -38,8 +38,8 @@ bool all_finite(DataType type, const std::byte* in, std::size_t count) {
 
 // The mode a stream of `type` really uses under `s` (before kBound's probe).
 Mode effective_mode(const Settings& s, DataType type, const std::byte* in, std::size_t count) {
-  if (!compressible(type) || count == 0) return Mode::kOff;
-  if (!mode_serves(s.mode, type)) return Mode::kOff;
+  // mode_serves() leaves integer types only kOff.
+  if (count == 0 || !mode_serves(s.mode, type)) return Mode::kOff;
   if (s.mode == Mode::kZfp && !all_finite(type, in, count))
     return Mode::kOff;  // zfp breaks on NaN/Inf
   return s.mode;
