@@ -2,8 +2,6 @@
 // reduce-scatter stay within the bound and pack losslessly, the ring's fused
 // hops give the bytes of the separate calls, and dequantising gives the
 // definition's bits.
-#include "codec/sum_codes.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "codec/sum_codes.h"
 #include "codec_test_data.h"
 
 namespace mccl::codec {
