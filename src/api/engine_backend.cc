@@ -74,8 +74,7 @@ std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protoc
     const auto spin =
         progress::driver_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
     return progress::make_inline_engine(
-        ctx, spin,
-        progress::latency_bound_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores));
+        ctx, spin, progress::latency_bound_spin(opt.progress_spin, opt.progress_spin_set));
   }
   // Each rank's caller waits beside its progress thread: two threads a rank.
   const auto wait_spin = progress::waiter_spin(opt.progress_wait_spin, opt.progress_wait_spin_set,
@@ -95,8 +94,7 @@ std::unique_ptr<progress::Engine> make_engine(const ResolvedOptions& opt, protoc
   cfg.spin = progress::waiter_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
   cfg.driver_spin =
       progress::driver_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
-  cfg.latency_spin =
-      progress::latency_bound_spin(opt.progress_spin, opt.progress_spin_set, local_ranks, cores);
+  cfg.latency_spin = progress::latency_bound_spin(opt.progress_spin, opt.progress_spin_set);
   common::logf(common::LogLevel::kInfo, ctx.rank(), "progress thread on CPU %d (%s)", where.cpu,
                where.reason.c_str());
   return progress::make_thread_engine(ctx, cfg, wait_spin);

@@ -126,17 +126,20 @@ DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int 
 
 // How long a call waiting for a latency-bound collective (a barrier, a small
 // point-to-point one) spins for its next message, under either engine and
-// wherever it runs: `configured`, and where the waiting threads outnumber
-// the cores at least kSharedCoresShortSpin, as a short collective's waiter
-// (a barrier moves no bytes, so DriverSpin's rule missed it). The barrier
-// after a small collective waits for the rank that finished last, whose
-// turn on a shared core often outlasted 50 us: on the namespace cluster
-// (4 hosts on 2 cores, 10 Gbit/s, 15 alternating launches each) a 1-byte
-// broadcast with its barrier went from 155 to 121 us a cycle and a 16 KiB
-// allgather from 342 to 310 (Open MPI 146 and 298); docs/benchmarks.md, "A
-// barrier's waiter spins where ranks share cores". The user's setting wins.
-std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set,
-                                             int waiting_threads, int cores);
+// wherever it runs: at least kLatencyBoundSpin, unless the user set the spin
+// (`user_set`: then `configured`). Such a collective's next message is a
+// round trip away, and on a virtual machine's network (the namespace
+// cluster) a round trip and the other rank's turn often outlast 50 us, so a
+// waiter that slept after 50 us added a wake-up (an interrupt through the
+// host) to most cycles. Where ranks share cores: 4 hosts on 2 cores at
+// 10 Gbit/s, a 1-byte broadcast with its barrier 155 -> 121 us a cycle, a
+// 16 KiB allgather 342 -> 310 ("A barrier's waiter spins where ranks share
+// cores"); where each has a core: 2 hosts, a 1-byte broadcast 104 -> 81 us
+// ("Latency-bound waiters spin 200 us wherever they run"), both in
+// docs/benchmarks.md. The cost is a core's time for up to 200 us when the
+// other rank is late, where Open MPI's waiters poll until it comes.
+inline constexpr std::chrono::microseconds kLatencyBoundSpin{200};
+std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set);
 
 std::unique_ptr<Engine> make_inline_engine(
     protocol::Context& ctx, DriverSpin spin = {},

@@ -79,15 +79,13 @@ std::chrono::microseconds waiter_spin(std::chrono::microseconds configured, bool
 
 DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int waiting_threads,
                        int cores) {
-  // A short collective's waiter spins as a latency-bound one's.
+  const bool shares_cores = !user_set && waiting_threads > cores;
   return {waiter_spin(configured, user_set, waiting_threads, cores),
-          latency_bound_spin(configured, user_set, waiting_threads, cores)};
+          shares_cores ? std::max(configured, kSharedCoresShortSpin) : configured};
 }
 
-std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set,
-                                             int waiting_threads, int cores) {
-  const bool shares_cores = !user_set && waiting_threads > cores;
-  return shares_cores ? std::max(configured, kSharedCoresShortSpin) : configured;
+std::chrono::microseconds latency_bound_spin(std::chrono::microseconds configured, bool user_set) {
+  return user_set ? configured : std::max(configured, kLatencyBoundSpin);
 }
 
 std::unique_ptr<Engine> make_inline_engine(protocol::Context& ctx, DriverSpin spin,

@@ -1,9 +1,9 @@
 // A waiting call's spin (progress/engine.h, waiter_spin): it spins as
 // configured while its machine has a core per waiting thread, sleeps at
 // once where they outnumber the cores, and the user's explicit setting wins;
-// a call that drives a short collective itself, or waits for a
-// latency-bound one, where they outnumber the cores spins longer
-// (driver_spin, latency_bound_spin).
+// a call that drives a short collective itself where they outnumber the
+// cores spins longer (driver_spin), and one that waits for a latency-bound
+// collective spins longer wherever it runs (latency_bound_spin).
 #include <gtest/gtest.h>
 
 #include "common/host.h"
@@ -53,16 +53,23 @@ TEST(DriverSpin, WithACorePerWaitingThreadFollowsTheSetting) {
 }
 
 // A barrier or a small point-to-point collective (no bytes to go by, for a
-// barrier) spins as a short collective's waiter: at least
-// kSharedCoresShortSpin where the waiting threads outnumber the cores, as
-// configured where each has one, and always as the user set it.
-TEST(LatencyBoundSpin, AsLongAsAShortCollectivesWhereRanksShareCores) {
-  EXPECT_EQ(latency_bound_spin(microseconds(50), false, 4, 2), kSharedCoresShortSpin);
-  EXPECT_EQ(latency_bound_spin(microseconds(1000), false, 4, 2), microseconds(1000));
-  EXPECT_EQ(latency_bound_spin(microseconds(50), false, 2, 2), microseconds(50));
-  EXPECT_EQ(latency_bound_spin(microseconds(50), false, 8, 16), microseconds(50));
-  EXPECT_EQ(latency_bound_spin(microseconds(0), true, 8, 2), microseconds(0));
-  EXPECT_EQ(latency_bound_spin(microseconds(50), true, 8, 2), microseconds(50));
+// barrier) spins at least kLatencyBoundSpin for its next message wherever it
+// runs, longer if configured so, and always as the user set it.
+TEST(LatencyBoundSpin, AtLeastARoundTripsWorthUnlessTheUserSetIt) {
+  EXPECT_EQ(latency_bound_spin(microseconds(50), false), kLatencyBoundSpin);
+  EXPECT_EQ(latency_bound_spin(microseconds(1000), false), microseconds(1000));
+  EXPECT_EQ(latency_bound_spin(microseconds(0), true), microseconds(0));
+  EXPECT_EQ(latency_bound_spin(microseconds(50), true), microseconds(50));
+  EXPECT_GT(kLatencyBoundSpin, microseconds(50));
+}
+
+// A short collective's waiter spins longer than the setting only where the
+// waiting threads outnumber the cores: with a core each, the copies of a
+// collective up to 1 MiB are its own work, and its spin stays the setting's.
+TEST(DriverSpin, AShortCollectiveSpinsLongerOnlyWhereRanksShareCores) {
+  EXPECT_EQ(driver_spin(microseconds(50), false, 4, 2).for_bytes(1), kSharedCoresShortSpin);
+  EXPECT_EQ(driver_spin(microseconds(50), false, 2, 2).for_bytes(1), microseconds(50));
+  EXPECT_EQ(driver_spin(microseconds(50), false, 8, 16).for_bytes(1), microseconds(50));
 }
 
 TEST(DriverSpin, TheUsersSettingWins) {
