@@ -134,7 +134,8 @@ DriverSpin driver_spin(std::chrono::microseconds configured, bool user_set, int 
 // host) to most cycles. Where ranks share cores: 4 hosts on 2 cores at
 // 10 Gbit/s, a 1-byte broadcast with its barrier 155 -> 121 us a cycle, a
 // 16 KiB allgather 342 -> 310 ("A barrier's waiter spins where ranks share
-// cores"); where each has a core: 2 hosts, a 1-byte broadcast 104 -> 81 us
+// cores"); where each has a core: 2 hosts, placement fixed, receive work on
+// the other CPU, a 1-byte broadcast 234-348 -> 108-180 us
 // ("Latency-bound waiters spin 200 us wherever they run"), both in
 // docs/benchmarks.md. The cost is a core's time for up to 200 us when the
 // other rank is late, where Open MPI's waiters poll until it comes.
