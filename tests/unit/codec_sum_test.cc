@@ -16,10 +16,7 @@
 namespace mccl::codec {
 namespace {
 
-using test::gaussian;
-using test::kFloatTypes;
-using test::to_type;
-using test::widen;
+using namespace test;  // codec_test_data.h
 
 TEST(CodecSum, QuantisedSumsStayWithinTheBoundAndPackLosslessly) {
   for (int ranks : {1, 2, 3, 8, 32}) {

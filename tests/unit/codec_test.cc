@@ -23,10 +23,7 @@
 namespace mccl::codec {
 namespace {
 
-using test::gaussian;
-using test::kFloatTypes;
-using test::to_type;
-using test::widen;
+using namespace test;  // codec_test_data.h
 
 constexpr std::size_t kBlock = 1024;  // codec/quantize.h's kBlockElems
 
