@@ -4,9 +4,9 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <thread>
-#include <vector>
 
 #include "progress/activity.h"
 #include "progress/engine.h"
@@ -38,8 +38,9 @@ class InlineEngine final : public Engine {
     // data comes. The 1 ms cap keeps the protocol's timers (loss deadlines,
     // at least 1 ms) and a paced sender (2 ms bucket) on time. Without
     // descriptors (the in-memory fabric) it only yields, as before.
-    std::vector<pollfd> fds;
-    for (int fd : ctx_.wait_fds()) fds.push_back({fd, POLLIN, 0});
+    std::array<pollfd, 2> fds{};
+    std::size_t nfds = 0;
+    for (int fd : ctx_.wait_fds()) fds[nfds++] = {fd, POLLIN, 0};
     const auto spin = driving_spin(op, spin_, latency_spin_);
     auto last_event = std::chrono::steady_clock::now();
     while (!op.done() || ctx_.awaiting_connection()) {
@@ -54,8 +55,8 @@ class InlineEngine final : public Engine {
       if (op.done() && !ctx_.awaiting_connection()) break;
       const auto now = std::chrono::steady_clock::now();
       if (events > 0) last_event = now;
-      if (!fds.empty() && !pass_again(events, now - last_event, spin)) {
-        (void)::poll(fds.data(), fds.size(), 1);
+      if (nfds > 0 && !pass_again(events, now - last_event, spin)) {
+        (void)::poll(fds.data(), nfds, 1);
       } else {
         std::this_thread::yield();
       }

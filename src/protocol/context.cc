@@ -97,8 +97,8 @@ Context::~Context() {
 }
 
 void Context::start(const std::shared_ptr<Operation>& op) {
-  if (auto member = std::dynamic_pointer_cast<MembershipOp>(op)) {
-    membership_.start(member, read_clock());
+  if (op->membership()) {
+    membership_.start(std::static_pointer_cast<MembershipOp>(op), read_clock());
     return;
   }
   if (op->point_to_point()) {
@@ -143,10 +143,10 @@ void Context::start_point_to_point(const std::shared_ptr<Operation>& op, TimePoi
   }
 }
 
-std::vector<int> Context::wait_fds() const {
-  std::vector<int> fds;
-  if (dgram_->wait_fd() >= 0) fds.push_back(dgram_->wait_fd());
-  if (reliable_->wait_fd() >= 0) fds.push_back(reliable_->wait_fd());
+Context::WaitFds Context::wait_fds() const {
+  WaitFds fds;
+  fds.add(dgram_->wait_fd());
+  fds.add(reliable_->wait_fd());
   return fds;
 }
 

@@ -14,6 +14,7 @@
 // engine's thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -125,8 +126,24 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   bool idle() const { return active() == 0; }
   std::size_t active() const { return active_.size() + mailbox_.pending() + membership_.pending(); }
   // Descriptors that turn readable when traffic arrives (may be empty, as
-  // for the in-memory fabric), for engines that sleep.
-  std::vector<int> wait_fds() const;
+  // for the in-memory fabric), for engines that sleep. A value, not a
+  // vector: an engine asks for them on every wait, and a small collective's
+  // wait allocated them twice (here and for its pollfd list).
+  class WaitFds {
+   public:
+    void add(int fd) {
+      if (fd >= 0) fds_[count_++] = fd;
+    }
+    const int* begin() const { return fds_.data(); }
+    const int* end() const { return fds_.data() + count_; }
+    std::size_t size() const { return count_; }
+    bool empty() const { return count_ == 0; }
+
+   private:
+    std::array<int, 2> fds_{};  // one per transport
+    std::size_t count_ = 0;
+  };
+  WaitFds wait_fds() const;
   // Messages wait for a connection this rank must make
   // (ReliableTransport::awaiting_connection).
   bool awaiting_connection() const { return reliable_->awaiting_connection(); }

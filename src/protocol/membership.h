@@ -44,6 +44,7 @@ class MembershipOp : public Operation {
   // afresh keeps the next try aligned, and a late message of an earlier
   // try is dropped, never taken for one of this try.
   MembershipOp(Context& ctx, std::uint32_t attempt) : Operation(ctx), attempt_(attempt) {}
+  bool membership() const final { return true; }
   std::uint32_t attempt() const { return attempt_; }
   std::uint32_t exchange() const { return exchange_; }
   // Whether every survivor runs this operation, in the same order: then it

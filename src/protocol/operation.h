@@ -53,6 +53,12 @@ class Operation {
   // A send or receive between two ranks (protocol/p2p.h): it takes no
   // sequence number, and the context matches its messages by source and tag.
   virtual bool point_to_point() const { return false; }
+  // A MembershipOp (protocol/membership.h): the context runs it beside the
+  // collectives, not in their sequence. A virtual call rather than a
+  // dynamic_cast, which every collective's start paid for (a type walk and
+  // name comparisons across the shared library: 5% of a 2-rank 1-byte
+  // broadcast's time in the library, bench/micro/collective_bench.cc).
+  virtual bool membership() const { return false; }
   // Short description for messages: "broadcast of 4096 bytes from root 2".
   virtual std::string describe() const = 0;
   // What the operation is still waiting for, for timeout messages.
