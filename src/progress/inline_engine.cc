@@ -38,7 +38,7 @@ class InlineEngine final : public Engine {
     // data comes. The 1 ms cap keeps the protocol's timers (loss deadlines,
     // at least 1 ms) and a paced sender (2 ms bucket) on time. Without
     // descriptors (the in-memory fabric) it only yields, as before.
-    std::array<pollfd, 2> fds{};
+    std::array<pollfd, protocol::Context::WaitFds::kMax> fds{};
     std::size_t nfds = 0;
     for (int fd : ctx_.wait_fds()) fds[nfds++] = {fd, POLLIN, 0};
     const auto spin = driving_spin(op, spin_, latency_spin_);

@@ -131,16 +131,15 @@ class Context final : private transport::DatagramHandler, private transport::Rel
   // wait allocated them twice (here and for its pollfd list).
   class WaitFds {
    public:
+    static constexpr std::size_t kMax = 2;  // one per transport
     void add(int fd) {
       if (fd >= 0) fds_[count_++] = fd;
     }
     const int* begin() const { return fds_.data(); }
     const int* end() const { return fds_.data() + count_; }
-    std::size_t size() const { return count_; }
-    bool empty() const { return count_ == 0; }
 
    private:
-    std::array<int, 2> fds_{};  // one per transport
+    std::array<int, kMax> fds_{};
     std::size_t count_ = 0;
   };
   WaitFds wait_fds() const;
