@@ -98,11 +98,14 @@ void print_stats(const mccl::Communicator& c) {
   mccl::Stats s = c.stats();
   std::printf(
       "stats rank=%d mcast_bytes_sent=%llu mcast_datagrams_sent=%llu repairs_requested=%llu "
-      "repairs_served=%llu control=%llu invalid=%llu early=%llu\n",
+      "repairs_served=%llu control=%llu invalid=%llu early=%llu mcast_datagrams_received=%llu "
+      "stale=%llu duplicate=%llu early_dropped=%llu p2p_collectives=%llu\n",
       c.rank(), (unsigned long long)s.mcast_bytes_sent, (unsigned long long)s.mcast_datagrams_sent,
       (unsigned long long)s.repairs_requested, (unsigned long long)s.repairs_served,
       (unsigned long long)s.control_messages_sent, (unsigned long long)s.dropped_invalid,
-      (unsigned long long)s.early_arrivals_stored);
+      (unsigned long long)s.early_arrivals_stored, (unsigned long long)s.mcast_datagrams_received,
+      (unsigned long long)s.dropped_stale, (unsigned long long)s.dropped_duplicate,
+      (unsigned long long)s.early_arrivals_dropped, (unsigned long long)s.p2p_collectives);
 }
 
 int sweep(mccl::Communicator& c) {
