@@ -6,7 +6,7 @@
 #         LeakSanitizer, libFuzzer coverage): the unit and in-process suites,
 #         the short soak (label soak)
 #   fuzz  build-asan: a short run of every fuzz target from its seed corpus
-#         (label fuzz; MCCL_FUZZ_SECONDS each, default 15)
+#         (label fuzz; MCCL_FUZZ_SECONDS each, default 10)
 #   tsan  build-tsan (ThreadSanitizer): the progress-engine and offload tests
 # Usage: scripts/sanitize.sh [asan] [fuzz] [tsan]   (none: all three)
 # Extra configure arguments for both trees: MCCL_SANITIZE_CMAKE_ARGS.
