@@ -64,8 +64,8 @@ struct UdpConfig {
   // Test hook: drop this many of every 1000 received datagrams, chosen by a
   // generator seeded with test_drop_seed; 0 = off.
   int test_drop_permille = 0;
-  std::uint64_t test_drop_seed =
-      0;          // 0 = from comm_tag, the process id and the rank (logged at info)
+  // 0: from comm_tag, the process id and the rank (logged at info).
+  std::uint64_t test_drop_seed = 0;
   int rank = -1;  // for log lines only
 };
 
